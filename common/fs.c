@@ -1,0 +1,156 @@
+/* File-system helpers: mkdir -p, atomic writes (write, fsync, rename), rm -rf, UTC stamps. */
+#include "fs.h"
+
+#include "error.h"
+#include "xalloc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int fs_mkdirs(const char *path, unsigned mode)
+{
+    char *p = xstrdup(path);
+    int rc = 0;
+    for (char *s = p + 1;; s++) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        char c = *s;
+        *s = '\0';
+        if (p[0] && mkdir(p, mode) < 0 && errno != EEXIST) {
+            rc = lscat_error_set("cannot create folder '%s': %s", p, strerror(errno));
+            break;
+        }
+        *s = c;
+        if (!c)
+            break;
+    }
+    if (!rc && !fs_is_dir(path))
+        rc = lscat_error_set("'%s' exists and is not a folder", path);
+    free(p);
+    return rc;
+}
+
+int fs_mkdirs_parent(const char *file_path)
+{
+    const char *slash = strrchr(file_path, '/');
+    if (!slash || slash == file_path)
+        return 0;
+    char *dir = xstrndup(file_path, (size_t)(slash - file_path));
+    int rc = fs_mkdirs(dir, 0755);
+    free(dir);
+    return rc;
+}
+
+int fs_write_atomic(const char *path, const void *data, size_t len)
+{
+    char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+    int rc = 0;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        rc = lscat_error_set("cannot create '%s': %s", tmp, strerror(errno));
+        goto done;
+    }
+    const char *p = data;
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = write(fd, p + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = lscat_error_set("cannot write '%s': %s", tmp, strerror(errno));
+            break;
+        }
+        off += (size_t)n;
+    }
+    if (!rc && fsync(fd) < 0)
+        rc = lscat_error_set("cannot sync '%s': %s", tmp, strerror(errno));
+    close(fd);
+    if (!rc && rename(tmp, path) < 0)
+        rc = lscat_error_set("cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+    if (rc)
+        unlink(tmp);
+done:
+    free(tmp);
+    return rc;
+}
+
+int fs_exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+int fs_is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int remove_rec(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0)
+        return errno == ENOENT ? 0 : lscat_error_set("cannot stat '%s': %s", path, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) {
+        if (unlink(path) < 0)
+            return lscat_error_set("cannot remove '%s': %s", path, strerror(errno));
+        return 0;
+    }
+    DIR *d = opendir(path);
+    if (!d)
+        return lscat_error_set("cannot open folder '%s': %s", path, strerror(errno));
+    int rc = 0;
+    struct dirent *e;
+    while (!rc && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char *child = fs_join(path, e->d_name);
+        rc = remove_rec(child);
+        free(child);
+    }
+    closedir(d);
+    if (!rc && rmdir(path) < 0)
+        rc = lscat_error_set("cannot remove folder '%s': %s", path, strerror(errno));
+    return rc;
+}
+
+int fs_remove_tree(const char *path)
+{
+    if (!path[0] || !strcmp(path, "/") || strstr(path, ".."))
+        return lscat_error_set("refusing to remove '%s'", path);
+    return remove_rec(path);
+}
+
+char *fs_join(const char *a, const char *b)
+{
+    size_t la = strlen(a);
+    while (la > 1 && a[la - 1] == '/')
+        la--;
+    while (*b == '/')
+        b++;
+    if (!la)
+        return xstrdup(b);
+    return xasprintf("%.*s/%s", (int)la, a, b);
+}
+
+void fs_utc_now(char out[32])
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+double fs_mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}

@@ -1,0 +1,267 @@
+/* Child processes with captured output, caps, rlimits and a wall-clock timeout that kills the
+ * whole process group. Uses poll() over the pipes and wait4() for the exit status and usage. */
+#include "proc.h"
+
+#include "error.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void set_limit(int resource, rlim_t value)
+{
+    struct rlimit rl = { value, value };
+    struct rlimit cur;
+    if (getrlimit(resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY && value > cur.rlim_max)
+        rl.rlim_cur = rl.rlim_max = cur.rlim_max;
+    setrlimit(resource, &rl);
+}
+
+static void apply_limits(const struct proc_limits *l)
+{
+    if (l->cpu_s > 0)
+        set_limit(RLIMIT_CPU, (rlim_t)(l->cpu_s + 0.999));
+    if (l->as_bytes)
+        set_limit(RLIMIT_AS, l->as_bytes);
+    if (l->file_bytes)
+        set_limit(RLIMIT_FSIZE, l->file_bytes);
+    if (l->nproc)
+        set_limit(RLIMIT_NPROC, (rlim_t)l->nproc);
+    if (l->nofile)
+        set_limit(RLIMIT_NOFILE, (rlim_t)l->nofile);
+    if (!l->core_dumps)
+        set_limit(RLIMIT_CORE, 0);
+}
+
+/* In the child: never returns. Only async-signal-safe calls until exec. */
+static void child(const struct proc_options *o, int in_fd, int out_fd, int err_fd)
+{
+    setpgid(0, 0);
+    for (int s = 1; s < NSIG; s++)
+        if (s != SIGKILL && s != SIGSTOP)
+            signal(s, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
+        _exit(127);
+    if (o->cwd && chdir(o->cwd) < 0) {
+        static const char msg[] = "lscat: cannot change to the working directory\n";
+        (void)!write(2, msg, sizeof(msg) - 1);
+        _exit(127);
+    }
+    apply_limits(&o->limits);
+    if (o->child_setup && o->child_setup(o->child_setup_arg) != 0)
+        _exit(127);
+    char *const *argv = (char *const *)o->argv;
+    char *const *env = o->env ? (char *const *)o->env : environ;
+    if (strchr(o->argv[0], '/'))
+        execve(o->argv[0], argv, env);
+    else
+        execvpe(o->argv[0], argv, env);
+    static const char msg[] = "lscat: cannot execute the program\n";
+    (void)!write(2, msg, sizeof(msg) - 1);
+    _exit(127);
+}
+
+/* Read what is available from fd into b up to cap; returns 0 at EOF, 1 if still open. */
+static int drain(int fd, struct buf *b, size_t cap, int *truncated)
+{
+    char tmp[65536];
+    ssize_t n = read(fd, tmp, sizeof(tmp));
+    if (n < 0)
+        return (errno == EINTR || errno == EAGAIN) ? 1 : 0;
+    if (n == 0)
+        return 0;
+    size_t keep = (size_t)n;
+    if (b->len + keep > cap) {
+        keep = b->len < cap ? cap - b->len : 0;
+        *truncated = 1;
+    }
+    buf_add(b, tmp, keep);
+    return 1;
+}
+
+static void result_init(struct proc_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    buf_init(&r->out, 0);
+    buf_init(&r->err, 0);
+    r->exit_code = -1;
+}
+
+void proc_result_release(struct proc_result *r)
+{
+    buf_release(&r->out);
+    buf_release(&r->err);
+}
+
+struct pipes { int in[2], out[2], err[2]; };
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+static int open_pipes(struct pipes *p, const struct proc_options *o)
+{
+    p->in[0] = p->in[1] = p->out[0] = p->out[1] = p->err[0] = p->err[1] = -1;
+    if (pipe2(p->err, O_CLOEXEC) < 0)
+        return lscat_error_set("cannot create a pipe: %s", strerror(errno));
+    if (o->stdout_path) {
+        p->out[1] = open(o->stdout_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (p->out[1] < 0)
+            return lscat_error_set("cannot create '%s': %s", o->stdout_path, strerror(errno));
+    } else if (pipe2(p->out, O_CLOEXEC) < 0) {
+        return lscat_error_set("cannot create a pipe: %s", strerror(errno));
+    }
+    if (o->stdin_data) {
+        if (pipe2(p->in, O_CLOEXEC) < 0)
+            return lscat_error_set("cannot create a pipe: %s", strerror(errno));
+    } else {
+        p->in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (p->in[0] < 0)
+            return lscat_error_set("cannot open /dev/null: %s", strerror(errno));
+    }
+    return 0;
+}
+
+static void close_pipes(struct pipes *p)
+{
+    int *all[] = { &p->in[0], &p->in[1], &p->out[0], &p->out[1], &p->err[0], &p->err[1] };
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        close_fd(all[i]);
+}
+
+/* The parent's loop: feed stdin, collect output, watch the clock, reap the child. */
+static void supervise(struct proc_result *r, const struct proc_options *o, pid_t pid,
+                      struct pipes *p, double start)
+{
+    size_t cap = o->out_cap_bytes ? o->out_cap_bytes : (1u << 20);
+    size_t in_off = 0;
+    int exited = 0, status = 0;
+    double exited_at = 0;
+    struct rusage ru;
+    memset(&ru, 0, sizeof(ru));
+    if (p->in[1] >= 0)
+        fcntl(p->in[1], F_SETFL, O_NONBLOCK);
+    for (;;) {
+        struct pollfd fds[3];
+        int nfds = 0, i_out = -1, i_err = -1, i_in = -1;
+        if (p->out[0] >= 0) { i_out = nfds; fds[nfds++] = (struct pollfd){ p->out[0], POLLIN, 0 }; }
+        if (p->err[0] >= 0) { i_err = nfds; fds[nfds++] = (struct pollfd){ p->err[0], POLLIN, 0 }; }
+        if (p->in[1] >= 0) { i_in = nfds; fds[nfds++] = (struct pollfd){ p->in[1], POLLOUT, 0 }; }
+        if (!exited) {
+            pid_t w = wait4(pid, &status, WNOHANG, &ru);
+            if (w == pid) {
+                exited = 1;
+                exited_at = mono_s();
+                kill(-pid, SIGKILL); /* leftovers of the group must not hold our pipes */
+            }
+        }
+        if (exited && (nfds == 0 || mono_s() - exited_at > 1.0))
+            break; /* after 1 s, whoever escaped the group keeps the pipes to itself */
+        int wait_ms = exited ? 100 : 20;
+        if (o->timeout_s > 0 && !exited) {
+            double left = start + o->timeout_s - mono_s();
+            if (left <= 0) {
+                r->timed_out = 1;
+                kill(-pid, SIGKILL);
+                kill(pid, SIGKILL);
+                wait4(pid, &status, 0, &ru);
+                exited = 1;
+                exited_at = mono_s();
+                continue;
+            }
+            if (left * 1000 < wait_ms)
+                wait_ms = (int)(left * 1000) + 1;
+        }
+        int n = poll(fds, (nfds_t)nfds, wait_ms);
+        if (n < 0 && errno != EINTR)
+            break;
+        if (n == 0 && exited) /* group killed, pipes idle: a stray holder outside the group */
+            break;
+        if (i_out >= 0 && fds[i_out].revents && !drain(p->out[0], &r->out, cap, &r->out_truncated))
+            close_fd(&p->out[0]);
+        if (i_err >= 0 && fds[i_err].revents && !drain(p->err[0], &r->err, cap, &r->err_truncated))
+            close_fd(&p->err[0]);
+        if (i_in >= 0 && fds[i_in].revents) {
+            const char *d = o->stdin_data;
+            ssize_t w = write(p->in[1], d + in_off, o->stdin_len - in_off);
+            if (w > 0)
+                in_off += (size_t)w;
+            if ((w < 0 && errno != EAGAIN && errno != EINTR) || in_off >= o->stdin_len)
+                close_fd(&p->in[1]);
+        }
+    }
+    if (WIFSIGNALED(status)) {
+        r->signal = WTERMSIG(status);
+    } else if (WIFEXITED(status)) {
+        r->exit_code = WEXITSTATUS(status);
+    }
+    r->max_rss_kb = ru.ru_maxrss;
+    r->cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+               ru.ru_stime.tv_usec / 1e6;
+}
+
+int proc_run(struct proc_result *r, const struct proc_options *o)
+{
+    result_init(r);
+    if (!o->argv || !o->argv[0])
+        return lscat_error_set("proc_run: no program given");
+    struct pipes p;
+    int rc = open_pipes(&p, o);
+    if (rc < 0) {
+        close_pipes(&p);
+        return rc;
+    }
+    /* A child writing to a closed stdin pipe must not kill us. */
+    signal(SIGPIPE, SIG_IGN);
+    double start = mono_s();
+    pid_t pid = fork();
+    if (pid < 0) {
+        close_pipes(&p);
+        return lscat_error_set("cannot start '%s': %s", o->argv[0], strerror(errno));
+    }
+    if (pid == 0)
+        child(o, p.in[0], p.out[1], p.err[1]);
+    setpgid(pid, pid); /* both sides set it, so kill(-pid) works at once */
+    close_fd(&p.in[0]);
+    close_fd(&p.out[1]);
+    close_fd(&p.err[1]);
+    supervise(r, o, pid, &p, start);
+    close_pipes(&p);
+    r->elapsed_s = mono_s() - start;
+    return 0;
+}
+
+void proc_describe(struct buf *out, const struct proc_result *r, const struct proc_options *o)
+{
+    if (r->timed_out)
+        buf_addf(out, "timeout after %.1f s", o ? o->timeout_s : r->elapsed_s);
+    else if (r->signal)
+        buf_addf(out, "signal %d (%s)", r->signal, strsignal(r->signal));
+    else
+        buf_addf(out, "exit %d", r->exit_code);
+}

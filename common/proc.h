@@ -1,0 +1,74 @@
+/* Running child processes: nvcc, harness binaries, parsers, anything untrusted. One recipe
+ * (git's run-command.h):
+ *
+ *     struct proc_options o = PROC_OPTIONS_INIT;
+ *     const char *argv[] = { "nvcc", "-c", "k.cu", NULL };
+ *     o.argv = argv;
+ *     o.cwd = dir;                    // NULL: inherit
+ *     o.timeout_s = 60;               // wall clock; 0 = none
+ *     o.out_cap_bytes = 1 << 20;      // stdout/stderr kept up to this many bytes each
+ *     struct proc_result r;
+ *     if (proc_run(&r, &o) < 0) ...   // could not start it: lscat_error_last() says why
+ *     if (r.timed_out || r.signal || r.exit_code) ...
+ *     proc_result_release(&r);
+ *
+ * The child runs in its own process group. On timeout the whole group is killed with SIGKILL
+ * (grandchildren too); when the child exits, any process it left behind in its group is
+ * killed as well, so nothing outlives the call and holds the pipes open. Output beyond the cap
+ * is read and thrown away (the child never blocks on a full pipe); `*_truncated` says so. */
+#ifndef LSCAT_PROC_H
+#define LSCAT_PROC_H
+
+#include "buf.h"
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct proc_limits {
+    double cpu_s;            /* RLIMIT_CPU, 0 = unchanged */
+    size_t as_bytes;         /* RLIMIT_AS (address space), 0 = unchanged */
+    size_t file_bytes;       /* RLIMIT_FSIZE, 0 = unchanged */
+    long nproc;              /* RLIMIT_NPROC, 0 = unchanged (counts per user!) */
+    long nofile;             /* RLIMIT_NOFILE, 0 = unchanged */
+    int core_dumps;          /* 0 = RLIMIT_CORE set to 0 */
+};
+
+struct proc_options {
+    const char *const *argv; /* argv[0] is looked up in PATH when it has no '/' */
+    const char *const *env;  /* full environment, NULL = inherit ours */
+    const char *cwd;         /* NULL = inherit */
+    const void *stdin_data;  /* bytes written to the child's stdin, then closed; NULL = /dev/null */
+    size_t stdin_len;
+    size_t out_cap_bytes;    /* per stream; 0 = 1 MiB */
+    double timeout_s;        /* wall clock, 0 = none */
+    struct proc_limits limits;
+    const char *stdout_path; /* if set, stdout goes to this file (created/truncated) */
+    /* Called in the child after fork, before exec (e.g. to enter a sandbox). Return nonzero to
+     * abort the exec; the child then exits with 127. Must be async-signal-safe. */
+    int (*child_setup)(void *arg);
+    void *child_setup_arg;
+};
+
+#define PROC_OPTIONS_INIT { NULL, NULL, NULL, NULL, 0, 0, 0, { 0, 0, 0, 0, 0, 0 }, NULL, NULL, NULL }
+
+struct proc_result {
+    int exit_code;           /* valid when signal == 0; 127 when exec failed */
+    int signal;              /* the signal that ended it, 0 if it exited */
+    int timed_out;           /* killed by us after timeout_s */
+    struct buf out, err;     /* captured stdout and stderr, NUL-terminated */
+    int out_truncated, err_truncated;
+    double elapsed_s;
+    long max_rss_kb;         /* of the child (and its waited-for children) */
+    double cpu_s;            /* user + system */
+};
+
+/* Run to completion. Returns 0 when the child was started and waited for (whatever its exit
+ * status), LSCAT_ERR when it could not be started (fork/pipe failure, missing cwd). The
+ * result is always initialised: call proc_result_release() in both cases. */
+int proc_run(struct proc_result *out, const struct proc_options *opts);
+void proc_result_release(struct proc_result *r);
+
+/* "exit 3", "signal 11 (Segmentation fault)", "timeout after 5.0 s": for messages. */
+void proc_describe(struct buf *out, const struct proc_result *r, const struct proc_options *o);
+
+#endif

@@ -1,0 +1,39 @@
+# Helpers for end-to-end test scripts: they run the real programs in $LSCAT_BIN and print the
+# runner's result lines. Source it, call the checks, end with `t_done`.
+#   t_ok NAME | t_fail NAME WHY | t_skip NAME WHY
+#   t_expect NAME WANT_EXIT CMD...      run CMD, check its exit status; output in $T_OUT/$T_ERR
+#   t_contains NAME FILE TEXT           FILE contains TEXT (fixed string)
+set -u
+: "${LSCAT_BIN:?run through tests/run.sh or set LSCAT_BIN}"
+export PATH="$LSCAT_BIN:$PATH"
+T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/lscat-e2e-XXXXXX")
+T_OUT=$T_TMP/stdout
+T_ERR=$T_TMP/stderr
+T_FAILED=0
+trap '[ "$T_FAILED" = 0 ] && rm -rf "$T_TMP"' EXIT
+
+t_ok() { echo "ok - $1"; }
+t_skip() { echo "skip - $1: $2"; }
+t_fail() {
+    echo "not ok - $1: $2"
+    T_FAILED=1
+    if [ -s "$T_ERR" ]; then sed 's/^/    | /' "$T_ERR" | tail -n 15 >&2; fi
+}
+
+t_expect() {
+    local name=$1 want=$2; shift 2
+    "$@" >"$T_OUT" 2>"$T_ERR"
+    local rc=$?
+    if [ "$rc" = "$want" ]; then t_ok "$name"; return 0; fi
+    t_fail "$name" "'$*' exited $rc, expected $want"
+    return 1
+}
+
+t_contains() {
+    local name=$1 file=$2 text=$3
+    if grep -qF -- "$text" "$file"; then t_ok "$name"; return 0; fi
+    t_fail "$name" "$(basename "$file") lacks '$text': $(head -c 300 "$file" | tr '\n' ' ')"
+    return 1
+}
+
+t_done() { exit 0; }

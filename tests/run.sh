@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The test runner behind `make test`: runs every unit-test program ($LSCAT_TEST_BIN/<dir>/*)
+# and every end-to-end script (tests/e2e/*.sh), prints their result lines, and ends with
+# "N passed, N failed" (", N skipped" when some skip). Exit 1 when any test failed.
+# LSCAT_GPU_ONLY=1 (make test-gpu) runs only the GPU tests: programs and scripts named gpu_*.
+# A program that dies without reporting counts as one failure, with its stderr shown.
+set -u
+cd "$(dirname "$0")/.."
+TEST_BIN=${LSCAT_TEST_BIN:-build/tests}
+export LSCAT_BIN=$(cd "${LSCAT_BIN:-build/bin}" && pwd)
+export LSCAT_ROOT=$PWD
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export LSCAT_NO_PROGRESS=1
+TIMEOUT_S=${LSCAT_TEST_TIMEOUT_S:-900}
+
+pass=0 fail=0 skip=0
+failures=()
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+run_one() { # name, command...
+    local name=$1; shift
+    local out=$tmp/out err=$tmp/err rc
+    timeout -k 10 "$TIMEOUT_S" "$@" >"$out" 2>"$err" </dev/null
+    rc=$?
+    local p f s
+    p=$(grep -c '^ok - ' "$out")
+    f=$(grep -c '^not ok - ' "$out")
+    s=$(grep -c '^skip - ' "$out")
+    grep -E '^(ok|not ok|skip) - ' "$out"
+    pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+    if [ "$f" -gt 0 ]; then
+        while IFS= read -r l; do failures+=("$l"); done < <(grep '^not ok - ' "$out")
+        sed 's/^/    | /' "$err" | tail -n 30
+    fi
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        fail=$((fail + 1))
+        local why="exited with status $rc"
+        [ "$rc" -eq 124 ] && why="timed out after ${TIMEOUT_S}s"
+        [ "$rc" -gt 128 ] && why="killed by signal $((rc - 128))"
+        echo "not ok - $name: $why without reporting a failure"
+        failures+=("not ok - $name: $why")
+        sed 's/^/    | /' "$err" | tail -n 30
+    fi
+}
+
+gpu_filter() { # prints 1 when the name should run in this mode
+    local base=$1
+    if [ "${LSCAT_GPU_ONLY:-0}" = 1 ]; then
+        case "$base" in gpu_*) return 0 ;; *) return 1 ;; esac
+    fi
+    return 0
+}
+
+for t in $(find "$TEST_BIN" -mindepth 2 -maxdepth 2 -type f -perm -u+x 2>/dev/null | sort); do
+    gpu_filter "$(basename "$t")" || continue
+    run_one "${t#"$TEST_BIN"/}" "$t"
+done
+for t in tests/e2e/*.sh; do
+    [ -e "$t" ] || continue
+    case "$(basename "$t")" in lib.sh) continue ;; esac
+    gpu_filter "$(basename "$t")" || continue
+    run_one "$t" bash "$t"
+done
+
+if [ ${#failures[@]} -gt 0 ]; then
+    echo
+    echo "failed:"
+    printf '  %s\n' "${failures[@]}"
+fi
+summary="$pass passed, $fail failed"
+[ "$skip" -gt 0 ] && summary="$summary, $skip skipped"
+echo "$summary"
+[ "$fail" -eq 0 ]
