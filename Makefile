@@ -32,16 +32,17 @@ LDFLAGS := -pthread $(SAN_FLAGS) $(EXTRA_LDFLAGS)
 LDLIBS := -lm
 
 # Packages first: pkg-config and headers must exist before anything else is evaluated.
+# NO_DEPS=1 skips the package step (machines that are not Debian, e.g. the GPU hosts).
 NO_DEPS_GOALS := clean help
-ifeq ($(filter $(NO_DEPS_GOALS),$(MAKECMDGOALS)),)
+ifeq ($(filter $(NO_DEPS_GOALS),$(MAKECMDGOALS))$(filter 1,$(NO_DEPS)),)
 ifneq ($(shell test $(B)/.deps-ok -nt mk/deps.sh && echo ok),ok)
 DEPS_RC := $(shell mk/deps.sh >&2; rc=$$?; [ $$rc = 0 ] && mkdir -p $(B) && touch $(B)/.deps-ok; echo $$rc)
 ifneq ($(DEPS_RC),0)
 $(error missing Debian packages could not be installed (see above))
 endif
 endif
-$(shell mk/version.sh $(B)/gen/version.h)
 endif
+$(shell mk/version.sh $(B)/gen/version.h)
 
 PROGRAMS :=
 SKIPPED :=

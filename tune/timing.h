@@ -1,0 +1,67 @@
+/* The timing core: the one way lscat measures GPU work. Used by every generated harness, by
+ * the tune sweep, by MCTS rollouts and by Seer. Two shapes of work:
+ *   - a kernel launch enqueued on a stream: timed with CUDA events; each sample batches as
+ *     many launches as needed to last at least min_sample_ms (short kernels are below the
+ *     events' resolution otherwise), and the per-launch time is the sample / launches;
+ *   - a host callback that runs a whole program (several streams, copies, MPI): timed with a
+ *     monotonic host clock after device synchronisation.
+ * Warm-up first; then a fixed number of samples, or adaptive: stop once MAD/median falls under
+ * target_rel_mad, or max_samples or the time budget is reached. Statistics over the samples:
+ * median (the one to report), min, max, mean, stddev, MAD, p10, p90.
+ *
+ * This header is plain C (no CUDA headers) so host-only tools can include it; the
+ * implementation is tune/timing.cu (GPU) and tune/stats.c (statistics, host). */
+#ifndef LSCAT_TIMING_H
+#define LSCAT_TIMING_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct CUstream_st *timing_stream_t; /* = cudaStream_t */
+
+struct timing_options {
+    int warmup;            /* untimed runs first (default 3) */
+    int samples;           /* samples to take; with adaptive mode the minimum (default 10) */
+    int max_samples;       /* adaptive mode's cap (default 200) */
+    double min_sample_ms;  /* a launch sample lasts at least this long (default 1.0) */
+    double target_rel_mad; /* adaptive: stop when MAD/median < this; 0 = fixed `samples` */
+    double budget_s;       /* adaptive: stop after this much measuring (default 10) */
+    int l2_flush;          /* flush L2 before every sample; then one launch per sample */
+    int keep_raw;          /* keep every sample in timing_stats.raw_ns */
+};
+#define TIMING_OPTIONS_INIT { 3, 10, 200, 1.0, 0.0, 10.0, 0, 0 }
+
+struct timing_stats {
+    double median_ns, min_ns, max_ns, mean_ns, stddev_ns, mad_ns, p10_ns, p90_ns;
+    int samples;             /* how many samples the statistics summarise */
+    int launches_per_sample; /* launches batched in one sample (1 for host work) */
+    double *raw_ns;          /* per-launch time of every sample when keep_raw; owned */
+};
+
+/* Enqueue one run of the work on `stream`. Return 0, or a cudaError_t value. */
+typedef int (*timing_launch_fn)(void *ctx, timing_stream_t stream);
+/* Run the whole program once and return when the host is done (the core synchronises the
+ * device after it). Return 0, or a nonzero error code of the caller's choosing. */
+typedef int (*timing_host_fn)(void *ctx);
+
+/* Measure `fn` on `stream` (NULL = the default stream). Returns 0, or the first cudaError_t
+ * that a launch or the synchronisation reported (then *out holds no valid statistics);
+ * timing_error_string() names it. */
+int timing_measure_launch(struct timing_stats *out, const struct timing_options *opts,
+                          timing_launch_fn fn, void *ctx, timing_stream_t stream);
+/* Measure a host callback with a monotonic clock around fn() + cudaDeviceSynchronize(). */
+int timing_measure_host(struct timing_stats *out, const struct timing_options *opts,
+                        timing_host_fn fn, void *ctx);
+const char *timing_error_string(int code);
+
+/* Statistics of n samples (sorted in place). Host-only; tune/stats.c. */
+void timing_compute_stats(struct timing_stats *out, double *samples_ns, int n);
+/* MAD / median of n samples (0 when n == 0 or median == 0); copies, does not reorder. */
+double timing_rel_mad(const double *samples_ns, int n);
+void timing_stats_release(struct timing_stats *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
