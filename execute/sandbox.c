@@ -20,6 +20,8 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -285,6 +287,19 @@ static int prepare_scratch(const char *scratch, int uid)
     return rc;
 }
 
+/* Kill every process of the slot's uid: what escaped the process group (setsid) dies too. */
+static void reap_slot(int uid)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (drop_uid(uid) == 0)
+            kill(-1, SIGKILL); /* as that uid: reaches exactly its processes */
+        _exit(0);
+    }
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+}
+
 int sandbox_run(struct proc_result *out, const struct sandbox_options *o)
 {
     const struct sandbox_caps *c = sandbox_detect(NULL);
@@ -314,6 +329,8 @@ int sandbox_run(struct proc_result *out, const struct sandbox_options *o)
     po.child_setup = child_setup;
     po.child_setup_arg = &ctx;
     rc = proc_run(out, &po);
+    if (ctx.uid >= 0)
+        reap_slot(ctx.uid);
 done:
     free_strv(env);
     free_strv(argv);
