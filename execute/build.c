@@ -233,10 +233,17 @@ int build_env_init(struct build_env *env, const struct build_config *cfg)
     sha256_final(&c, d);
     sha256_to_hex(env->core_hash, d);
     env->core_dir = xasprintf("%s/builds/core-%.16s", env->work_dir, env->core_hash);
+    return 0;
+}
+
+int build_env_ensure_core(struct build_env *env)
+{
+    if (env->core_ready)
+        return 0;
     char *probe = fs_join(env->core_dir, "stats.o");
-    if (!fs_exists(probe))
-        rc = compile_core(env);
+    int rc = fs_exists(probe) ? 0 : compile_core(env);
     free(probe);
+    env->core_ready = rc == 0;
     return rc;
 }
 

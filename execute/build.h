@@ -29,15 +29,19 @@ struct build_env {
     char *share_dir;           /* holds tune/timing.h, tune/timing.cu, tune/stats.c */
     char *core_dir;            /* builds/core-<hash>: timing.o, stats.o */
     char core_hash[65];
+    int core_ready;
     double timeout_s;
     int max_attempts;
     const struct repair_resolver *resolver;
 };
 
-/* Find nvcc and the timing core's sources, read nvcc's version, compile the timing core for
- * the architectures unless the cache has it. LSCAT_ERR with a message saying what to install
- * or set when nvcc or the sources are missing. */
+/* Find nvcc and the timing core's sources, read nvcc's version, work out the flags and the
+ * timing core's hash. LSCAT_ERR with a message saying what to install or set when nvcc or the
+ * sources are missing. */
 int build_env_init(struct build_env *env, const struct build_config *cfg);
+/* Compile the timing core for the architectures unless the cache has it (first build only;
+ * not thread-safe: call it under the caller's lock). */
+int build_env_ensure_core(struct build_env *env);
 void build_env_release(struct build_env *env);
 
 /* The folder holding tune/timing.cu: $LSCAT_SHARE_DIR, <exe>/../share/lscat, the source tree

@@ -27,6 +27,7 @@ struct stage {
     struct store *s;
     const char *work_dir;
     const struct execute_options *o;
+    const char *arch;          /* the architecture list builds are for */
     int64_t run_id;
     struct build_env env;
     struct item *items;
@@ -79,7 +80,7 @@ static int load_items(struct stage *g)
         "b.arch = ? WHERE k.status IN ('isolated','built','build_failed','runnable',"
         "'probe_failed') AND (? IS NULL OR k.id LIKE ? || '%') ORDER BY k.id");
     if (rc == 0)
-        rc = store_bind(st, "ttt", g->env.arch, g->o->kernel, g->o->kernel);
+        rc = store_bind(st, "ttt", g->arch, g->o->kernel, g->o->kernel);
     while (rc == 0 && (rc = store_step(st)) == STORE_ROW) {
         XGROW(g->items, g->count + 1, g->alloc);
         struct item *it = &g->items[g->count++];
@@ -195,6 +196,15 @@ static void build_one(struct stage *g, const struct item *it, int slot)
         pthread_mutex_unlock(&g->lock);
         return;
     }
+    if (rc == 0) {
+        pthread_mutex_lock(&g->lock);
+        rc = build_env_ensure_core(&g->env);
+        if (rc < 0 && !g->store_error) { /* no harness can link without it: stop */
+            g->store_error = xstrdup(lscat_error_last());
+            g->store_failed = 1;
+        }
+        pthread_mutex_unlock(&g->lock);
+    }
     if (rc == 0)
         rc = build_kernel(&r, &g->env, key, it->dir, it->repo_root, slot);
     else
@@ -203,7 +213,7 @@ static void build_one(struct stage *g, const struct item *it, int slot)
     if (rc == 0 && record_build(g, it, key, &r) < 0) {
         g->store_failed = 1;
         if (!g->store_error)
-            g->store_error = xstrdup(lscat_error_last());
+            g->store_error = xasprintf("cannot record in the store: %s", lscat_error_last());
         rc = -1;
     }
     if (rc == 0) {
@@ -304,7 +314,7 @@ static void probe_one(struct stage *g, const struct item *it, int slot)
     if (rc == 0 && record_probe(g, it, &p) < 0) {
         g->store_failed = 1;
         if (!g->store_error)
-            g->store_error = xstrdup(lscat_error_last());
+            g->store_error = xasprintf("cannot record in the store: %s", lscat_error_last());
         rc = -1;
     }
     if (rc == 0) {
@@ -371,7 +381,7 @@ static int load_probe_items(struct stage *g)
         "EXISTS (SELECT 1 FROM probes p WHERE p.kernel_id = k.id AND p.gpu_id = ? AND "
         "p.cache_key = b.cache_key) ORDER BY k.id");
     if (rc == 0)
-        rc = store_bind(st, "ttti", g->env.arch, g->o->kernel, g->o->kernel, g->gpu_id);
+        rc = store_bind(st, "ttti", g->arch, g->o->kernel, g->o->kernel, g->gpu_id);
     while (rc == 0 && (rc = store_step(st)) == STORE_ROW) {
         XGROW(g->items, g->count + 1, g->alloc);
         struct item *it = &g->items[g->count++];
@@ -424,7 +434,8 @@ static int probe_phase(struct stage *g)
     if (rc < 0 || g->count == 0)
         goto done;
     g->device = g->o->device;
-    if (g->o->sanitize && !(g->sanitizer = find_sanitizer(g->env.nvcc)))
+    if (g->o->sanitize && !(g->sanitizer = find_sanitizer(g->env.nvcc ? g->env.nvcc
+                                                           : "/usr/local/cuda/bin/nvcc")))
         log_warn("--sanitize: compute-sanitizer not found beside nvcc; probing without it");
     g->bar = progress_new("probe", g->count);
     run_pool(g, g->o->jobs < 4 ? g->o->jobs : 4, probe_worker);
@@ -479,30 +490,35 @@ int execute_run(struct execute_counts *out, struct store *s, const char *work_di
         log_warn("sandbox: %s", why.data);
     else if (rc == 0)
         log_info("sandbox: %s", why.data);
-    if (rc == 0)
-        rc = build_env_init(&g.env, &cfg);
+    g.arch = arch;
     if (rc == 0)
         rc = load_items(&g);
+    if (rc == 0 && g.count > 0)
+        rc = build_env_init(&g.env, &cfg);
     if (rc < 0)
         goto done;
+    if (g.count == 0)
+        log_info("no kernels to build (run lscat isolate first?)");
     out->kernels = (int)g.count;
     char nk[24], nj[24];
     snprintf(nk, sizeof(nk), "%zu", g.count);
     snprintf(nj, sizeof(nj), "%d", o->jobs);
-    log_event(LOG_INFO, "build_start", "kernels", nk, "arch", g.env.arch, "nvcc",
-              g.env.nvcc_version, "jobs", nj, NULL);
+    if (g.count > 0)
+        log_event(LOG_INFO, "build_start", "kernels", nk, "arch", g.env.arch, "nvcc",
+                  g.env.nvcc_version, "jobs", nj, NULL);
     double t0 = fs_mono_s();
-    g.bar = progress_new("build", g.count);
-    run_pool(&g, o->jobs > 0 ? o->jobs : 1, build_worker);
+    g.bar = g.count > 0 ? progress_new("build", g.count) : NULL;
+    if (g.count > 0)
+        run_pool(&g, o->jobs > 0 ? o->jobs : 1, build_worker);
     progress_free(g.bar);
     g.bar = NULL;
     out->build_wall_s = fs_mono_s() - t0;
     if (g.store_failed)
-        rc = lscat_error_set("cannot record a build in the store: %s", g.store_error);
+        rc = lscat_error_set("%s", g.store_error);
     if (rc == 0 && o->probe != EXECUTE_PROBE_NEVER)
         rc = probe_phase(&g);
     if (rc == 0 && g.store_failed)
-        rc = lscat_error_set("cannot record a probe in the store: %s", g.store_error);
+        rc = lscat_error_set("%s", g.store_error);
 done:
     for (size_t i = 0; i < g.count; i++)
         item_free(&g.items[i]);

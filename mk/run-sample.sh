@@ -13,4 +13,6 @@ export LSCAT_DB=${LSCAT_DB:-$LSCAT_WORK/lscat.db}
 step() { echo; echo "== lscat $*"; lscat "$@"; }
 
 step init
+# execute: builds (and, with a GPU, probes) what isolate produced; exit 1 = failures recorded.
+echo; echo "== lscat execute"; lscat execute || [ $? = 1 ]
 step status
