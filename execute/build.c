@@ -284,7 +284,8 @@ static void hash_tree(struct sha256 *c, const char *dir, const char *rel, int de
     free(names);
 }
 
-int build_cache_key(char out[65], const struct build_env *env, const char *kernel_dir)
+int build_cache_key(char out[65], const struct build_env *env, const char *kernel_id,
+                    const char *kernel_dir)
 {
     struct sha256 c;
     unsigned char d[32];
@@ -300,6 +301,7 @@ int build_cache_key(char out[65], const struct build_env *env, const char *kerne
                  REPAIR_VERSION, env->max_attempts);
         sha256_init(&c);
         sha256_update(&c, ver, strlen(ver) + 1);
+        sha256_update(&c, kernel_id, strlen(kernel_id) + 1);
         hash_file(&c, "kernel.cu", k);
         hash_file(&c, "harness.cu", h);
         if (fs_is_dir(inc))

@@ -48,9 +48,11 @@ void build_env_release(struct build_env *env);
  * this lscat was built from. Caller frees; NULL when none has it. */
 char *build_find_share_dir(void);
 
-/* The cache key of a kernel folder: sha256 over kernel.cu, harness.cu, include/ (paths and
- * contents), nvcc version, flags, timing core and repair versions. */
-int build_cache_key(char out[65], const struct build_env *env, const char *kernel_dir);
+/* The cache key of a kernel folder: sha256 over the kernel's id, kernel.cu, harness.cu,
+ * include/ (paths and contents), nvcc version, flags, timing core and repair versions. The id
+ * keeps two kernels with identical files (possible with hand-made folders) in two folders. */
+int build_cache_key(char out[65], const struct build_env *env, const char *kernel_id,
+                    const char *kernel_dir);
 
 struct build_attempt {
     int ok;

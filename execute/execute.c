@@ -128,6 +128,8 @@ static int record_build(struct stage *g, const struct item *it, const char *key,
                        (int64_t)e->spill_load_bytes, (int64_t)e->const_bytes,
                        (int64_t)e->barriers, px.data, cls, r->build_s, now, g->run_id);
     int64_t bid = store_last_insert_id(s);
+    if (rc >= 0) /* rows left by a tool that deleted builds without foreign keys on */
+        rc = store_run(s, "DELETE FROM build_attempts WHERE build_id = ?", "i", bid);
     if (rc >= 0 && !h) /* no ptxas report (failed build): unknown, not zero */
         rc = store_run(s, "UPDATE builds SET registers = NULL, shared_bytes = NULL, "
                        "stack_bytes = NULL, spill_store_bytes = NULL, spill_load_bytes = NULL, "
@@ -189,7 +191,7 @@ static void build_one(struct stage *g, const struct item *it, int slot)
 {
     char key[65];
     struct build_result r;
-    int rc = build_cache_key(key, &g->env, it->dir);
+    int rc = build_cache_key(key, &g->env, it->id, it->dir);
     if (rc == 0 && is_cached(it, key)) {
         pthread_mutex_lock(&g->lock);
         g->c->cached++;
