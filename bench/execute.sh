@@ -31,14 +31,20 @@ add_kernels() { # prefix count body-maker
         echo "INSERT INTO kernels(id, name, dir, params, param_count, created_at) VALUES ('$id', '$prefix$i', 'kernels/${id:0:2}/$id', '[]', 2, '2026-01-01T00:00:00Z');" >>"$sql"
     done
     echo "COMMIT;" >>"$sql"
-    sqlite3 "$LSCAT_DB" <"$sql"
+    sql "$LSCAT_DB" <"$sql"
 }
 real_kernel() { sed "s/2.0f \* x\[i\]/$1.0f * x[i]/" tests/execute/fixtures/kernels/ok/kernel.cu; }
 warm_kernel() { real_kernel 999; }
 failing_kernel() { printf '#error generated kernel %d needs a missing configuration\n' "$1"; }
 now() { date +%s.%N; }
+# sqlite3's command-line tool is not everywhere (the GPU machines lack it): Python's module is.
+sql() { python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1]); c.execute("PRAGMA foreign_keys = ON")
+r = c.executescript(sys.stdin.read()) if len(sys.argv) < 3 else c.execute(sys.argv[2]).fetchall()
+c.commit()
+print(r[0][0]) if len(sys.argv) > 2 else None' "$@"; }
 forget_builds() {
-    sqlite3 "$LSCAT_DB" "PRAGMA foreign_keys = ON; DELETE FROM builds; DELETE FROM failures; UPDATE kernels SET status = 'isolated';"
+    sql "$LSCAT_DB" <<<"DELETE FROM builds; DELETE FROM failures; UPDATE kernels SET status = 'isolated';"
     find "$LSCAT_WORK/builds" -mindepth 1 -maxdepth 1 -not -name 'core-*' -exec rm -rf {} +
 }
 
@@ -52,11 +58,11 @@ forget_builds
 t2=$(now); lscat execute -q --no-probe --arch sm_90 -j "$N" || true; t3=$(now)
 awk -v t0="$t0" -v t1="$t1" -v t2="$t2" -v t3="$t3" -v n="$N" -v k="$((K + 1))" 'BEGIN {
     one = t1 - t0; many = t3 - t2; s = one / many; target = 0.8 * n
-    printf "execute build throughput: %d kernels (+1 warm-up) in %.2f s on 1 core, %.2f s on %d: speed-up %.2f (target >= %.2f) %s\n", k, one, many, n, s, target, (s >= target ? "met" : "TARGET MISSED") }'
+    printf "execute build throughput: %d kernels in %.2f s on 1 core, %.2f s on %d: speed-up %.2f (target >= %.2f) %s\n", k, one, many, n, s, target, (s >= target ? "met" : "TARGET MISSED") }'
 
 add_kernels fail "$C" failing_kernel
 t4=$(now); lscat execute -q --no-probe --arch sm_90 -j "$N" || true; t5=$(now)
-total=$(sqlite3 "$LSCAT_DB" "SELECT count(*) FROM kernels")
+total=$(sql "$LSCAT_DB" "SELECT count(*) FROM kernels")
 t6=$(now); lscat execute -q --no-probe --arch sm_90 -j "$N" || true; t7=$(now)
 awk -v t4="$t4" -v t5="$t5" -v t6="$t6" -v t7="$t7" -v total="$total" -v c="$C" 'BEGIN {
     cached = t7 - t6; per = cached * 1000 / total

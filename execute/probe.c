@@ -171,7 +171,7 @@ int probe_run(struct probe_result *out, const char *harness, const char *scratch
         probe_classify(out, &r, text.data);
     }
     proc_result_release(&r);
-    if (rc == 0 && sanitizer) {
+    if (rc == 0 && sanitizer && out->outcome != PROBE_TIMEOUT) { /* a hang stays a hang */
         const char *sargv[] = { sanitizer, "--tool", "memcheck", "--print-limit", "10",
                                 "--error-exitcode", "86", harness, "--probe", "--device", dev,
                                 "--results", results, NULL };

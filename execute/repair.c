@@ -61,7 +61,8 @@ static int cmp_cut_desc(const void *a, const void *b)
 
 static void apply_cuts(struct buf *src, struct round *r)
 {
-    qsort(r->cuts, r->ncuts, sizeof(*r->cuts), cmp_cut_desc);
+    if (r->ncuts)
+        qsort(r->cuts, r->ncuts, sizeof(*r->cuts), cmp_cut_desc);
     for (size_t i = 0; i < r->ncuts; i++) {
         struct edit *e = &r->cuts[i];
         struct buf out = BUF_INIT;

@@ -162,11 +162,28 @@ static void detect(const char *work_dir)
     }
 }
 
+/* LSCAT_SANDBOX_DISABLE=landlock,uid,netns,bwrap: turn single protections off (diagnosis). */
+static void apply_disable(void)
+{
+    const char *d = getenv("LSCAT_SANDBOX_DISABLE");
+    if (!d)
+        return;
+    if (strstr(d, "landlock"))
+        caps.landlock = 0;
+    if (strstr(d, "uid"))
+        caps.drop_uid = 0;
+    if (strstr(d, "netns"))
+        caps.netns = 0;
+    if (strstr(d, "bwrap"))
+        caps.bwrap = 0;
+}
+
 const struct sandbox_caps *sandbox_detect(const char *work_dir)
 {
     pthread_mutex_lock(&detect_lock);
     if (!detected) {
         detect(work_dir);
+        apply_disable();
         detected = 1;
     }
     pthread_mutex_unlock(&detect_lock);
