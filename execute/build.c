@@ -356,6 +356,7 @@ static int compile_once(struct buf *log, int *ok, int *timed_out, const struct a
     o.argv = argv;
     o.scratch_dir = a->dir;
     o.ro_dir = env->work_dir;
+    o.ro_dir2 = env->share_dir;
     o.slot = a->slot;
     o.timeout_s = env->timeout_s;
     o.cpu_s = env->timeout_s * 2;

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -43,6 +45,29 @@ struct ll_path_beneath { uint64_t allowed_access; int32_t parent_fd; } __attribu
 static pthread_mutex_t detect_lock = PTHREAD_MUTEX_INITIALIZER;
 static int detected;
 static struct sandbox_caps caps;
+static int uid_block;      /* this process's block of slot uids */
+
+/* Take a block of uids no other lscat process holds (the lock lives as long as we do). */
+static int take_uid_block(void)
+{
+    int start = (int)(getpid() % SANDBOX_UID_BLOCKS);
+    for (int i = 0; i < SANDBOX_UID_BLOCKS; i++) {
+        int b = (start + i) % SANDBOX_UID_BLOCKS;
+        char path[64];
+        snprintf(path, sizeof(path), "/tmp/lscat-sandbox-uids-%d.lock", b);
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return b; /* fd stays open: the lock is ours until exit */
+        if (fd >= 0)
+            close(fd);
+    }
+    return -1;
+}
+
+int sandbox_slot_uid(int slot)
+{
+    return SANDBOX_UID_BASE + uid_block * 64 + slot % 64;
+}
 
 /* What the child does between fork and exec (async-signal-safe calls only). */
 struct child_ctx {
@@ -136,11 +161,12 @@ static void detect(const char *work_dir)
     caps.root = geteuid() == 0;
     struct child_ctx c = { 0, 0, 0, "/", -1 };
     const char *true_argv[] = { "true", NULL };
-    if (caps.root && !none && work_dir && reachable_by_others(work_dir)) {
-        c.uid = SANDBOX_UID_BASE;
+    if (caps.root && !none && work_dir && reachable_by_others(work_dir) &&
+        (uid_block = take_uid_block()) >= 0) {
+        c.uid = sandbox_slot_uid(0);
         caps.drop_uid = try_child(true_argv, &c);
     }
-    c.uid = caps.drop_uid ? SANDBOX_UID_BASE : -1;
+    c.uid = caps.drop_uid ? sandbox_slot_uid(0) : -1;
     if (want_bwrap && !none) {
         const char *argv[] = { "bwrap", "--die-with-parent", "--unshare-net", "--unshare-pid",
                                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
@@ -272,8 +298,11 @@ static char **bwrap_argv(const struct sandbox_options *o, const char *cwd)
     for (int i = 0; fixed[i]; i++)
         push(&v, &n, &cap, fixed[i]);
     /* The work folder stays readable even when it is under /tmp. */
-    if (o->ro_dir) {
-        const char *ro[] = { "--ro-bind", o->ro_dir, o->ro_dir, NULL };
+    const char *ros[] = { o->ro_dir, o->ro_dir2 };
+    for (int k = 0; k < 2; k++) {
+        if (!ros[k])
+            continue;
+        const char *ro[] = { "--ro-bind", ros[k], ros[k], NULL };
         for (int i = 0; ro[i]; i++)
             push(&v, &n, &cap, ro[i]);
     }
@@ -327,7 +356,7 @@ int sandbox_run(struct proc_result *out, const struct sandbox_options *o)
     /* The CUDA driver fails under Landlock ("OS call failed", measured on the H100 hosts):
      * GPU runs rely on the network namespace and the unprivileged uid instead. */
     struct child_ctx ctx = { c->bwrap, c->netns, o->gpu ? 0 : c->landlock, o->scratch_dir,
-                             c->drop_uid ? SANDBOX_UID_BASE + o->slot : -1 };
+                             c->drop_uid ? sandbox_slot_uid(o->slot) : -1 };
     const char *cwd = o->cwd ? o->cwd : o->scratch_dir;
     char **env = make_env(o->scratch_dir, o->extra_env);
     char **argv = c->bwrap ? bwrap_argv(o, cwd) : NULL;

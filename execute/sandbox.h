@@ -25,8 +25,13 @@ struct sandbox_caps {
     int landlock;   /* without bwrap: Landlock ABI version (0 = none) */
 };
 
-/* First uid of the per-slot unprivileged users (uid = base + slot). */
+/* The per-slot unprivileged users: uid = SANDBOX_UID_BASE + block * 64 + slot % 64, where each
+ * lscat process holds its own block (a lock file, /tmp/lscat-sandbox-uids-<block>.lock), so two
+ * concurrent runs never share a uid (after each run every process of the uid is killed). */
 #define SANDBOX_UID_BASE 61000
+#define SANDBOX_UID_BLOCKS 64
+/* The uid worker `slot` runs as (when caps->drop_uid). */
+int sandbox_slot_uid(int slot);
 
 /* Detect once per process what the sandbox can use; `work_dir` is checked to be reachable by an
  * unprivileged uid (every folder on its path must be o+x). Thread-safe after the first call;
@@ -40,6 +45,7 @@ struct sandbox_options {
     const char *const *argv;  /* the program; argv[0] looked up in PATH */
     const char *scratch_dir;  /* the one writable folder (absolute); made writable for the slot */
     const char *ro_dir;       /* a folder kept readable (the work folder), may be NULL */
+    const char *ro_dir2;      /* another (the timing core's sources), may be NULL */
     const char *cwd;          /* NULL = scratch_dir */
     int slot;                 /* worker index: selects the unprivileged uid when root */
     int gpu;                  /* give access to /dev/nvidia* */
@@ -52,7 +58,7 @@ struct sandbox_options {
     size_t out_cap_bytes;     /* per stream (0 = 1 MiB) */
     const char *const *extra_env; /* "K=V" added to the environment, NULL-terminated, may be NULL */
 };
-#define SANDBOX_OPTIONS_INIT { NULL, NULL, NULL, NULL, 0, 0, NULL, 0, 0, 0, 0, 0, 0, NULL }
+#define SANDBOX_OPTIONS_INIT { NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, 0, 0, 0, 0, 0, NULL }
 
 /* Run argv in the sandbox. Same contract as proc_run(): 0 when started and waited for (see
  * out->timed_out, signal, exit_code), LSCAT_ERR when it could not start. *out is always

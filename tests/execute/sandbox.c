@@ -177,9 +177,9 @@ static void test_sandbox__stops_a_fork_bomb(void)
     CHECK(fs_mono_s() - t0 < 8);
     proc_result_release(&r);
     if (caps->drop_uid) {
-        for (int i = 0; i < 20 && processes_of(SANDBOX_UID_BASE + 3) > 0; i++)
+        for (int i = 0; i < 20 && processes_of(sandbox_slot_uid(3)) > 0; i++)
             usleep(100000);
-        CHECK_INT(processes_of(SANDBOX_UID_BASE + 3), ==, 0);
+        CHECK_INT(processes_of(sandbox_slot_uid(3)), ==, 0);
     }
 }
 
@@ -192,9 +192,9 @@ static void test_sandbox__timeout_kills_what_the_program_started(void)
     CHECK(fs_mono_s() - t0 < 5);
     proc_result_release(&r);
     if (caps->drop_uid) { /* setsid escapes the group, not the pid namespace nor the slot uid */
-        for (int i = 0; i < 20 && processes_of(SANDBOX_UID_BASE + 4) > 0; i++)
+        for (int i = 0; i < 20 && processes_of(sandbox_slot_uid(4)) > 0; i++)
             usleep(100000);
-        CHECK_INT(processes_of(SANDBOX_UID_BASE + 4), ==, 0);
+        CHECK_INT(processes_of(sandbox_slot_uid(4)), ==, 0);
     }
 }
 
