@@ -326,6 +326,7 @@ struct attempt_ctx {
     const char *rel_dir;    /* builds/<key> */
     const char *kernel_dir;
     int slot;
+    int rdc;                /* relocatable device code: kernels that launch kernels */
 };
 
 /* Compile once; the log (command line, output, outcome) goes to build-<n>.log. */
@@ -344,8 +345,12 @@ static int compile_once(struct buf *log, int *ok, int *timed_out, const struct a
     for (int i = 0; i < 4; i++)
         argv[k++] = incs[i];
     const char *tail[] = { "-o", "harness", "harness.cu", objs[0], objs[1], NULL };
+    if (a->rdc)
+        argv[k++] = "-rdc=true";
     for (int i = 0; tail[i]; i++)
         argv[k++] = tail[i];
+    if (a->rdc)
+        argv[k++] = "-lcudadevrt";
     argv[k] = NULL;
     buf_adds(log, "$");
     for (int i = 0; argv[i]; i++)
@@ -382,6 +387,15 @@ static int compile_once(struct buf *log, int *ok, int *timed_out, const struct a
     return rc;
 }
 
+/* Dynamic parallelism needs relocatable device code: a build flag, not a source edit. */
+static int wants_rdc(const struct diag_list *d)
+{
+    for (size_t i = 0; i < d->count; i++)
+        if (strstr(d->items[i].message, "requires separate compilation mode"))
+            return 1;
+    return 0;
+}
+
 static int any_removed(const struct diag_list *d)
 {
     for (size_t i = 0; i < d->count; i++)
@@ -405,7 +419,7 @@ static void finish_ok(struct build_result *out, const struct attempt_ctx *a, con
 }
 
 /* One attempt: compile, classify, and unless it is the last, repair. Returns 1 to go on. */
-static int attempt(struct build_result *out, struct buf *src, const struct attempt_ctx *a,
+static int attempt(struct build_result *out, struct buf *src, struct attempt_ctx *a,
                    const char *repo_root, int n, int *rc)
 {
     struct build_attempt *at = &out->att[n - 1];
@@ -433,7 +447,13 @@ static int attempt(struct build_result *out, struct buf *src, const struct attem
     if (n < a->env->max_attempts && at->cls != CLASS_NONE && at->cls != CLASS_TIMEOUT) {
         char *inc = xasprintf("%s/include", a->dir);
         struct repair_input in = { &diags, "kernel.cu", repo_root, a->env->resolver, inc };
-        if (repair_apply(src, &fixes, &in) > 0) {
+        int applied = repair_apply(src, &fixes, &in);
+        if (!a->rdc && wants_rdc(&diags)) {
+            a->rdc = 1;
+            buf_adds(&fixes, fixes.len ? ",\"add_flag:-rdc=true\"" : "\"add_flag:-rdc=true\"");
+            applied++;
+        }
+        if (applied > 0) {
             at->fix = xasprintf("[%s]", fixes.data);
             buf_addf(&out->fixes, "%s%s", out->fixes.len > 1 ? "," : "", fixes.data);
             go_on = 1;
@@ -471,7 +491,7 @@ int build_kernel(struct build_result *out, const struct build_env *env, const ch
     char *ksrc = fs_join(kernel_dir, "kernel.cu"), *hsrc = fs_join(kernel_dir, "harness.cu");
     char *hdst = fs_join(dir, "harness.cu");
     struct buf src = BUF_INIT;
-    struct attempt_ctx a = { env, dir, rel, kernel_dir, slot };
+    struct attempt_ctx a = { env, dir, rel, kernel_dir, slot, 0 };
     double t0 = fs_mono_s();
     int rc = 0;
     if (fs_is_dir(dir))

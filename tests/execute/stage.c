@@ -24,7 +24,7 @@ static const char *const fixtures[] = {
     "undeclared_add_header", "undeclared_pull_decl", "unknown_type_pull", "no_matching_overload",
     "template_defaults", "incomplete_type", "redefinition", "removed_cuda_api",
     "host_from_device", "drop_host_code", "link_error", "other", "evil_socket", "evil_write",
-    "evil_forkbomb", NULL,
+    "evil_forkbomb", "dynamic_parallelism", NULL,
 };
 
 static struct fixture_env env;
@@ -61,9 +61,9 @@ static void test_execute__builds_all_fixtures_and_records_failures(void)
     o.probe = EXECUTE_PROBE_NEVER;
     CHECK_OK(execute_run(&first, env.s, env.work, &o, env.run_id));
     ready = 1;
-    CHECK_INT(first.kernels, ==, 19);
+    CHECK_INT(first.kernels, ==, 20);
     CHECK_INT(first.build_failed, ==, 4); /* no_matching_overload, incomplete, link, other */
-    CHECK_INT(first.built_first_try + first.built_after_repair, ==, 15);
+    CHECK_INT(first.built_first_try + first.built_after_repair, ==, 16);
     int64_t n = 0;
     CHECK_OK(store_query_int(&n, env.s, "SELECT count(*) FROM failures WHERE stage = 'execute'",
                              ""));
@@ -204,6 +204,11 @@ static void test_execute__classifies_an_error_directive_as_other(void)
     free(fe);
 }
 
+static void test_execute__builds_dynamic_parallelism_with_relocatable_device_code(void)
+{
+    check_build("dynamic_parallelism", "ok", "other", "add_flag:-rdc=true", NULL);
+}
+
 static void test_execute__a_second_run_rebuilds_nothing(void)
 {
     need_run();
@@ -218,7 +223,7 @@ static void test_execute__a_second_run_rebuilds_nothing(void)
     CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
     double took = fs_mono_s() - t0;
     CHECK_OK(store_query_int(&after, env.s, "SELECT count(*) FROM build_attempts", ""));
-    CHECK_INT(c.cached, ==, 19);
+    CHECK_INT(c.cached, ==, 20);
     CHECK_INT(c.built_first_try + c.built_after_repair + c.build_failed, ==, 0);
     CHECK_INT(after, ==, before);
     CHECK(took < 10.0); /* nvcc --version only; the bench measures the real number */
@@ -250,12 +255,12 @@ static void test_execute__an_edited_kernel_times_out_then_is_rebuilt(void)
     o.probe = EXECUTE_PROBE_NEVER;
     o.build_timeout_s = 0.05;
     CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
-    CHECK_INT(c.cached, ==, 18);
+    CHECK_INT(c.cached, ==, 19);
     CHECK_INT(c.build_failed, ==, 1);
     check_build("ok", "failed", "timeout", "[]", "timeout");
     o.build_timeout_s = 300; /* a timeout is retried, not cached */
     CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
-    CHECK_INT(c.cached, ==, 18);
+    CHECK_INT(c.cached, ==, 19);
     CHECK_INT(c.built_first_try, ==, 1);
     check_build("ok", "ok", "none", "[]", NULL);
 }
@@ -314,7 +319,7 @@ static void test_execute__sandboxed_probes_stop_misbehaving_host_code_and_go_on(
     o.probe = EXECUTE_PROBE_FORCE;
     o.probe_timeout_s = 3;
     CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
-    CHECK_INT(c.probed, ==, 15);
+    CHECK_INT(c.probed, ==, 16);
     int conn = accept(ls, NULL, NULL);
     close(ls);
     int net_isolated = caps->bwrap || caps->netns; /* GPU probes run without Landlock */
@@ -353,6 +358,7 @@ int main(void)
     TEST_RUN(test_execute__drops_host_only_code_that_leaked_into_the_closure);
     TEST_RUN(test_execute__classifies_an_unresolved_device_function_as_link_error);
     TEST_RUN(test_execute__classifies_an_error_directive_as_other);
+    TEST_RUN(test_execute__builds_dynamic_parallelism_with_relocatable_device_code);
     TEST_RUN(test_execute__a_second_run_rebuilds_nothing);
     TEST_RUN(test_execute__an_edited_kernel_times_out_then_is_rebuilt);
     TEST_RUN(test_execute__sandboxed_probes_stop_misbehaving_host_code_and_go_on);
