@@ -437,6 +437,7 @@ static int attempt(struct build_result *out, struct buf *src, struct attempt_ctx
     if (*rc < 0)
         goto done;
     classify_parse(&diags, log.data);
+    classify_refine_textures(&diags, src->data);
     at->ok = ok;
     if (!ok || any_removed(&diags))
         at->cls = classify_failure(&at->first_error, &diags, log.data, timed_out,

@@ -294,3 +294,34 @@ enum build_class classify_failure(char **first_error, const struct diag_list *di
     }
     return c;
 }
+
+void classify_refine_textures(struct diag_list *diags, const char *src)
+{
+    static const char *const fetches[] = { "tex1Dfetch", "tex1D", "tex2D", "tex3D",
+                                           "tex1DLayered", "tex2DLayered", "texCubemap", NULL };
+    for (size_t i = 0; i < diags->count; i++) {
+        struct diag *d = &diags->items[i];
+        if (d->cls != CLASS_UNDECLARED_IDENTIFIER || !d->subject)
+            continue;
+        for (int f = 0; fetches[f] && d->cls == CLASS_UNDECLARED_IDENTIFIER; f++) {
+            size_t fl = strlen(fetches[f]);
+            for (const char *p = strstr(src, fetches[f]); p; p = strstr(p + fl, fetches[f])) {
+                const char *q = p + fl;
+                if (*q == '<') /* tex2D<float>(obj, ...) is the texture-object form */
+                    continue;
+                while (*q == ' ' || *q == '\t')
+                    q++;
+                if (*q++ != '(')
+                    continue;
+                while (*q == ' ' || *q == '\t')
+                    q++;
+                size_t sl = strlen(d->subject);
+                if (strncmp(q, d->subject, sl) == 0 && !isalnum((unsigned char)q[sl]) &&
+                    q[sl] != '_') {
+                    d->cls = CLASS_REMOVED_CUDA_API;
+                    break;
+                }
+            }
+        }
+    }
+}

@@ -56,6 +56,11 @@ void diag_list_release(struct diag_list *l);
 enum build_class classify_failure(char **first_error, const struct diag_list *diags,
                                   const char *log, int timed_out, size_t cap_bytes);
 
+/* An undefined name that the source passes to tex1Dfetch/tex1D/tex2D/tex3D/... is a texture
+ * reference whose declaration (texture<...>, gone since CUDA 12) could not be carried:
+ * reclassify those diagnostics as CLASS_REMOVED_CUDA_API. `src` is the kernel source. */
+void classify_refine_textures(struct diag_list *diags, const char *src);
+
 /* Whether a removed CUDA API goes by this identifier (__shfl, __any, cudaThreadSynchronize...). */
 int classify_is_removed_api(const char *ident);
 

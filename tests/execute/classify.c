@@ -123,6 +123,18 @@ static void test_classify__compiler_crashes_and_timeouts(void)
     free(first);
 }
 
+static void test_classify__an_undefined_texture_reference_is_removed_api(void)
+{
+    struct diag_list d = DIAG_LIST_INIT;
+    classify_parse(&d, "kernel.cu(5): error: identifier \"texIn\" is undefined\n"
+                       "kernel.cu(6): error: identifier \"width\" is undefined\n");
+    classify_refine_textures(&d, "__global__ void k(float *o) {\n  o[0] = tex1Dfetch( texIn, 3) "
+                                 "+ tex2D<float>(width, 0, 0);\n}\n");
+    CHECK_INT(d.items[0].cls, ==, CLASS_REMOVED_CUDA_API);
+    CHECK_INT(d.items[1].cls, ==, CLASS_UNDECLARED_IDENTIFIER);
+    diag_list_release(&d);
+}
+
 static void test_classify__first_error_is_capped(void)
 {
     char log[400];
@@ -151,6 +163,7 @@ int main(void)
     TEST_RUN(test_classify__front_end_classes);
     TEST_RUN(test_classify__link_errors_from_ld_nvlink_and_ptxas);
     TEST_RUN(test_classify__compiler_crashes_and_timeouts);
+    TEST_RUN(test_classify__an_undefined_texture_reference_is_removed_api);
     TEST_RUN(test_classify__first_error_is_capped);
     TEST_RUN(test_classify__names_round_trip);
     return test_done();
