@@ -119,6 +119,22 @@ static int find_define(const char *s, const char *ident, size_t *start, size_t *
     return -1;
 }
 
+/* Is the word just before `at` struct/class/union/enum (the name being defined)? */
+static int tag_before(const char *s, size_t start, size_t at)
+{
+    size_t e = at;
+    while (e > start && isspace((unsigned char)s[e - 1]))
+        e--;
+    size_t b = e;
+    while (b > start && srcscan_is_ident((unsigned char)s[b - 1]))
+        b--;
+    static const char *const tags[] = { "struct", "class", "union", "enum", NULL };
+    for (int i = 0; tags[i]; i++)
+        if (e - b == strlen(tags[i]) && strncmp(s + b, tags[i], e - b) == 0)
+            return 1;
+    return 0;
+}
+
 /* Is the top-level span [start,end) a definition of ident? */
 static int defines(const char *s, size_t start, size_t end, size_t brace, size_t at,
                    const char *ident)
@@ -141,11 +157,10 @@ static int defines(const char *s, size_t start, size_t end, size_t brace, size_t
                      : (strstr(s + at, ";") == s + end - 1);
     else if (strstr(head, "using") && *after == '=')
         yes = 1;
-    else if (brace && (srcscan_head_has(s, start, brace, "struct") ||
-                       srcscan_head_has(s, start, brace, "class") ||
-                       srcscan_head_has(s, start, brace, "union") ||
-                       srcscan_head_has(s, start, brace, "enum")))
-        yes = *after == '{' || *after == ':' || (*after == '\0');
+    else if (brace && tag_before(s, start, at))
+        yes = *after == '{' || (*after == ':' && after[1] != ':');
+    else if (!brace && srcscan_head_has(s, start, end, "namespace") && *after == '=')
+        yes = 1; /* namespace cg = cooperative_groups; */
     else if (brace && *after == '(' && srcscan_is_function_def(s, start, brace))
         yes = 1;
     else if (!brace && (*after == '=' || *after == '[') &&

@@ -123,9 +123,10 @@ static void test_reposearch__finds_macros_typedefs_structs_and_functions(void)
 {
     const char *root = getenv("LSCAT_ROOT");
     char *repo = xasprintf("%s/tests/execute/fixtures/repo", root ? root : ".");
-    const char *names[] = { "BLOCK_DIM", "real_t", "Pair", "sq", NULL };
+    const char *names[] = { "BLOCK_DIM", "real_t", "Pair", "sq", "cg", NULL };
     const char *want[] = { "#define BLOCK_DIM 16", "typedef float real_t;", "struct Pair { float a, b; };",
-                           "__device__ inline float sq(float v)" };
+                           "__device__ inline float sq(float v)",
+                           "namespace cg = cooperative_groups;" };
     for (int i = 0; names[i]; i++) {
         struct buf out = BUF_INIT, origin = BUF_INIT;
         CHECK_OK(reposearch_find_decl(NULL, repo, names[i], &out, &origin));
