@@ -14,5 +14,5 @@ step() { echo; echo "== lscat $*"; lscat "$@"; }
 
 step init
 # execute: builds (and, with a GPU, probes) what isolate produced; exit 1 = failures recorded.
-echo; echo "== lscat execute"; lscat execute || [ $? = 1 ]
+step execute || [ $? -eq 1 ]
 step status
