@@ -1,0 +1,430 @@
+/* Parallel, polite, resumable HTTP for harvest (see http.h). One curl multi handle drives up
+ * to `parallel` transfers; a job that fails transiently is re-queued with a not-before time
+ * (exponential backoff with jitter, or the server's Retry-After / rate-limit reset), so other
+ * jobs keep going while it waits. curl codes are translated here and nowhere else. */
+#include "http.h"
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { HEADERS_CAP = 64 << 10 };
+
+struct job_priv {
+    CURL *easy;
+    FILE *fp;
+    char *part_path;
+    char host[256];
+    double not_before;     /* monotonic seconds */
+    int64_t resume_from;   /* bytes already in .part when the attempt started */
+    int body_started;      /* first byte of this response's body seen */
+    int over_cap;
+    int active, done;
+    struct curl_slist *hdrs;
+};
+
+int http_global_init(void)
+{
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+        return lscat_error_set("curl: global initialisation failed");
+    return 0;
+}
+
+void http_global_cleanup(void)
+{
+    curl_global_cleanup();
+}
+
+void http_job_release(struct http_job *j)
+{
+    buf_release(&j->body);
+    buf_release(&j->headers);
+}
+
+int http_header(const struct http_job *j, const char *name, char *out, size_t out_size)
+{
+    size_t nl = strlen(name);
+    const char *p = j->headers.data;
+    while (*p) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        if (len > nl && !strncasecmp(p, name, nl) && p[nl] == ':') {
+            const char *v = p + nl + 1;
+            while (*v == ' ' || *v == '\t')
+                v++;
+            size_t vl = len - (size_t)(v - p);
+            while (vl && (v[vl - 1] == '\r' || v[vl - 1] == ' '))
+                vl--;
+            snprintf(out, out_size, "%.*s", (int)vl, v);
+            return 1;
+        }
+        p += len + (eol ? 1 : 0);
+    }
+    return 0;
+}
+
+double http_parse_retry_after(const char *v)
+{
+    char *end;
+    double s = strtod(v, &end);
+    if (end != v && *end == 0 && s >= 0)
+        return s;
+    time_t t = curl_getdate(v, NULL);
+    if (t < 0)
+        return -1;
+    double d = difftime(t, time(NULL));
+    return d < 0 ? 0 : d;
+}
+
+/* ---------------------------------------------------------------- curl callbacks */
+
+static size_t on_header(char *data, size_t size, size_t n, void *arg)
+{
+    struct http_job *j = arg;
+    size_t len = size * n;
+    if (len >= 5 && !strncmp(data, "HTTP/", 5))
+        buf_reset(&j->headers); /* a new response (after a redirect or 100-continue) */
+    if (j->headers.len + len < HEADERS_CAP)
+        buf_add(&j->headers, data, len);
+    return len;
+}
+
+static size_t on_body(char *data, size_t size, size_t n, void *arg)
+{
+    struct http_job *j = arg;
+    struct job_priv *p = j->priv;
+    size_t len = size * n;
+    long status = 0;
+    curl_easy_getinfo(p->easy, CURLINFO_RESPONSE_CODE, &status);
+    if (status >= 300)
+        return len; /* error pages are not kept */
+    if (!p->body_started) {
+        p->body_started = 1;
+        if (j->path && p->resume_from > 0 && status != 206 && status != 0) {
+            /* the server ignored Range: start over */
+            if (ftruncate(fileno(p->fp), 0) < 0 || fseek(p->fp, 0, SEEK_SET) < 0)
+                return 0;
+            p->resume_from = 0;
+        }
+    }
+    if (j->path) {
+        if (fwrite(data, 1, len, p->fp) != len)
+            return 0;
+    } else if (buf_add(&j->body, data, len) < 0) {
+        p->over_cap = 1;
+        return 0;
+    }
+    j->bytes += (int64_t)len;
+    if (j->bytes > 0 && p->resume_from + j->bytes < 0)
+        return 0;
+    return len;
+}
+
+static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+    (void)dltotal, (void)ultotal, (void)ulnow;
+    struct http_job *j = arg;
+    struct job_priv *p = j->priv;
+    (void)dlnow;
+    return p->over_cap; /* nonzero aborts the transfer */
+}
+
+/* ---------------------------------------------------------------- one attempt */
+
+static void host_of(char out[256], const char *url)
+{
+    const char *s = strstr(url, "://");
+    s = s ? s + 3 : url;
+    size_t n = strcspn(s, "/?#");
+    snprintf(out, 256, "%.*s", (int)n, s);
+}
+
+static int start_attempt(CURLM *multi, struct http_job *j, const struct http_options *o)
+{
+    struct job_priv *p = j->priv;
+    j->attempts++;
+    j->bytes = 0;
+    j->status = 0;
+    buf_reset(&j->headers);
+    p->body_started = 0;
+    p->over_cap = 0;
+    p->resume_from = 0;
+    if (j->path) {
+        struct stat st;
+        if (fs_mkdirs_parent(j->path) < 0)
+            return LSCAT_ERR;
+        if (stat(p->part_path, &st) == 0 && st.st_size > 0)
+            p->resume_from = st.st_size;
+        p->fp = fopen(p->part_path, "ab");
+        if (!p->fp)
+            return lscat_error_set("cannot write '%s': %s", p->part_path, strerror(errno));
+    } else {
+        buf_reset(&j->body);
+        j->body.cap_bytes = o->max_bytes > 0 ? (size_t)o->max_bytes : 0;
+    }
+    CURL *e = p->easy;
+    curl_easy_reset(e);
+    curl_easy_setopt(e, CURLOPT_URL, j->url);
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(e, CURLOPT_MAXREDIRS, o->max_redirects);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https,file");
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "lscat/" "0.1 (+https://github.com/lscat)");
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(o->connect_timeout_s * 1000));
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)(o->low_speed_time_s + 0.999));
+    if (o->timeout_s > 0)
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(o->timeout_s * 1000));
+    if (o->max_bytes > 0)
+        curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->max_bytes);
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, j);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, j);
+    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(e, CURLOPT_XFERINFODATA, j);
+    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    if (p->resume_from > 0) {
+        curl_easy_setopt(e, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)p->resume_from);
+        /* no transparent decoding on a resumed range: offsets are in raw bytes */
+        curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, NULL);
+    }
+    curl_slist_free_all(p->hdrs);
+    p->hdrs = NULL;
+    if (o->token && *o->token) {
+        char *h = xasprintf("Authorization: Bearer %s", o->token);
+        p->hdrs = curl_slist_append(p->hdrs, h);
+        free(h);
+    }
+    if (o->accept) {
+        char *h = xasprintf("Accept: %s", o->accept);
+        p->hdrs = curl_slist_append(p->hdrs, h);
+        free(h);
+    }
+    if (p->hdrs)
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, p->hdrs);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, j);
+    if (curl_multi_add_handle(multi, e) != CURLM_OK)
+        return lscat_error_set("curl: cannot add a transfer");
+    p->active = 1;
+    char att[16];
+    snprintf(att, sizeof(att), "%d", j->attempts);
+    log_event(LOG_DEBUG, "http_start", "url", j->url, "attempt", att, NULL);
+    return 0;
+}
+
+static double backoff_s(const struct http_job *j, const struct http_options *o)
+{
+    double d = o->backoff_base_s;
+    for (int i = 1; i < j->attempts && d < o->backoff_max_s; i++)
+        d *= 2;
+    if (d > o->backoff_max_s)
+        d = o->backoff_max_s;
+    return d * (0.5 + 0.5 * ((double)rand() / RAND_MAX)); /* jitter: 50..100% */
+}
+
+/* The server's own wait, from Retry-After or GitHub's x-ratelimit-* headers; -1 if none. */
+static double server_wait_s(const struct http_job *j)
+{
+    char v[128];
+    if (http_header(j, "retry-after", v, sizeof(v)))
+        return http_parse_retry_after(v);
+    if (http_header(j, "x-ratelimit-remaining", v, sizeof(v)) && atol(v) == 0 &&
+        http_header(j, "x-ratelimit-reset", v, sizeof(v))) {
+        double d = difftime((time_t)atoll(v), time(NULL)) + 1;
+        return d < 1 ? 1 : d;
+    }
+    return -1;
+}
+
+static int transient_curl(CURLcode c)
+{
+    switch (c) {
+    case CURLE_COULDNT_CONNECT: case CURLE_OPERATION_TIMEDOUT: case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR: case CURLE_PARTIAL_FILE: case CURLE_GOT_NOTHING:
+    case CURLE_SSL_CONNECT_ERROR: case CURLE_COULDNT_RESOLVE_HOST: case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM: case CURLE_COULDNT_RESOLVE_PROXY: case CURLE_BAD_CONTENT_ENCODING:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Decide what a finished attempt means. Returns the delay before a retry, or -1 when final. */
+static double finish_attempt(struct http_job *j, CURLcode c, const struct http_options *o,
+                             double now)
+{
+    struct job_priv *p = j->priv;
+    long status = 0;
+    curl_easy_getinfo(p->easy, CURLINFO_RESPONSE_CODE, &status);
+    j->status = status;
+    if (p->fp) {
+        if (fclose(p->fp) != 0 && c == CURLE_OK)
+            c = CURLE_WRITE_ERROR;
+        p->fp = NULL;
+    }
+    j->resumed = p->resume_from > 0 && status == 206;
+    if (c == CURLE_OK && (status == 0 || (status >= 200 && status < 300))) {
+        if (j->path && rename(p->part_path, j->path) < 0) {
+            snprintf(j->error, sizeof(j->error), "cannot rename '%s': %s", p->part_path,
+                     strerror(errno));
+            j->outcome = HTTP_FAILED;
+            return -1;
+        }
+        j->outcome = HTTP_OK;
+        j->error[0] = 0;
+        return -1;
+    }
+    if (c == CURLE_OK && status == 416 && j->path) { /* our partial file is stale */
+        unlink(p->part_path);
+        snprintf(j->error, sizeof(j->error), "HTTP 416 on resume");
+        return 0;
+    }
+    if (c == CURLE_FILE_COULDNT_READ_FILE ||
+        (c == CURLE_OK && (status == 404 || status == 410 || status == 451))) {
+        snprintf(j->error, sizeof(j->error), c == CURLE_OK ? "HTTP %ld" : "no such file",
+                 status);
+        j->outcome = HTTP_GONE;
+        return -1;
+    }
+    double wait = -1;
+    int retry = 0;
+    if (c == CURLE_OK) {
+        snprintf(j->error, sizeof(j->error), "HTTP %ld", status);
+        wait = server_wait_s(j);
+        retry = status >= 500 || status == 429 || status == 408 || (status == 403 && wait >= 0);
+    } else {
+        snprintf(j->error, sizeof(j->error), "%s", p->over_cap ? "over the size cap"
+                                                                : curl_easy_strerror(c));
+        retry = transient_curl(c) && !p->over_cap;
+    }
+    if (!retry) {
+        j->outcome = HTTP_FAILED;
+        return -1;
+    }
+    double delay = backoff_s(j, o);
+    if (wait > delay)
+        delay = wait;
+    if (wait > o->max_wait_s || j->attempts >= o->max_attempts) {
+        j->outcome = HTTP_RETRY_LATER;
+        j->retry_after_s = wait > 0 ? wait : delay;
+        return -1;
+    }
+    (void)now;
+    return delay;
+}
+
+/* ---------------------------------------------------------------- the loop */
+
+static int host_count(struct http_job *jobs, size_t n, const char *host)
+{
+    int c = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct job_priv *p = jobs[i].priv;
+        c += p->active && !strcmp(p->host, host);
+    }
+    return c;
+}
+
+int http_run(struct http_job *jobs, size_t n, const struct http_options *o)
+{
+    CURLM *multi = curl_multi_init();
+    struct job_priv *privs = xcalloc(n ? n : 1, sizeof(*privs));
+    size_t left = n;
+    int active = 0, rc = 0;
+    if (!multi) {
+        free(privs);
+        return lscat_error_set("curl: cannot create a multi handle");
+    }
+    for (size_t i = 0; i < n; i++) {
+        jobs[i].priv = &privs[i];
+        jobs[i].outcome = HTTP_PENDING;
+        jobs[i].attempts = 0;
+        privs[i].easy = curl_easy_init();
+        if (jobs[i].path)
+            privs[i].part_path = xasprintf("%s.part", jobs[i].path);
+        host_of(privs[i].host, jobs[i].url);
+    }
+    while (left > 0) {
+        double now = fs_mono_s(), next_wake = now + 1;
+        for (size_t i = 0; i < n && active < o->parallel; i++) {
+            struct job_priv *p = &privs[i];
+            if (p->active || p->done)
+                continue;
+            if (p->not_before > now) {
+                if (p->not_before < next_wake)
+                    next_wake = p->not_before;
+                continue;
+            }
+            if (host_count(jobs, n, p->host) >= o->per_host)
+                continue;
+            if (start_attempt(multi, &jobs[i], o) < 0) {
+                snprintf(jobs[i].error, sizeof(jobs[i].error), "%s", lscat_error_last());
+                jobs[i].outcome = HTTP_FAILED;
+                p->done = 1;
+                left--;
+                continue;
+            }
+            active++;
+        }
+        int running = 0;
+        curl_multi_perform(multi, &running);
+        CURLMsg *m;
+        int q;
+        while ((m = curl_multi_info_read(multi, &q))) {
+            if (m->msg != CURLMSG_DONE)
+                continue;
+            struct http_job *j = NULL;
+            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&j);
+            CURLcode c = m->data.result;
+            struct job_priv *p = j->priv;
+            curl_multi_remove_handle(multi, m->easy_handle);
+            p->active = 0;
+            active--;
+            double delay = finish_attempt(j, c, o, now);
+            if (delay < 0) {
+                p->done = 1;
+                left--;
+                log_event(j->outcome == HTTP_OK ? LOG_DEBUG : LOG_INFO, "http_done", "url",
+                          j->url, "outcome", j->outcome == HTTP_OK ? "ok" : j->error, NULL);
+            } else {
+                p->not_before = fs_mono_s() + delay;
+                log_event(LOG_INFO, "http_retry", "url", j->url, "error", j->error, NULL);
+            }
+        }
+        if (left == 0)
+            break;
+        double wait_s = next_wake - fs_mono_s();
+        int wait_ms = active > 0 ? 100 : (int)(wait_s * 1000);
+        if (wait_ms < 1)
+            wait_ms = 1;
+        if (wait_ms > 1000)
+            wait_ms = 1000;
+        curl_multi_poll(multi, NULL, 0, wait_ms, NULL);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (privs[i].fp)
+            fclose(privs[i].fp);
+        curl_easy_cleanup(privs[i].easy);
+        curl_slist_free_all(privs[i].hdrs);
+        free(privs[i].part_path);
+        jobs[i].priv = NULL;
+    }
+    free(privs);
+    curl_multi_cleanup(multi);
+    return rc;
+}

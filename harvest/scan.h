@@ -1,0 +1,38 @@
+/* `harvest scan`: the GH Archive hours of a range, fetched (HTTP, file://, or a local path),
+ * scanned in parallel worker threads, each hour written in one transaction with its
+ * repositories. Hours already recorded (done, bad, missing) are skipped unless retried. */
+#ifndef LSCAT_HARVEST_SCAN_H
+#define LSCAT_HARVEST_SCAN_H
+
+#include "http.h"
+
+#include <stdint.h>
+#include <time.h>
+
+struct store;
+
+struct scan_options {
+    const char *source;     /* template (gha.h); NULL = GHA_DEFAULT_SOURCE */
+    time_t from, to;        /* whole hours, inclusive */
+    int jobs;               /* hours in parallel */
+    int retry_bad;          /* rescan hours recorded bad or missing */
+    int keep_downloads;     /* keep downloaded hours under <work>/gharchive/ */
+    const char *work_dir;
+    int64_t run_id;
+    struct http_options http;
+};
+
+struct scan_counts {
+    int64_t hours_total, hours_skipped, hours_done, hours_bad, hours_missing, hours_failed;
+    int64_t events, bad_lines, candidates, repos_new;
+    uint64_t bytes_compressed, bytes_raw;
+};
+
+/* Scan the range. Returns 0 (per-hour problems are recorded and counted) or a negative code
+ * when the store failed. */
+int scan_run(struct scan_counts *out, struct store *s, const struct scan_options *o);
+
+/* The hour after the last 'done' hour in the store, or LSCAT_ENOTFOUND when none. */
+int scan_next_after_last(time_t *out, struct store *s);
+
+#endif
