@@ -381,7 +381,7 @@ int http_run(struct http_job *jobs, size_t n, const struct http_options *o)
             }
             active++;
         }
-        int running = 0;
+        int running = 0, finished = 0;
         curl_multi_perform(multi, &running);
         CURLMsg *m;
         int q;
@@ -395,6 +395,7 @@ int http_run(struct http_job *jobs, size_t n, const struct http_options *o)
             curl_multi_remove_handle(multi, m->easy_handle);
             p->active = 0;
             active--;
+            finished++;
             double delay = finish_attempt(j, c, o, now);
             if (delay < 0) {
                 p->done = 1;
@@ -408,6 +409,8 @@ int http_run(struct http_job *jobs, size_t n, const struct http_options *o)
         }
         if (left == 0)
             break;
+        if (finished)
+            continue; /* slots opened: start the next jobs now */
         double wait_s = next_wake - fs_mono_s();
         int wait_ms = active > 0 ? 100 : (int)(wait_s * 1000);
         if (wait_ms < 1)
