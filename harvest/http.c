@@ -278,6 +278,9 @@ static double finish_attempt(struct http_job *j, CURLcode c, const struct http_o
         p->fp = NULL;
     }
     j->resumed = p->resume_from > 0 && status == 206;
+    struct stat st;
+    if (j->path && stat(p->part_path, &st) == 0 && st.st_size == 0)
+        unlink(p->part_path); /* nothing to resume from */
     if (c == CURLE_OK && (status == 0 || (status >= 200 && status < 300))) {
         if (j->path && rename(p->part_path, j->path) < 0) {
             snprintf(j->error, sizeof(j->error), "cannot rename '%s': %s", p->part_path,
