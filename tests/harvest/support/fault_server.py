@@ -22,6 +22,7 @@ import json
 import os
 import socket
 import socketserver
+import struct
 import sys
 import threading
 import time
@@ -107,8 +108,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if fault == "reset" and n == 1:
             self.wfile.write(body[: len(body) // 2])
             self.wfile.flush()
-            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\0\0\0\0\0\0\0")
-            self.connection.close()
+            # linger 0 + close: the kernel sends RST now (a "connection reset by peer")
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.close_connection = True
+            os.close(os.dup(self.connection.fileno()))
+            self.connection.shutdown(socket.SHUT_RDWR)
             return
         if fault == "stall":
             self.wfile.write(body[:10])
