@@ -15,7 +15,7 @@ Also a fake GitHub search API at /search/repositories (q=language:X pushed:A..B,
 per_page) over the repositories listed in ROOT/search.json ([{full_name, id, pushed_at,
 language, description}]), with the 1,000-result cap and Link headers.
 Usage: fault_server.py ROOT PORTFILE LOGFILE   (writes the port to PORTFILE when ready; each
-request is logged as "METHOD PATH RANGE" to LOGFILE)"""
+request is logged as "METHOD PATH RANGE auth|noauth" to LOGFILE)"""
 import email.utils
 import http.server
 import json
@@ -47,7 +47,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def log_request_line(self):
         with lock, open(LOGFILE, "a") as f:
-            f.write("%s %s %s\n" % (self.command, self.path, self.headers.get("Range", "-")))
+            f.write("%s %s %s %s\n" % (self.command, self.path, self.headers.get("Range", "-"),
+                                        "auth" if self.headers.get("Authorization") else "noauth"))
 
     def send_status(self, code, headers=None, body=b""):
         self.send_response(code)
