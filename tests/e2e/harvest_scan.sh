@@ -81,6 +81,29 @@ t_expect harvest_scan__rejects_a_bad_date 2 H scan --from 2016-13-01
 t_expect harvest_scan__help_documents_the_selection_rule 0 H --help
 t_contains harvest_scan__help_lists_evidence_kinds "$T_OUT" "pr_base_language"
 
+# SIGKILL in the middle of a parallel scan: the next run finishes; the result equals a clean run.
+if [ -n "$GHA" ]; then
+    mkdir -p "$T_TMP/many"
+    for h in $(seq 0 23); do for d in 01 02 03; do
+        ln -s "$GHA/2014-02-15-0.json.gz" "$T_TMP/many/2014-03-$d-$h.json.gz"; done; done
+    W=$T_TMP/wkill
+    lscat harvest --work "$W" -q -j 2 scan --source "$T_TMP/many" --from 2014-03-01T00 --to 2014-03-03T23 &
+    victim=$!
+    sleep 0.4
+    kill -9 "$victim" 2>/dev/null
+    wait "$victim" 2>/dev/null
+    mid=$(db "SELECT count(*) FROM gha_hours" 2>/dev/null || echo 0)
+    t_expect harvest_scan__finishes_after_sigkill 0 H -j 2 scan --source "$T_TMP/many" --from 2014-03-01T00 --to 2014-03-03T23
+    killed=$(db "SELECT full_name, event_count, first_seen, last_seen, evidence FROM repos ORDER BY 1; SELECT count(*), sum(events) FROM gha_hours")
+    W=$T_TMP/wclean
+    H -j 2 scan --source "$T_TMP/many" --from 2014-03-01T00 --to 2014-03-03T23
+    clean=$(db "SELECT full_name, event_count, first_seen, last_seen, evidence FROM repos ORDER BY 1; SELECT count(*), sum(events) FROM gha_hours")
+    check_eq() { if [ "$2" = "$3" ]; then t_ok "$1"; else t_fail "$1" "$(diff <(echo "$2") <(echo "$3") | head -5)"; fi; }
+    check_eq harvest_scan__a_killed_scan_loses_and_doubles_nothing "$clean" "$killed"
+    [ "$mid" -lt 72 ] && t_ok harvest_scan__the_kill_hit_mid_run || t_skip harvest_scan__the_kill_hit_mid_run "all $mid hours were done before the kill"
+    W=$T_TMP/w
+fi
+
 # import: CSV with header, URLs, duplicates, a bad line.
 cat >"$T_TMP/list.csv" <<'CSV'
 repo_name,stars
