@@ -3,6 +3,7 @@
  * record the run, turn the result into an exit code. */
 #include "fetch.h"
 #include "gha.h"
+#include "gitclone.h"
 #include "http.h"
 #include "import.h"
 #include "inflate.h"
@@ -402,5 +403,6 @@ done:
     store_free(s);
     cli_release(&cli);
     http_global_cleanup();
+    gitclone_global_cleanup();
     return code;
 }

@@ -17,6 +17,14 @@ static void init_git(void)
     git_libgit2_init();
 }
 
+static int used;
+
+void gitclone_global_cleanup(void)
+{
+    if (used)
+        git_libgit2_shutdown();
+}
+
 static int on_transfer(const git_indexer_progress *st, void *arg)
 {
     int64_t max = *(int64_t *)arg;
@@ -32,6 +40,7 @@ int gitclone_run(char commit[41], char branch[256], const char *url, const char 
     int rc = 0;
     git_clone_options_init(&o, GIT_CLONE_OPTIONS_VERSION);
     pthread_once(&once, init_git);
+    used = 1;
     commit[0] = branch[0] = 0;
     o.fetch_opts.callbacks.transfer_progress = on_transfer;
     o.fetch_opts.callbacks.payload = &max_bytes;

@@ -12,4 +12,7 @@
 int gitclone_run(char commit[41], char branch[256], const char *url, const char *dir,
                  int64_t max_bytes);
 
+/* Release libgit2's global state (at the end of the program; safe when never used). */
+void gitclone_global_cleanup(void);
+
 #endif
