@@ -33,8 +33,8 @@ enum {
 
 static const struct cli_opt opts[] = {
     { "from", 0, "HOUR", "scan: first hour, YYYY-MM-DDTHH or YYYY-MM-DD (UTC)", O_FROM },
-    { "to", 0, "HOUR", "scan: last hour, inclusive (default: --from's day's last hour)", O_TO },
-    { "since-last", 0, NULL, "scan: from the hour after the last done one to two hours ago",
+    { "to", 0, "HOUR", "scan: last hour, inclusive (default: --from's hour, or its day's last)", O_TO },
+    { "since-last", 0, NULL, "scan: from the hour after the last done one to two hours ago (or --to)",
       O_SINCE_LAST },
     { "source", 0, "TEMPLATE", "scan: where hours come from (URL, file://, or folder)",
       O_SOURCE },
@@ -207,6 +207,12 @@ static int cmd_scan(struct buf *counts, struct store *s, const struct args *a,
         if (scan_next_after_last(&o.from, s) < 0)
             return LSCAT_EINVALID;
         o.to = (time(NULL) / 3600 - 2) * 3600;
+        if (a->to && gha_hour_parse(&o.to, a->to, 23) < 0)
+            return LSCAT_EINVALID;
+        if (o.to < o.from) {
+            log_info("scan: nothing to do (the last done hour is the newest one asked for)");
+            return 0;
+        }
     } else {
         if (gha_hour_parse(&o.from, a->from, 0) < 0)
             return LSCAT_EINVALID;
@@ -338,8 +344,8 @@ static int check_args(const char *sub, const struct cli *cli, const struct args 
             return lscat_error_set("scan takes no arguments ('%s')", cli->args[1]);
         if (!a->since_last && !a->from)
             return lscat_error_set("scan needs --from (and --to) or --since-last");
-        if (a->since_last && (a->from || a->to))
-            return lscat_error_set("--since-last excludes --from/--to");
+        if (a->since_last && a->from)
+            return lscat_error_set("--since-last excludes --from");
     } else if (!strcmp(sub, "import")) {
         if (cli->nargs != 2)
             return lscat_error_set("import needs one FILE ('-' for stdin)");

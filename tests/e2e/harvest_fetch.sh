@@ -52,6 +52,9 @@ check harvest_fetch__retries_500_until_it_succeeds 3 "$(grep -c '^GET /f/500x2/t
 check harvest_fetch__resumes_a_reset_download_with_range 1 \
     "$(grep '^GET /f/reset/stencil2d.zip' "$T_TMP/requests" | grep -vc ' - ')"
 check harvest_fetch__a_resumed_zip_extracts_whole 5 "$(db "SELECT files_kept FROM repos WHERE full_name = 'reset/stencil2d'")"
+t429=$(grep '^GET /f/429/parallel-reduce.zip' "$T_TMP/requests" | awk '{print $5}' | tr '\n' ' ')
+python3 -c 'import sys; a, b = map(float, sys.argv[1:3]); sys.exit(0 if b - a >= 0.9 else 1)' $t429 &&
+    t_ok harvest_fetch__waits_for_retry_after || t_fail harvest_fetch__waits_for_retry_after "request times $t429"
 for r in 404 410 451; do
     check "harvest_fetch__records_${r}_as_gone" gone "$(status_of "$r/cuda-saxpy")"
 done
@@ -69,6 +72,23 @@ check harvest_fetch__records_the_refused_symlink "symlink" \
 n_before=$(grep -c . "$T_TMP/requests")
 t_expect harvest_fetch__a_second_run_does_nothing_new 0 H fetch --method zip-only --archive-url "$URL/f/{owner}/{name}.zip"
 check harvest_fetch__a_second_run_sends_no_request "$n_before" "$(grep -c . "$T_TMP/requests")"
+
+# ---- --refresh-older-than: a repository pushed after its old fetch is fetched again
+db "UPDATE repos SET fetched_at = '2020-01-01T00:00:00Z', pushed_at = '2021-01-01T00:00:00Z' WHERE full_name = 'ok/cuda-saxpy';
+    UPDATE repos SET fetched_at = '2020-01-01T00:00:00Z', pushed_at = '2019-01-01T00:00:00Z' WHERE full_name = 'slow/cuda-saxpy'"
+t_expect harvest_fetch__refreshes_repos_pushed_since_an_old_fetch 0 H fetch --method zip-only \
+    --archive-url "$URL/f/{owner}/{name}.zip" --refresh-older-than 30d
+check harvest_fetch__refresh_takes_only_pushed_repos "1 1" \
+    "$(db "SELECT (fetched_at > '2020-01-02') FROM repos WHERE full_name = 'ok/cuda-saxpy'") $(db "SELECT json_extract(counts, '\$.fetched') FROM stage_runs ORDER BY id DESC LIMIT 1")"
+
+# ---- the per-host cap: 8 slow downloads with -j 8 --per-host 2 never overlap more than 2
+for i in $(seq 1 8); do echo "slow/cap-$i"; cp "$SRV/cuda-saxpy.zip" "$SRV/cap-$i.zip"; done >"$T_TMP/cap"
+H import "$T_TMP/cap"
+t_expect harvest_fetch__runs_under_a_per_host_cap 0 H -j 8 fetch --method zip-only --per-host 2 \
+    --archive-url "$URL/f/{owner}/{name}.zip"
+peak=$(grep '/f/slow/cap-' "$T_TMP/requests" | awk 'BEGIN{m=0} {if ($6 > m) m = $6} END{print m}')
+[ "$peak" -le 2 ] && [ "$peak" -ge 2 ] && t_ok harvest_fetch__keeps_to_the_per_host_cap ||
+    t_fail harvest_fetch__keeps_to_the_per_host_cap "peak in flight $peak"
 
 # ---- a stalled body times out and is retried on a later run
 H import - <<<"stall/cuda-saxpy"

@@ -75,7 +75,16 @@ want="2016-03-10T10:done 2016-03-10T11:bad 2016-03-10T12:bad 2016-03-10T13:bad 2
     t_fail harvest_scan__marks_truncated_non_gzip_empty_bad_and_absent_missing "$got"
 t_contains harvest_scan__records_why_an_hour_is_bad <(db "SELECT reason FROM gha_hours WHERE hour = '2016-03-10T11'") "truncated"
 
-# --since-last starts after the last done hour (nothing to do for a range in the future).
+# --since-last starts after the last done hour (here 2016-03-10T14, recorded missing, is not done).
+ln -s "$T_TMP/smp/gharchive/2016-03-10-9.json.gz" "$T_TMP/bad/2016-03-10-15.json.gz"
+ln -s "$T_TMP/smp/gharchive/2016-03-10-9.json.gz" "$T_TMP/bad/2016-03-10-16.json.gz"
+rm -rf "$T_TMP/w2"; W=$T_TMP/w2
+H scan --source "$T_TMP/bad" --from 2016-03-10T10 --to 2016-03-10T10
+t_expect harvest_scan__since_last_continues_after_the_last_done_hour 0 H scan --since-last --to 2016-03-10T16 --source "$T_TMP/bad"
+check_since=$(db "SELECT group_concat(hour, ' ') FROM (SELECT hour FROM gha_hours ORDER BY hour)")
+[ "$check_since" = "2016-03-10T10 2016-03-10T11 2016-03-10T12 2016-03-10T13 2016-03-10T14 2016-03-10T15 2016-03-10T16" ] &&
+    t_ok harvest_scan__since_last_scans_the_following_hours || t_fail harvest_scan__since_last_scans_the_following_hours "$check_since"
+W=$T_TMP/w
 t_expect harvest_scan__since_last_excludes_from 2 H scan --since-last --from 2016-01-01
 t_expect harvest_scan__rejects_a_bad_date 2 H scan --from 2016-13-01
 t_expect harvest_scan__help_documents_the_selection_rule 0 H --help

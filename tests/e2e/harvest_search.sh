@@ -42,7 +42,7 @@ over=$(grep '/search/repositories' "$T_TMP/requests" | grep -c 'page=1 ')
 [ "$over" -ge 3 ] && t_ok harvest_search__splits_ranges_over_the_cap || t_fail harvest_search__splits_ranges_over_the_cap "$over first pages"
 [ "$(grep -c 'page=[2-9]' "$T_TMP/requests")" -ge 1 ] && t_ok harvest_search__follows_link_headers ||
     t_fail harvest_search__follows_link_headers "no page>1 request"
-grep -q ' noauth$' "$T_TMP/requests" && t_fail harvest_search__sends_the_token "a request without Authorization" ||
+grep -q ' noauth ' "$T_TMP/requests" && t_fail harvest_search__sends_the_token "a request without Authorization" ||
     t_ok harvest_search__sends_the_token
 if grep -rq 's3cr3t-token' "$W" "$T_ERR" "$T_OUT"; then t_fail harvest_search__never_stores_the_token "found in the work folder or logs"
 else t_ok harvest_search__never_stores_the_token; fi

@@ -110,6 +110,29 @@ static void test_gha_scan_line__rejects_a_line_that_is_not_an_object(void)
     repo_agg_release(&a);
 }
 
+static void test_gha_scan_line__tolerates_events_missing_fields(void)
+{
+    static const char *const lines[] = {
+        "{\"type\":\"PushEvent\",\"payload\":{\"cuda\":1}}",
+        "{\"repo\":null,\"payload\":{\"pull_request\":{\"base\":null}},\"x\":\"cuda\"}",
+        "{\"repository\":{\"name\":\"cuda-x\"}}",                 /* no owner */
+        "{\"repo\":{\"name\":\"no-slash-cuda\"}}",                 /* not owner/name */
+        "{\"repo\":{\"id\":\"7\",\"name\":7},\"payload\":{\"forkee\":[\"cuda\"]}}",
+        "{\"repo\":{\"name\":\"a/cuda\"},\"payload\":{\"forkee\":{\"full_name\":null,"
+        "\"language\":\"Cuda\"}}}",
+    };
+    struct repo_agg a;
+    int n;
+    repo_agg_init(&a);
+    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+        CHECK_OK(gha_scan_line(lines[i], strlen(lines[i]), collect, &a, &n));
+    CHECK_INT(a.n, ==, 1);
+    CHECK_STR(a.recs[0].full_name, "a/cuda");
+    CHECK_INT(a.recs[0].kinds, ==, GHA_EV_NAME_KEYWORD);
+    CHECK(!a.recs[0].first_seen[0]); /* no created_at: no time */
+    repo_agg_release(&a);
+}
+
 static void test_gha_evidence__formats_and_parses_kind_lists(void)
 {
     struct buf b = BUF_INIT;
@@ -288,6 +311,7 @@ int main(void)
     TEST_RUN(test_gha_scan_line__reads_pre_2015_repository_language);
     TEST_RUN(test_gha_scan_line__reads_pull_request_fork_and_create_payloads);
     TEST_RUN(test_gha_scan_line__rejects_a_line_that_is_not_an_object);
+    TEST_RUN(test_gha_scan_line__tolerates_events_missing_fields);
     TEST_RUN(test_gha_evidence__formats_and_parses_kind_lists);
     TEST_RUN(test_gha_scan_fd__counts_events_candidates_and_bad_lines);
     TEST_RUN(test_gha_scan_fd__marks_truncated_gzip_bad);

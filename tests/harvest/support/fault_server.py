@@ -15,7 +15,7 @@ Also a fake GitHub search API at /search/repositories (q=language:X pushed:A..B,
 per_page) over the repositories listed in ROOT/search.json ([{full_name, id, pushed_at,
 language, description}]), with the 1,000-result cap and Link headers.
 Usage: fault_server.py ROOT PORTFILE LOGFILE   (writes the port to PORTFILE when ready; each
-request is logged as "METHOD PATH RANGE auth|noauth" to LOGFILE)"""
+request is logged as "METHOD PATH RANGE auth|noauth UNIXTIME IN_FLIGHT" to LOGFILE)"""
 import email.utils
 import http.server
 import json
@@ -30,6 +30,7 @@ import urllib.parse
 
 ROOT, PORTFILE, LOGFILE = sys.argv[1], sys.argv[2], sys.argv[3]
 counts = {}
+active = [0]  # requests in flight, logged with each request
 lock = threading.Lock()
 
 
@@ -47,8 +48,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def log_request_line(self):
         with lock, open(LOGFILE, "a") as f:
-            f.write("%s %s %s %s\n" % (self.command, self.path, self.headers.get("Range", "-"),
-                                        "auth" if self.headers.get("Authorization") else "noauth"))
+            f.write("%s %s %s %s %.3f %d\n" % (
+                self.command, self.path, self.headers.get("Range", "-"),
+                "auth" if self.headers.get("Authorization") else "noauth", time.time(), active[0]))
 
     def send_status(self, code, headers=None, body=b""):
         self.send_response(code)
@@ -59,7 +61,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self):
-        self.log_request_line()
+        with lock:
+            active[0] += 1
+        try:
+            self.log_request_line()
+            self.get()
+        finally:
+            with lock:
+                active[0] -= 1
+
+    def get(self):
         url = urllib.parse.urlsplit(self.path)
         if url.path == "/search/repositories":
             return self.search(urllib.parse.parse_qs(url.query))
