@@ -162,7 +162,8 @@ static int pid_alive(long pid)
     return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
 
-/* Remove temporary trees left by killed runs (".tmp-<pid>-..." / ".old-<pid>-..."). */
+/* Remove temporary trees and clones left by killed runs (".tmp-<pid>-...", ".old-<pid>-...",
+ * ".git-<pid>-...") whose process is gone. */
 static void clean_stale(const char *trees)
 {
     DIR *d = opendir(trees);
@@ -171,7 +172,8 @@ static void clean_stale(const char *trees)
         return;
     while ((de = readdir(d))) {
         long pid;
-        if ((strncmp(de->d_name, ".tmp-", 5) && strncmp(de->d_name, ".old-", 5)) ||
+        if ((strncmp(de->d_name, ".tmp-", 5) && strncmp(de->d_name, ".old-", 5) &&
+             strncmp(de->d_name, ".git-", 5)) ||
             sscanf(de->d_name + 5, "%ld", &pid) != 1 || pid_alive(pid))
             continue;
         char *p = xasprintf("%s/%s", trees, de->d_name);
@@ -326,7 +328,7 @@ static int from_git(struct extract_result *r, struct got *g, const struct fetch_
 {
     static const struct extract_limits lim = EXTRACT_LIMITS_INIT;
     char *url = fetch_expand_url(o->git_url, c->full_name);
-    char *clone = tmp_tree(o, c->full_name, "tmp-git");
+    char *clone = tmp_tree(o, c->full_name, "git");
     g->method = "git";
     g->archive_sha[0] = 0;
     g->archive_bytes = 0;

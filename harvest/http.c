@@ -126,8 +126,6 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
         return 0;
     }
     j->bytes += (int64_t)len;
-    if (j->bytes > 0 && p->resume_from + j->bytes < 0)
-        return 0;
     return len;
 }
 
@@ -189,7 +187,10 @@ static int start_attempt(CURLM *multi, struct http_job *j, const struct http_opt
         curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(o->timeout_s * 1000));
     if (o->max_bytes > 0)
         curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->max_bytes);
-    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    /* compressed transfer only for in-memory bodies (API answers): a file resumed with Range
+     * must hold the server's identity bytes */
+    if (!j->path)
+        curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, j);
@@ -198,11 +199,8 @@ static int start_attempt(CURLM *multi, struct http_job *j, const struct http_opt
     curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(e, CURLOPT_XFERINFODATA, j);
     curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
-    if (p->resume_from > 0) {
+    if (p->resume_from > 0)
         curl_easy_setopt(e, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)p->resume_from);
-        /* no transparent decoding on a resumed range: offsets are in raw bytes */
-        curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, NULL);
-    }
     curl_slist_free_all(p->hdrs);
     p->hdrs = NULL;
     if (o->token && *o->token) {
