@@ -81,6 +81,17 @@ t_expect harvest_fetch__refreshes_repos_pushed_since_an_old_fetch 0 H fetch --me
 check harvest_fetch__refresh_takes_only_pushed_repos "1 1" \
     "$(db "SELECT (fetched_at > '2020-01-02') FROM repos WHERE full_name = 'ok/cuda-saxpy'") $(db "SELECT json_extract(counts, '\$.fetched') FROM stage_runs ORDER BY id DESC LIMIT 1")"
 
+# ---- a partial download left by an earlier run is resumed with Range
+H import - <<<"ok/tiled-matmul"
+mkdir -p "$W/archives/ok"
+head -c 1000 "$SRV/tiled-matmul.zip" >"$W/archives/ok/tiled-matmul.zip.part"
+t_expect harvest_fetch__resumes_a_part_file_from_an_earlier_run 0 H fetch --method zip-only --repo ok/tiled-matmul \
+    --archive-url "$URL/f/{owner}/{name}.zip"
+check harvest_fetch__asks_for_the_missing_bytes_only "bytes=1000-" \
+    "$(grep '^GET /f/ok/tiled-matmul.zip' "$T_TMP/requests" | awk '{print $3}')"
+check harvest_fetch__a_resumed_archive_is_whole "$(sha256sum <"$SRV/tiled-matmul.zip" | cut -d' ' -f1)" \
+    "$(db "SELECT archive_sha256 FROM repos WHERE full_name = 'ok/tiled-matmul'")"
+
 # ---- the per-host cap: 8 slow downloads with -j 8 --per-host 2 never overlap more than 2
 for i in $(seq 1 8); do echo "slow/cap-$i"; cp "$SRV/cuda-saxpy.zip" "$SRV/cap-$i.zip"; done >"$T_TMP/cap"
 H import "$T_TMP/cap"
