@@ -341,94 +341,110 @@ static int host_count(struct http_job *jobs, size_t n, const char *host)
     return c;
 }
 
+struct loop {
+    CURLM *multi;
+    struct http_job *jobs;
+    struct job_priv *privs;
+    size_t n, left;
+    int active;
+    const struct http_options *o;
+};
+
+/* Start the jobs that may start now; returns the time the next waiting job may start. */
+static double start_ready(struct loop *L, double now)
+{
+    double next_wake = now + 1;
+    for (size_t i = 0; i < L->n && L->active < L->o->parallel; i++) {
+        struct job_priv *p = &L->privs[i];
+        if (p->active || p->done)
+            continue;
+        if (p->not_before > now) {
+            if (p->not_before < next_wake)
+                next_wake = p->not_before;
+            continue;
+        }
+        if (host_count(L->jobs, L->n, p->host) >= L->o->per_host)
+            continue;
+        if (start_attempt(L->multi, &L->jobs[i], L->o) < 0) {
+            snprintf(L->jobs[i].error, sizeof(L->jobs[i].error), "%s", lscat_error_last());
+            L->jobs[i].outcome = HTTP_FAILED;
+            p->done = 1;
+            L->left--;
+            continue;
+        }
+        L->active++;
+    }
+    return next_wake;
+}
+
+/* Handle finished transfers: final outcome, or back in the queue after a delay. */
+static int collect_done(struct loop *L, double now)
+{
+    CURLMsg *m;
+    int q, finished = 0;
+    while ((m = curl_multi_info_read(L->multi, &q))) {
+        if (m->msg != CURLMSG_DONE)
+            continue;
+        struct http_job *j = NULL;
+        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&j);
+        CURLcode c = m->data.result;
+        struct job_priv *p = j->priv;
+        curl_multi_remove_handle(L->multi, m->easy_handle);
+        p->active = 0;
+        L->active--;
+        finished++;
+        double delay = finish_attempt(j, c, L->o, now);
+        if (delay < 0) {
+            p->done = 1;
+            L->left--;
+            log_event(j->outcome == HTTP_OK ? LOG_DEBUG : LOG_INFO, "http_done", "url", j->url,
+                      "outcome", j->outcome == HTTP_OK ? "ok" : j->error, NULL);
+        } else {
+            p->not_before = fs_mono_s() + delay;
+            log_event(LOG_INFO, "http_retry", "url", j->url, "error", j->error, NULL);
+        }
+    }
+    return finished;
+}
+
 int http_run(struct http_job *jobs, size_t n, const struct http_options *o)
 {
-    CURLM *multi = curl_multi_init();
-    struct job_priv *privs = xcalloc(n ? n : 1, sizeof(*privs));
-    size_t left = n;
-    int active = 0, rc = 0;
-    if (!multi) {
-        free(privs);
+    struct loop L = { curl_multi_init(), jobs, NULL, n, n, 0, o };
+    if (!L.multi)
         return lscat_error_set("curl: cannot create a multi handle");
-    }
+    L.privs = xcalloc(n ? n : 1, sizeof(*L.privs));
     for (size_t i = 0; i < n; i++) {
-        jobs[i].priv = &privs[i];
+        jobs[i].priv = &L.privs[i];
         jobs[i].outcome = HTTP_PENDING;
         jobs[i].attempts = 0;
-        privs[i].easy = curl_easy_init();
+        L.privs[i].easy = curl_easy_init();
         if (jobs[i].path)
-            privs[i].part_path = xasprintf("%s.part", jobs[i].path);
-        host_of(privs[i].host, jobs[i].url);
+            L.privs[i].part_path = xasprintf("%s.part", jobs[i].path);
+        host_of(L.privs[i].host, jobs[i].url);
     }
-    while (left > 0) {
-        double now = fs_mono_s(), next_wake = now + 1;
-        for (size_t i = 0; i < n && active < o->parallel; i++) {
-            struct job_priv *p = &privs[i];
-            if (p->active || p->done)
-                continue;
-            if (p->not_before > now) {
-                if (p->not_before < next_wake)
-                    next_wake = p->not_before;
-                continue;
-            }
-            if (host_count(jobs, n, p->host) >= o->per_host)
-                continue;
-            if (start_attempt(multi, &jobs[i], o) < 0) {
-                snprintf(jobs[i].error, sizeof(jobs[i].error), "%s", lscat_error_last());
-                jobs[i].outcome = HTTP_FAILED;
-                p->done = 1;
-                left--;
-                continue;
-            }
-            active++;
-        }
-        int running = 0, finished = 0;
-        curl_multi_perform(multi, &running);
-        CURLMsg *m;
-        int q;
-        while ((m = curl_multi_info_read(multi, &q))) {
-            if (m->msg != CURLMSG_DONE)
-                continue;
-            struct http_job *j = NULL;
-            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&j);
-            CURLcode c = m->data.result;
-            struct job_priv *p = j->priv;
-            curl_multi_remove_handle(multi, m->easy_handle);
-            p->active = 0;
-            active--;
-            finished++;
-            double delay = finish_attempt(j, c, o, now);
-            if (delay < 0) {
-                p->done = 1;
-                left--;
-                log_event(j->outcome == HTTP_OK ? LOG_DEBUG : LOG_INFO, "http_done", "url",
-                          j->url, "outcome", j->outcome == HTTP_OK ? "ok" : j->error, NULL);
-            } else {
-                p->not_before = fs_mono_s() + delay;
-                log_event(LOG_INFO, "http_retry", "url", j->url, "error", j->error, NULL);
-            }
-        }
-        if (left == 0)
+    while (L.left > 0) {
+        double now = fs_mono_s();
+        double next_wake = start_ready(&L, now);
+        int running = 0;
+        curl_multi_perform(L.multi, &running);
+        int finished = collect_done(&L, now);
+        if (L.left == 0)
             break;
         if (finished)
             continue; /* slots opened: start the next jobs now */
-        double wait_s = next_wake - fs_mono_s();
-        int wait_ms = active > 0 ? 100 : (int)(wait_s * 1000);
-        if (wait_ms < 1)
-            wait_ms = 1;
-        if (wait_ms > 1000)
-            wait_ms = 1000;
-        curl_multi_poll(multi, NULL, 0, wait_ms, NULL);
+        int wait_ms = L.active > 0 ? 100 : (int)((next_wake - fs_mono_s()) * 1000);
+        wait_ms = wait_ms < 1 ? 1 : wait_ms > 1000 ? 1000 : wait_ms;
+        curl_multi_poll(L.multi, NULL, 0, wait_ms, NULL);
     }
     for (size_t i = 0; i < n; i++) {
-        if (privs[i].fp)
-            fclose(privs[i].fp);
-        curl_easy_cleanup(privs[i].easy);
-        curl_slist_free_all(privs[i].hdrs);
-        free(privs[i].part_path);
+        if (L.privs[i].fp)
+            fclose(L.privs[i].fp);
+        curl_easy_cleanup(L.privs[i].easy);
+        curl_slist_free_all(L.privs[i].hdrs);
+        free(L.privs[i].part_path);
         jobs[i].priv = NULL;
     }
-    free(privs);
-    curl_multi_cleanup(multi);
-    return rc;
+    free(L.privs);
+    curl_multi_cleanup(L.multi);
+    return 0;
 }
