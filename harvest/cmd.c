@@ -234,10 +234,11 @@ static int cmd_scan(struct buf *counts, struct store *s, const struct args *a,
     if (rc < 0)
         return rc;
     log_info("scan: %lld hours (%lld done, %lld bad, %lld missing, %lld failed, %lld skipped), "
-             "%lld events, %lld candidates, %lld new repositories",
+             "%lld events (%lld bad lines), %lld with evidence, %lld new repositories",
              (long long)k.hours_total, (long long)k.hours_done, (long long)k.hours_bad,
              (long long)k.hours_missing, (long long)k.hours_failed, (long long)k.hours_skipped,
-             (long long)k.events, (long long)k.candidates, (long long)k.repos_new);
+             (long long)k.events, (long long)k.bad_lines, (long long)k.candidates,
+             (long long)k.repos_new);
     return k.hours_failed > 0 ? 1 : 0;
 }
 
