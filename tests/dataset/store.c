@@ -345,8 +345,61 @@ static void test_store__status_counts_rows_per_status(void)
     free(p);
 }
 
+static void test_store__an_empty_file_is_migrated_like_a_new_store(void)
+{
+    char *p = db_path("empty.db");
+    test_write_file(p, "", 0);
+    struct store *s = NULL;
+    CHECK_OK(store_open(&s, p, 0));
+    CHECK_INT(store_schema_version(s), ==, schema_version_latest);
+    store_free(s);
+    free(p);
+}
+
+/* A second writer waits for the first one's transaction instead of failing. */
+static void test_store__a_second_writer_waits_for_the_first(void)
+{
+    char *p = db_path("busy.db");
+    struct store *s = NULL;
+    CHECK_OK(store_open(&s, p, STORE_CREATE));
+    store_free(s);
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        struct store *c = NULL;
+        if (store_open(&c, p, 0) < 0 || store_begin(c) < 0)
+            _exit(2);
+        store_run(c, "INSERT INTO repos(full_name) VALUES ('first/writer')", NULL);
+        (void)!write(fds[1], "x", 1);
+        usleep(500000);
+        _exit(store_commit(c) < 0 ? 3 : 0);
+    }
+    close(fds[1]);
+    char ch;
+    CHECK_INT(read(fds[0], &ch, 1), ==, 1);
+    close(fds[0]);
+    CHECK_OK(store_open(&s, p, 0));
+    double t0 = fs_mono_s();
+    CHECK_OK(store_begin(s));
+    CHECK(fs_mono_s() - t0 > 0.2); /* it waited for the child's commit */
+    CHECK_INT(store_run(s, "INSERT INTO repos(full_name) VALUES ('second/writer')", NULL), ==, 1);
+    CHECK_OK(store_commit(s));
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    int64_t n = 0;
+    CHECK_OK(store_query_int(&n, s, "SELECT count(*) FROM repos", NULL));
+    CHECK_INT(n, ==, 2);
+    store_free(s);
+    free(p);
+}
+
 int main(void)
 {
+    TEST_RUN(test_store__an_empty_file_is_migrated_like_a_new_store);
+    TEST_RUN(test_store__a_second_writer_waits_for_the_first);
     TEST_RUN(test_store__creates_and_migrates_an_empty_store_to_the_latest_schema);
     TEST_RUN(test_store__reopening_keeps_rows_and_does_not_migrate_again);
     TEST_RUN(test_store__refuses_a_store_from_a_newer_lscat_and_leaves_it_untouched);
