@@ -111,6 +111,8 @@ if [ -n "$GHA" ]; then
     check_eq harvest_scan__a_killed_scan_loses_and_doubles_nothing "$clean" "$killed"
     [ "$mid" -lt 72 ] && t_ok harvest_scan__the_kill_hit_mid_run || t_skip harvest_scan__the_kill_hit_mid_run "all $mid hours were done before the kill"
     W=$T_TMP/w
+else
+    t_skip harvest_scan__a_killed_scan_loses_and_doubles_nothing "no ../shared/data/gharchive"
 fi
 
 # import: CSV with header, URLs, duplicates, a bad line.
