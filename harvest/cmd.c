@@ -28,7 +28,7 @@ static const char usage[] =
 enum {
     O_FROM = 1, O_TO, O_SINCE_LAST, O_SOURCE, O_RETRY_BAD, O_KEEP, O_LANGUAGE, O_PUSHED_SINCE,
     O_API_URL, O_ARCHIVE_URL, O_GIT_URL, O_METHOD, O_REFRESH, O_LIMIT, O_REPO, O_PER_HOST,
-    O_ATTEMPTS, O_MAX_WAIT, O_TIMEOUT, O_BACKOFF, O_PUSHED_UNTIL,
+    O_ATTEMPTS, O_MAX_WAIT, O_TIMEOUT, O_BACKOFF, O_PUSHED_UNTIL, O_MAX_ARCHIVE,
 };
 
 static const struct cli_opt opts[] = {
@@ -54,6 +54,8 @@ static const struct cli_opt opts[] = {
       " and pushed since", O_REFRESH },
     { "limit", 0, "N", "fetch: at most N repositories this run", O_LIMIT },
     { "repo", 0, "OWNER/NAME", "fetch: only this repository (repeatable)", O_REPO },
+    { "max-archive-mb", 0, "MB", "fetch: refuse archives and clones over MB (default 2048)",
+      O_MAX_ARCHIVE },
     { "per-host", 0, "N", "HTTP transfers in flight per host (default 4)", O_PER_HOST },
     { "attempts", 0, "N", "HTTP tries per download in one run (default 5)", O_ATTEMPTS },
     { "max-wait", 0, "SECONDS", "longest server-asked wait honoured in-run (default 120)",
@@ -71,7 +73,7 @@ struct args {
     const char *repos[64];
     int nrepos, since_last, retry_bad, keep, per_host, attempts;
     long limit;
-    double max_wait, timeout, backoff;
+    double max_wait, timeout, backoff, max_archive_mb;
     int given[32];
 };
 
@@ -122,6 +124,8 @@ static int on_opt(void *ctx, int id, const char *arg)
     case O_MAX_WAIT: return cli_parse_double(&a->max_wait, "--max-wait", arg, 0, 86400);
     case O_TIMEOUT: return cli_parse_double(&a->timeout, "--timeout", arg, 1, 86400);
     case O_BACKOFF: return cli_parse_double(&a->backoff, "--backoff", arg, 0, 3600);
+    case O_MAX_ARCHIVE:
+        return cli_parse_double(&a->max_archive_mb, "--max-archive-mb", arg, 0.001, 1e7);
     }
     return 0;
 }
@@ -317,6 +321,7 @@ static int cmd_fetch(struct buf *counts, struct store *s, const struct args *a,
                  : !strcmp(a->method, "zip-only") ? FETCH_ZIP_ONLY : FETCH_ZIP;
     if (a->refresh && parse_age(&o.refresh_older_than_s, a->refresh) < 0)
         return LSCAT_EINVALID;
+    o.http.max_bytes = (int64_t)((a->given[O_MAX_ARCHIVE] ? a->max_archive_mb : 2048) * 1e6);
     o.limit = a->limit;
     o.repos = a->repos;
     o.nrepos = a->nrepos;

@@ -374,7 +374,8 @@ static int process(struct fetch_counts *k, struct store *s, const struct fetch_o
             snprintf(err, sizeof(err), "zip: %s", j->error);
         }
     }
-    if (rc < 0 && !gone && o->method != FETCH_ZIP_ONLY) {
+    /* no clone when the zip was refused for its size: the clone would be bigger */
+    if (rc < 0 && !gone && o->method != FETCH_ZIP_ONLY && !(j && j->over_cap)) {
         fs_remove_tree(tmp);
         extract_result_release(&r);
         extract_result_init(&r);

@@ -30,6 +30,7 @@ struct job_priv {
     int64_t resume_from;   /* bytes already in .part when the attempt started */
     int body_started;      /* first byte of this response's body seen */
     int over_cap;
+    int64_t max_bytes;
     int active, done;
     struct curl_slist *hdrs;
 };
@@ -118,6 +119,10 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
             p->resume_from = 0;
         }
     }
+    if (p->max_bytes > 0 && p->resume_from + j->bytes + (int64_t)len > p->max_bytes) {
+        p->over_cap = 1;
+        return 0;
+    }
     if (j->path) {
         if (fwrite(data, 1, len, p->fp) != len)
             return 0;
@@ -159,6 +164,7 @@ static int start_attempt(CURLM *multi, struct http_job *j, const struct http_opt
     p->body_started = 0;
     p->over_cap = 0;
     p->resume_from = 0;
+    p->max_bytes = o->max_bytes;
     if (j->path) {
         struct stat st;
         if (fs_mkdirs_parent(j->path) < 0)
@@ -308,10 +314,15 @@ static double finish_attempt(struct http_job *j, CURLcode c, const struct http_o
         snprintf(j->error, sizeof(j->error), "HTTP %ld", status);
         wait = server_wait_s(j);
         retry = status >= 500 || status == 429 || status == 408 || (status == 403 && wait >= 0);
+    } else if (p->over_cap || c == CURLE_FILESIZE_EXCEEDED) {
+        snprintf(j->error, sizeof(j->error), "over the size cap (%lld bytes)",
+                 (long long)p->max_bytes);
+        j->over_cap = 1;
+        if (j->path)
+            unlink(p->part_path);
     } else {
-        snprintf(j->error, sizeof(j->error), "%s", p->over_cap ? "over the size cap"
-                                                                : curl_easy_strerror(c));
-        retry = transient_curl(c) && !p->over_cap;
+        snprintf(j->error, sizeof(j->error), "%s", curl_easy_strerror(c));
+        retry = transient_curl(c);
     }
     if (!retry) {
         j->outcome = HTTP_FAILED;

@@ -57,13 +57,15 @@ struct http_job {
     int resumed;               /* a Range request continued a partial file */
     int64_t bytes;             /* body bytes of the final response */
     double retry_after_s;      /* for HTTP_RETRY_LATER: when to try again (0 = unknown) */
+    int over_cap;              /* HTTP_FAILED because the body passed max_bytes */
     char error[256];           /* human-readable, for non-OK outcomes */
     struct buf body;           /* when path == NULL */
     struct buf headers;        /* response headers of the last response (capped at 64 KiB) */
     /* private */
     void *priv;
 };
-#define HTTP_JOB_INIT { NULL, NULL, NULL, HTTP_PENDING, 0, 0, 0, 0, 0, "", BUF_INIT, BUF_INIT, NULL }
+#define HTTP_JOB_INIT { NULL, NULL, NULL, HTTP_PENDING, 0, 0, 0, 0, 0, 0, "", BUF_INIT, BUF_INIT, \
+                        NULL }
 
 /* Once per process, before threads start. */
 int http_global_init(void);

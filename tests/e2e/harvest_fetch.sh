@@ -92,6 +92,15 @@ check harvest_fetch__asks_for_the_missing_bytes_only "bytes=1000-" \
 check harvest_fetch__a_resumed_archive_is_whole "$(sha256sum <"$SRV/tiled-matmul.zip" | cut -d' ' -f1)" \
     "$(db "SELECT archive_sha256 FROM repos WHERE full_name = 'ok/tiled-matmul'")"
 
+# ---- an archive over --max-archive-mb is refused, and not cloned instead
+H import - <<<"ok/parallel-reduce"
+t_expect harvest_fetch__refuses_an_archive_over_the_size_cap 1 H fetch --repo ok/parallel-reduce \
+    --archive-url "$URL/f/{owner}/{name}.zip" --git-url "file://$T_TMP/git/{owner}/{name}" --max-archive-mb 0.001
+check harvest_fetch__records_the_size_cap "failed zip: over the size cap (1000 bytes)" \
+    "$(db "SELECT fetch_status || ' ' || fetch_error FROM repos WHERE full_name = 'ok/parallel-reduce'")"
+[ ! -e "$W/archives/ok/parallel-reduce.zip.part" ] && t_ok harvest_fetch__drops_the_part_of_a_refused_archive ||
+    t_fail harvest_fetch__drops_the_part_of_a_refused_archive "part file left"
+
 # ---- the per-host cap: 8 slow downloads with -j 8 --per-host 2 never overlap more than 2
 for i in $(seq 1 8); do echo "slow/cap-$i"; cp "$SRV/cuda-saxpy.zip" "$SRV/cap-$i.zip"; done >"$T_TMP/cap"
 H import "$T_TMP/cap"
