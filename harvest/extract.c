@@ -62,6 +62,47 @@ const char *extract_kind(const char *path)
     return NULL;
 }
 
+int extract_is_license_file(const char *rel)
+{
+    static const char *const names[] = { "license", "licence", "copying", "unlicense", NULL };
+    if (strchr(rel, '/'))
+        return 0;
+    for (int i = 0; names[i]; i++) {
+        size_t n = strlen(names[i]);
+        if (!strncasecmp(rel, names[i], n) && (rel[n] == 0 || rel[n] == '.' || rel[n] == '-'))
+            return 1;
+    }
+    return 0;
+}
+
+const char *extract_license_spdx(const char *text, size_t len)
+{
+    static const struct { const char *a, *b, *spdx; } rules[] = {
+        { "GNU AFFERO GENERAL PUBLIC LICENSE", "Version 3", "AGPL-3.0" },
+        { "GNU LESSER GENERAL PUBLIC LICENSE", "Version 3", "LGPL-3.0" },
+        { "GNU LESSER GENERAL PUBLIC LICENSE", "Version 2.1", "LGPL-2.1" },
+        { "GNU GENERAL PUBLIC LICENSE", "Version 3", "GPL-3.0" },
+        { "GNU GENERAL PUBLIC LICENSE", "Version 2", "GPL-2.0" },
+        { "Apache License", "Version 2.0", "Apache-2.0" },
+        { "Mozilla Public License", "2.0", "MPL-2.0" },
+        { "Boost Software License", "1.0", "BSL-1.0" },
+        { "free and unencumbered software released into the public domain", "", "Unlicense" },
+        { "Permission is hereby granted, free of charge", "", "MIT" },
+        { "Redistribution and use in source and binary forms", "Neither the name",
+          "BSD-3-Clause" },
+        { "Redistribution and use in source and binary forms", "", "BSD-2-Clause" },
+    };
+    char *t = xstrndup(text, len);
+    const char *found = "NOASSERTION";
+    for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+        if (strcasestr(t, rules[i].a) && (!rules[i].b[0] || strcasestr(t, rules[i].b))) {
+            found = rules[i].spdx;
+            break;
+        }
+    free(t);
+    return found;
+}
+
 const char *extract_check_path(char *out, size_t out_size, const char *path, int strip_top)
 {
     struct buf b = BUF_INIT;
@@ -228,6 +269,11 @@ static int one_entry(struct extract_result *r, struct archive *a, struct archive
         return 0;
     }
     const char *kind = extract_kind(rel);
+    if (type == AE_IFREG && !kind && !r->license_spdx && extract_is_license_file(rel)) {
+        if (read_entry(a, data, 1 << 16, &r->bytes_inflated) == 0)
+            r->license_spdx = extract_license_spdx(data->data, data->len);
+        return 0;
+    }
     if (!kind || type != AE_IFREG)
         return 0;
     if (archive_entry_size_is_set(e) && archive_entry_size(e) > lim->max_file_bytes) {
@@ -337,6 +383,11 @@ static int walk(struct extract_result *r, const char *root, const char *rel, con
             rc = walk(r, root, sub, work_dir, tree_dir, lim, data);
         } else if (!S_ISREG(st.st_mode)) {
             refuse(r, sub, "device");
+        } else if (!extract_kind(sub) && !r->license_spdx && extract_is_license_file(sub) &&
+                   st.st_size < (1 << 16)) {
+            buf_reset(data);
+            if (buf_read_file(data, full) == 0)
+                r->license_spdx = extract_license_spdx(data->data, data->len);
         } else if (extract_kind(sub)) {
             buf_reset(data);
             if (st.st_size > lim->max_file_bytes)

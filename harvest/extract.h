@@ -39,6 +39,7 @@ struct extract_result {
     size_t nrefused, refused_cap;
     int64_t entries, bytes_kept, bytes_inflated, blobs_new;
     int aborted;       /* a cap stopped the extraction early (see the refusals) */
+    const char *license_spdx; /* from a top-level LICENSE/COPYING file, NULL if none (static) */
 };
 
 void extract_result_init(struct extract_result *r);
@@ -48,6 +49,14 @@ void extract_result_release(struct extract_result *r);
  * .c → c; .cc .cpp .cxx .c++ → cpp; .h .hh .hpp .hxx .h++ .inl .inc .ipp .tpp .tcc → header;
  * Makefile, makefile, GNUmakefile, *.mk, CMakeLists.txt, *.cmake → build. */
 const char *extract_kind(const char *path);
+
+/* The SPDX id of a license text, recognised by its well-known phrases (MIT, Apache-2.0,
+ * BSD-2/3-Clause, GPL-2.0/3.0, LGPL-2.1/3.0, AGPL-3.0, MPL-2.0, Unlicense, BSL-1.0), or
+ * "NOASSERTION" for anything else. */
+const char *extract_license_spdx(const char *text, size_t len);
+
+/* Is `rel` (a path in the repository) a top-level license file (LICENSE, COPYING, ...)? */
+int extract_is_license_file(const char *rel);
 
 /* Extract `archive_path`. strip_top: drop the first path component (GitHub's
  * "<name>-<sha>/" folder). Kept files are stored under work_dir/blobs and linked under

@@ -255,11 +255,11 @@ static int record_fetched(struct store *s, const struct cand *c, const struct go
                            " http_status = ?, next_attempt_at = NULL, commit_sha = ?,"
                            " default_branch = COALESCE(?, default_branch), fetched_at = ?,"
                            " archive_sha256 = ?, archive_bytes = ?, files_kept = ?,"
-                           " files_refused = ? WHERE id = ?",
-                        "tittttiiii", g->method, (int64_t)g->http_status,
+                           " files_refused = ?, license_spdx = ? WHERE id = ?",
+                        "tittttiiiti", g->method, (int64_t)g->http_status,
                         g->commit[0] ? g->commit : NULL, g->branch[0] ? g->branch : NULL, now,
                         g->archive_sha[0] ? g->archive_sha : NULL, g->archive_bytes,
-                        (int64_t)r->nfiles, (int64_t)r->nrefused, c->id)) < 0 ||
+                        (int64_t)r->nfiles, (int64_t)r->nrefused, r->license_spdx, c->id)) < 0 ||
         (rc = store_commit(s)) < 0) {
         store_rollback(s);
         return rc;

@@ -61,6 +61,7 @@ done
 check harvest_fetch__gives_up_on_a_long_redirect_chain failed "$(status_of redir9/tiled-matmul)"
 check harvest_fetch__a_failed_repo_waits_for_its_next_attempt 1 \
     "$(db "SELECT next_attempt_at > strftime('%Y-%m-%dT%H:%M:%SZ', 'now') FROM repos WHERE full_name = '500/cuda-saxpy'")"
+check harvest_fetch__records_the_license "MIT" "$(db "SELECT license_spdx FROM repos WHERE full_name = 'reset/stencil2d'")"
 check harvest_fetch__records_the_zip_commit_id 40 "$(db "SELECT length(commit_sha) FROM repos WHERE full_name = 'ok/cuda-saxpy'")"
 check harvest_fetch__forks_share_blobs 1 "$(db "SELECT count(DISTINCT f.sha256) = (SELECT count(*) FROM blobs WHERE sha256 IN (SELECT sha256 FROM files)) FROM files f")"
 check harvest_fetch__trees_hold_only_sources "kernels/advect.cu" \

@@ -166,6 +166,23 @@ static void test_extract_archive__rejects_a_file_that_is_not_an_archive(void)
     free(p), free(work), free(tree);
 }
 
+static void test_extract_license_spdx__recognises_common_licenses(void)
+{
+    static const char mit[] = "MIT License\n\nPermission is hereby granted, free of charge, ...";
+    static const char bsd3[] = "Redistribution and use in source and binary forms ... 3. Neither "
+                               "the name of the copyright holder ...";
+    static const char gpl3[] = "GNU GENERAL PUBLIC LICENSE\n Version 3, 29 June 2007";
+    CHECK_STR(extract_license_spdx(mit, strlen(mit)), "MIT");
+    CHECK_STR(extract_license_spdx(bsd3, strlen(bsd3)), "BSD-3-Clause");
+    CHECK_STR(extract_license_spdx(gpl3, strlen(gpl3)), "GPL-3.0");
+    CHECK_STR(extract_license_spdx("all rights reserved", 19), "NOASSERTION");
+    CHECK(extract_is_license_file("LICENSE"));
+    CHECK(extract_is_license_file("License.md"));
+    CHECK(extract_is_license_file("COPYING"));
+    CHECK(!extract_is_license_file("docs/LICENSE"));
+    CHECK(!extract_is_license_file("licenses.cu"));
+}
+
 static void test_fetch_zip_commit__reads_githubs_zip_comment(void)
 {
     char sha[41];
@@ -196,6 +213,7 @@ int main(void)
     TEST_RUN(test_extract_archive__refuses_files_over_the_size_cap);
     TEST_RUN(test_extract_archive__caps_the_entry_count);
     TEST_RUN(test_extract_archive__rejects_a_file_that_is_not_an_archive);
+    TEST_RUN(test_extract_license_spdx__recognises_common_licenses);
     TEST_RUN(test_fetch_zip_commit__reads_githubs_zip_comment);
     TEST_RUN(test_fetch_expand_url__fills_owner_and_name);
     return test_done();
