@@ -62,6 +62,10 @@ static char *hour_local_path(struct hour_result *r, const struct scan_options *o
         return xstrdup(!strncmp(url, "file://", 7) ? url + 7 : url);
     char *path = xasprintf("%s/gharchive/%s.json%s", o->work_dir, hour,
                            ends_with(url, ".gz") ? ".gz" : "");
+    if (fs_exists(path)) { /* downloaded whole by a run that was killed before its scan */
+        *downloaded = 1;
+        return path;
+    }
     struct http_job j = HTTP_JOB_INIT;
     struct http_options ho = o->http;
     ho.parallel = 1;

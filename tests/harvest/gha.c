@@ -214,6 +214,24 @@ static void test_gha_scan_fd__marks_truncated_gzip_bad(void)
     free(path);
 }
 
+static void test_gha_scan_fd__marks_corrupt_gzip_bad(void)
+{
+    char *text = hour_text();
+    char *path = make_hour("c.json", text, 1);
+    char *cmd = xasprintf("printf '\\377\\377\\377\\377' | dd of='%s' bs=1 seek=400 conv=notrunc "
+                          "status=none", path);
+    CHECK_INT(system(cmd), ==, 0);
+    struct gha_scan_stats st;
+    struct repo_agg a;
+    repo_agg_init(&a);
+    CHECK_INT(scan_path(&st, &a, path, 1), ==, LSCAT_EINVALID);
+    CHECK(strstr(lscat_error_last(), "corrupt") || strstr(lscat_error_last(), "crc"));
+    repo_agg_release(&a);
+    free(cmd);
+    free(text);
+    free(path);
+}
+
 static void test_gha_scan_fd__marks_non_gzip_and_empty_files_bad(void)
 {
     char *p1 = make_hour("n.json.gz", "this is not gzip\n", 0);
@@ -315,6 +333,7 @@ int main(void)
     TEST_RUN(test_gha_evidence__formats_and_parses_kind_lists);
     TEST_RUN(test_gha_scan_fd__counts_events_candidates_and_bad_lines);
     TEST_RUN(test_gha_scan_fd__marks_truncated_gzip_bad);
+    TEST_RUN(test_gha_scan_fd__marks_corrupt_gzip_bad);
     TEST_RUN(test_gha_scan_fd__marks_non_gzip_and_empty_files_bad);
     TEST_RUN(test_gha_scan_fd__reads_concatenated_gzip_members);
     TEST_RUN(test_gha_scan_fd__skips_a_line_over_the_cap_and_goes_on);
