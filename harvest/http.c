@@ -154,6 +154,26 @@ static void host_of(char out[256], const char *url)
     snprintf(out, 256, "%.*s", (int)n, s);
 }
 
+/* Request headers: the token (curl does not send it on to other hosts after a redirect) and
+ * the Accept type. */
+static void set_headers(struct job_priv *p, const struct http_options *o)
+{
+    curl_slist_free_all(p->hdrs);
+    p->hdrs = NULL;
+    if (o->token && *o->token) {
+        char *h = xasprintf("Authorization: Bearer %s", o->token);
+        p->hdrs = curl_slist_append(p->hdrs, h);
+        free(h);
+    }
+    if (o->accept) {
+        char *h = xasprintf("Accept: %s", o->accept);
+        p->hdrs = curl_slist_append(p->hdrs, h);
+        free(h);
+    }
+    if (p->hdrs)
+        curl_easy_setopt(p->easy, CURLOPT_HTTPHEADER, p->hdrs);
+}
+
 static int start_attempt(CURLM *multi, struct http_job *j, const struct http_options *o)
 {
     struct job_priv *p = j->priv;
@@ -207,20 +227,7 @@ static int start_attempt(CURLM *multi, struct http_job *j, const struct http_opt
     curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
     if (p->resume_from > 0)
         curl_easy_setopt(e, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)p->resume_from);
-    curl_slist_free_all(p->hdrs);
-    p->hdrs = NULL;
-    if (o->token && *o->token) {
-        char *h = xasprintf("Authorization: Bearer %s", o->token);
-        p->hdrs = curl_slist_append(p->hdrs, h);
-        free(h);
-    }
-    if (o->accept) {
-        char *h = xasprintf("Accept: %s", o->accept);
-        p->hdrs = curl_slist_append(p->hdrs, h);
-        free(h);
-    }
-    if (p->hdrs)
-        curl_easy_setopt(e, CURLOPT_HTTPHEADER, p->hdrs);
+    set_headers(p, o);
     curl_easy_setopt(e, CURLOPT_PRIVATE, j);
     if (curl_multi_add_handle(multi, e) != CURLM_OK)
         return lscat_error_set("curl: cannot add a transfer");
