@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -430,12 +431,35 @@ static int count_due(int64_t *out, struct store *s, const struct fetch_options *
     return rc;
 }
 
+/* One fetch per work folder at a time: two would download the same repositories and race on
+ * their trees. The lock goes with the process (killed runs release it). */
+static int lock_work(int *fd_out, const char *work_dir)
+{
+    char *path = xasprintf("%s/.fetch.lock", work_dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int rc = 0;
+    if (fd < 0)
+        rc = lscat_error_set("cannot open '%s': %s", path, strerror(errno));
+    else if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        rc = lscat_error_setc(LSCAT_EBUSY, "another 'lscat harvest fetch' is running on '%s' "
+                                           "(wait for it, or use another --work)", work_dir);
+        close(fd);
+        fd = -1;
+    }
+    free(path);
+    *fd_out = fd;
+    return rc;
+}
+
 int fetch_run(struct fetch_counts *out, struct store *s, const struct fetch_options *o)
 {
     char *trees = xasprintf("%s/trees", o->work_dir);
     int64_t after = 0, total = 0;
+    int lock_fd = -1;
     int rc = 0;
     memset(out, 0, sizeof(*out));
+    if ((rc = lock_work(&lock_fd, o->work_dir)) < 0)
+        goto done;
     fs_mkdirs(trees, 0755);
     clean_stale(trees);
     if ((rc = count_due(&total, s, o)) < 0)
@@ -478,6 +502,8 @@ int fetch_run(struct fetch_counts *out, struct store *s, const struct fetch_opti
     }
     progress_free(bar);
 done:
+    if (lock_fd >= 0)
+        close(lock_fd);
     free(trees);
     return rc;
 }

@@ -129,6 +129,15 @@ static int record_hour(struct scan_ctx *c, struct hour_result *r, const char *ho
     }
     if ((rc = store_begin(s)) < 0)
         return rc;
+    int64_t done = 0;
+    /* another scan may have finished this hour meanwhile: count it once */
+    if ((rc = store_query_int(&done, s, "SELECT count(*) FROM gha_hours WHERE hour = ? AND"
+                                        " status = 'done'", "t", hour)) < 0 || done) {
+        store_rollback(s);
+        if (done)
+            k->hours_skipped++;
+        return rc < 0 ? rc : 0;
+    }
     if ((rc = repodb_upsert_all(s, &r->agg, "gharchive", &k->repos_new, NULL)) < 0 ||
         (rc = repodb_hour_record(s, hour, r->status, r->reason[0] ? r->reason : NULL, url,
                                  &r->st, r->scan_s, c->o->run_id)) < 0 ||

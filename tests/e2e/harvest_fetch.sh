@@ -140,6 +140,16 @@ check harvest_scan__http_hours_done_bad_missing "2014-06-01T12:done 2016-03-10T0
 [ -z "$(ls "$W/gharchive" 2>/dev/null)" ] && t_ok harvest_scan__removes_downloaded_hours_after_the_scan ||
     t_fail harvest_scan__removes_downloaded_hours_after_the_scan "$(ls "$W/gharchive")"
 
+# ---- one fetch per work folder: a second one at the same time stops with a clear message
+H import - <<<"stall/cap-1"
+lscat harvest --work "$W" -q fetch --method zip-only --repo stall/cap-1 --archive-url "$URL/f/{owner}/{name}.zip" \
+    --timeout 2 --attempts 1 &
+first=$!
+sleep 0.5
+t_expect harvest_fetch__refuses_a_second_concurrent_fetch 3 H fetch --method zip-only --archive-url "$URL/f/{owner}/{name}.zip"
+t_contains harvest_fetch__says_another_fetch_is_running "$T_ERR" "another 'lscat harvest fetch' is running"
+wait "$first"
+
 # ---- SIGKILL in the middle of a fetch: the next run finishes, nothing lost or doubled
 W=$T_TMP/wk
 for i in $(seq 1 30); do echo "slow/cuda-saxpy-$i"; done >"$T_TMP/many"

@@ -109,6 +109,13 @@ if [ -n "$GHA" ]; then
     clean=$(db "SELECT full_name, event_count, first_seen, last_seen, evidence FROM repos ORDER BY 1; SELECT count(*), sum(events) FROM gha_hours")
     check_eq() { if [ "$2" = "$3" ]; then t_ok "$1"; else t_fail "$1" "$(diff <(echo "$2") <(echo "$3") | head -5)"; fi; }
     check_eq harvest_scan__a_killed_scan_loses_and_doubles_nothing "$clean" "$killed"
+    W=$T_TMP/wtwo   # two scans of the same hours at once: each hour still counted once
+    H scan --source "$T_TMP/many" --from 2014-03-01T00 --to 2014-03-01T00
+    H -j 2 scan --source "$T_TMP/many" --from 2014-03-01T00 --to 2014-03-03T23 & two=$!
+    H -j 2 scan --source "$T_TMP/many" --from 2014-03-01T00 --to 2014-03-03T23
+    wait "$two"
+    both=$(db "SELECT full_name, event_count, first_seen, last_seen, evidence FROM repos ORDER BY 1; SELECT count(*), sum(events) FROM gha_hours")
+    check_eq harvest_scan__two_concurrent_scans_count_each_hour_once "$clean" "$both"
     [ "$mid" -lt 72 ] && t_ok harvest_scan__the_kill_hit_mid_run || t_skip harvest_scan__the_kill_hit_mid_run "all $mid hours were done before the kill"
     W=$T_TMP/w
 else
