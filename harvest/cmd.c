@@ -34,7 +34,8 @@ enum {
 static const struct cli_opt opts[] = {
     { "from", 0, "HOUR", "scan: first hour, YYYY-MM-DDTHH or YYYY-MM-DD (UTC)", O_FROM },
     { "to", 0, "HOUR", "scan: last hour, inclusive (default: --from's hour, or its day's last)", O_TO },
-    { "since-last", 0, NULL, "scan: from the hour after the last done one to two hours ago (or --to)",
+    { "since-last", 0, NULL, "scan: from the hour after the last done one to two hours ago (or --to); "
+      "retries hours of the last 48 h recorded missing",
       O_SINCE_LAST },
     { "source", 0, "TEMPLATE", "scan: where hours come from (URL, file://, or folder)",
       O_SOURCE },
@@ -208,7 +209,9 @@ static int cmd_scan(struct buf *counts, struct store *s, const struct args *a,
     o.work_dir = cli->work_dir;
     o.run_id = run_id;
     if (a->since_last) {
-        if (scan_next_after_last(&o.from, s) < 0)
+        /* hours that were not published yet in the last two days are tried again */
+        o.retry_missing_from = (time(NULL) / 3600 - 48) * 3600;
+        if (scan_next_after_last(&o.from, s, o.retry_missing_from) < 0)
             return LSCAT_EINVALID;
         o.to = (time(NULL) / 3600 - 2) * 3600;
         if (a->to && gha_hour_parse(&o.to, a->to, 23) < 0)

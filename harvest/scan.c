@@ -214,7 +214,9 @@ static int hours_todo(struct scan_ctx *c, struct scan_counts *k)
             break;
         if (rc == STORE_ROW) {
             const char *status = store_col_text(st, 0);
-            if (!strcmp(status, "done") || !o->retry_bad) {
+            int late = o->retry_missing_from && t >= o->retry_missing_from &&
+                       !strcmp(status, "missing");
+            if (!strcmp(status, "done") || (!o->retry_bad && !late)) {
                 k->hours_skipped++;
                 continue;
             }
@@ -259,9 +261,11 @@ done:
     return rc;
 }
 
-int scan_next_after_last(time_t *out, struct store *s)
+int scan_next_after_last(time_t *out, struct store *s, time_t recent_from)
 {
-    char *last = NULL;
+    char *last = NULL, *missing = NULL, recent[16];
+    time_t t;
+    gha_hour_format(recent, recent_from);
     int rc = store_query_text(&last, s, "SELECT max(hour) FROM gha_hours WHERE status = 'done'",
                               "");
     if (rc < 0)
@@ -269,8 +273,14 @@ int scan_next_after_last(time_t *out, struct store *s)
     if (!last)
         return lscat_error_setc(LSCAT_ENOTFOUND, "no hour was scanned yet (give --from)");
     rc = gha_hour_parse(out, last, 0);
-    free(last);
     if (rc == 0)
         *out += 3600;
+    if (rc == 0 && (rc = store_query_text(&missing, s, "SELECT min(hour) FROM gha_hours WHERE"
+                                                       " status = 'missing' AND hour >= ?",
+                                          "t", recent)) == 0 &&
+        missing && gha_hour_parse(&t, missing, 0) == 0 && t < *out)
+        *out = t;
+    free(last);
+    free(missing);
     return rc;
 }

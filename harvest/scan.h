@@ -16,6 +16,8 @@ struct scan_options {
     time_t from, to;        /* whole hours, inclusive */
     int jobs;               /* hours in parallel */
     int retry_bad;          /* rescan hours recorded bad or missing */
+    time_t retry_missing_from; /* also rescan 'missing' hours from this hour on (0 = none):
+                                  the nightly mode retries hours GH Archive published late */
     int keep_downloads;     /* keep downloaded hours under <work>/gharchive/ */
     const char *work_dir;
     int64_t run_id;
@@ -32,7 +34,8 @@ struct scan_counts {
  * when the store failed. */
 int scan_run(struct scan_counts *out, struct store *s, const struct scan_options *o);
 
-/* The hour after the last 'done' hour in the store, or LSCAT_ENOTFOUND when none. */
-int scan_next_after_last(time_t *out, struct store *s);
+/* The hour after the last 'done' hour in the store, or LSCAT_ENOTFOUND when none. When an
+ * hour recorded 'missing' at or after `recent_from` is earlier, that hour instead. */
+int scan_next_after_last(time_t *out, struct store *s, time_t recent_from);
 
 #endif

@@ -85,6 +85,21 @@ check_since=$(db "SELECT group_concat(hour, ' ') FROM (SELECT hour FROM gha_hour
 [ "$check_since" = "2016-03-10T10 2016-03-10T11 2016-03-10T12 2016-03-10T13 2016-03-10T14 2016-03-10T15 2016-03-10T16" ] &&
     t_ok harvest_scan__since_last_scans_the_following_hours || t_fail harvest_scan__since_last_scans_the_following_hours "$check_since"
 W=$T_TMP/w
+# The nightly mode retries recent hours that were not published yet ('missing').
+W=$T_TMP/wlate; mkdir -p "$T_TMP/late"
+now=$(date -u +%s)   # one clock reading, so an hour boundary during the test changes nothing
+hr() { date -u -d "@$((now - $1 * 3600))" +%Y-%m-%dT%H; }
+fn() { date -u -d "@$((now - $1 * 3600))" +%Y-%m-%d-%-H.json.gz; }
+for a in 5 4; do cp "$T_TMP/smp/gharchive/2014-06-01-12.json.gz" "$T_TMP/late/$(fn $a)"; done
+H scan --source "$T_TMP/late" --from "$(hr 5)" --to "$(hr 5)"
+H scan --source "$T_TMP/late" --since-last --to "$(hr 2)"
+cp "$T_TMP/smp/gharchive/2014-06-01-12.json.gz" "$T_TMP/late/$(fn 3)"
+t_expect harvest_scan__since_last_runs_nightly 0 H scan --source "$T_TMP/late" --since-last --to "$(hr 2)"
+got=$(db "SELECT group_concat(status, ' ') FROM (SELECT status FROM gha_hours ORDER BY hour)")
+[ "$got" = "done done done missing" ] && t_ok harvest_scan__since_last_retries_hours_published_late ||
+    t_fail harvest_scan__since_last_retries_hours_published_late "statuses: $got"
+W=$T_TMP/w
+
 t_expect harvest_scan__since_last_excludes_from 2 H scan --since-last --from 2016-01-01
 t_expect harvest_scan__rejects_a_bad_date 2 H scan --from 2016-13-01
 t_expect harvest_scan__help_documents_the_selection_rule 0 H --help
