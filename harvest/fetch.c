@@ -104,6 +104,7 @@ static void time_plus(char out[32], double seconds)
 
 /* ---------------------------------------------------------------- choosing repositories */
 
+/* The repositories due now (id > after_id, at most max). */
 static int load_batch(struct cand **out, size_t *n_out, struct store *s,
                       const struct fetch_options *o, int64_t after_id, int64_t max)
 {
@@ -421,15 +422,6 @@ static void free_batch(struct cand *c, size_t n)
     free(c);
 }
 
-static int count_due(int64_t *out, struct store *s, const struct fetch_options *o)
-{
-    struct cand *c = NULL;
-    size_t n = 0;
-    int rc = load_batch(&c, &n, s, o, 0, o->limit > 0 ? o->limit : INT64_MAX);
-    free_batch(c, n);
-    *out = (int64_t)n;
-    return rc;
-}
 
 /* One fetch per work folder at a time: two would download the same repositories and race on
  * their trees. The lock goes with the process (killed runs release it). */
@@ -451,10 +443,31 @@ static int lock_work(int *fd_out, const char *work_dir)
     return rc;
 }
 
+struct run_ctx {
+    struct fetch_counts *k;
+    struct store *s;
+    const struct fetch_options *o;
+    struct cand *c;
+    struct progress *bar;
+};
+
+/* A download finished: extract and record its repository while the others go on. */
+static int on_download(void *arg, struct http_job *j)
+{
+    struct run_ctx *x = arg;
+    struct cand *c = j->user;
+    int rc = process(x->k, x->s, x->o, c, j);
+    x->k->repos++;
+    progress_add(x->bar, 1);
+    return rc < 0 ? rc : 0;
+}
+
 int fetch_run(struct fetch_counts *out, struct store *s, const struct fetch_options *o)
 {
     char *trees = xasprintf("%s/trees", o->work_dir);
-    int64_t after = 0, total = 0;
+    struct cand *c = NULL;
+    struct http_job *jobs = NULL;
+    size_t n = 0;
     int lock_fd = -1;
     int rc = 0;
     memset(out, 0, sizeof(*out));
@@ -462,48 +475,40 @@ int fetch_run(struct fetch_counts *out, struct store *s, const struct fetch_opti
         goto done;
     fs_mkdirs(trees, 0755);
     clean_stale(trees);
-    if ((rc = count_due(&total, s, o)) < 0)
+    /* every due repository in one queue: the downloads never wait for a batch's slowest */
+    if ((rc = load_batch(&c, &n, s, o, 0, o->limit > 0 ? o->limit : INT64_MAX)) < 0)
         goto done;
-    struct progress *bar = progress_new("repositories", (uint64_t)total);
-    size_t batch = (size_t)(o->jobs > 0 ? o->jobs : 1) * 4;
-    while (rc == 0 && out->repos < total) {
-        struct cand *c = NULL;
-        size_t n = 0;
-        int64_t want = total - out->repos;
-        if ((rc = load_batch(&c, &n, s, o, after, want < (int64_t)batch ? want : (int64_t)batch))
-                < 0 || n == 0) {
-            free_batch(c, n);
-            break;
+    struct run_ctx x = { out, s, o, c, progress_new("repositories", (uint64_t)n) };
+    if (o->method == FETCH_GIT) {
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            rc = process(out, s, o, &c[i], NULL);
+            out->repos++;
+            progress_add(x.bar, 1);
         }
-        struct http_job *jobs = xcalloc(n, sizeof(*jobs));
+    } else {
+        jobs = xcalloc(n ? n : 1, sizeof(*jobs));
         for (size_t i = 0; i < n; i++) {
             c[i].url = fetch_expand_url(o->archive_url, c[i].full_name);
             c[i].archive_path = xasprintf("%s/archives/%s.zip", o->work_dir, c[i].full_name);
             jobs[i] = (struct http_job)HTTP_JOB_INIT;
             jobs[i].url = c[i].url;
             jobs[i].path = c[i].archive_path;
+            jobs[i].user = &c[i];
         }
         struct http_options ho = o->http;
         ho.parallel = o->jobs > 0 ? o->jobs : 1;
-        if (o->method != FETCH_GIT && http_run(jobs, n, &ho) < 0)
-            rc = LSCAT_ERR;
-        for (size_t i = 0; i < n && rc == 0; i++) {
-            if (!repodb_valid_name(c[i].full_name))
-                continue; /* never selected: names are checked on insert */
-            rc = process(out, s, o, &c[i], o->method == FETCH_GIT ? NULL : &jobs[i]);
-            out->repos++;
-            after = c[i].id;
-            progress_add(bar, 1);
-        }
+        ho.on_done = on_download;
+        ho.on_done_ctx = &x;
+        rc = http_run(jobs, n, &ho);
         for (size_t i = 0; i < n; i++)
             http_job_release(&jobs[i]);
-        free(jobs);
-        free_batch(c, n);
     }
-    progress_free(bar);
+    progress_free(x.bar);
 done:
     if (lock_fd >= 0)
         close(lock_fd);
+    free(jobs);
+    free_batch(c, n);
     free(trees);
     return rc;
 }

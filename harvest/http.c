@@ -25,7 +25,7 @@ struct job_priv {
     CURL *easy;
     FILE *fp;
     char *part_path;
-    char host[256];
+    int host;              /* index into the loop's host table */
     double not_before;     /* monotonic seconds */
     int64_t resume_from;   /* bytes already in .part when the attempt started */
     int body_started;      /* first byte of this response's body seen */
@@ -198,6 +198,8 @@ static int start_attempt(CURLM *multi, struct http_job *j, const struct http_opt
         buf_reset(&j->body);
         j->body.cap_bytes = o->max_bytes > 0 ? (size_t)o->max_bytes : 0;
     }
+    if (!p->easy && !(p->easy = curl_easy_init()))
+        return lscat_error_set("curl: cannot create a transfer handle");
     CURL *e = p->easy;
     curl_easy_reset(e);
     curl_easy_setopt(e, CURLOPT_URL, j->url);
@@ -349,30 +351,51 @@ static double finish_attempt(struct http_job *j, CURLcode c, const struct http_o
 
 /* ---------------------------------------------------------------- the loop */
 
-static int host_count(struct http_job *jobs, size_t n, const char *host)
-{
-    int c = 0;
-    for (size_t i = 0; i < n; i++) {
-        struct job_priv *p = jobs[i].priv;
-        c += p->active && !strcmp(p->host, host);
-    }
-    return c;
-}
+struct host {
+    char name[256];
+    int active;
+};
 
 struct loop {
     CURLM *multi;
     struct http_job *jobs;
     struct job_priv *privs;
-    size_t n, left;
+    size_t n, left, cursor; /* jobs before cursor are all done */
     int active;
+    int stop;               /* a negative on_done result */
+    struct host *hosts;
+    size_t nhosts, hosts_cap;
     const struct http_options *o;
 };
+
+static int host_index(struct loop *L, const char *url)
+{
+    char name[256];
+    host_of(name, url);
+    for (size_t i = 0; i < L->nhosts; i++)
+        if (!strcmp(L->hosts[i].name, name))
+            return (int)i;
+    XGROW(L->hosts, L->nhosts + 1, L->hosts_cap);
+    memcpy(L->hosts[L->nhosts].name, name, sizeof(name));
+    L->hosts[L->nhosts].active = 0;
+    return (int)L->nhosts++;
+}
+
+static int all_hosts_full(const struct loop *L)
+{
+    for (size_t i = 0; i < L->nhosts; i++)
+        if (L->hosts[i].active < L->o->per_host)
+            return 0;
+    return 1;
+}
 
 /* Start the jobs that may start now; returns the time the next waiting job may start. */
 static double start_ready(struct loop *L, double now)
 {
     double next_wake = now + 1;
-    for (size_t i = 0; i < L->n && L->active < L->o->parallel; i++) {
+    while (L->cursor < L->n && L->privs[L->cursor].done)
+        L->cursor++;
+    for (size_t i = L->cursor; i < L->n && L->active < L->o->parallel; i++) {
         struct job_priv *p = &L->privs[i];
         if (p->active || p->done)
             continue;
@@ -381,15 +404,21 @@ static double start_ready(struct loop *L, double now)
                 next_wake = p->not_before;
             continue;
         }
-        if (host_count(L->jobs, L->n, p->host) >= L->o->per_host)
+        if (L->hosts[p->host].active >= L->o->per_host) {
+            if (all_hosts_full(L))
+                break;
             continue;
+        }
         if (start_attempt(L->multi, &L->jobs[i], L->o) < 0) {
             snprintf(L->jobs[i].error, sizeof(L->jobs[i].error), "%s", lscat_error_last());
             L->jobs[i].outcome = HTTP_FAILED;
             p->done = 1;
             L->left--;
+            if (L->o->on_done && (L->stop = L->o->on_done(L->o->on_done_ctx, &L->jobs[i])) < 0)
+                break;
             continue;
         }
+        L->hosts[p->host].active++;
         L->active++;
     }
     return next_wake;
@@ -409,25 +438,35 @@ static int collect_done(struct loop *L, double now)
         struct job_priv *p = j->priv;
         curl_multi_remove_handle(L->multi, m->easy_handle);
         p->active = 0;
+        L->hosts[p->host].active--;
         L->active--;
         finished++;
         double delay = finish_attempt(j, c, L->o, now);
-        if (delay < 0) {
-            p->done = 1;
-            L->left--;
-            log_event(j->outcome == HTTP_OK ? LOG_DEBUG : LOG_INFO, "http_done", "url", j->url,
-                      "outcome", j->outcome == HTTP_OK ? "ok" : j->error, NULL);
-        } else {
+        if (delay >= 0) {
             p->not_before = fs_mono_s() + delay;
             log_event(LOG_INFO, "http_retry", "url", j->url, "error", j->error, NULL);
+            continue;
         }
+        p->done = 1;
+        L->left--;
+        curl_easy_cleanup(p->easy);
+        p->easy = NULL;
+        log_event(j->outcome == HTTP_OK ? LOG_DEBUG : LOG_INFO, "http_done", "url", j->url,
+                  "outcome", j->outcome == HTTP_OK ? "ok" : j->error, NULL);
+        if (L->o->on_done && (L->stop = L->o->on_done(L->o->on_done_ctx, j)) < 0)
+            break;
     }
     return finished;
 }
 
 int http_run(struct http_job *jobs, size_t n, const struct http_options *o)
 {
-    struct loop L = { curl_multi_init(), jobs, NULL, n, n, 0, o };
+    struct loop L;
+    memset(&L, 0, sizeof(L));
+    L.multi = curl_multi_init();
+    L.jobs = jobs;
+    L.n = L.left = n;
+    L.o = o;
     if (!L.multi)
         return lscat_error_set("curl: cannot create a multi handle");
     L.privs = xcalloc(n ? n : 1, sizeof(*L.privs));
@@ -435,18 +474,17 @@ int http_run(struct http_job *jobs, size_t n, const struct http_options *o)
         jobs[i].priv = &L.privs[i];
         jobs[i].outcome = HTTP_PENDING;
         jobs[i].attempts = 0;
-        L.privs[i].easy = curl_easy_init();
         if (jobs[i].path)
             L.privs[i].part_path = xasprintf("%s.part", jobs[i].path);
-        host_of(L.privs[i].host, jobs[i].url);
+        L.privs[i].host = host_index(&L, jobs[i].url);
     }
-    while (L.left > 0) {
+    while (L.left > 0 && L.stop >= 0) {
         double now = fs_mono_s();
         double next_wake = start_ready(&L, now);
         int running = 0;
         curl_multi_perform(L.multi, &running);
         int finished = collect_done(&L, now);
-        if (L.left == 0)
+        if (L.left == 0 || L.stop < 0)
             break;
         if (finished)
             continue; /* slots opened: start the next jobs now */
@@ -455,6 +493,8 @@ int http_run(struct http_job *jobs, size_t n, const struct http_options *o)
         curl_multi_poll(L.multi, NULL, 0, wait_ms, NULL);
     }
     for (size_t i = 0; i < n; i++) {
+        if (L.privs[i].active)
+            curl_multi_remove_handle(L.multi, L.privs[i].easy);
         if (L.privs[i].fp)
             fclose(L.privs[i].fp);
         curl_easy_cleanup(L.privs[i].easy);
@@ -463,6 +503,7 @@ int http_run(struct http_job *jobs, size_t n, const struct http_options *o)
         jobs[i].priv = NULL;
     }
     free(L.privs);
+    free(L.hosts);
     curl_multi_cleanup(L.multi);
-    return 0;
+    return L.stop < 0 ? L.stop : 0;
 }

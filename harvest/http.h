@@ -28,6 +28,8 @@ enum http_outcome {
     HTTP_RETRY_LATER,  /* transient failure and attempts used up, or a wait too long */
 };
 
+struct http_job;
+
 struct http_options {
     int parallel;              /* transfers in flight (default 4) */
     int per_host;              /* transfers in flight per host (default 4) */
@@ -43,8 +45,13 @@ struct http_options {
     int64_t max_bytes;         /* per download, 0 = none */
     const char *token;         /* sent as "Authorization: Bearer"; never logged */
     const char *accept;        /* Accept header, NULL = curl's default */
+    /* Called (on the calling thread, between transfers) as soon as a job has its outcome, so
+     * a caller can process results while the other downloads go on; NULL = none. A negative
+     * return stops the run: http_run returns it, unfinished jobs stay HTTP_PENDING. */
+    int (*on_done)(void *ctx, struct http_job *job);
+    void *on_done_ctx;
 };
-#define HTTP_OPTIONS_INIT { 4, 4, 5, 0.5, 30, 120, 5, 20, 30, 0, 0, NULL, NULL }
+#define HTTP_OPTIONS_INIT { 4, 4, 5, 0.5, 30, 120, 5, 20, 30, 0, 0, NULL, NULL, NULL, NULL }
 
 struct http_job {
     const char *url;           /* borrowed */
@@ -72,7 +79,9 @@ int http_global_init(void);
 void http_global_cleanup(void);
 
 /* Run every job to an outcome. Returns 0 (outcomes are per job) or LSCAT_ERR when curl itself
- * could not be set up. Retries and waits happen inside the call. */
+ * could not be set up. Retries and waits happen inside the call. Jobs start in array order;
+ * a curl handle exists only while a job is in flight, so n may be large (a whole night's
+ * repositories): the queue never waits for a batch's slowest download. */
 int http_run(struct http_job *jobs, size_t n, const struct http_options *o);
 void http_job_release(struct http_job *j);
 
