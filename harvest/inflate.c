@@ -219,12 +219,13 @@ long inflate_stream_read(struct inflate_stream *s, char *dst, size_t cap)
         }
         if (refill(s) < 0)
             return LSCAT_ERR;
-        if (s->in_pos >= s->in_len && s->eof)
-            return lscat_error_setc(LSCAT_EINVALID, "truncated gzip (input ends inside a member)");
+        /* step even without input: the inflater may still hold output from the last bytes */
         size_t produced = 0;
         if (inflate_step(s, dst, cap, &produced) < 0)
             return LSCAT_EINVALID;
         if (produced > 0)
             return (long)produced;
+        if (!s->member_done && s->in_pos >= s->in_len && s->eof)
+            return lscat_error_setc(LSCAT_EINVALID, "truncated gzip (input ends inside a member)");
     }
 }

@@ -197,6 +197,32 @@ static void test_gha_scan_fd__counts_events_candidates_and_bad_lines(void)
     free(path);
 }
 
+static void test_gha_scan_fd__reads_every_byte_at_buffer_boundaries(void)
+{
+    static const size_t sizes[] = { 1, 262143, 262144, 262145, (1 << 20) + 7, (4 << 20) - 1,
+                                    (4 << 20) + 1 };
+    static const char *const levels[] = { "-1", "-9" };
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        for (size_t l = 0; l < 2; l++) {
+            char *text = xmalloc(sizes[i]);
+            for (size_t k = 0; k < sizes[i]; k++) /* short lines with a candidate now and then */
+                text[k] = k % 61 == 60 ? '\n' : "{\"cuda\":1}xyz"[k % 13];
+            char *path = xasprintf("%s/s%zu.json", test_tmpdir(), i);
+            test_write_file(path, text, sizes[i]);
+            char *cmd = xasprintf("gzip -n -f %s '%s'", levels[l], path);
+            CHECK_INT(system(cmd), ==, 0);
+            char *gz = xasprintf("%s.gz", path);
+            struct gha_scan_stats st;
+            struct repo_agg a;
+            repo_agg_init(&a);
+            CHECK_OK(scan_path(&st, &a, gz, 1));
+            CHECK_INT(st.bytes_raw, ==, sizes[i]);
+            repo_agg_release(&a);
+            free(text), free(path), free(cmd), free(gz);
+        }
+    }
+}
+
 static void test_gha_scan_fd__marks_truncated_gzip_bad(void)
 {
     char *text = hour_text();
@@ -332,6 +358,7 @@ int main(void)
     TEST_RUN(test_gha_scan_line__tolerates_events_missing_fields);
     TEST_RUN(test_gha_evidence__formats_and_parses_kind_lists);
     TEST_RUN(test_gha_scan_fd__counts_events_candidates_and_bad_lines);
+    TEST_RUN(test_gha_scan_fd__reads_every_byte_at_buffer_boundaries);
     TEST_RUN(test_gha_scan_fd__marks_truncated_gzip_bad);
     TEST_RUN(test_gha_scan_fd__marks_corrupt_gzip_bad);
     TEST_RUN(test_gha_scan_fd__marks_non_gzip_and_empty_files_bad);
