@@ -312,8 +312,9 @@ int extract_archive(struct extract_result *out, const char *archive_path, int st
     archive_read_support_format_tar(a);
     archive_read_support_filter_gzip(a);
     if (stat(archive_path, &st) < 0 || archive_read_open_filename(a, archive_path, 1 << 16)) {
-        rc = lscat_error_set("cannot open archive '%s': %s", archive_path,
-                             archive_error_string(a) ? archive_error_string(a) : strerror(errno));
+        rc = lscat_error_setc(LSCAT_EINVALID, "cannot open archive '%s': %s", archive_path,
+                              archive_error_string(a) ? archive_error_string(a)
+                                                      : strerror(errno));
         goto done;
     }
     if ((rc = fs_mkdirs(tree_dir, 0755)) < 0)

@@ -60,8 +60,9 @@ int extract_is_license_file(const char *rel);
 
 /* Extract `archive_path`. strip_top: drop the first path component (GitHub's
  * "<name>-<sha>/" folder). Kept files are stored under work_dir/blobs and linked under
- * tree_dir (created). Returns 0 (refusals are in `out`), or a negative code when the archive
- * cannot be read at all (message set). */
+ * tree_dir (created). Returns 0 (refusals are in `out`), LSCAT_EINVALID when the archive
+ * cannot be read at all, or LSCAT_ERR when writing locally failed (disk full, permissions):
+ * the caller should stop rather than blame the repository. */
 int extract_archive(struct extract_result *out, const char *archive_path, int strip_top,
                     const char *work_dir, const char *tree_dir, const struct extract_limits *lim);
 

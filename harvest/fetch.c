@@ -368,6 +368,13 @@ static int process(struct fetch_counts *k, struct store *s, const struct fetch_o
         g.http_status = j->status;
         if (j->outcome == HTTP_OK) {
             rc = from_zip(&r, &g, o, c, tmp);
+            if (rc == LSCAT_ERR) { /* our disk, not their archive: stop the run */
+                lscat_error_wrap("repository %s", c->full_name);
+                fs_remove_tree(tmp);
+                extract_result_release(&r);
+                free(tmp);
+                return LSCAT_ERR;
+            }
             if (rc < 0)
                 snprintf(err, sizeof(err), "zip: %s", lscat_error_last());
             unlink(c->archive_path); /* done with it, or corrupt: download afresh next time */
