@@ -51,6 +51,7 @@ PY
         --from 2021-01-01T01 --to 2021-01-01T02 "$OUT/work"
     run lscat_2h_j2 1 "$BIN/lscat-harvest" --work "$OUT/work" -q -j 2 scan --source "$OUT/hours" \
         --from 2021-01-01T01 --to 2021-01-01T02 "$OUT/work"
+    run igzip_2h_par 1 bash -c "igzip -dc '$HOUR' >/dev/null & igzip -dc '$HOUR' >/dev/null & wait"
     run zcat 1 zcat "$HOUR"
     run python 1 python3 tests/harvest/support/gha_count.py "$HOUR"
 } >"$OUT/times.txt" || { echo "harvest bench: a command failed"; exit 1; }
@@ -65,8 +66,10 @@ l = t["lscat"][0]
 r = l / t["igzip"][0]
 print("  lscat / igzip floor = %.2f  (target <= 1.25)%s" % (r, "" if r <= 1.25 else "  TARGET MISSED"))
 print("  zcat / lscat = %.2f,  python / lscat = %.2f" % (t["zcat"][0] / l, t["python"][0] / l))
-print("  two hours: -j 1 %.2f s, -j 2 %.2f s: speed-up %.2f on %d cores" % (
-    t["lscat_2h_j1"][0], t["lscat_2h_j2"][0], t["lscat_2h_j1"][0] / t["lscat_2h_j2"][0], os.cpu_count()))
+print("  two hours: -j 1 %.2f s, -j 2 %.2f s: speed-up %.2f on %d cores; two igzip -dc at once"
+      " %.2f s (what the machine gives two processes now): lscat -j 2 / that = %.2f" % (
+    t["lscat_2h_j1"][0], t["lscat_2h_j2"][0], t["lscat_2h_j1"][0] / t["lscat_2h_j2"][0],
+    os.cpu_count(), t["igzip_2h_par"][0], t["lscat_2h_j2"][0] / t["igzip_2h_par"][0]))
 m = t["lscat"][1]
 print("  lscat peak RSS = %.1f MB  (target < 64)%s" % (m, "" if m < 64 else "  TARGET MISSED"))
 PY

@@ -333,6 +333,8 @@ struct scan_state {
     void *ctx;
 };
 
+/* Events in [p, end): non-empty lines. memchr per line beats a vectorised newline count
+ * here (measured): lines average ~3 KB, and glibc's memchr is AVX2/EVEX. */
 static void count_lines(struct gha_scan_stats *st, const char *p, const char *end)
 {
     while (p < end) {
@@ -372,57 +374,62 @@ static int scan_region(struct scan_state *s, const char *p, const char *end)
 
 int gha_scan_fd(struct gha_scan_stats *out, int fd, int mode, gha_evidence_fn fn, void *ctx)
 {
+    enum { WIN = GHA_LINE_CAP_BYTES + READ_CHUNK };
     struct inflate_stream *in = NULL;
     char *win = NULL;
-    size_t fill = 0;
+    size_t base = 0, fill = 0; /* [base, fill): bytes not scanned yet, a partial line */
     int rc = 0, skipping = 0;
     struct scan_state s = { out, fn, ctx };
     memset(out, 0, sizeof(*out));
     if ((rc = inflate_stream_new(&in, fd, (enum inflate_mode)mode)) < 0)
         goto done;
-    win = xmalloc(GHA_LINE_CAP_BYTES);
+    win = xmalloc(WIN);
     for (;;) {
-        size_t want = GHA_LINE_CAP_BYTES - fill < READ_CHUNK ? GHA_LINE_CAP_BYTES - fill
-                                                             : READ_CHUNK;
-        long n = inflate_stream_read(in, win + fill, want);
+        if (WIN - fill < READ_CHUNK) { /* compact only when the window's end is near */
+            memmove(win, win + base, fill - base);
+            fill -= base;
+            base = 0;
+        }
+        long n = inflate_stream_read(in, win + fill, READ_CHUNK);
         if (n < 0) {
             rc = (int)n;
             goto done;
         }
         out->bytes_raw += (uint64_t)n;
         if (n == 0) { /* end: a last line without newline */
-            if (fill > 0 && !skipping && (rc = scan_region(&s, win, win + fill)) < 0)
+            if (fill > base && !skipping && (rc = scan_region(&s, win + base, win + fill)) < 0)
                 goto done;
             break;
         }
         const char *from = win + fill;
         fill += (size_t)n;
+        const char *last = memrchr(from, '\n', (size_t)(win + fill - from));
         if (skipping) { /* drop the rest of an over-long line */
-            const char *nl = memchr(from, '\n', (size_t)(win + fill - from));
-            if (!nl) {
-                fill = 0;
+            if (!last) {
+                base = fill = 0;
                 continue;
             }
-            size_t keep = (size_t)(win + fill - (nl + 1));
-            memmove(win, nl + 1, keep);
-            fill = keep;
+            base = (size_t)((const char *)memchr(from, '\n', (size_t)(win + fill - from)) - win) + 1;
             skipping = 0;
         }
-        const char *last = memrchr(win, '\n', fill);
-        if (!last) {
-            if (fill == GHA_LINE_CAP_BYTES) { /* a line over the cap */
+        if (!last || last < win + base) {
+            if (fill - base >= GHA_LINE_CAP_BYTES) { /* a line over the cap */
                 out->events++;
                 out->bad_lines++;
                 skipping = 1;
-                fill = 0;
+                base = fill = 0;
             }
             continue;
         }
-        if ((rc = scan_region(&s, win, last + 1)) < 0)
+        const char *first = memchr(from, '\n', (size_t)(win + fill - from));
+        if ((size_t)(first - (win + base)) > GHA_LINE_CAP_BYTES) { /* ended, but over the cap */
+            out->events++;
+            out->bad_lines++;
+            base = (size_t)(first + 1 - win);
+        }
+        if (last + 1 > win + base && (rc = scan_region(&s, win + base, last + 1)) < 0)
             goto done;
-        size_t rest = (size_t)(win + fill - (last + 1));
-        memmove(win, last + 1, rest);
-        fill = rest;
+        base = (size_t)(last + 1 - win);
     }
 done:
     if (in)

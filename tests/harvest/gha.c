@@ -217,6 +217,11 @@ static void test_gha_scan_fd__reads_every_byte_at_buffer_boundaries(void)
             repo_agg_init(&a);
             CHECK_OK(scan_path(&st, &a, gz, 1));
             CHECK_INT(st.bytes_raw, ==, sizes[i]);
+            size_t lines = text[sizes[i] - 1] != '\n';
+            for (size_t k = 0; k < sizes[i]; k++)
+                lines += text[k] == '\n';
+            CHECK_INT(st.events, ==, lines);
+            CHECK_INT(st.bad_lines, ==, st.parsed); /* the lines are not JSON */
             repo_agg_release(&a);
             free(text), free(path), free(cmd), free(gz);
         }
