@@ -2,6 +2,7 @@
  * min_sample_ms, CUDA-event timing with synchronisation before the clock is read, optional L2
  * flush, fixed or adaptive sample counts. Statistics come from tune/stats.c. */
 #include "tune/timing.h"
+#include "tune/nvml_dl.h"
 
 #include <cuda_runtime.h>
 #include <stdlib.h>
@@ -22,6 +23,89 @@ static double mono_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* NVML, loaded once per process; one handle for the current device (harnesses use one). */
+static struct nvml_dl g_nvml;
+static int g_nvml_state; /* 0 not tried, 1 loaded, -1 unavailable */
+static int g_nvml_dev = -1;
+static nvml_dl_device g_nvml_handle;
+
+static void device_uuid(char out[48], int dev)
+{
+    cudaDeviceProp p;
+    out[0] = 0;
+    if (cudaGetDeviceProperties(&p, dev) == cudaSuccess)
+        nvml_dl_format_uuid(out, (const unsigned char *)p.uuid.bytes);
+}
+
+static nvml_dl_device nvml_handle(void)
+{
+    int dev = 0;
+    if (g_nvml_state == 0)
+        g_nvml_state = nvml_dl_load(&g_nvml, NULL) == NVML_DL_SUCCESS ? 1 : -1;
+    if (g_nvml_state < 0 || cudaGetDevice(&dev) != cudaSuccess)
+        return NULL;
+    if (dev != g_nvml_dev) {
+        char uuid[48];
+        device_uuid(uuid, dev);
+        g_nvml_handle = NULL;
+        if (g_nvml.handle_by_uuid(uuid, &g_nvml_handle) != NVML_DL_SUCCESS)
+            g_nvml_handle = NULL;
+        g_nvml_dev = dev;
+    }
+    return g_nvml_handle;
+}
+
+static int nvml_read(int kind, int type)
+{
+    nvml_dl_device h = nvml_handle();
+    unsigned v = 0;
+    if (!h)
+        return -1;
+    int rc = kind ? g_nvml.temperature(h, NVML_DL_TEMPERATURE_GPU, &v)
+                  : g_nvml.clock_info(h, type, &v);
+    return rc == NVML_DL_SUCCESS ? (int)v : -1;
+}
+
+static void gpu_state_before(struct timing_stats *out)
+{
+    const char *locked = getenv("LSCAT_CLOCKS_LOCKED");
+    out->clocks_locked = locked && strcmp(locked, "1") == 0;
+    out->sm_clock_mhz_before = nvml_read(0, NVML_DL_CLOCK_SM);
+    out->temp_c_before = nvml_read(1, 0);
+}
+
+static void gpu_state_after(struct timing_stats *out)
+{
+    out->sm_clock_mhz_after = nvml_read(0, NVML_DL_CLOCK_SM);
+    out->mem_clock_mhz = nvml_read(0, NVML_DL_CLOCK_MEM);
+    out->temp_c_after = nvml_read(1, 0);
+}
+
+int timing_device_info_get(struct timing_device_info *out, int device)
+{
+    cudaDeviceProp p;
+    int rc = 0, v = 0;
+    memset(out, 0, sizeof(*out));
+    out->device = device;
+    CK(cudaGetDeviceProperties(&p, device));
+    snprintf(out->name, sizeof(out->name), "%s", p.name);
+    nvml_dl_format_uuid(out->uuid, (const unsigned char *)p.uuid.bytes);
+    snprintf(out->cc, sizeof(out->cc), "%d.%d", p.major, p.minor);
+    out->sm_count = p.multiProcessorCount;
+    out->memory_bytes = (long long)p.totalGlobalMem;
+    out->l2_bytes = p.l2CacheSize;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, device) == cudaSuccess)
+        out->max_sm_clock_mhz = v / 1000;
+    cudaDriverGetVersion(&out->driver_cuda_version);
+    cudaRuntimeGetVersion(&out->runtime_cuda_version);
+    if (g_nvml_state == 0)
+        g_nvml_state = nvml_dl_load(&g_nvml, NULL) == NVML_DL_SUCCESS ? 1 : -1;
+    if (g_nvml_state > 0 && g_nvml.driver_version)
+        g_nvml.driver_version(out->driver_version, sizeof(out->driver_version));
+done:
+    return rc;
 }
 
 const char *timing_error_string(int code)
@@ -91,6 +175,7 @@ int timing_measure_launch(struct timing_stats *out, const struct timing_options 
     int rc = 0, n = 0, launches = 1;
     double one = 0, start;
     memset(out, 0, sizeof(*out));
+    gpu_state_before(out);
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
     for (int i = 0; i < o.warmup; i++)
@@ -123,6 +208,7 @@ int timing_measure_launch(struct timing_stats *out, const struct timing_options 
         memcpy(out->raw_ns, v, (size_t)n * sizeof(double));
     }
     out->launches_per_sample = launches;
+    gpu_state_after(out);
     timing_compute_stats(out, v, n);
 done:
     if (a)
@@ -146,6 +232,7 @@ int timing_measure_host(struct timing_stats *out, const struct timing_options *o
     int rc = 0, n = 0;
     double start;
     memset(out, 0, sizeof(*out));
+    gpu_state_before(out);
     for (int i = 0; i < o.warmup; i++) {
         if ((rc = fn(ctx)) != 0)
             goto done;
@@ -164,6 +251,7 @@ int timing_measure_host(struct timing_stats *out, const struct timing_options *o
         memcpy(out->raw_ns, v, (size_t)n * sizeof(double));
     }
     out->launches_per_sample = 1;
+    gpu_state_after(out);
     timing_compute_stats(out, v, n);
 done:
     free(v);
