@@ -13,4 +13,5 @@ export LSCAT_DB=${LSCAT_DB:-$LSCAT_WORK/lscat.db}
 step() { echo; echo "== lscat $*"; lscat "$@"; }
 
 step init
+step tune
 step status

@@ -302,6 +302,9 @@ static int give_up(struct worker *w, const char *klass, const char *reason)
         rc = store_commit(w->s);
     if (rc < 0)
         store_rollback(w->s);
+    pthread_mutex_lock(&w->sh->mu);
+    w->sh->counts->kernels_given_up++;
+    pthread_mutex_unlock(&w->sh->mu);
     log_event(LOG_WARN, "tune_given_up", "kernel", w->k->id, "gpu", w->gpu->uuid, "class",
               klass, "reason", reason, NULL);
     return rc;
@@ -372,9 +375,6 @@ static int run_kernel(struct worker *w, const struct item *it)
         rc = give_up(w, strstr(sum.reason, "harness failures") ? "repeated_failures"
                                                                 : "harness_refused",
                      sum.reason);
-        pthread_mutex_lock(&w->sh->mu);
-        w->sh->counts->kernels_given_up++;
-        pthread_mutex_unlock(&w->sh->mu);
     } else {
         rc = set_tune_kernel(w, "done", NULL);
         pthread_mutex_lock(&w->sh->mu);
