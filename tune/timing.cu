@@ -128,12 +128,50 @@ static int l2_flush(cudaStream_t s, void **buf, size_t *bytes)
     return (int)cudaMemsetAsync(*buf, 0, *bytes, s);
 }
 
+/* The launch blocker (as nvbench does): a one-thread kernel that holds the stream until the
+ * host has enqueued every launch of a sample, so the events time back-to-back GPU execution
+ * and never the host's launch rate (tiny kernels would otherwise measure launch overhead).
+ * It gives up after BLOCK_TIMEOUT_CYCLES so a full launch queue can never deadlock. */
+#define BLOCK_TIMEOUT_CYCLES (200LL * 1000 * 1000) /* about 0.1 s */
+#define MAX_LAUNCHES_PER_SAMPLE 500                /* well inside the pending-launch queue */
+
+__global__ void timing_blocker(volatile int *flag, long long timeout_cycles)
+{
+    long long start = clock64();
+    while (*flag == 0 && clock64() - start < timeout_cycles) {
+    }
+}
+
+struct blocker {
+    volatile int *flag; /* pinned, mapped host memory */
+};
+
+static int blocker_hold(struct blocker *bl, cudaStream_t s)
+{
+    if (!bl->flag)
+        return 0;
+    *bl->flag = 0;
+    __sync_synchronize();
+    timing_blocker<<<1, 1, 0, s>>>(bl->flag, BLOCK_TIMEOUT_CYCLES);
+    return (int)cudaGetLastError();
+}
+
+static void blocker_release(struct blocker *bl)
+{
+    if (bl->flag) {
+        __sync_synchronize();
+        *bl->flag = 1;
+    }
+}
+
 /* One sample: `launches` runs between two events; returns the per-launch time. */
 static int one_sample(double *ns_out, timing_launch_fn fn, void *ctx, cudaStream_t s,
-                      cudaEvent_t a, cudaEvent_t b, int launches)
+                      cudaEvent_t a, cudaEvent_t b, int launches, struct blocker *bl)
 {
     int rc = 0;
     float ms = 0;
+    if ((rc = blocker_hold(bl, s)) != 0)
+        goto done;
     CK(cudaEventRecord(a, s));
     for (int i = 0; i < launches; i++) {
         rc = fn(ctx, (timing_stream_t)s);
@@ -141,11 +179,13 @@ static int one_sample(double *ns_out, timing_launch_fn fn, void *ctx, cudaStream
             goto done;
     }
     CK(cudaEventRecord(b, s));
+    blocker_release(bl);
     CK(cudaEventSynchronize(b));
     CK(cudaGetLastError());
     CK(cudaEventElapsedTime(&ms, a, b));
     *ns_out = (double)ms * 1e6 / launches;
 done:
+    blocker_release(bl);
     return rc;
 }
 
@@ -170,6 +210,7 @@ int timing_measure_launch(struct timing_stats *out, const struct timing_options 
     cudaEvent_t a = NULL, b = NULL;
     void *flush = NULL;
     size_t flush_bytes = 0;
+    struct blocker bl = { NULL };
     int cap = o.max_samples > o.samples ? o.max_samples : o.samples;
     double *v = (double *)calloc((size_t)(cap > 0 ? cap : 1), sizeof(double));
     int rc = 0, n = 0, launches = 1;
@@ -178,6 +219,12 @@ int timing_measure_launch(struct timing_stats *out, const struct timing_options 
     gpu_state_before(out);
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
+    if (!o.no_launch_blocker) {
+        void *p = NULL;
+        CK(cudaHostAlloc(&p, sizeof(int), cudaHostAllocMapped));
+        bl.flag = (volatile int *)p;
+        *bl.flag = 1;
+    }
     for (int i = 0; i < o.warmup; i++)
         if ((rc = fn(ctx, stream)) != 0)
             goto done;
@@ -185,13 +232,14 @@ int timing_measure_launch(struct timing_stats *out, const struct timing_options 
     CK(cudaGetLastError());
     /* Calibrate: how many launches make a sample of at least min_sample_ms. */
     if (!o.l2_flush) {
-        if ((rc = one_sample(&one, fn, ctx, s, a, b, 1)) != 0)
+        if ((rc = one_sample(&one, fn, ctx, s, a, b, 1, &bl)) != 0)
             goto done;
         double want_ns = o.min_sample_ms * 1e6;
         if (one > 0 && one < want_ns)
             launches = (int)(want_ns / one) + 1;
-        if (launches > 100000)
-            launches = 100000;
+        int most = bl.flag ? MAX_LAUNCHES_PER_SAMPLE : 100000;
+        if (launches > most)
+            launches = most;
     }
     start = mono_ns();
     while (n < cap && want_more(&o, v, n, start)) {
@@ -199,7 +247,7 @@ int timing_measure_launch(struct timing_stats *out, const struct timing_options 
             if ((rc = l2_flush(s, &flush, &flush_bytes)) != 0)
                 goto done;
         }
-        if ((rc = one_sample(&v[n], fn, ctx, s, a, b, launches)) != 0)
+        if ((rc = one_sample(&v[n], fn, ctx, s, a, b, launches, &bl)) != 0)
             goto done;
         n++;
     }
@@ -217,6 +265,8 @@ done:
         cudaEventDestroy(b);
     if (flush)
         cudaFree(flush);
+    if (bl.flag)
+        cudaFreeHost((void *)bl.flag);
     free(v);
     return rc;
 }

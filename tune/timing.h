@@ -29,8 +29,12 @@ struct timing_options {
     double budget_s;       /* adaptive: stop after this much measuring (default 10) */
     int l2_flush;          /* flush L2 before every sample; then one launch per sample */
     int keep_raw;          /* keep every sample in timing_stats.raw_ns */
+    /* 1 = enqueue launches straight into the running stream. Default 0: a blocker kernel holds
+     * the stream while a sample's launches are enqueued (at most 500 per sample), so samples
+     * time GPU execution back to back, not the host's launch rate. */
+    int no_launch_blocker;
 };
-#define TIMING_OPTIONS_INIT { 3, 10, 200, 1.0, 0.0, 10.0, 0, 0 }
+#define TIMING_OPTIONS_INIT { 3, 10, 200, 1.0, 0.0, 10.0, 0, 0, 0 }
 
 struct timing_stats {
     double median_ns, min_ns, max_ns, mean_ns, stddev_ns, mad_ns, p10_ns, p90_ns;
