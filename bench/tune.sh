@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Sweep efficiency on one GPU: time spent inside timed kernel executions (sum over ok
 # measurements of samples x launches_per_sample x mean_ns) over the wall time of `lscat tune`
-# sweeping K short kernels x the default 140 configurations. Target >= 0.8. Needs a CUDA
-# device and the fixture harnesses (built where nvcc exists); otherwise says why and skips.
+# sweeping K short kernels x the default 140 configurations. Target >= 0.8. Run twice, side by
+# side: with harness prestart (default) and with --no-prestart; the per-configuration medians
+# of the two runs are compared to show what prestarting costs in accuracy. Needs a CUDA device
+# and the fixture harnesses (built where nvcc exists); otherwise says why and skips.
 set -u
 cd "$(dirname "$0")/.."
 BIN=${LSCAT_BIN:-build/bin}
@@ -16,21 +18,39 @@ if [ ! -x "$BIN/lscat-gpuinfo" ] || [ -z "$("$BIN/lscat-gpuinfo" 2>/dev/null)" ]
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-export LSCAT_WORK=$tmp LSCAT_DB=$tmp/lscat.db
-lscat init >/dev/null 2>&1
+export LSCAT_WORK=$tmp
 specs=(); for i in $(seq 1 "$K"); do specs+=("bench$i=$TB/tune/fixtures/ok/harness"); done
-python3 tests/tune/support/seed_store.py "$LSCAT_DB" "${specs[@]}"
-t0=$(date +%s.%N)
-lscat tune --gpus "${TUNE_BENCH_GPUS:-0}" -q "$@"
-t1=$(date +%s.%N)
-python3 - "$LSCAT_DB" "$t0" "$t1" "$K" <<'PY'
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-wall = float(sys.argv[3]) - float(sys.argv[2])
-n, timed_ns = db.execute("select count(*), sum(samples * launches_per_sample * mean_ns) "
-                         "from measurements where status = 'ok'").fetchone()
-eff = timed_ns / 1e9 / wall
-print(f"tune efficiency: {eff:.3f} (target >= 0.8{'' if eff >= 0.8 else ', TARGET MISSED'}): "
-      f"{n} configurations of {sys.argv[4]} kernels in {wall:.2f} s wall, "
-      f"{timed_ns / 1e9:.2f} s inside timed kernels, {wall / max(n, 1) * 1e3:.2f} ms per configuration")
+sweep() { # name, extra options...
+    local name=$1; shift
+    export LSCAT_DB=$tmp/$name.db
+    lscat init >/dev/null 2>&1
+    python3 tests/tune/support/seed_store.py "$LSCAT_DB" "${specs[@]}"
+    local t0 t1
+    t0=$(date +%s.%N)
+    lscat tune --gpus "${TUNE_BENCH_GPUS:-0}" -q "$@" >/dev/null
+    t1=$(date +%s.%N)
+    echo "$t0 $t1" >"$tmp/$name.time"
+}
+sweep prestart
+sweep noprestart --no-prestart
+python3 - "$tmp" "$K" <<'PY'
+import sqlite3, sys, statistics
+tmp, k = sys.argv[1], sys.argv[2]
+med = {}
+for name in ("prestart", "noprestart"):
+    db = sqlite3.connect(f"{tmp}/{name}.db")
+    t0, t1 = map(float, open(f"{tmp}/{name}.time").read().split())
+    wall = t1 - t0
+    n, timed_ns = db.execute("select count(*), sum(samples * launches_per_sample * mean_ns) "
+                             "from measurements where status = 'ok'").fetchone()
+    eff = timed_ns / 1e9 / wall
+    print(f"tune efficiency ({name}): {eff:.3f} (target >= 0.8{'' if eff >= 0.8 else ', TARGET MISSED'}): "
+          f"{n} configurations of {k} kernels in {wall:.2f} s wall, {timed_ns / 1e9:.2f} s inside "
+          f"timed kernels, {wall / max(n, 1) * 1e3:.2f} ms per configuration")
+    med[name] = {r[:5]: r[5] for r in db.execute(
+        "select kernel_id, width, block_x, block_y, block_z, median_ns from measurements where status = 'ok'")}
+ratios = [med["prestart"][c] / med["noprestart"][c] for c in med["prestart"] if c in med["noprestart"]]
+q = statistics.quantiles(ratios, n=100, method="inclusive")
+print(f"tune prestart vs no-prestart, same configurations: median time ratio {statistics.median(ratios):.4f}, "
+      f"p1 {q[0]:.4f}, p99 {q[98]:.4f} over {len(ratios)} configurations")
 PY

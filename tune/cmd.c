@@ -19,7 +19,7 @@ static const char usage[] = "lscat tune [--gpus all|0,1] [--sizes LIST] [--block
 enum {
     OPT_GPUS = 1, OPT_SIZES, OPT_BLOCKS, OPT_TIMEOUT, OPT_STARTUP, OPT_MAX_FAILURES,
     OPT_REMEASURE, OPT_KERNEL, OPT_LIMIT, OPT_WARMUP, OPT_SAMPLES, OPT_MIN_SAMPLE_MS,
-    OPT_TARGET_REL_MAD, OPT_L2_FLUSH, OPT_LOCK_CLOCKS, OPT_I_OWN,
+    OPT_TARGET_REL_MAD, OPT_L2_FLUSH, OPT_LOCK_CLOCKS, OPT_I_OWN, OPT_NO_PRESTART,
 };
 static const struct cli_opt opts[] = {
     { "gpus", 0, "LIST", "GPUs to use: 'all' (default) or CUDA indices, e.g. 0,1", OPT_GPUS },
@@ -34,6 +34,8 @@ static const struct cli_opt opts[] = {
       "given up on a GPU (default 5)", OPT_MAX_FAILURES },
     { "remeasure", 0, NULL, "measure again what is already measured (old rows are kept, "
       "marked superseded)", OPT_REMEASURE },
+    { "no-prestart", 0, NULL, "start each harness only when its kernel's turn comes (default: "
+      "the next kernel's harness starts, held, while one is measured)", OPT_NO_PRESTART },
     { "kernel", 0, "PREFIX", "only kernels whose id starts with PREFIX", OPT_KERNEL },
     { "limit", 0, "N", "at most N kernels", OPT_LIMIT },
     { "warmup", 0, "N", "harness: untimed runs first (default 3)", OPT_WARMUP },
@@ -54,7 +56,7 @@ struct args {
     const char *gpus, *sizes, *blocks, *kernel;
     double timeout_s, startup_s;
     long max_failures, limit, lock_mhz;
-    int remeasure, i_own, l2_flush;
+    int remeasure, i_own, l2_flush, no_prestart;
     const char *timing[16];
     int ntiming;
     char *dup[8];
@@ -83,6 +85,7 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_KERNEL: a->kernel = arg; return 0;
     case OPT_REMEASURE: a->remeasure = 1; return 0;
     case OPT_I_OWN: a->i_own = 1; return 0;
+    case OPT_NO_PRESTART: a->no_prestart = 1; return 0;
     case OPT_TIMEOUT: return cli_parse_double(&a->timeout_s, "--timeout", arg, 0.1, 86400);
     case OPT_STARTUP: return cli_parse_double(&a->startup_s, "--startup-timeout", arg, 0, 3600);
     case OPT_MAX_FAILURES: return cli_parse_int(&a->max_failures, "--max-failures", arg, 1, 1000);
@@ -170,6 +173,7 @@ static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, 
     o.startup_s = a->startup_s;
     o.max_failures = (int)a->max_failures;
     o.remeasure = a->remeasure;
+    o.no_prestart = a->no_prestart;
     o.kernel_prefix = a->kernel;
     o.limit_kernels = (int)a->limit;
     o.timing_args = a->timing;

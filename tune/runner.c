@@ -102,6 +102,7 @@ done:
 struct child {
     pid_t pid;
     int res_fd, out_fd;
+    int gate_fd;           /* prestarted: its stdin's write end, -1 once configurations went */
     struct buf line;
     char tail[TAIL_BYTES];
     size_t tail_len;
@@ -109,14 +110,19 @@ struct child {
     int reaped;
 };
 
+static void format_configs(struct buf *b, const struct tune_config *c, int n)
+{
+    for (int i = 0; i < n; i++)
+        buf_addf(b, "%d %d %d %d %d\n", c[i].w, c[i].h, c[i].bx, c[i].by, c[i].bz);
+}
+
 static int write_configs(const struct tune_config *c, int n)
 {
     int fd = memfd_create("lscat-configs", MFD_CLOEXEC);
     if (fd < 0)
         return -1;
     struct buf b = BUF_INIT;
-    for (int i = 0; i < n; i++)
-        buf_addf(&b, "%d %d %d %d %d\n", c[i].w, c[i].h, c[i].bx, c[i].by, c[i].bz);
+    format_configs(&b, c, n);
     size_t off = 0;
     while (off < b.len) {
         ssize_t w = write(fd, b.data + off, b.len - off);
@@ -146,12 +152,15 @@ static void exec_child(const char *const *argv, const char *const *env, int in_f
     _exit(127);
 }
 
+/* Start the harness. gated: stdin is a pipe we fill later (ch->gate_fd), else a memfd
+ * holding cfgs. */
 static int spawn(struct child *ch, const struct runner_options *o, const struct tune_config *c,
-                 int n, int occupancy)
+                 int n, int occupancy, int gated)
 {
     const char *argv[64];
     char dev[16];
-    int na = 0, res[2] = { -1, -1 }, out[2] = { -1, -1 }, in_fd = -1, rc = 0;
+    int na = 0, res[2] = { -1, -1 }, out[2] = { -1, -1 }, gate[2] = { -1, -1 }, in_fd = -1;
+    int rc = 0;
     argv[na++] = o->harness;
     argv[na++] = "--results";
     argv[na++] = "/dev/fd/3";
@@ -166,10 +175,15 @@ static int spawn(struct child *ch, const struct runner_options *o, const struct 
         argv[na++] = o->extra_args[i];
     argv[na] = NULL;
     memset(ch, 0, sizeof(*ch));
-    ch->res_fd = ch->out_fd = -1;
+    ch->res_fd = ch->out_fd = ch->gate_fd = -1;
     buf_init(&ch->line, 256);
-    if ((in_fd = write_configs(c, n)) < 0 || pipe2(res, O_CLOEXEC) < 0 ||
-        pipe2(out, O_CLOEXEC) < 0) {
+    if (gated && pipe2(gate, O_CLOEXEC) == 0) {
+        in_fd = gate[0];
+        gate[0] = -1;
+    } else if (!gated) {
+        in_fd = write_configs(c, n);
+    }
+    if (in_fd < 0 || pipe2(res, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0) {
         rc = lscat_error_set("cannot set up pipes for '%s': %s", o->harness, strerror(errno));
         goto done;
     }
@@ -183,7 +197,8 @@ static int spawn(struct child *ch, const struct runner_options *o, const struct 
     setpgid(ch->pid, ch->pid);
     ch->res_fd = res[0];
     ch->out_fd = out[0];
-    res[0] = out[0] = -1;
+    ch->gate_fd = gate[1];
+    res[0] = out[0] = gate[1] = -1;
     fcntl(ch->res_fd, F_SETFL, O_NONBLOCK);
     fcntl(ch->out_fd, F_SETFL, O_NONBLOCK);
 done:
@@ -192,6 +207,8 @@ done:
             close(res[i]);
         if (out[i] >= 0)
             close(out[i]);
+        if (gate[i] >= 0)
+            close(gate[i]);
     }
     if (in_fd >= 0)
         close(in_fd);
@@ -250,7 +267,61 @@ static void child_release(struct child *ch)
         close(ch->res_fd);
     if (ch->out_fd >= 0)
         close(ch->out_fd);
+    if (ch->gate_fd >= 0)
+        close(ch->gate_fd);
     buf_release(&ch->line);
+}
+
+/* Hand a prestarted harness its configurations (they fit the pipe: checked at prestart). */
+static void open_gate(struct child *ch, const struct tune_config *c, int n)
+{
+    struct buf b = BUF_INIT;
+    size_t off = 0;
+    format_configs(&b, c, n);
+    while (off < b.len) {
+        ssize_t w = write(ch->gate_fd, b.data + off, b.len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break; /* it died waiting: its exit status tells */
+        off += (size_t)w;
+    }
+    buf_release(&b);
+    close(ch->gate_fd);
+    ch->gate_fd = -1;
+}
+
+#define GATE_MAX_BYTES 60000 /* below the 64 KiB pipe capacity: one write never blocks */
+
+int runner_prestart(struct runner_child **out, const struct runner_options *o,
+                    const struct tune_config *cfgs, int n)
+{
+    struct buf b = BUF_INIT;
+    struct child *ch;
+    int rc;
+    *out = NULL;
+    format_configs(&b, cfgs, n);
+    size_t len = b.len;
+    buf_release(&b);
+    if (len > GATE_MAX_BYTES)
+        return 0;
+    ch = xcalloc(1, sizeof(*ch));
+    rc = spawn(ch, o, cfgs, n, o->want_occupancy, 1);
+    if (rc < 0) {
+        child_release(ch);
+        free(ch);
+        return rc;
+    }
+    *out = (struct runner_child *)ch;
+    return 0;
+}
+
+void runner_child_free(struct runner_child *c)
+{
+    if (!c)
+        return;
+    child_release((struct child *)c);
+    free(c);
 }
 
 /* The last bytes of the harness's own output, on one line, for error messages. */
@@ -353,10 +424,18 @@ static int judge_exit(struct child *ch, struct runner_summary *out, const struct
 
 static int run_process(struct runner_summary *out, const struct runner_options *o,
                        const struct tune_config *cfgs, int n, int *i,
-                       const struct runner_callbacks *cb, int occupancy)
+                       const struct runner_callbacks *cb, int occupancy,
+                       struct runner_child *pre)
 {
     struct child ch;
-    int rc = spawn(&ch, o, cfgs + *i, n - *i, occupancy);
+    int rc = 0;
+    if (pre) {
+        ch = *(struct child *)pre;
+        free(pre);
+        open_gate(&ch, cfgs + *i, n - *i);
+    } else {
+        rc = spawn(&ch, o, cfgs + *i, n - *i, occupancy, 0);
+    }
     double deadline = now_s() + o->config_timeout_s + o->startup_s;
     int res_open = 1, out_open = 1;
     if (rc < 0)
@@ -412,9 +491,13 @@ int runner_run(struct runner_summary *out, const struct runner_options *o,
                const struct tune_config *cfgs, int n, const struct runner_callbacks *cb)
 {
     int i = 0, rc = 0, failures = 0, occupancy = o->want_occupancy;
+    struct runner_child *pre = o->prestarted;
     memset(out, 0, sizeof(*out));
+    if (n == 0)
+        runner_child_free(pre);
     while (i < n) {
-        rc = run_process(out, o, cfgs, n, &i, cb, occupancy);
+        rc = run_process(out, o, cfgs, n, &i, cb, occupancy, pre);
+        pre = NULL;
         occupancy = 0;
         if (rc < 0)
             return rc;

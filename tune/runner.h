@@ -32,6 +32,8 @@ struct runner_callbacks {
     void *ctx;
 };
 
+struct runner_child;
+
 struct runner_options {
     const char *harness;           /* the binary */
     const char *const *extra_args; /* NULL-terminated, appended (timing options); may be NULL */
@@ -42,8 +44,9 @@ struct runner_options {
     int max_failures;              /* process failures before giving up (default 5) */
     int want_occupancy;            /* pass --occupancy to the first process */
     const volatile int *stop;      /* when it becomes nonzero: kill the child, return */
+    struct runner_child *prestarted; /* from runner_prestart with the same cfgs; consumed */
 };
-#define RUNNER_OPTIONS_INIT { NULL, NULL, NULL, 0, 30.0, 10.0, 5, 0, NULL }
+#define RUNNER_OPTIONS_INIT { NULL, NULL, NULL, 0, 30.0, 10.0, 5, 0, NULL, NULL }
 
 struct runner_summary {
     int results;       /* configurations reported (any status) */
@@ -59,6 +62,16 @@ struct runner_summary {
  * negative code when the callback failed or no child could be started. */
 int runner_run(struct runner_summary *out, const struct runner_options *o,
                const struct tune_config *cfgs, int n, const struct runner_callbacks *cb);
+
+/* Start the harness for cfgs[0..n-1] now but hold it before its first configuration: its
+ * stdin stays empty until runner_run (with o->prestarted) hands the configurations over, so its
+ * process start and CUDA context creation overlap the previous kernel's sweep. *out is NULL
+ * when the configurations would not fit one pipe write (runner_run then starts its own).
+ * Returns 0 or a negative code (could not start). */
+int runner_prestart(struct runner_child **out, const struct runner_options *o,
+                    const struct tune_config *cfgs, int n);
+/* Kill and reap a prestarted harness that will not be used. NULL is a no-op. */
+void runner_child_free(struct runner_child *c);
 
 /* Parse one harness result line into `out` (for tests and for `tune` itself). Returns 1 for a
  * result line, 2 for a header, 3 for an occupancy line, 0 for anything else. */

@@ -311,7 +311,7 @@ static int give_up(struct worker *w, const char *klass, const char *reason)
 }
 
 /* The build for this GPU: one whose arch list names its sm_XY, else the first. */
-static char *binary_for(const struct worker *w)
+static char *binary_for(const struct worker *w, const struct kernel *k)
 {
     char want[24], digits[16];
     int n = 0, pick = 0;
@@ -320,43 +320,43 @@ static char *binary_for(const struct worker *w)
             digits[n++] = *p;
     digits[n] = 0;
     snprintf(want, sizeof(want), "sm_%s", digits);
-    for (int i = 0; i < w->k->nbuilds; i++)
-        if (n && strstr(w->k->archs[i], want)) {
+    for (int i = 0; i < k->nbuilds; i++)
+        if (n && strstr(k->archs[i], want)) {
             pick = i;
             break;
         }
-    const char *b = w->k->bins[pick];
+    const char *b = k->bins[pick];
     return b[0] == '/' ? xstrdup(b) : fs_join(w->sh->o->work_dir, b);
 }
 
-static int run_kernel(struct worker *w, const struct item *it)
+/* One kernel's run on this GPU, prepared ahead so its harness can be prestarted. */
+struct prep {
+    const struct kernel *k;
+    struct tune_config *cfgs;
+    int n;
+    char *bin;
+    int runnable;                /* the binary exists and is executable */
+    struct runner_options ro;
+    struct runner_child *child;  /* prestarted harness, or NULL */
+};
+
+static int prep_init(struct prep *p, struct worker *w, const struct item *it)
 {
     const struct tune_options *o = w->sh->o;
-    struct tune_config *cfgs = xcalloc((size_t)it->nmissing, sizeof(*cfgs));
-    char *bin = binary_for(w);
-    int n = 0, rc;
     int64_t occ = 0;
+    memset(p, 0, sizeof(*p));
+    p->k = &w->sh->kernels[it->kernel];
+    p->cfgs = xcalloc((size_t)it->nmissing, sizeof(*p->cfgs));
     for (int i = 0; i < o->space.n; i++)
         if (it->missing[i])
-            cfgs[n++] = o->space.configs[i];
-    w->have_occupancy = 0;
-    rc = store_query_int(&occ, w->s, "SELECT count(*) FROM tune_kernels WHERE kernel_id = ? "
-                         "AND gpu_id = ? AND occupancy_block IS NOT NULL", "ti", w->k->id,
-                         w->gpu->id);
-    if (rc >= 0)
-        rc = set_tune_kernel(w, "running", NULL);
-    if (rc < 0)
-        goto done;
-    if (access(bin, X_OK) != 0) {
-        char why[600];
-        snprintf(why, sizeof(why), "harness '%s' is missing or not executable", bin);
-        rc = give_up(w, "harness_missing", why);
-        goto done;
-    }
+            p->cfgs[p->n++] = o->space.configs[i];
+    p->bin = binary_for(w, p->k);
+    p->runnable = access(p->bin, X_OK) == 0;
+    int rc = store_query_int(&occ, w->s, "SELECT count(*) FROM tune_kernels WHERE kernel_id = ? "
+                             "AND gpu_id = ? AND occupancy_block IS NOT NULL", "ti", p->k->id,
+                             w->gpu->id);
     struct runner_options ro = RUNNER_OPTIONS_INIT;
-    struct runner_callbacks cb = { on_header, on_occupancy, on_result, w };
-    struct runner_summary sum;
-    ro.harness = bin;
+    ro.harness = p->bin;
     ro.extra_args = o->timing_args;
     ro.env = (const char *const *)w->env;
     ro.device = 0; /* CUDA_VISIBLE_DEVICES names exactly this GPU */
@@ -365,25 +365,48 @@ static int run_kernel(struct worker *w, const struct item *it)
     ro.max_failures = o->max_failures;
     ro.want_occupancy = occ == 0;
     ro.stop = o->stop;
-    rc = runner_run(&sum, &ro, cfgs, n, &cb);
+    p->ro = ro;
+    return rc;
+}
+
+static void prep_release(struct prep *p)
+{
+    runner_child_free(p->child);
+    free(p->cfgs);
+    free(p->bin);
+    memset(p, 0, sizeof(*p));
+}
+
+static int run_kernel(struct worker *w, struct prep *p)
+{
+    struct runner_callbacks cb = { on_header, on_occupancy, on_result, w };
+    struct runner_summary sum;
+    int rc;
+    w->k = p->k;
+    w->have_occupancy = 0;
+    if ((rc = set_tune_kernel(w, "running", NULL)) < 0)
+        return rc;
+    if (!p->runnable) {
+        char why[600];
+        snprintf(why, sizeof(why), "harness '%s' is missing or not executable", p->bin);
+        return give_up(w, "harness_missing", why);
+    }
+    p->ro.prestarted = p->child;
+    p->child = NULL; /* runner_run owns it now */
+    rc = runner_run(&sum, &p->ro, p->cfgs, p->n, &cb);
     pthread_mutex_lock(&w->sh->mu);
     w->sh->counts->processes += sum.processes;
     pthread_mutex_unlock(&w->sh->mu);
     if (rc < 0 || sum.interrupted)
-        goto done;
-    if (sum.given_up) {
-        rc = give_up(w, strstr(sum.reason, "harness failures") ? "repeated_failures"
-                                                                : "harness_refused",
-                     sum.reason);
-    } else {
-        rc = set_tune_kernel(w, "done", NULL);
-        pthread_mutex_lock(&w->sh->mu);
-        w->sh->counts->kernels_done++;
-        pthread_mutex_unlock(&w->sh->mu);
-    }
-done:
-    free(bin);
-    free(cfgs);
+        return rc;
+    if (sum.given_up)
+        return give_up(w, strstr(sum.reason, "harness failures") ? "repeated_failures"
+                                                                 : "harness_refused",
+                       sum.reason);
+    rc = set_tune_kernel(w, "done", NULL);
+    pthread_mutex_lock(&w->sh->mu);
+    w->sh->counts->kernels_done++;
+    pthread_mutex_unlock(&w->sh->mu);
     return rc;
 }
 
@@ -416,27 +439,52 @@ static void update_note(struct shared *sh)
     progress_note(sh->prog, note);
 }
 
+/* The next kernel for this worker's GPU model, or NULL. */
+static const struct item *take(struct shared *sh, struct worker *w)
+{
+    const struct item *it = NULL;
+    pthread_mutex_lock(&sh->mu);
+    struct model *m = &sh->models[w->model];
+    if (!sh->failed && !(sh->o->stop && *sh->o->stop) && m->next < m->n)
+        it = &m->items[m->next++];
+    pthread_mutex_unlock(&sh->mu);
+    return it;
+}
+
+/* Take kernels until none are left. While one kernel is measured, the next one's harness is
+ * already started and held before its first configuration (unless --no-prestart), so process
+ * start and context creation cost no GPU time. */
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
     struct shared *sh = w->sh;
+    struct prep cur, next;
+    const struct item *it;
+    memset(&cur, 0, sizeof(cur));
+    memset(&next, 0, sizeof(next));
     int rc = store_open(&w->s, sh->o->db_path, 0);
-    while (rc >= 0) {
-        pthread_mutex_lock(&sh->mu);
-        struct model *m = &sh->models[w->model];
-        const struct item *it = NULL;
-        if (!sh->failed && !(sh->o->stop && *sh->o->stop) && m->next < m->n)
-            it = &m->items[m->next++];
-        pthread_mutex_unlock(&sh->mu);
-        if (!it)
-            break;
-        w->k = &sh->kernels[it->kernel];
-        rc = run_kernel(w, it);
+    if (rc >= 0 && (it = take(sh, w)) != NULL)
+        rc = prep_init(&cur, w, it);
+    while (rc >= 0 && cur.k) {
+        if ((it = take(sh, w)) != NULL) {
+            rc = prep_init(&next, w, it);
+            if (rc >= 0 && next.runnable && !sh->o->no_prestart &&
+                runner_prestart(&next.child, &next.ro, next.cfgs, next.n) < 0)
+                log_event(LOG_WARN, "tune_prestart_failed", "kernel", next.k->id, "error",
+                          lscat_error_last(), NULL);
+        }
+        if (rc >= 0)
+            rc = run_kernel(w, &cur);
+        prep_release(&cur);
+        cur = next;
+        memset(&next, 0, sizeof(next));
         pthread_mutex_lock(&sh->mu);
         w->kernels_done++;
         update_note(sh);
         pthread_mutex_unlock(&sh->mu);
     }
+    prep_release(&cur);
+    prep_release(&next);
     if (rc < 0) {
         pthread_mutex_lock(&sh->mu);
         if (!sh->failed)

@@ -26,6 +26,7 @@ struct tune_options {
     const char *const *timing_args;/* passed to every harness (NULL-terminated) */
     int l2_flush;                  /* recorded with each measurement (and passed on) */
     int clocks_locked;             /* recorded; children get LSCAT_CLOCKS_LOCKED=1 */
+    int no_prestart;               /* 1: start each harness only when its kernel's turn comes */
     int64_t run_id;
     const volatile int *stop;      /* set by a signal handler: finish cleanly, soon */
 };

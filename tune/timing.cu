@@ -142,51 +142,71 @@ __global__ void timing_blocker(volatile int *flag, long long timeout_cycles)
     }
 }
 
-struct blocker {
-    volatile int *flag; /* pinned, mapped host memory */
+/* One of two sample slots: its blocker flag and events. While the GPU runs one slot's launches
+ * the host enqueues the other's behind its blocker, so the GPU never waits for the host. */
+struct slot {
+    volatile int *flag; /* pinned, mapped host memory; NULL = no blocker */
+    cudaEvent_t a, b;
 };
 
-static int blocker_hold(struct blocker *bl, cudaStream_t s)
+static void slot_release(struct slot *sl)
 {
-    if (!bl->flag)
-        return 0;
-    *bl->flag = 0;
-    __sync_synchronize();
-    timing_blocker<<<1, 1, 0, s>>>(bl->flag, BLOCK_TIMEOUT_CYCLES);
-    return (int)cudaGetLastError();
-}
-
-static void blocker_release(struct blocker *bl)
-{
-    if (bl->flag) {
+    if (sl->flag) {
         __sync_synchronize();
-        *bl->flag = 1;
+        *sl->flag = 1;
     }
 }
 
-/* One sample: `launches` runs between two events; returns the per-launch time. */
-static int one_sample(double *ns_out, timing_launch_fn fn, void *ctx, cudaStream_t s,
-                      cudaEvent_t a, cudaEvent_t b, int launches, struct blocker *bl)
+/* Enqueue one sample: [blocker] event a, `launches` runs, event b; then release the blocker. */
+static int sample_enqueue(struct slot *sl, timing_launch_fn fn, void *ctx, cudaStream_t s,
+                          int launches)
 {
     int rc = 0;
-    float ms = 0;
-    if ((rc = blocker_hold(bl, s)) != 0)
-        goto done;
-    CK(cudaEventRecord(a, s));
+    if (sl->flag) {
+        *sl->flag = 0;
+        __sync_synchronize();
+        timing_blocker<<<1, 1, 0, s>>>(sl->flag, BLOCK_TIMEOUT_CYCLES);
+        CK(cudaGetLastError());
+    }
+    CK(cudaEventRecord(sl->a, s));
     for (int i = 0; i < launches; i++) {
         rc = fn(ctx, (timing_stream_t)s);
         if (rc)
             goto done;
     }
-    CK(cudaEventRecord(b, s));
-    blocker_release(bl);
-    CK(cudaEventSynchronize(b));
+    CK(cudaEventRecord(sl->b, s));
+done:
+    slot_release(sl);
+    return rc;
+}
+
+/* Wait for a sample and return its per-launch time. */
+static int sample_finish(double *ns_out, struct slot *sl, int launches)
+{
+    int rc = 0;
+    float ms = 0;
+    CK(cudaEventSynchronize(sl->b));
     CK(cudaGetLastError());
-    CK(cudaEventElapsedTime(&ms, a, b));
+    CK(cudaEventElapsedTime(&ms, sl->a, sl->b));
     *ns_out = (double)ms * 1e6 / launches;
 done:
-    blocker_release(bl);
     return rc;
+}
+
+/* Whether to enqueue another sample, given `done` finished ones and `inflight` unread. */
+static int want_enqueue(const struct timing_options *o, const double *v, int done, int inflight,
+                        int cap, double start_ns)
+{
+    int total = done + inflight;
+    if (total >= cap)
+        return 0;
+    if (total < o->samples)
+        return 1;
+    if (o->target_rel_mad <= 0 || total >= o->max_samples)
+        return 0;
+    if (mono_ns() - start_ns > o->budget_s * 1e9)
+        return 0;
+    return timing_rel_mad(v, done) >= o->target_rel_mad;
 }
 
 static int want_more(const struct timing_options *o, const double *v, int n, double start_ns)
@@ -207,23 +227,25 @@ int timing_measure_launch(struct timing_stats *out, const struct timing_options 
     if (opts)
         o = *opts;
     cudaStream_t s = (cudaStream_t)stream;
-    cudaEvent_t a = NULL, b = NULL;
-    void *flush = NULL;
+    struct slot sl[2];
+    void *flush = NULL, *flags = NULL;
     size_t flush_bytes = 0;
-    struct blocker bl = { NULL };
     int cap = o.max_samples > o.samples ? o.max_samples : o.samples;
     double *v = (double *)calloc((size_t)(cap > 0 ? cap : 1), sizeof(double));
-    int rc = 0, n = 0, launches = 1;
+    int rc = 0, n = 0, launches = 1, pending = -1;
     double one = 0, start;
     memset(out, 0, sizeof(*out));
+    memset(sl, 0, sizeof(sl));
     gpu_state_before(out);
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
+    for (int k = 0; k < 2; k++) {
+        CK(cudaEventCreate(&sl[k].a));
+        CK(cudaEventCreate(&sl[k].b));
+    }
     if (!o.no_launch_blocker) {
-        void *p = NULL;
-        CK(cudaHostAlloc(&p, sizeof(int), cudaHostAllocMapped));
-        bl.flag = (volatile int *)p;
-        *bl.flag = 1;
+        CK(cudaHostAlloc(&flags, 2 * sizeof(int), cudaHostAllocMapped));
+        sl[0].flag = (volatile int *)flags;
+        sl[1].flag = (volatile int *)flags + 1;
+        *sl[0].flag = *sl[1].flag = 1;
     }
     for (int i = 0; i < o.warmup; i++)
         if ((rc = fn(ctx, stream)) != 0)
@@ -232,24 +254,35 @@ int timing_measure_launch(struct timing_stats *out, const struct timing_options 
     CK(cudaGetLastError());
     /* Calibrate: how many launches make a sample of at least min_sample_ms. */
     if (!o.l2_flush) {
-        if ((rc = one_sample(&one, fn, ctx, s, a, b, 1, &bl)) != 0)
+        if ((rc = sample_enqueue(&sl[0], fn, ctx, s, 1)) != 0 ||
+            (rc = sample_finish(&one, &sl[0], 1)) != 0)
             goto done;
         double want_ns = o.min_sample_ms * 1e6;
         if (one > 0 && one < want_ns)
             launches = (int)(want_ns / one) + 1;
-        int most = bl.flag ? MAX_LAUNCHES_PER_SAMPLE : 100000;
+        int most = sl[0].flag ? MAX_LAUNCHES_PER_SAMPLE : 100000;
         if (launches > most)
             launches = most;
     }
+    /* Two samples in flight: enqueue the next, then read the previous. */
     start = mono_ns();
-    while (n < cap && want_more(&o, v, n, start)) {
-        if (o.l2_flush) {
-            if ((rc = l2_flush(s, &flush, &flush_bytes)) != 0)
+    while (1) {
+        int go = want_enqueue(&o, v, n, pending >= 0, cap, start);
+        int k = pending == 0 ? 1 : 0;
+        if (go) {
+            if (o.l2_flush && (rc = l2_flush(s, &flush, &flush_bytes)) != 0)
+                goto done;
+            if ((rc = sample_enqueue(&sl[k], fn, ctx, s, launches)) != 0)
                 goto done;
         }
-        if ((rc = one_sample(&v[n], fn, ctx, s, a, b, launches, &bl)) != 0)
-            goto done;
-        n++;
+        if (pending >= 0) {
+            if ((rc = sample_finish(&v[n], &sl[pending], launches)) != 0)
+                goto done;
+            n++;
+        }
+        pending = go ? k : -1;
+        if (!go)
+            break;
     }
     if (o.keep_raw) {
         out->raw_ns = (double *)malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
@@ -259,14 +292,18 @@ int timing_measure_launch(struct timing_stats *out, const struct timing_options 
     gpu_state_after(out);
     timing_compute_stats(out, v, n);
 done:
-    if (a)
-        cudaEventDestroy(a);
-    if (b)
-        cudaEventDestroy(b);
+    if (rc)
+        cudaStreamSynchronize(s); /* let released blockers drain before their flags go */
+    for (int k = 0; k < 2; k++) {
+        if (sl[k].a)
+            cudaEventDestroy(sl[k].a);
+        if (sl[k].b)
+            cudaEventDestroy(sl[k].b);
+    }
     if (flush)
         cudaFree(flush);
-    if (bl.flag)
-        cudaFreeHost((void *)bl.flag);
+    if (flags)
+        cudaFreeHost(flags);
     free(v);
     return rc;
 }

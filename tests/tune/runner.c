@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct seen {
     struct tune_result r[256];
@@ -198,6 +199,32 @@ static void test_runner__stop_flag_kills_the_child_and_returns(void)
     CHECK_INT(s.n, ==, 0);
 }
 
+static void test_runner__a_prestarted_harness_waits_and_is_used(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    struct runner_options o = RUNNER_OPTIONS_INIT;
+    struct runner_callbacks cb = { on_header, on_occupancy, on_result, &s };
+    struct runner_child *pre = NULL;
+    memset(&s, 0, sizeof(s));
+    o.harness = fake(NULL);
+    o.want_occupancy = 1;
+    CHECK_OK(runner_prestart(&pre, &o, cfgs, 4));
+    CHECK(pre != NULL);
+    usleep(200 * 1000);
+    CHECK_INT(count_in_log(o.harness, "start"), ==, 1); /* started ... */
+    CHECK_INT(count_in_log(o.harness, "cfg "), ==, 0);  /* ... and held */
+    o.prestarted = pre;
+    CHECK_OK(runner_run(&sum, &o, cfgs, 4, &cb));
+    CHECK_INT(sum.ok, ==, 4);
+    CHECK_INT(s.headers, ==, 1);
+    CHECK_INT(s.occ_block, ==, 768);
+    CHECK_INT(count_in_log(o.harness, "start"), ==, 1);
+    /* one that is never used is killed */
+    CHECK_OK(runner_prestart(&pre, &o, cfgs, 4));
+    runner_child_free(pre);
+}
+
 static void test_runner__parses_result_lines_and_ignores_noise(void)
 {
     struct tune_result r;
@@ -225,6 +252,7 @@ int main(void)
     TEST_RUN(test_runner__repeated_failures_give_the_kernel_up);
     TEST_RUN(test_runner__a_harness_that_refuses_its_input_is_given_up_at_once);
     TEST_RUN(test_runner__stop_flag_kills_the_child_and_returns);
+    TEST_RUN(test_runner__a_prestarted_harness_waits_and_is_used);
     TEST_RUN(test_runner__parses_result_lines_and_ignores_noise);
     return test_done();
 }
