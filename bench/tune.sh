@@ -33,6 +33,23 @@ sweep() { # name, extra options...
 }
 sweep prestart
 sweep noprestart --no-prestart
+# The harness alone on one kernel's 140 configurations (no sweep engine), with and without
+# NVML readings, to show where per-configuration time goes.
+cfgs=$(for s in 240 496 784 1016 1232 1680 2024; do for b in 8 16 24 32; do echo "$s $s $b $b 1"; done; for x in $(seq 64 64 1024); do echo "$s $s $x 1 1"; done; done)
+for mode in nvml no_nvml; do
+    t0=$(date +%s.%N)
+    if [ $mode = nvml ]; then echo "$cfgs" | "$TB/tune/fixtures/ok/harness" --results "$tmp/$mode.jsonl"
+    else echo "$cfgs" | LSCAT_NVML_LIB=/nonexistent "$TB/tune/fixtures/ok/harness" --results "$tmp/$mode.jsonl"; fi
+    t1=$(date +%s.%N)
+    python3 - "$tmp/$mode.jsonl" "$t0" "$t1" "$mode" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if '"status":"ok"' in l]
+wall = float(sys.argv[3]) - float(sys.argv[2])
+timed = sum(r["samples"] * r["launches_per_sample"] * r["mean_ns"] for r in rows) / 1e9
+print(f"harness alone ({sys.argv[4]}): {len(rows)} configurations in {wall:.2f} s (process start "
+      f"included), {timed:.2f} s timed: {timed / wall:.3f}")
+PY
+done
 python3 - "$tmp" "$K" <<'PY'
 import sqlite3, sys, statistics
 tmp, k = sys.argv[1], sys.argv[2]

@@ -180,6 +180,34 @@ done:
     return rc;
 }
 
+/* The two slots, created once per process and device: pinned allocations and events cost
+ * about as much as a short sample, so they are not made per measurement. */
+static struct slot g_slots[2];
+static int g_slots_device = -1;
+static void *g_flags;
+
+static int slots_get(struct slot **out, int blocker)
+{
+    int rc = 0, dev = 0;
+    CK(cudaGetDevice(&dev));
+    if (g_slots_device != dev) { /* events belong to a device; pinned memory is portable */
+        for (int k = 0; k < 2; k++) {
+            CK(cudaEventCreate(&g_slots[k].a));
+            CK(cudaEventCreate(&g_slots[k].b));
+        }
+        g_slots_device = dev;
+    }
+    if (!g_flags) {
+        CK(cudaHostAlloc(&g_flags, 2 * sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable));
+        ((volatile int *)g_flags)[0] = ((volatile int *)g_flags)[1] = 1;
+    }
+    for (int k = 0; k < 2; k++)
+        g_slots[k].flag = blocker ? (volatile int *)g_flags + k : NULL;
+    *out = g_slots;
+done:
+    return rc;
+}
+
 /* Wait for a sample and return its per-launch time. */
 static int sample_finish(double *ns_out, struct slot *sl, int launches)
 {
@@ -227,26 +255,17 @@ int timing_measure_launch(struct timing_stats *out, const struct timing_options 
     if (opts)
         o = *opts;
     cudaStream_t s = (cudaStream_t)stream;
-    struct slot sl[2];
-    void *flush = NULL, *flags = NULL;
+    struct slot *sl = NULL;
+    void *flush = NULL;
     size_t flush_bytes = 0;
     int cap = o.max_samples > o.samples ? o.max_samples : o.samples;
     double *v = (double *)calloc((size_t)(cap > 0 ? cap : 1), sizeof(double));
     int rc = 0, n = 0, launches = 1, pending = -1;
     double one = 0, start;
     memset(out, 0, sizeof(*out));
-    memset(sl, 0, sizeof(sl));
     gpu_state_before(out);
-    for (int k = 0; k < 2; k++) {
-        CK(cudaEventCreate(&sl[k].a));
-        CK(cudaEventCreate(&sl[k].b));
-    }
-    if (!o.no_launch_blocker) {
-        CK(cudaHostAlloc(&flags, 2 * sizeof(int), cudaHostAllocMapped));
-        sl[0].flag = (volatile int *)flags;
-        sl[1].flag = (volatile int *)flags + 1;
-        *sl[0].flag = *sl[1].flag = 1;
-    }
+    if ((rc = slots_get(&sl, !o.no_launch_blocker)) != 0)
+        goto done;
     for (int i = 0; i < o.warmup; i++)
         if ((rc = fn(ctx, stream)) != 0)
             goto done;
@@ -294,16 +313,8 @@ int timing_measure_launch(struct timing_stats *out, const struct timing_options 
 done:
     if (rc)
         cudaStreamSynchronize(s); /* let released blockers drain before their flags go */
-    for (int k = 0; k < 2; k++) {
-        if (sl[k].a)
-            cudaEventDestroy(sl[k].a);
-        if (sl[k].b)
-            cudaEventDestroy(sl[k].b);
-    }
     if (flush)
         cudaFree(flush);
-    if (flags)
-        cudaFreeHost(flags);
     free(v);
     return rc;
 }
