@@ -33,6 +33,14 @@ sweep() { # name, extra options...
 }
 sweep prestart
 sweep noprestart --no-prestart
+# Multi-GPU scaling, where there are several GPUs: 2K kernels on GPU 0 alone, then on all.
+NG=$("$BIN/lscat-gpuinfo" 2>/dev/null | wc -l)
+if [ "$NG" -ge 2 ]; then
+    specs=(); for i in $(seq 1 $((2 * K))); do specs+=("scale$i=$TB/tune/fixtures/ok/harness"); done
+    TUNE_BENCH_GPUS=0 sweep one_gpu
+    TUNE_BENCH_GPUS=all sweep all_gpus
+    specs=(); for i in $(seq 1 "$K"); do specs+=("bench$i=$TB/tune/fixtures/ok/harness"); done
+fi
 # The harness alone on one kernel's 140 configurations (no sweep engine), with and without
 # NVML readings, to show where per-configuration time goes.
 cfgs=$(for s in 240 496 784 1016 1232 1680 2024; do for b in 8 16 24 32; do echo "$s $s $b $b 1"; done; for x in $(seq 64 64 1024); do echo "$s $s $x 1 1"; done; done)
@@ -66,6 +74,21 @@ for name in ("prestart", "noprestart"):
           f"timed kernels, {wall / max(n, 1) * 1e3:.2f} ms per configuration")
     med[name] = {r[:5]: r[5] for r in db.execute(
         "select kernel_id, width, block_x, block_y, block_z, median_ns from measurements where status = 'ok'")}
+import os
+if os.path.exists(f"{tmp}/all_gpus.time"):
+    rate = {}
+    for name in ("one_gpu", "all_gpus"):
+        t0, t1 = map(float, open(f"{tmp}/{name}.time").read().split())
+        n = sqlite3.connect(f"{tmp}/{name}.db").execute(
+            "select count(*) from measurements where status = 'ok'").fetchone()[0]
+        gpus = sqlite3.connect(f"{tmp}/{name}.db").execute(
+            "select count(distinct gpu_id) from measurements").fetchone()[0]
+        rate[name] = (n / (t1 - t0), gpus)
+    g = rate["all_gpus"][1]
+    sc = rate["all_gpus"][0] / rate["one_gpu"][0]
+    print(f"tune multi-GPU scaling: {g} GPUs {rate['all_gpus'][0]:.1f} configurations/s, 1 GPU "
+          f"{rate['one_gpu'][0]:.1f}/s: {sc:.2f}x (target >= {0.9 * g:.1f}x"
+          f"{'' if sc >= 0.9 * g else ', TARGET MISSED'})")
 ratios = [med["prestart"][c] / med["noprestart"][c] for c in med["prestart"] if c in med["noprestart"]]
 q = statistics.quantiles(ratios, n=100, method="inclusive")
 print(f"tune prestart vs no-prestart, same configurations: median time ratio {statistics.median(ratios):.4f}, "
