@@ -12,6 +12,8 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,6 +262,29 @@ static void kill_child(struct child *ch)
     }
 }
 
+static void *reaper(void *arg)
+{
+    pid_t pid = (pid_t)(intptr_t)arg;
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    return NULL;
+}
+
+/* A harness that has reported everything is left to exit on its own (CUDA context teardown
+ * takes a good part of a second) while the sweep goes on; a detached thread reaps it, and
+ * anything it left in its process group is killed now. */
+static void reap_later(struct child *ch)
+{
+    pthread_t t;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &a, reaper, (void *)(intptr_t)ch->pid) == 0)
+        ch->reaped = 1; /* child_release must not wait */
+    pthread_attr_destroy(&a);
+}
+
 static void child_release(struct child *ch)
 {
     kill_child(ch);
@@ -457,6 +482,11 @@ static int run_process(struct runner_summary *out, const struct runner_options *
         if (o->stop && *o->stop) {
             out->interrupted = 1;
             rc = P_STOPPED;
+            goto done;
+        }
+        if (*i >= n && !ch.reaped) { /* all reported: its exit (context teardown) is not ours */
+            reap_later(&ch);
+            rc = P_DONE;
             goto done;
         }
         if (!ch.reaped && waitpid(ch.pid, &ch.status, WNOHANG) == ch.pid) {

@@ -225,6 +225,17 @@ static void test_runner__a_prestarted_harness_waits_and_is_used(void)
     runner_child_free(pre);
 }
 
+static void test_runner__a_harness_done_reporting_is_not_waited_for(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    const char *h = fake("linger 3000\n");
+    double t0 = fs_mono_s();
+    run(&sum, &s, h, 10, 5);
+    CHECK_INT(sum.ok, ==, 4);
+    CHECK(fs_mono_s() - t0 < 2.0);
+}
+
 static void test_runner__parses_result_lines_and_ignores_noise(void)
 {
     struct tune_result r;
@@ -253,6 +264,7 @@ int main(void)
     TEST_RUN(test_runner__a_harness_that_refuses_its_input_is_given_up_at_once);
     TEST_RUN(test_runner__stop_flag_kills_the_child_and_returns);
     TEST_RUN(test_runner__a_prestarted_harness_waits_and_is_used);
+    TEST_RUN(test_runner__a_harness_done_reporting_is_not_waited_for);
     TEST_RUN(test_runner__parses_result_lines_and_ignores_noise);
     return test_done();
 }

@@ -4,6 +4,7 @@
  *   crash W H BX BY    die by SIGSEGV before reporting     hang W H BX BY    never answer
  *   sticky W H BX BY   report cuda_error, exit 4           invalid W H BX BY  invalid_config
  *   refuse             exit 2 at once                      slow MS            sleep per config
+ *   linger MS          sleep before exiting (as a long CUDA context teardown would)
  * Every process start and configuration begun is appended to `<this binary>.log`. */
 #include <signal.h>
 #include <stdio.h>
@@ -18,7 +19,7 @@ struct rule {
 };
 
 static struct rule rules[64];
-static int nrules, slow_ms;
+static int nrules, slow_ms, linger_ms;
 
 static void load_rules(const char *self)
 {
@@ -33,6 +34,8 @@ static void load_rules(const char *self)
                        r->f[3]);
         if (n >= 1 && strcmp(r->action, "slow") == 0)
             slow_ms = atoi(r->f[0]);
+        else if (n >= 1 && strcmp(r->action, "linger") == 0)
+            linger_ms = atoi(r->f[0]);
         else if (n >= 1)
             nrules++;
     }
@@ -145,6 +148,10 @@ int main(int argc, char **argv)
                 "\"temp_c_before\":40,\"temp_c_after\":41,\"clocks_locked\":0}\n",
                 w, h, bx, by, bz, gx, gy, t, t - 2, t + 2, t, t - 1, t + 1);
         fflush(out);
+    }
+    if (linger_ms) {
+        struct timespec ts = { linger_ms / 1000, (long)(linger_ms % 1000) * 1000000L };
+        nanosleep(&ts, NULL);
     }
     return 0;
 }
