@@ -30,12 +30,13 @@ t_expect tune__lock_clocks_permission_error_is_fatal 3 lscat tune --lock-clocks 
 t_contains tune__lock_clocks_undoes_partial_locks "$T_TMP/nvml.log" "reset 0 0"
 unset LSCAT_NVML_LIB FAKE_NVML_LOG
 
-# Six stand-in kernels, 9 configurations each, 50 ms per configuration, on 2 stand-in GPUs.
+# Six stand-in kernels, 9 configurations each, 80 ms per configuration (the whole sweep needs
+# at least 2.2 s), on 2 stand-in GPUs; killed after 1.2 s.
 specs=()
 for i in 1 2 3 4 5 6; do
     mkdir -p "$LSCAT_WORK/builds/k$i"
     cp "$FAKE" "$LSCAT_WORK/builds/k$i/harness"
-    echo "slow 50" >"$LSCAT_WORK/builds/k$i/harness.behavior"
+    echo "slow 80" >"$LSCAT_WORK/builds/k$i/harness.behavior"
     specs+=("k$i=builds/k$i/harness")
 done
 python3 "$ROOT/tests/tune/support/seed_store.py" "$LSCAT_DB" "${specs[@]}"
