@@ -112,7 +112,7 @@ static void load_source(struct row_ctx *x, const char *dir)
     char *path = source_path(x->o->work_dir, dir);
     x->src.cap_bytes = SOURCE_CAP_BYTES;
     if (buf_read_file(&x->src, path) < 0) {
-        log_warn("kernel source %s: %s (its source column is null)", path, lscat_error_last());
+        log_warn("%s (its source is exported as null)", lscat_error_last());
         x->r->sources_missing++;
     } else {
         x->src_state = text_utf8_valid(x->src.data, x->src.len) ? 1 : 2;
