@@ -23,7 +23,7 @@ static const char usage[] =
 
 enum {
     OPT_FORMAT = 1, OPT_OUT, OPT_GPU, OPT_SINCE, OPT_KERNELS_ONLY, OPT_GZIP, OPT_RG_ROWS,
-    OPT_NO_DICT, OPT_ZSTD,
+    OPT_NO_DICT, OPT_ZSTD, OPT_TABLES,
 };
 
 static const struct cli_opt export_opts[] = {
@@ -35,6 +35,7 @@ static const struct cli_opt export_opts[] = {
     { "kernels-only", 0, NULL, "only the code corpus: kernels, occurrences, repositories",
       OPT_KERNELS_ONLY },
     { "gzip", 0, NULL, "CSV: write .csv.gz", OPT_GZIP },
+    { "tables", 0, "LIST", "only these tables, comma-separated (default: all)", OPT_TABLES },
     { "row-group-rows", 0, "N", "Parquet: at most N rows per row group (default 1048576; "
       "row groups are also cut at 64 MiB of values)", OPT_RG_ROWS },
     { "no-dictionary", 0, NULL, "Parquet: PLAIN encoding only", OPT_NO_DICT },
@@ -74,6 +75,11 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_KERNELS_ONLY: o->ex.kernels_only = 1; break;
     case OPT_GZIP: o->ex.gzip = 1; break;
     case OPT_NO_DICT: o->ex.dictionary = 0; break;
+    case OPT_TABLES:
+        if (export_check_tables(arg) < 0)
+            return LSCAT_EINVALID;
+        o->ex.tables = arg;
+        break;
     case OPT_RG_ROWS:
         if (cli_parse_int(&n, "--row-group-rows", arg, 1, 1L << 30) < 0)
             return LSCAT_EINVALID;

@@ -89,8 +89,15 @@ void csv_put_int(struct csv_writer *w, int64_t v)
 {
     sep(w);
     char tmp[24];
-    int n = snprintf(tmp, sizeof(tmp), "%lld", (long long)v);
-    buf_add(&w->b, tmp, (size_t)n);
+    int n = sizeof(tmp);
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v; /* no overflow on INT64_MIN */
+    do {
+        tmp[--n] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        tmp[--n] = '-';
+    buf_add(&w->b, tmp + n, sizeof(tmp) - (size_t)n);
 }
 
 void csv_put_bool(struct csv_writer *w, int v)

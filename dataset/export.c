@@ -112,7 +112,10 @@ static void load_source(struct row_ctx *x, const char *dir)
     char *path = source_path(x->o->work_dir, dir);
     x->src.cap_bytes = SOURCE_CAP_BYTES;
     if (buf_read_file(&x->src, path) < 0) {
-        log_warn("%s (its source is exported as null)", lscat_error_last());
+        if (x->r->sources_missing < 10)
+            log_warn("%s (its source is exported as null)", lscat_error_last());
+        else if (x->r->sources_missing == 10)
+            log_warn("more kernel sources are missing; the data card counts them");
         x->r->sources_missing++;
     } else {
         x->src_state = text_utf8_valid(x->src.data, x->src.len) ? 1 : 2;
@@ -331,6 +334,39 @@ static int write_companions(struct store *s, const struct export_options *o,
     return rc;
 }
 
+/* Is `name` in the comma-separated `list`? */
+static int listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0)
+            return 1;
+        p = e ? e + 1 : NULL;
+    }
+    return 0;
+}
+
+int export_check_tables(const char *list)
+{
+    int ntab;
+    const struct columns_table *tabs = columns_tables(&ntab);
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        int found = 0;
+        for (int i = 0; i < ntab; i++)
+            found |= strlen(tabs[i].name) == len && strncmp(tabs[i].name, p, len) == 0;
+        if (!found)
+            return lscat_error_setc(LSCAT_EINVALID, "--tables: no table '%.*s' (tables: kernels, "
+                                    "occurrences, repositories, measurements, failures, gpus)",
+                                    (int)len, p);
+        p = e ? e + 1 : NULL;
+    }
+    return 0;
+}
+
 int export_run(struct export_result *out, struct store *s, const struct export_options *o)
 {
     memset(out, 0, sizeof(*out));
@@ -347,7 +383,7 @@ int export_run(struct export_result *out, struct store *s, const struct export_o
     if ((rc = store_exec(s, "BEGIN")) < 0)
         return rc;
     for (int i = 0; i < ntab && rc == 0; i++) {
-        if (o->kernels_only && !tabs[i].code_corpus)
+        if ((o->kernels_only && !tabs[i].code_corpus) || (o->tables && !listed(o->tables, tabs[i].name)))
             continue;
         const char *kv[] = { "lscat.schema_version", schema, "lscat.version", o->lscat_version,
                              "lscat.export_time", now, "lscat.table", tabs[i].name,
@@ -358,6 +394,8 @@ int export_run(struct export_result *out, struct store *s, const struct export_o
     }
     if (rc == 0)
         rc = write_companions(s, o, out, now);
+    if (out->sources_missing > 10)
+        log_warn("%lld kernel sources were missing in all", (long long)out->sources_missing);
     store_rollback(s); /* ends the read transaction; nothing was written */
     return rc;
 }

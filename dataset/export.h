@@ -19,6 +19,7 @@ struct export_options {
     const char *gpu;           /* NULL: every GPU; else a case-insensitive substring of the model */
     const char *since;         /* NULL or an ISO-8601 prefix: measurements/failures from then on */
     int kernels_only;          /* only the code corpus: kernels, occurrences, repositories */
+    const char *tables;        /* NULL, or a comma-separated list of the tables to write */
     int gzip;                  /* CSV only: .csv.gz */
     int64_t row_group_rows;    /* Parquet row-group bound (rows); 0 = the writer's default */
     size_t row_group_bytes;    /* ... and bytes; 0 = default */
@@ -27,7 +28,7 @@ struct export_options {
     const char *lscat_version; /* recorded in the files and the data card */
     int quiet;                 /* no progress bars */
 };
-#define EXPORT_OPTIONS_INIT { NULL, NULL, EXPORT_PARQUET, NULL, NULL, 0, 0, 0, 0, 1, 3, "", 0 }
+#define EXPORT_OPTIONS_INIT { NULL, NULL, EXPORT_PARQUET, NULL, NULL, 0, NULL, 0, 0, 0, 1, 3, "", 0 }
 
 #define EXPORT_MAX_TABLES 8
 
@@ -39,6 +40,9 @@ struct export_result {
     int64_t sources_not_utf8;  /* kernels whose kernel.cu is not valid UTF-8 (source_raw set) */
     int64_t bytes_written;     /* of the table files */
 };
+
+/* Check a --tables list: every name must be a published table. */
+int export_check_tables(const char *list);
 
 /* Export the tables, then README.md, columns.md and SHA256SUMS. Returns 0 or a negative code
  * with the message set; files written before a failure stay only under temporary names. */

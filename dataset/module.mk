@@ -16,7 +16,7 @@ $(B)/bin/lscat-init: $(B)/dataset/cmd_init.o $(B)/libstore.a $(B)/libcommon.a
 
 # libdataset: the Parquet writer, CSV writer, export, merge and report.
 DATASET_SRCS := thrift.c parquet.c parquet_encode.c text.c columns.c csv.c export.c card.c \
-                merge.c report.c
+                dtoa.c                 merge.c report.c
 DATASET_OBJS := $(patsubst %.c,$(B)/dataset/%.o,$(DATASET_SRCS))
 $(B)/libdataset.a: $(DATASET_OBJS)
 	@rm -f $@

@@ -2,7 +2,6 @@
  * are not always UTF-8; numbers in CSV must read back to the same double. */
 #include "dataset/text.h"
 
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,21 +89,4 @@ void text_base64(struct buf *out, const void *data, size_t len)
                       i + 1 < len ? tab[(v >> 6) & 63] : '=', i + 2 < len ? tab[v & 63] : '=' };
         buf_add(out, q, 4);
     }
-}
-
-int text_double(char out[32], double v)
-{
-    if (isnan(v))
-        return snprintf(out, 32, "nan");
-    if (isinf(v))
-        return snprintf(out, 32, v > 0 ? "inf" : "-inf");
-    /* Integral values (common: sizes, nanosecond medians of batched launches) print fast. */
-    if (v == (double)(int64_t)v && fabs(v) < 9007199254740992.0 && !(v == 0 && signbit(v)))
-        return snprintf(out, 32, "%lld", (long long)v);
-    for (int prec = 15; prec <= 17; prec++) {
-        int n = snprintf(out, 32, "%.*g", prec, v);
-        if (prec == 17 || strtod(out, NULL) == v)
-            return n;
-    }
-    return 0;
 }

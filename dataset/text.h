@@ -15,8 +15,9 @@ int text_utf8_valid(const void *s, size_t len);
 void text_utf8_repair(struct buf *out, const void *s, size_t len);
 /* Append standard base64 (RFC 4648, with padding). */
 void text_base64(struct buf *out, const void *data, size_t len);
-/* Write the shortest of %.15g/%.16g/%.17g that strtod reads back to exactly `v` into out
- * (NUL-terminated, at most 32 bytes); "nan", "inf", "-inf" for the specials. Returns length. */
+/* Write the shortest decimal that strtod reads back to exactly `v` (Grisu2, dtoa.c; %g-like
+ * layout: "1000", "0.1", "1.5e+300") into out, NUL-terminated, at most 32 bytes; "nan",
+ * "inf", "-inf" for the specials. Thread-safe. Returns the length. */
 int text_double(char out[32], double v);
 
 #endif
