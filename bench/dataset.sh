@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark of `lscat dataset export` on a generated measurements table (default 5,000,000
 # rows, LSCAT_BENCH_ROWS to change; SYNTHETIC data: 2 GPUs x 7 LS-CAT matrix sizes x 20 block
-# shapes per kernel, random full-precision timings). Side by side in one run:
+# shapes per kernel, random full-precision timings, one configuration measured every 0.25 s).
+# Side by side in one run:
 #   sqlite3 -csv dumping the same rows (same SELECT, same order) | lscat CSV | lscat Parquet
 #   (default row groups, and small row groups to show memory follows the row-group size).
 # Targets: CSV export no slower than sqlite3 -csv; Parquet under 2x that time; Parquet at
@@ -42,9 +43,10 @@ INSERT INTO measurements(kernel_id, gpu_id, width, height, block_x, block_y, blo
 SELECT k, g, w, w, bx, byy, 1, (w + bx - 1) / bx, (w + byy - 1) / byy, 1, 'ok', t, t * 0.97,
     t * 1.4, t * 1.02, t * 0.013, t * 0.004, t * 0.98, t * 1.05, 31, 1 + (w * w) % 97,
     1980 - g * 400, 1965 - g * 400, 2619, 40 + abs(random() % 20), 44 + abs(random() % 20),
-    '2026-11-21T' || printf('%02d:%02d:%02d', abs(random() % 24), abs(random() % 60), abs(random() % 60)) || 'Z'
+    strftime('%Y-%m-%dT%H:%M:%SZ', '2026-11-01', '+' || (seq / 4) || ' seconds')
 FROM (SELECT k.id AS k, g.id AS g, s.w AS w, b.bx AS bx, b.byy AS byy,
-      1000.0 + w * w / 50.0 + abs(random() % 1000000000000) / 1e6 AS t
+      1000.0 + w * w / 50.0 + abs(random() % 1000000000000) / 1e6 AS t,
+      row_number() OVER (ORDER BY k.rowid, g.id, s.w, b.rowid) AS seq
       FROM kernels k, gpus g, sizes s, blocks b LIMIT $ROWS);
 SQL
     mv "$DB.tmp" "$DB"
@@ -65,7 +67,8 @@ run() { # label outfile-for-size cmd...
         echo "$label failed:"; tail -5 "$D/stderr.$label"; exit 1; }
     read -r secs kb < <(tail -n 1 "$D/time.$label")
     local bytes; bytes=$(stat -c %s "$size_of")
-    printf '%-26s %8.2f s %9.1f MB %8.1f MB peak RSS\n' "$label" "$secs" "$(echo "$bytes / 1000000" | bc -l)" "$(echo "$kb / 1024" | bc -l)"
+    awk -v l="$label" -v s="$secs" -v b="$bytes" -v k="$kb" \
+        'BEGIN { printf "%-26s %8.2f s %9.1f MB %8.1f MB peak RSS\n", l, s, b / 1e6, k / 1024 }'
     eval "T_$label=$secs B_$label=$bytes M_$label=$kb"
 }
 rm -rf "$D/csv" "$D/pq" "$D/pq-small"
@@ -75,11 +78,11 @@ run lscat_csv "$D/csv/measurements.csv" "$BIN/lscat-dataset" --db "$DB" -q expor
 run lscat_parquet "$D/pq/measurements.parquet" "$BIN/lscat-dataset" --db "$DB" -q export --tables measurements --out "$D/pq"
 run lscat_parquet_rg128k "$D/pq-small/measurements.parquet" "$BIN/lscat-dataset" --db "$DB" -q export --tables measurements --row-group-rows 131072 --out "$D/pq-small"
 
-ratio() { echo "scale=3; $1 / $2" | bc -l; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 r_csv=$(ratio "$T_lscat_csv" "$T_sqlite3_csv")
 r_pq=$(ratio "$T_lscat_parquet" "$T_sqlite3_csv")
 r_size=$(ratio "$B_lscat_parquet" "$B_lscat_csv")
-miss() { [ "$(echo "$1" | bc -l)" = 1 ] && echo " TARGET MISSED" || true; }
+miss() { awk "BEGIN { exit !($1) }" && echo " TARGET MISSED" || true; }
 echo "lscat CSV time / sqlite3 -csv time:     $r_csv (target <= 1)$(miss "$r_csv > 1")"
 echo "lscat Parquet time / sqlite3 -csv time: $r_pq (target < 2)$(miss "$r_pq >= 2")"
 echo "Parquet size / CSV size:                $r_size (target <= 0.2)$(miss "$r_size > 0.2")"

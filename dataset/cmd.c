@@ -38,7 +38,8 @@ static const struct cli_opt export_opts[] = {
     { "tables", 0, "LIST", "only these tables, comma-separated (default: all)", OPT_TABLES },
     { "row-group-rows", 0, "N", "Parquet: at most N rows per row group (default 1048576; "
       "row groups are also cut at 64 MiB of values)", OPT_RG_ROWS },
-    { "no-dictionary", 0, NULL, "Parquet: PLAIN encoding only", OPT_NO_DICT },
+    { "no-dictionary", 0, NULL, "Parquet: PLAIN encoding only (no RLE_DICTIONARY, no "
+      "BYTE_STREAM_SPLIT), for old readers", OPT_NO_DICT },
     { "zstd-level", 0, "N", "Parquet: ZSTD level 1-19, 0 = uncompressed (default 3)", OPT_ZSTD },
     CLI_OPT_END,
 };
@@ -74,7 +75,10 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_SINCE: o->ex.since = arg; break;
     case OPT_KERNELS_ONLY: o->ex.kernels_only = 1; break;
     case OPT_GZIP: o->ex.gzip = 1; break;
-    case OPT_NO_DICT: o->ex.dictionary = 0; break;
+    case OPT_NO_DICT:
+        o->ex.dictionary = 0;
+        o->ex.byte_stream_split = 0;
+        break;
     case OPT_TABLES:
         if (export_check_tables(arg) < 0)
             return LSCAT_EINVALID;

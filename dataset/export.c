@@ -188,6 +188,7 @@ static int open_sink(struct sink *k, const char *path, const struct columns_tabl
         po.row_group_bytes = o->row_group_bytes;
     po.dictionary = o->dictionary;
     po.zstd_level = o->zstd_level;
+    po.byte_stream_split = o->byte_stream_split;
     po.kv = kv;
     char *by = xasprintf("lscat version %s", o->lscat_version);
     po.created_by = by;

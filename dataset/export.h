@@ -25,10 +25,11 @@ struct export_options {
     size_t row_group_bytes;    /* ... and bytes; 0 = default */
     int dictionary;            /* Parquet: try RLE_DICTIONARY (default 1) */
     int zstd_level;            /* Parquet: 0 = uncompressed; default 3 */
+    int byte_stream_split;     /* Parquet: BYTE_STREAM_SPLIT for DOUBLE columns (default 1) */
     const char *lscat_version; /* recorded in the files and the data card */
     int quiet;                 /* no progress bars */
 };
-#define EXPORT_OPTIONS_INIT { NULL, NULL, EXPORT_PARQUET, NULL, NULL, 0, NULL, 0, 0, 0, 1, 3, "", 0 }
+#define EXPORT_OPTIONS_INIT { NULL, NULL, EXPORT_PARQUET, NULL, NULL, 0, NULL, 0, 0, 0, 1, 3, 1, "", 0 }
 
 #define EXPORT_MAX_TABLES 8
 

@@ -24,7 +24,7 @@
 
 /* Parquet's enum values (parquet.thrift). */
 enum { T_BOOLEAN = 0, T_INT32 = 1, T_INT64 = 2, T_DOUBLE = 5, T_BYTE_ARRAY = 6 };
-enum { ENC_PLAIN = 0, ENC_RLE = 3, ENC_RLE_DICTIONARY = 8 };
+enum { ENC_PLAIN = 0, ENC_RLE = 3, ENC_RLE_DICTIONARY = 8, ENC_BYTE_STREAM_SPLIT = 9 };
 enum { CODEC_UNCOMPRESSED = 0, CODEC_ZSTD = 6 };
 enum { PAGE_DATA = 0, PAGE_DICTIONARY = 2 };
 enum { REP_REQUIRED = 0, REP_OPTIONAL = 1 };
@@ -318,7 +318,21 @@ struct chunk_info {
     uint64_t first_offset, data_offset, dict_offset;
     int64_t uncompressed, compressed;
     int used_dict;
+    int encoding; /* of the values in the data page */
 };
+
+/* BYTE_STREAM_SPLIT: byte b of value i goes to stream b, position i. */
+static void byte_stream_split(struct buf *out, const struct buf *plain, size_t width)
+{
+    size_t n = plain->len / width, start = out->len;
+    buf_grow(out, plain->len);
+    unsigned char *dst = (unsigned char *)out->data + start;
+    const unsigned char *src = (const unsigned char *)plain->data;
+    for (size_t i = 0; i < n; i++)
+        for (size_t b = 0; b < width; b++)
+            dst[b * n + i] = src[i * width + b];
+    buf_setlen(out, start + plain->len);
+}
 
 /* Compress w->page (or `data` when given), write its PageHeader and bytes. */
 static int write_page(struct parquet_writer *w, struct chunk_info *ci, int type,
@@ -388,6 +402,9 @@ static int write_chunk_pages(struct parquet_writer *w, struct pcol *c, struct ch
 {
     ci->first_offset = w->off;
     ci->used_dict = dict_pays(c);
+    ci->encoding = ci->used_dict ? ENC_RLE_DICTIONARY
+                   : (c->def.type == PARQUET_DOUBLE && w->o.byte_stream_split) ? ENC_BYTE_STREAM_SPLIT
+                                                                                : ENC_PLAIN;
     if (ci->used_dict && write_page(w, ci, PAGE_DICTIONARY, &c->dict.values,
                                     (int32_t)c->dict.n, ENC_PLAIN) < 0)
         return LSCAT_ERR;
@@ -405,13 +422,14 @@ static int write_chunk_pages(struct parquet_writer *w, struct pcol *c, struct ch
             bw = 1;
         buf_addch(&w->page, bw);
         parquet_rle_hybrid(&w->page, c->dict.idx, 4, c->dict.nidx, bw);
+    } else if (ci->encoding == ENC_BYTE_STREAM_SPLIT) {
+        byte_stream_split(&w->page, &c->plain, 8);
     } else if (c->def.type == PARQUET_BOOLEAN) {
         parquet_pack_bools(&w->page, (const uint8_t *)c->plain.data, c->plain.len);
     } else {
         buf_add(&w->page, c->plain.data, c->plain.len);
     }
-    return write_page(w, ci, PAGE_DATA, &w->page, (int32_t)c->count,
-                      ci->used_dict ? ENC_RLE_DICTIONARY : ENC_PLAIN);
+    return write_page(w, ci, PAGE_DATA, &w->page, (int32_t)c->count, ci->encoding);
 }
 
 static void stats_value(struct buf *out, const struct pcol *c, int max)
@@ -443,11 +461,11 @@ static void write_chunk_meta(struct parquet_writer *w, struct thrift_w *t, const
     thrift_i64(t, 2, (int64_t)ci->first_offset);
     thrift_struct_begin(t, 3); /* ColumnMetaData */
     thrift_i32(t, 1, physical(c->def.type));
-    thrift_list_begin(t, 2, THRIFT_I32, ci->used_dict ? 3 : 2);
+    thrift_list_begin(t, 2, THRIFT_I32, ci->encoding != ENC_PLAIN ? 3 : 2);
     thrift_elem_i32(t, ENC_PLAIN);
     thrift_elem_i32(t, ENC_RLE);
-    if (ci->used_dict)
-        thrift_elem_i32(t, ENC_RLE_DICTIONARY);
+    if (ci->encoding != ENC_PLAIN)
+        thrift_elem_i32(t, ci->encoding);
     thrift_list_begin(t, 3, THRIFT_BINARY, 1);
     thrift_elem_string(t, c->def.name);
     thrift_i32(t, 4, w->z ? CODEC_ZSTD : CODEC_UNCOMPRESSED);

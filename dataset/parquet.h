@@ -1,7 +1,8 @@
 /* A streaming Apache Parquet writer: one flat schema of required/optional leaf columns,
  * rows added one value at a time, row groups flushed when they reach a bounded size (so
  * memory stays bounded however many rows), each column chunk written as one data page (v1)
- * — RLE_DICTIONARY with a PLAIN dictionary page when that is smaller, PLAIN otherwise —
+ * — RLE_DICTIONARY with a PLAIN dictionary page when that is smaller, else PLAIN (DOUBLE:
+ * BYTE_STREAM_SPLIT) —
  * compressed with ZSTD, with statistics (min, max, null count) and key-value metadata.
  *
  *     static const struct parquet_column cols[] = {
@@ -43,10 +44,12 @@ struct parquet_options {
     int64_t row_group_rows;  /* ... or this many rows */
     int zstd_level;          /* 0 = no compression (UNCOMPRESSED codec) */
     int dictionary;          /* 1: use RLE_DICTIONARY where it is smaller than PLAIN */
+    int byte_stream_split;   /* 1: DOUBLE chunks without dictionary use BYTE_STREAM_SPLIT (their
+                              * bytes transposed, so ZSTD finds the repeated exponents) */
     const char *const *kv;   /* key-value metadata: "key", "value", ..., NULL; may be NULL */
     const char *created_by;  /* NULL: "lscat <version>" */
 };
-#define PARQUET_OPTIONS_INIT { 64u << 20, 1 << 20, 3, 1, NULL, NULL }
+#define PARQUET_OPTIONS_INIT { 64u << 20, 1 << 20, 3, 1, 1, NULL, NULL }
 
 struct parquet_writer;
 
