@@ -1,14 +1,17 @@
 /* CSV for people and spreadsheets: RFC 4180 quoting, numbers that round-trip, optional gzip
- * (zlib). Rows are assembled in one buffer and written out in large blocks, so the writer is
- * bound by formatting, not by system calls. */
+ * (zlib). Rows are assembled in one buffer and handed out in 1 MiB blocks to a second thread
+ * that hashes (SHA-256, for SHA256SUMS) and writes them while the next block is formatted, so
+ * the export never reads its own multi-gigabyte output back. */
 #include "dataset/csv.h"
 
 #include "common/buf.h"
 #include "common/error.h"
+#include "common/sha256.h"
 #include "common/xalloc.h"
 #include "dataset/text.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +27,77 @@ struct csv_writer {
     struct buf b;
     int col;
     struct buf scratch;
+    /* the writer thread (plain CSV only) */
+    int threaded;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct buf pending;  /* the block the thread hashes and writes */
+    int has_pending, stop, write_errno;
+    struct sha256 hash;
 };
+
+static void *writer_main(void *arg)
+{
+    struct csv_writer *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->has_pending && !w->stop)
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (!w->has_pending)
+            break;
+        pthread_mutex_unlock(&w->mu);
+        sha256_update(&w->hash, w->pending.data, w->pending.len);
+        int err = 0;
+        if (fwrite(w->pending.data, 1, w->pending.len, w->f) != w->pending.len)
+            err = errno ? errno : EIO;
+        pthread_mutex_lock(&w->mu);
+        if (err && !w->write_errno)
+            w->write_errno = err;
+        buf_reset(&w->pending);
+        w->has_pending = 0;
+        pthread_cond_broadcast(&w->cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* Hand the filled buffer to the writer thread (after it finished the previous one). */
+static int hand_over(struct csv_writer *w)
+{
+    pthread_mutex_lock(&w->mu);
+    while (w->has_pending)
+        pthread_cond_wait(&w->cv, &w->mu);
+    int err = w->write_errno;
+    struct buf t = w->pending;
+    w->pending = w->b;
+    w->b = t;
+    w->has_pending = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    if (err)
+        return lscat_error_set("cannot write '%s': %s (disk full?)", w->tmp, strerror(err));
+    return 0;
+}
+
+/* Stop the thread after its last block; returns its write error, if any. */
+static int stop_thread(struct csv_writer *w)
+{
+    if (!w->threaded)
+        return 0;
+    pthread_mutex_lock(&w->mu);
+    w->stop = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->th, NULL);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    w->threaded = 0;
+    if (w->write_errno)
+        return lscat_error_set("cannot write '%s': %s (disk full?)", w->tmp,
+                               strerror(w->write_errno));
+    return 0;
+}
 
 static void sep(struct csv_writer *w)
 {
@@ -36,6 +109,8 @@ static int flush(struct csv_writer *w)
 {
     if (w->b.len == 0)
         return 0;
+    if (w->threaded)
+        return hand_over(w);
     int ok;
     if (w->gz)
         ok = gzwrite(w->gz, w->b.data, (unsigned)w->b.len) == (int)w->b.len;
@@ -55,7 +130,9 @@ int csv_writer_open(struct csv_writer **out, const char *path, const char *const
     w->path = xstrdup(path);
     w->tmp = xasprintf("%s.tmp", path);
     buf_init(&w->b, FLUSH_BYTES + 4096);
+    buf_init(&w->pending, FLUSH_BYTES + 4096);
     buf_init(&w->scratch, 0);
+    sha256_init(&w->hash);
     w->f = fopen(w->tmp, "wb");
     if (!w->f) {
         int rc = lscat_error_set("cannot create '%s': %s", w->tmp, strerror(errno));
@@ -69,6 +146,14 @@ int csv_writer_open(struct csv_writer **out, const char *path, const char *const
             return lscat_error_set("cannot start gzip on '%s'", path);
         }
         gzbuffer(w->gz, 1 << 18);
+    } else {
+        pthread_mutex_init(&w->mu, NULL);
+        pthread_cond_init(&w->cv, NULL);
+        if (pthread_create(&w->th, NULL, writer_main, w) != 0) {
+            csv_writer_abort(w);
+            return lscat_error_set("cannot start the writer thread for '%s'", path);
+        }
+        w->threaded = 1;
     }
     for (int i = 0; i < ncols; i++)
         csv_put_text(w, names[i], strlen(names[i]));
@@ -153,9 +238,20 @@ int csv_end_row(struct csv_writer *w)
     return w->b.len >= FLUSH_BYTES ? flush(w) : 0;
 }
 
-int csv_writer_close(struct csv_writer *w)
+int csv_writer_close(struct csv_writer *w, char sha256_hex_out[65])
 {
     int rc = flush(w);
+    int trc = stop_thread(w);
+    if (rc == 0)
+        rc = trc;
+    if (sha256_hex_out) {
+        sha256_hex_out[0] = '\0';
+        if (!w->gz) {
+            unsigned char d[32];
+            sha256_final(&w->hash, d);
+            sha256_to_hex(sha256_hex_out, d);
+        }
+    }
     if (w->gz) {
         if (gzclose(w->gz) != Z_OK && rc == 0)
             rc = lscat_error_set("cannot finish gzip stream '%s'", w->tmp);
@@ -171,6 +267,7 @@ int csv_writer_close(struct csv_writer *w)
     if (rc < 0)
         unlink(w->tmp);
     buf_release(&w->b);
+    buf_release(&w->pending);
     buf_release(&w->scratch);
     free(w->path);
     free(w->tmp);
@@ -182,6 +279,7 @@ void csv_writer_abort(struct csv_writer *w)
 {
     if (!w)
         return;
+    stop_thread(w);
     if (w->gz)
         gzclose(w->gz);
     if (w->f) {
@@ -189,6 +287,7 @@ void csv_writer_abort(struct csv_writer *w)
         unlink(w->tmp);
     }
     buf_release(&w->b);
+    buf_release(&w->pending);
     buf_release(&w->scratch);
     free(w->path);
     free(w->tmp);

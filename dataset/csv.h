@@ -25,8 +25,10 @@ void csv_put_text(struct csv_writer *w, const void *s, size_t len);
 void csv_put_base64(struct csv_writer *w, const void *data, size_t len);
 /* End the row (CRLF); writes out the buffer when it is full. */
 int csv_end_row(struct csv_writer *w);
-/* Flush, fsync, rename into place, free. On failure the temporary file is removed. */
-int csv_writer_close(struct csv_writer *w);
+/* Flush, fsync, rename into place, free. On failure the temporary file is removed. When
+ * sha256_hex_out is given it receives the hex SHA-256 of the file, computed while writing
+ * (empty string for gzip output, whose compressed bytes the caller hashes itself). */
+int csv_writer_close(struct csv_writer *w, char sha256_hex_out[65]);
 /* Remove the temporary file and free. NULL is a no-op. */
 void csv_writer_abort(struct csv_writer *w);
 

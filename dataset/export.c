@@ -197,14 +197,15 @@ static int open_sink(struct sink *k, const char *path, const struct columns_tabl
     return rc;
 }
 
-static int close_sink(struct sink *k, int ok)
+static int close_sink(struct sink *k, int ok, char sha256_hex[65])
 {
+    sha256_hex[0] = '\0';
     if (!ok) {
         parquet_writer_abort(k->pq);
         csv_writer_abort(k->csv);
         return LSCAT_ERR;
     }
-    return k->pq ? parquet_writer_close(k->pq) : csv_writer_close(k->csv);
+    return k->pq ? parquet_writer_close(k->pq) : csv_writer_close(k->csv, sha256_hex);
 }
 
 static int export_table(struct store *s, const struct columns_table *t,
@@ -235,7 +236,7 @@ static int export_table(struct store *s, const struct columns_table *t,
     }
     if (step < 0)
         rc = step;
-    rc = close_sink(&k, rc == 0) < 0 && rc == 0 ? LSCAT_ERR : rc;
+    rc = close_sink(&k, rc == 0, r->sha256[slot]) < 0 && rc == 0 ? LSCAT_ERR : rc;
     if (p)
         progress_set(p, (uint64_t)r->rows[slot]);
 done:
@@ -250,11 +251,16 @@ done:
     return rc;
 }
 
-int export_sha256sums(struct buf *out, const char *dir, const char *const *names, int n)
+int export_sha256sums(struct buf *out, const char *dir, const char *const *names,
+                      const char *const *known, int n)
 {
     unsigned char *chunk = xmalloc(1 << 20);
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
+        if (known && known[i] && known[i][0]) {
+            buf_addf(out, "%s  %s\n", known[i], names[i]);
+            continue;
+        }
         char *path = fs_join(dir, names[i]);
         FILE *f = fopen(path, "rb");
         if (!f) {
@@ -306,12 +312,13 @@ static int64_t file_size(const char *dir, const char *name)
 static int write_companions(struct store *s, const struct export_options *o,
                             struct export_result *r, const char *now)
 {
-    const char *names[EXPORT_MAX_TABLES + 2];
+    const char *names[EXPORT_MAX_TABLES + 2], *known[EXPORT_MAX_TABLES + 2] = { 0 };
     char *owned[EXPORT_MAX_TABLES];
     struct buf b = BUF_INIT;
     int n = 0, rc;
     for (int i = 0; i < r->ntables; i++) {
         owned[i] = export_file_name(r->tables[i], o);
+        known[n] = r->sha256[i];
         names[n++] = owned[i];
         r->bytes_written += file_size(o->out_dir, owned[i]);
     }
@@ -326,7 +333,7 @@ static int write_companions(struct store *s, const struct export_options *o,
     names[n++] = "README.md";
     buf_reset(&b);
     if (rc == 0)
-        rc = export_sha256sums(&b, o->out_dir, names, n);
+        rc = export_sha256sums(&b, o->out_dir, names, known, n);
     if (rc == 0)
         rc = write_text_file(o->out_dir, "SHA256SUMS", &b);
     for (int i = 0; i < r->ntables; i++)

@@ -40,6 +40,7 @@ struct export_result {
     int64_t sources_missing;   /* kernels whose kernel.cu could not be read (source is null) */
     int64_t sources_not_utf8;  /* kernels whose kernel.cu is not valid UTF-8 (source_raw set) */
     int64_t bytes_written;     /* of the table files */
+    char sha256[EXPORT_MAX_TABLES][65]; /* hex, when computed while writing; else "" */
 };
 
 /* Check a --tables list: every name must be a published table. */
@@ -52,8 +53,10 @@ int export_run(struct export_result *out, struct store *s, const struct export_o
 /* The file name of a table in this format, e.g. "measurements.csv.gz". Caller frees. */
 char *export_file_name(const char *table, const struct export_options *o);
 
-/* Append "<hex>  <name>\n" lines for `names` (files in `dir`) to out. */
-int export_sha256sums(struct buf *out, const char *dir, const char *const *names, int n);
+/* Append "<hex>  <name>\n" lines for `names` (files in `dir`) to out; known[i] (may be NULL,
+ * or "" for an entry) is a hash already computed while writing, used instead of reading. */
+int export_sha256sums(struct buf *out, const char *dir, const char *const *names,
+                      const char *const *known, int n);
 
 /* The data card (README.md) for the result; defined in card.c. */
 int export_card(struct buf *out, struct store *s, const struct export_options *o,

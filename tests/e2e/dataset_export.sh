@@ -22,8 +22,10 @@ lscat-init --db "$S/empty.db" -q
 t_expect dataset_export__exports_an_empty_store 0 lscat-dataset --db "$S/empty.db" --work "$S/work" -q export --out "$S/empty"
 
 # Files beside the tables.
-if (cd "$S/pq" && sha256sum -c --quiet SHA256SUMS) >"$T_OUT" 2>&1; then t_ok dataset_export__sha256sums_verify
-else t_fail dataset_export__sha256sums_verify "$(cat "$T_OUT")"; fi
+for d in pq csv csvgz; do
+    if (cd "$S/$d" && sha256sum -c --quiet SHA256SUMS) >"$T_OUT" 2>&1; then t_ok "dataset_export__${d}_sha256sums_verify"
+    else t_fail "dataset_export__${d}_sha256sums_verify" "$(cat "$T_OUT")"; fi
+done
 t_contains dataset_export__columns_md_lists_source_raw "$S/pq/columns.md" '| `source_raw` | BYTES | yes |'
 t_contains dataset_export__card_counts_measurements "$S/pq/README.md" '| `measurements.parquet` | 21 | measurements |'
 t_contains dataset_export__card_names_gpus "$S/pq/README.md" '| Tesla T4 | 7.5 | 535.10 | 12.2 | 5 |'
