@@ -18,6 +18,7 @@ t_expect dataset_export__writes_csv 0 $X export --out "$S/csv" --format csv
 t_expect dataset_export__writes_csv_gzip 0 $X export --out "$S/csvgz" --format csv --gzip
 t_expect dataset_export__filters_since 0 $X export --out "$S/since" --since 2026-11-20T00:00:02Z
 t_expect dataset_export__kernels_only 0 $X export --out "$S/ko" --kernels-only
+t_expect dataset_export__filters_gpu 0 $X export --out "$S/t4" --gpu t4 --tables measurements,gpus
 lscat-init --db "$S/empty.db" -q
 t_expect dataset_export__exports_an_empty_store 0 lscat-dataset --db "$S/empty.db" --work "$S/work" -q export --out "$S/empty"
 
@@ -30,6 +31,8 @@ t_contains dataset_export__columns_md_lists_source_raw "$S/pq/columns.md" '| `so
 t_contains dataset_export__card_counts_measurements "$S/pq/README.md" '| `measurements.parquet` | 21 | measurements |'
 t_contains dataset_export__card_names_gpus "$S/pq/README.md" '| Tesla T4 | 7.5 | 535.10 | 12.2 | 5 |'
 t_contains dataset_export__card_counts_non_utf8_sources "$S/pq/README.md" '1 kernel sources are not valid UTF-8'
+t_contains dataset_export__gpu_filter_keeps_the_t4_rows "$S/t4/README.md" '| `measurements.parquet` | 5 | measurements |'
+t_contains dataset_export__gpu_filter_keeps_the_t4 "$S/t4/README.md" '| `gpus.parquet` | 1 | gpus |'
 if [ -e "$S/ko/kernels.parquet" ] && [ ! -e "$S/ko/measurements.parquet" ]; then t_ok dataset_export__kernels_only_skips_measurements
 else t_fail dataset_export__kernels_only_skips_measurements "$(ls "$S/ko")"; fi
 n=$(sqlite3 "$S/lscat.db" "SELECT count(*) FROM stage_runs WHERE stage = 'dataset' AND exit_status = 0 AND counts LIKE '%\"measurements\":21%'")
