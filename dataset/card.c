@@ -116,9 +116,9 @@ static void limitations_section(struct buf *out, struct store *s, const struct e
 {
     buf_adds(out, "\n## Known limitations\n\n"
                   "- Kernels are timed with synthetic inputs generated from their parameter "
-                  "model (sizes from the matrix size, buffers filled with fixed values), not "
-                  "with their applications' data; data-dependent kernels may behave "
-                  "differently in their real programs.\n"
+                  "model (sizes derived from the matrix size), not with their applications' "
+                  "data; data-dependent kernels may behave differently in their real "
+                  "programs.\n"
                   "- One measurement per configuration and GPU; clocks were not locked on "
                   "shared machines, so boost behaviour and temperature affect the times "
                   "(the recorded clocks let you filter).\n"
@@ -158,8 +158,9 @@ int export_card(struct buf *out, struct store *s, const struct export_options *o
     if (rc == 0) {
         buf_adds(out, "\n## GPUs\n");
         rc = md_table(out, s, "SELECT g.name, g.compute_cap, g.driver_version, g.cuda_version,"
-                              " (SELECT count(*) FROM measurements m WHERE m.gpu_id = g.id AND"
-                              " m.superseded = 0) FROM gpus g ORDER BY g.name",
+                              " coalesce(a.n, 0) FROM gpus g LEFT JOIN (SELECT gpu_id, count(*)"
+                              " AS n FROM measurements WHERE superseded = 0 GROUP BY gpu_id) a"
+                              " ON a.gpu_id = g.id ORDER BY g.name",
                       "model | compute capability | driver | CUDA | current measurements");
     }
     if (rc < 0)
@@ -171,7 +172,7 @@ int export_card(struct buf *out, struct store *s, const struct export_options *o
                   "`repositories.license`); the measurements and metadata are lscat's output. "
                   "Repositories with kernels, by license:\n");
     return md_table(out, s, "SELECT coalesce(r.license_spdx, '(unknown)'), count(*) FROM repos r "
-                            "WHERE EXISTS (SELECT 1 FROM sources s JOIN kernel_occurrences o ON "
-                            "o.source_id = s.id WHERE s.repo_id = r.id) GROUP BY 1 ORDER BY 2 "
-                            "DESC, 1", "license (SPDX) | repositories");
+                            "WHERE r.id IN (SELECT s.repo_id FROM kernel_occurrences o JOIN "
+                            "sources s ON s.id = o.source_id) GROUP BY 1 ORDER BY 2 DESC, 1",
+                    "license (SPDX) | repositories");
 }

@@ -152,10 +152,10 @@ static const struct columns_table tables[] = {
     { "repositories", "every repository with CUDA evidence: provenance, commit and license",
       "SELECT r.full_name, r.github_id, r.commit_sha, r.default_branch, r.fetched_at,"
       " r.license_spdx, r.evidence, r.language, r.source, r.first_seen, r.last_seen,"
-      " r.fetch_status, r.files_kept,"
-      " (SELECT count(DISTINCT o.kernel_id) FROM sources s JOIN kernel_occurrences o"
-      "  ON o.source_id = s.id WHERE s.repo_id = r.id)"
-      " FROM repos r ORDER BY r.full_name",
+      " r.fetch_status, r.files_kept, coalesce(kc.n, 0)"
+      " FROM repos r LEFT JOIN (SELECT s.repo_id, count(DISTINCT o.kernel_id) AS n"
+      "  FROM kernel_occurrences o JOIN sources s ON s.id = o.source_id GROUP BY s.repo_id)"
+      "  kc ON kc.repo_id = r.id ORDER BY r.full_name",
       repo_cols, N(repo_cols), 1 },
     { "measurements", "current timings (superseded re-measurements left out): one row per "
       "kernel, GPU, matrix size and block shape",
@@ -174,11 +174,12 @@ static const struct columns_table tables[] = {
       failure_cols, N(failure_cols), 0 },
     { "gpus", "the GPUs measurements were taken on",
       "SELECT g.uuid, g.name, g.compute_cap, g.memory_bytes, g.sm_count, g.driver_version,"
-      " g.cuda_version, CAST(round(avg(m.sm_clock_mhz_before)) AS INTEGER),"
-      " CAST(round(avg(m.mem_clock_mhz)) AS INTEGER), count(m.id), g.first_seen"
-      " FROM gpus g LEFT JOIN measurements m ON m.gpu_id = g.id AND m.superseded = 0"
-      "  AND (?2 IS NULL OR m.measured_at >= ?2)"
-      " WHERE " GPU_FILTER " GROUP BY g.id ORDER BY g.name, g.uuid",
+      " g.cuda_version, CAST(round(a.sm) AS INTEGER), CAST(round(a.mem) AS INTEGER),"
+      " coalesce(a.n, 0), g.first_seen"
+      " FROM gpus g LEFT JOIN (SELECT m.gpu_id, avg(m.sm_clock_mhz_before) AS sm,"
+      "  avg(m.mem_clock_mhz) AS mem, count(*) AS n FROM measurements m WHERE m.superseded = 0"
+      "  AND (?2 IS NULL OR m.measured_at >= ?2) GROUP BY m.gpu_id) a ON a.gpu_id = g.id"
+      " WHERE " GPU_FILTER " ORDER BY g.name, g.uuid",
       gpu_cols, N(gpu_cols), 0 },
 };
 

@@ -52,7 +52,7 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     t_done
 fi
 mkdir -p "$JS"
-if ! cmp -s "$ROOT/tests/dataset/js/package-lock.json" "$JS/package-lock.json" || [ ! -d "$JS/node_modules/hyparquet" ]; then
+if ! cmp -s "$ROOT/tests/dataset/js/package-lock.json" "$JS/.installed-lock" || [ ! -d "$JS/node_modules/hyparquet" ]; then
     cp "$ROOT/tests/dataset/js/package.json" "$ROOT/tests/dataset/js/package-lock.json" "$JS/"
     if ! (cd "$JS" && npm install --no-audit --no-fund --loglevel=error) >"$T_OUT" 2>&1; then
         if grep -qiE 'ENOTFOUND|ECONNREFUSED|ETIMEDOUT|EAI_AGAIN|network' "$T_OUT"; then
@@ -62,6 +62,7 @@ if ! cmp -s "$ROOT/tests/dataset/js/package-lock.json" "$JS/package-lock.json" |
         T_ERR=$T_OUT t_fail dataset_export__npm_install "npm install failed"
         t_done
     fi
+    cp "$ROOT/tests/dataset/js/package-lock.json" "$JS/.installed-lock"
 fi
 cp "$ROOT/tests/dataset/js/check.mjs" "$JS/check.mjs"
 chk() { node "$JS/check.mjs" "$@" 2>&1 | sed 's/^\(not \)\{0,1\}ok - /&dataset_export__/' || true; }
