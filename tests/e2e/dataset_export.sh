@@ -73,4 +73,27 @@ chk csv "$S/csv" "$S/lscat.db" "$S/work" csv
 chk csv.gz "$S/csvgz" "$S/lscat.db" "$S/work" csvgz
 chk parquet "$S/since" "$S/lscat.db" "$S/work" since 2026-11-20T00:00:02Z
 chk parquet "$S/empty" "$S/empty.db" "$S/work" empty
+
+# A medium SYNTHETIC store: 20,000 kernels x 3 configurations with random timings, so the
+# kernel_id dictionary outgrows its 1 MiB limit inside one row group (falls back to PLAIN)
+# while it stays a dictionary in 7,000-row groups.
+M=$T_TMP/medium
+lscat-init --db "$M/lscat.db" -q
+sqlite3 "$M/lscat.db" <<'SQL'
+INSERT INTO gpus(id, uuid, name, first_seen) VALUES (1, 'GPU-m', 'Synthetic GPU', 'x');
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+INSERT INTO kernels(id, name, dir, params, param_count, created_at)
+SELECT lower(hex(randomblob(32))), 'k' || i, 'none', '[]', 1, 'x' FROM n;
+INSERT INTO measurements(kernel_id, gpu_id, width, height, block_x, block_y, status, median_ns,
+    min_ns, max_ns, samples, measured_at)
+SELECT k.id, 1, 240, 240, b.bx, 1, 'ok', abs(random()) / 1e9, abs(random()) / 3e9,
+    CASE WHEN random() % 5 = 0 THEN NULL ELSE abs(random()) / 7e9 END, abs(random() % 100),
+    '2026-11-21T00:00:00Z'
+FROM kernels k, (SELECT 64 AS bx UNION ALL SELECT 128 UNION ALL SELECT 256) b;
+SQL
+X2="lscat-dataset --db $M/lscat.db --work $M/work -q"
+t_expect dataset_export__medium_store_one_row_group 0 $X2 export --tables measurements --out "$M/one"
+t_expect dataset_export__medium_store_small_row_groups 0 $X2 export --tables measurements --out "$M/rg" --row-group-rows 7000
+chk parquet "$M/one" "$M/lscat.db" "$M/work" medium_one 2>/dev/null
+chk parquet "$M/rg" "$M/lscat.db" "$M/work" medium_rg 2>/dev/null
 t_done
