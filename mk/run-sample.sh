@@ -13,4 +13,7 @@ export LSCAT_DB=${LSCAT_DB:-$LSCAT_WORK/lscat.db}
 step() { echo; echo "== lscat $*"; lscat "$@"; }
 
 step init
+step dataset export --format parquet --out "$LSCAT_WORK/export"
+step dataset export --format csv --gzip --out "$LSCAT_WORK/export-csv"
+step dataset report --out "$LSCAT_WORK/report"
 step status
