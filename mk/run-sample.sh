@@ -14,4 +14,7 @@ step() { echo; echo "== lscat $*"; lscat "$@"; }
 
 step init
 step tune
+step dataset export --format parquet --out "$LSCAT_WORK/export"
+step dataset export --format csv --gzip --out "$LSCAT_WORK/export-csv"
+step dataset report --out "$LSCAT_WORK/report"
 step status
