@@ -20,4 +20,8 @@ for hour in 2014-06-01T12 2016-03-10T09 2025-11-02T03; do
     step harvest scan --source "file://$LSCAT_WORK/sample/gharchive" --from "$hour" --to "$hour"
 done
 step harvest fetch --archive-url "file://$LSCAT_WORK/sample/archives/{owner}/{name}.zip"
+step tune
+step dataset export --format parquet --out "$LSCAT_WORK/export"
+step dataset export --format csv --gzip --out "$LSCAT_WORK/export-csv"
+step dataset report --out "$LSCAT_WORK/report"
 step status
