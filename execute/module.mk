@@ -23,7 +23,8 @@ install: install-execute-share
 .PHONY: install-execute-share
 install-execute-share: all
 	install -d $(DESTDIR)$(PREFIX)/share/lscat/tune
-	install -m 0644 tune/timing.h tune/timing.cu tune/stats.c $(DESTDIR)$(PREFIX)/share/lscat/tune/
+	install -m 0644 $(wildcard tune/timing.h tune/timing.cu tune/stats.c tune/nvml_dl.h) \
+		$(DESTDIR)$(PREFIX)/share/lscat/tune/
 
 # Test support for execute's tests: fixture work folders.
 EXECUTE_TEST_OBJS := $(patsubst %.c,$(B)/%.o,$(wildcard tests/execute/support/*.c))
