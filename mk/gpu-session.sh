@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# One batch of GPU work on a GPU node that lacks the CPU-side libraries (libclang, libarchive,
+# libgit2 — as on the lent GPU machines), with programs built elsewhere:
+#   1. the GPU tests (what `make test-gpu` runs), from prebuilt test programs;
+#   2. the GPU half of the sample pipeline on a work folder that `make run` prepared elsewhere
+#      (harvest and isolate ran there): execute (probe runs), tune (the sweep), dataset export
+#      (Parquet) and report, status;
+#   3. the pyarrow check of the Parquet writer (tests/dataset/check_pyarrow.py).
+# Usage: mk/gpu-session.sh OUT_DIR   (run from the source root; build/bin, build/tests and the
+# work folder ./lscat-work carried along). Writes logs and summary.txt into OUT_DIR.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:?usage: mk/gpu-session.sh OUT_DIR}
+mkdir -p "$OUT"
+export LSCAT_BIN=$PWD/build/bin LSCAT_TEST_BIN=$PWD/build/tests LSCAT_SHARE_DIR=$PWD
+export PATH="$LSCAT_BIN:$PATH" LSCAT_WORK=$PWD/lscat-work LSCAT_DB=$PWD/lscat-work/lscat.db
+export LSCAT_NO_PROGRESS=1
+summary=$OUT/summary.txt
+: > "$summary"
+note() { echo "$*" | tee -a "$summary"; }
+
+note "== gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
+
+# 1. GPU tests, output capped.
+LSCAT_GPU_ONLY=1 timeout 300 tests/run.sh 2>&1 | head -c 2000000 > "$OUT/test-gpu.log"
+note "== test-gpu: $(tail -n 1 "$OUT/test-gpu.log")"
+grep -E '^not ok' "$OUT/test-gpu.log" | head -20 | tee -a "$summary"
+
+# 2. The GPU half of the sample pipeline.
+{
+    for step in "execute" "tune" "dataset export --format parquet --out $LSCAT_WORK/export-gpu" \
+                "dataset report --out $LSCAT_WORK/report-gpu" "status"; do
+        echo "== lscat $step"
+        # shellcheck disable=SC2086
+        timeout 240 lscat $step
+        echo "exit $?"
+    done
+} > "$OUT/pipeline.log" 2>&1
+note "== pipeline (exit statuses): $(grep -E '^exit ' "$OUT/pipeline.log" | tr '\n' ' ')"
+sed -n '/== lscat status/,$p' "$OUT/pipeline.log" | head -40 >> "$summary"
+cp "$LSCAT_WORK/report-gpu/report.txt" "$OUT/report.txt" 2>/dev/null
+python3 - "$LSCAT_DB" >> "$summary" 2>&1 <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+print("== measurements by kernel and status")
+for row in db.execute("""SELECT k.name, m.status, count(*), min(m.median_ns), max(m.median_ns)
+                         FROM measurements m JOIN kernels k ON k.id = m.kernel_id
+                         WHERE m.superseded = 0 GROUP BY 1, 2 ORDER BY 1, 2"""):
+    print("  %-20s %-12s %4d  median_ns %s .. %s" % row)
+print("== probes:", db.execute("SELECT group_concat(outcome) FROM probes").fetchone()[0])
+PY
+
+# 3. pyarrow reads what our Parquet writer wrote, value by value.
+timeout 240 python3 tests/dataset/check_pyarrow.py --self-test build/bin > "$OUT/pyarrow.log" 2>&1
+note "== pyarrow: $(grep -c '^ok' "$OUT/pyarrow.log") ok, $(grep -c '^not ok' "$OUT/pyarrow.log") not ok"
+grep -E '^not ok' "$OUT/pyarrow.log" | head -10 | tee -a "$summary"
