@@ -13,6 +13,7 @@
 #include "isolate/record.h"
 
 #include <clang-c/Index.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -379,6 +380,24 @@ static void push_decl(struct closure *cl, CXCursor r)
     cl->work[cl->nwork++] = r;
 }
 
+static void push_alias(struct closure *cl, CXCursor ref)
+{
+    CXString s = clang_getCursorSpelling(ref);
+    const char *name = clang_getCString(s);
+    for (size_t i = 0; name && i < cl->x->ntops; i++) {
+        CXCursor t = cl->x->tops[i].c;
+        if (clang_getCursorKind(t) != CXCursor_NamespaceAlias)
+            continue;
+        CXString ts = clang_getCursorSpelling(t);
+        if (clang_getCString(ts) && strcmp(clang_getCString(ts), name) == 0) {
+            XGROW(cl->work, cl->nwork + 1, cl->work_cap);
+            cl->work[cl->nwork++] = t;
+        }
+        clang_disposeString(ts);
+    }
+    clang_disposeString(s);
+}
+
 static enum CXChildVisitResult refs_visit(CXCursor c, CXCursor parent, void *d)
 {
     (void)parent;
@@ -389,6 +408,8 @@ static enum CXChildVisitResult refs_visit(CXCursor c, CXCursor parent, void *d)
         for (unsigned i = 0; i < n; i++)
             push_decl(cl, clang_getOverloadedDecl(c, i));
     }
+    if (k == CXCursor_NamespaceRef) /* `cg::` through `namespace cg = cooperative_groups;` */
+        push_alias(cl, c);
     if (k == CXCursor_VarDecl && clang_getCursorType(c).kind == CXType_IncompleteArray &&
         has_child_kind(c, CXCursor_CUDASharedAttr))
         cl->dynshared = 1;
@@ -436,6 +457,34 @@ static void close_decls(struct closure *cl, CXCursor kernel)
         enum CXCursorKind sk = clang_getCursorKind(sem);
         if (sk == CXCursor_StructDecl || sk == CXCursor_ClassDecl || sk == CXCursor_ClassTemplate)
             push_decl(cl, sem);
+    }
+}
+
+static int has_unit(struct closure *cl, int idx);
+static void add_unit(struct closure *cl, int idx);
+
+/* `using namespace std;` and the like at file scope: kept when they name a namespace outside
+ * the tree (the kernel's unqualified names may rely on them) or one the closure emits. */
+static void close_usings(struct closure *cl)
+{
+    struct ctx *x = cl->x;
+    for (size_t i = 0; i < x->ntops; i++) {
+        enum CXCursorKind k = clang_getCursorKind(x->tops[i].c);
+        if (k != CXCursor_UsingDirective && k != CXCursor_UsingDeclaration)
+            continue;
+        CXCursor ns = clang_getCursorReferenced(x->tops[i].c);
+        CXFile f = clang_Cursor_isNull(ns) ? NULL : location_file(ns, NULL);
+        int keep = f && !in_tree(x, f);
+        for (size_t u = 0; !keep && f && u < cl->nunits; u++)
+            for (CXCursor p = clang_getCursorLexicalParent(x->tops[cl->units[u]].c);
+                 clang_getCursorKind(p) == CXCursor_Namespace; p = clang_getCursorLexicalParent(p))
+                if (clang_equalCursors(clang_getCanonicalCursor(p), clang_getCanonicalCursor(ns)))
+                    keep = 1;
+        if (keep && !has_unit(cl, (int)i)) {
+            add_unit(cl, (int)i);
+            if (!in_tree(x, f))
+                add_sysfile(cl, f);
+        }
     }
 }
 
@@ -592,6 +641,55 @@ static void emit_source(struct buf *b, struct closure *cl)
     }
 }
 
+/* ------------------------------------------------------------------ non-UTF-8 bytes */
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    size_t len = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3
+               : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+    if (!len || len > n || (len == 2 && s[0] < 0xc2))
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    return len;
+}
+
+/* nvcc rejects invalid UTF-8 even in literals. Rewrite such bytes: inside string and character
+ * literals as octal escapes (same value), elsewhere (comments) as '?'. Returns the count. */
+static size_t fix_utf8(struct buf *out, const char *src, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)src;
+    size_t fixed = 0;
+    char quote = 0;
+    for (size_t i = 0; i < n;) {
+        size_t len = utf8_len(s + i, n - i);
+        if (!len) {
+            if (quote)
+                buf_addf(out, "\\%03o", s[i]);
+            else
+                buf_addch(out, '?');
+            fixed++;
+            i++;
+            continue;
+        }
+        char c = (char)s[i];
+        if (quote && c == '\\' && i + 1 < n && s[i + 1] < 0x80) {
+            buf_add(out, src + i, 2);
+            i += 2;
+            continue;
+        }
+        if (!quote && (c == '"' || c == '\'') && !(i > 0 && isalnum(s[i - 1]) && c == '\''))
+            quote = c;
+        else if (quote && (c == quote || c == '\n'))
+            quote = 0;
+        buf_add(out, src + i, len);
+        i += len;
+    }
+    return fixed;
+}
+
 /* ------------------------------------------------------------------ parameters */
 
 static char *type_str(CXType t)
@@ -728,8 +826,20 @@ static void emit_kernel(struct ctx *x, CXCursor k)
     struct buf src = BUF_INIT, body = BUF_INIT;
     cl.macro_used = xcalloc(x->nmacros + 1, 1);
     close_decls(&cl, k);
+    close_usings(&cl);
     close_macros(&cl);
     emit_source(&src, &cl);
+    struct buf clean = BUF_INIT;
+    size_t fixed = fix_utf8(&clean, src.data, src.len);
+    if (fixed) {
+        char *m = xasprintf("kernel in %s: %zu invalid UTF-8 byte(s) rewritten in the isolated "
+                            "source (octal escapes in literals, '?' elsewhere)",
+                            rel_path(x, location_file(k, NULL)), fixed);
+        note(x, "non_utf8", m);
+        free(m);
+    }
+    buf_release(&src);
+    src = clean;
     clang_visitChildren(k, kparam_visit, &kp);
     CXFile f;
     unsigned a, e, line = 0;
@@ -791,10 +901,11 @@ static void report_bodiless(struct ctx *x)
         unsigned line;
         CXFile f = location_file(x->kernel_decls[i], &line);
         char *q = qualified_name(x->kernel_decls[i], 0);
-        char *m = xasprintf("%s:%u: kernel '%s' is declared without a body in this translation "
-                            "unit (found only if another file defines it)",
+        char *m = xasprintf("%s:%u: kernel '%s' is declared but no file of the tree defines it (no body)",
                             rel_path(x, f), line, q);
-        note(x, "kernel_without_body", m);
+        record_begin(x->out, "kdecl", 2);
+        record_field_str(x->out, "name", q);
+        record_field_str(x->out, "message", m);
         free(m);
         free(q);
     }
@@ -855,12 +966,118 @@ static void ctx_release(struct ctx *x)
     free(x->kernel_decls);
 }
 
+/* ------------------------------------------------------------------ refusing includes early */
+
+struct refusals {
+    char **paths;    /* resolved files outside the tree that some #include names */
+    size_t n, cap;
+    char **seen;     /* tree files already scanned */
+    size_t nseen, seen_cap;
+};
+
+static int allowed_outside(const struct extract_options *o, const char *real)
+{
+    const char *sys[] = { o->cuda_home, "/usr/local/cuda", "/usr/include", "/usr/lib/llvm-",
+                          "/usr/local/include", "/usr/lib/gcc", "/opt/cuda", NULL };
+    for (int i = 0; sys[i]; i++)
+        if (*sys[i] && strncmp(real, sys[i], strlen(sys[i])) == 0)
+            return 1;
+    return 0;
+}
+
+static int under_root(const struct extract_options *o, const char *real)
+{
+    size_t n = strlen(o->root);
+    return strncmp(real, o->root, n) == 0 && real[n] == '/';
+}
+
+/* Scan `path` (a file of the tree) for quoted or absolute #include directives, before the parse:
+ * an absolute path or one resolving outside the tree is given to libclang as an empty file, so
+ * its content is never read. Tree headers are followed (at most 2,000 files). */
+static void scan_includes(struct refusals *rf, const struct extract_options *o, const char *path)
+{
+    for (size_t i = 0; i < rf->nseen; i++)
+        if (strcmp(rf->seen[i], path) == 0)
+            return;
+    if (rf->nseen >= 2000)
+        return;
+    XGROW(rf->seen, rf->nseen + 1, rf->seen_cap);
+    rf->seen[rf->nseen++] = xstrdup(path);
+    struct buf b = BUF_INIT;
+    b.cap_bytes = 16u << 20;
+    if (buf_read_file(&b, path) < 0) {
+        buf_release(&b);
+        return;
+    }
+    char *dir = xstrdup(path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    for (char *line = b.data; line && *line;) {
+        char *next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p++ == '#') {
+            while (*p == ' ' || *p == '\t')
+                p++;
+            if (strncmp(p, "include", 7) == 0) {
+                p += 7;
+                while (*p == ' ' || *p == '\t')
+                    p++;
+                char close = *p == '"' ? '"' : *p == '<' ? '>' : 0;
+                char *end = close ? strchr(p + 1, close) : NULL;
+                if (end) {
+                    *end = '\0';
+                    const char *spell = p + 1;
+                    char *cand = spell[0] == '/' ? xstrdup(spell) : xasprintf("%s/%s", dir, spell);
+                    char *real = realpath(cand, NULL);
+                    if (real && (spell[0] == '/' || (close == '"' && !under_root(o, real) &&
+                                                      !allowed_outside(o, real)))) {
+                        XGROW(rf->paths, rf->n + 1, rf->cap);
+                        rf->paths[rf->n++] = xstrdup(real);
+                    } else if (real && close == '"' && under_root(o, real)) {
+                        scan_includes(rf, o, real);
+                    }
+                    free(real);
+                    free(cand);
+                }
+            }
+        }
+        line = next;
+    }
+    free(dir);
+    buf_release(&b);
+}
+
+static void refusals_release(struct refusals *rf)
+{
+    for (size_t i = 0; i < rf->n; i++)
+        free(rf->paths[i]);
+    for (size_t i = 0; i < rf->nseen; i++)
+        free(rf->seen[i]);
+    free(rf->paths);
+    free(rf->seen);
+}
+
+/* Without a CUDA toolkit (a CI machine), the CUDA keywords come from these definitions so that
+ * kernels are still found; the kernels' own code may then show errors. */
+static const char *const no_cuda_defines[] = {
+    "-D__global__=__attribute__((global))", "-D__device__=__attribute__((device))",
+    "-D__host__=__attribute__((host))", "-D__shared__=__attribute__((shared))",
+    "-D__constant__=__attribute__((constant))", "-D__managed__=__attribute__((managed))",
+    "-D__forceinline__=__inline__ __attribute__((always_inline))", NULL };
+
 int extract_file(struct buf *out, const struct extract_options *o)
 {
     int rc = 0;
     struct ctx x = { .o = o, .root_len = strlen(o->root), .out = out };
-    const char **args = xcalloc((size_t)o->n_include_dirs * 2 + 16, sizeof *args);
+    const char **args = xcalloc((size_t)o->n_include_dirs * 2 + 32, sizeof *args);
     char *cuda_path = xasprintf("--cuda-path=%s", o->cuda_home);
+    char *cccl = xasprintf("%s/include/cccl", o->cuda_home);
+    char *cuda_rt = xasprintf("%s/include/cuda_runtime.h", o->cuda_home);
     int na = 0;
     args[na++] = "-x";
     args[na++] = "cuda";
@@ -871,14 +1088,28 @@ int extract_file(struct buf *out, const struct extract_options *o)
     args[na++] = "-w";
     args[na++] = "-ferror-limit=50";
     args[na++] = "-fbracket-depth=512";
+    if (fs_is_dir(cccl)) { /* CUDA 13 keeps cub/thrust/libcu++ there; nvcc adds it itself */
+        args[na++] = "-isystem";
+        args[na++] = cccl;
+    }
+    if (!fs_exists(cuda_rt)) { /* no CUDA headers: clang's CUDA mode without them (CI) */
+        args[na++] = "-nocudainc";
+        for (const char *const *d = no_cuda_defines; *d; d++)
+            args[na++] = *d;
+    }
     for (int i = 0; i < o->n_include_dirs; i++) {
         args[na++] = "-I";
         args[na++] = o->include_dirs[i];
     }
+    struct refusals rf = { 0 };
+    scan_includes(&rf, o, o->file);
+    struct CXUnsavedFile *empty = xcalloc(rf.n + 1, sizeof *empty);
+    for (size_t i = 0; i < rf.n; i++)
+        empty[i] = (struct CXUnsavedFile){ rf.paths[i], "", 0 };
     CXIndex index = clang_createIndex(0, 0);
     double t0 = fs_mono_s();
     enum CXErrorCode e = clang_parseTranslationUnit2(
-        index, o->file, args, na, NULL, 0,
+        index, o->file, args, na, empty, (unsigned)rf.n,
         CXTranslationUnit_DetailedPreprocessingRecord | CXTranslationUnit_KeepGoing, &x.tu);
     if (e != CXError_Success || !x.tu) {
         rc = lscat_error_set("libclang could not parse '%s' (error %d)", o->file, (int)e);
@@ -895,7 +1126,11 @@ done:
         clang_disposeTranslationUnit(x.tu);
     clang_disposeIndex(index);
     ctx_release(&x);
+    refusals_release(&rf);
+    free(empty);
     free(cuda_path);
+    free(cccl);
+    free(cuda_rt);
     free(args);
     return rc;
 }

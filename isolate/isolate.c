@@ -49,6 +49,8 @@ struct run {
     size_t ntasks, tasks_cap, next;
     pthread_mutex_t lock;
     struct progress *bar;
+    struct kdecl { int64_t source_id; char *name, *message; } *kdecls;
+    size_t nkdecls, kdecls_cap;
     int fatal;
     char fatal_msg[512];
 };
@@ -95,7 +97,10 @@ static void walk(struct run *r, struct tree *t, const char *rel, int depth)
 {
     char *dir = *rel ? fs_join(t->root, rel) : xstrdup(t->root);
     DIR *d = depth < 32 ? opendir(dir) : NULL;
-    int has_headers = 0;
+    if (d && t->nincdirs < 512) { /* every folder, parents first: includes name any of them */
+        XGROW(t->incdirs, t->nincdirs + 1, t->incdirs_cap);
+        t->incdirs[t->nincdirs++] = xstrdup(dir);
+    }
     struct dirent *e;
     while (d && (e = readdir(d))) {
         if (e->d_name[0] == '.')
@@ -108,21 +113,14 @@ static void walk(struct run *r, struct tree *t, const char *rel, int depth)
         } else if (lstat(full, &st) == 0 && S_ISREG(st.st_mode)) {
             if (has_ext(e->d_name, source_exts))
                 add_task(r, t, sub);
-            else if (has_ext(e->d_name, header_exts)) {
-                has_headers = 1;
-                if (mentions_global(full))
-                    add_task(r, t, sub);
-            }
+            else if (has_ext(e->d_name, header_exts) && mentions_global(full))
+                add_task(r, t, sub);
         }
         free(sub);
         free(full);
     }
     if (d)
         closedir(d);
-    if ((has_headers || !*rel) && t->nincdirs < 256) {
-        XGROW(t->incdirs, t->nincdirs + 1, t->incdirs_cap);
-        t->incdirs[t->nincdirs++] = xstrdup(dir);
-    }
     free(dir);
 }
 
@@ -293,7 +291,7 @@ static int store_kernel(struct run *r, const struct task *t, const struct record
     rc = store_run(r->s, "INSERT OR IGNORE INTO kernels(id, name, template_args, dir, params, "
                          "param_count, roles_known, source_bytes, created_at, run_id) VALUES "
                          "(?,?,?,?,?,?,?,?,?,?)",
-                   "ttttiiiitI", id, hk.name, hk.is_template ? targs.data : NULL, reldir,
+                   "tttttiiitI", id, hk.name, hk.is_template ? targs.data : NULL, reldir,
                    params.data, (int64_t)record_int(k, "param_count"), known,
                    (int64_t)src->value_len, now, (int)r->o->run_id);
     if (rc > 0)
@@ -432,6 +430,10 @@ static int store_outcome(struct run *r, struct task *t, struct outcome *o)
         } else if (strcmp(rec.type, "kernel") == 0) {
             rc = store_kernel(r, t, &rec);
             kernels++;
+        } else if (strcmp(rec.type, "kdecl") == 0) {
+            XGROW(r->kdecls, r->nkdecls + 1, r->kdecls_cap);
+            r->kdecls[r->nkdecls++] = (struct kdecl){ t->source_id,
+                xstrdup(record_str(&rec, "name")), xstrdup(record_str(&rec, "message")) };
         } else if (strcmp(rec.type, "note") == 0) {
             record_failure(r, subject, record_str(&rec, "class"), record_str(&rec, "message"));
         }
@@ -497,6 +499,33 @@ static void *worker_thread(void *arg)
             return NULL;
         do_task(r, t);
     }
+}
+
+/* Kernels declared without a body: a failure only when no file of the same tree defines one of
+ * that name (a declaration in a header, the definition in a .cu file is the usual case). */
+static int check_bodiless(struct run *r)
+{
+    int rc = 0;
+    for (size_t i = 0; i < r->nkdecls && rc >= 0; i++) {
+        struct kdecl *d = &r->kdecls[i];
+        int64_t defined = 0, seen = 0;
+        rc = store_query_int(&defined, r->s, "SELECT count(*) FROM kernels k JOIN "
+                             "kernel_occurrences o ON o.kernel_id = k.id WHERE o.source_id = ? "
+                             "AND k.name = ?", "it", d->source_id, d->name);
+        char *subject = xasprintf("kernel-decl:%s", d->message);
+        if (rc >= 0)
+            rc = store_query_int(&seen, r->s, "SELECT count(*) FROM failures WHERE stage = "
+                                 "'isolate' AND subject = ?", "t", subject);
+        if (rc >= 0 && !defined && !seen)
+            record_failure(r, subject, "kernel_without_body", d->message);
+        free(subject);
+    }
+    for (size_t i = 0; i < r->nkdecls; i++) {
+        free(r->kdecls[i].name);
+        free(r->kdecls[i].message);
+    }
+    free(r->kdecls);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ trees */
@@ -571,6 +600,8 @@ int isolate_run(struct isolate_counts *out, struct store *s, const struct isolat
         free(th);
         char now[32];
         fs_utc_now(now);
+        if (!r.fatal && check_bodiless(&r) < 0)
+            rc = LSCAT_ERR;
         for (size_t i = 0; i < ntrees; i++)
             store_run(s, "UPDATE sources SET isolated_at = ?, run_id = ? WHERE id = ?", "tIi", now,
                       (int)o->run_id, trees[i].source_id);
