@@ -13,4 +13,6 @@ export LSCAT_DB=${LSCAT_DB:-$LSCAT_WORK/lscat.db}
 step() { echo; echo "== lscat $*"; lscat "$@"; }
 
 step init
+# isolate exits 1 when it recorded failures (bad files of the sample): the pipeline goes on.
+step isolate || [ $? -eq 1 ]
 step status

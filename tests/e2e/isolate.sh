@@ -70,6 +70,18 @@ else t_fail isolate__second_run_changes_nothing "$(diff "$T_TMP/before" "$T_TMP/
 runs=$(q "SELECT count(*) FROM stage_runs WHERE stage = 'isolate' AND ended_at IS NOT NULL")
 [ "$runs" = 4 ] && t_ok isolate__every_run_is_recorded || t_fail isolate__every_run_is_recorded "$runs runs"
 
+# Without --path: every fetched repository's tree under <work>/trees/<owner>/<name>.
+W2=$T_TMP/work2
+mkdir -p "$W2/trees/acme" "$W2/trees/gone"
+cp -r "$FIX/good" "$W2/trees/acme/good"
+lscat-init --work "$W2" -q >/dev/null 2>&1
+sqlite3 "$W2/lscat.db" "INSERT INTO repos(full_name, fetch_status) VALUES ('acme/good', 'fetched'), ('acme/pending', 'pending')"
+t_expect isolate__fetched_repositories_are_isolated 0 lscat-isolate --work "$W2" -j2 -q
+got=$(sqlite3 "$W2/lscat.db" "SELECT count(*), count(DISTINCT o.source_id), max(s.repo_id) FROM kernels k JOIN kernel_occurrences o ON o.kernel_id = k.id JOIN sources s ON s.id = o.source_id")
+[ "$got" = "12|1|1" ] && t_ok isolate__fetched_tree_gives_the_same_kernels \
+    || t_fail isolate__fetched_tree_gives_the_same_kernels "got '$got'"
+t_expect isolate__unknown_option_is_a_usage_error 2 lscat-isolate --work "$W2" --bogus
+
 # Every isolated kernel + harness compiles with nvcc (escape_kernel needs the refused header).
 NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
 if [ ! -x "$NVCC" ]; then
