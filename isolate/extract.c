@@ -759,6 +759,38 @@ struct kparams {
     struct ctx *x;
 };
 
+static enum CXChildVisitResult first_expr(CXCursor c, CXCursor p, void *d)
+{
+    (void)p;
+    if (clang_isExpression(clang_getCursorKind(c))) {
+        *(CXCursor *)d = c;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Continue;
+}
+
+/* The default argument of a non-type template parameter, as written without spaces
+ * ("template <int BM = 64>" -> "64"), or NULL. */
+static char *default_arg(struct ctx *x, CXCursor param)
+{
+    CXCursor e = clang_getNullCursor();
+    clang_visitChildren(param, first_expr, &e);
+    CXFile f;
+    unsigned a, b;
+    if (clang_Cursor_isNull(e) || !extent_of(e, &f, &a, &b) || b - a > 60 || b == a)
+        return NULL;
+    struct buf t = BUF_INIT;
+    add_text(&t, x, f, a, b);
+    for (size_t i = 0; i < t.len; i++)
+        if (t.data[i] == ' ' || t.data[i] == '\n' || t.data[i] == '\t')
+            t.data[i] = '_';
+    if (strchr(t.data, '_') || !t.len) { /* keep it to one token: the record splits on spaces */
+        buf_release(&t);
+        return NULL;
+    }
+    return buf_detach(&t, NULL);
+}
+
 static enum CXChildVisitResult kparam_visit(CXCursor c, CXCursor parent, void *d)
 {
     (void)parent;
@@ -777,14 +809,18 @@ static enum CXChildVisitResult kparam_visit(CXCursor c, CXCursor parent, void *d
         buf_addf(&kp->tparams, "type %s float\n", name);
     } else if (k == CXCursor_NonTypeTemplateParameter) {
         CXType t = clang_getCanonicalType(clang_getCursorType(c));
+        char *def = default_arg(kp->x, c);
         if (params_is_block_name(name) && t.kind != CXType_Bool)
             buf_addf(&kp->tparams, "block %s BX\n", name);
+        else if (def)
+            buf_addf(&kp->tparams, "value %s %s\n", name, def);
         else if (t.kind == CXType_Bool)
             buf_addf(&kp->tparams, "value %s false\n", name);
         else if (t.kind >= CXType_Char_U && t.kind <= CXType_Int128)
             buf_addf(&kp->tparams, "value %s 1\n", name);
         else
             kp->unsupported = 1;
+        free(def);
     } else if (k == CXCursor_TemplateTemplateParameter) {
         kp->unsupported = 1;
     }

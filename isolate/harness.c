@@ -81,12 +81,16 @@ static void add_pick(struct buf *out, const struct harness_kernel *k)
     snprintf(num, sizeof num, "%d", v[0]);
     harness_template_args(&args, k, num);
     buf_addf(out, "using lscat_kfn_t = decltype(&%s%s);\n", k->call, args.data);
+    /* -DLSCAT_BLOCK_MAX=N drops the larger instantiations (e.g. when TILE*TILE floats of
+     * shared memory exceed the limit for the big ones: ptxas "uses too much shared data"). */
+    buf_addf(out, "#ifndef LSCAT_BLOCK_MAX\n#define LSCAT_BLOCK_MAX %d\n#endif\n", v[n - 1]);
     buf_adds(out, "static lscat_kfn_t lscat_pick(int bx)\n{\n    switch (bx) {\n");
     for (int i = 0; i < n; i++) {
         buf_reset(&args);
         snprintf(num, sizeof num, "%d", v[i]);
         harness_template_args(&args, k, num);
-        buf_addf(out, "    case %d: return &%s%s;\n", v[i], k->call, args.data);
+        buf_addf(out, "#if %d <= LSCAT_BLOCK_MAX\n    case %d: return &%s%s;\n#endif\n", v[i], v[i],
+                 k->call, args.data);
     }
     buf_addf(out, "    default: return nullptr;\n    }\n}\n#define LSCAT_OCCUPANCY_BX %d\n", v[0]);
     buf_release(&args);

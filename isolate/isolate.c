@@ -129,6 +129,11 @@ static int cmp_task(const void *a, const void *b)
     const struct task *x = a, *y = b;
     if (x->source_id != y->source_id)
         return x->source_id < y->source_id ? -1 : 1;
+    /* .cu files first: a kernel defined in a header is then isolated from a translation unit
+     * that includes it (with its real context), and the header's own parse adds nothing. */
+    int hx = !has_ext(x->rel, source_exts), hy = !has_ext(y->rel, source_exts);
+    if (hx != hy)
+        return hx - hy;
     return strcmp(x->rel, y->rel);
 }
 
@@ -262,6 +267,15 @@ static int store_kernel(struct run *r, const struct task *t, const struct record
     isolate_normalise(&norm, src->value, src->value_len);
     buf_addf(&norm, "\n//lscat kernel %s tparams %s", hk.call, hk.tparams);
     sha256_hex(id, norm.data, norm.len);
+    /* The same definition (tree, file, line, instantiation) reached through another translation
+     * unit is the same kernel, even when its closure came out differently there. */
+    int64_t seen = 0;
+    rc = store_query_int(&seen, r->s, "SELECT count(*) FROM kernel_occurrences o JOIN kernels k "
+                         "ON k.id = o.kernel_id WHERE o.source_id = ? AND o.path = ? AND o.line = ? "
+                         "AND k.name = ? AND k.id <> ?", "ititt", t->source_id,
+                         record_str(k, "path"), (int64_t)record_int(k, "line"), hk.name, id);
+    if (rc < 0 || seen > 0)
+        goto done;
     reldir = xasprintf("kernels/%.2s/%s", id, id);
     dir = fs_join(r->o->work_dir, reldir);
     add_params_json(&params, k, &hk);
@@ -322,6 +336,7 @@ struct outcome {
     const char *status; /* parses.status */
     char *reason;
     double parse_s;
+    long max_rss_kb;
     struct buf records;
 };
 
@@ -405,6 +420,7 @@ static void run_worker(struct outcome *o, const struct run *r, const struct task
         pr.out = (struct buf)BUF_INIT;
     }
     o->parse_s = pr.elapsed_s;
+    o->max_rss_kb = pr.max_rss_kb;
     proc_result_release(&pr);
     free(full);
     free(argv);
@@ -452,9 +468,9 @@ static int store_outcome(struct run *r, struct task *t, struct outcome *o)
     }
     if (rc >= 0)
         rc = store_run(r->s, "INSERT OR REPLACE INTO parses(source_id, path, sha256, status, "
-                             "reason, kernels, parse_s) VALUES (?,?,?,?,?,?,?)",
-                       "itttt" "id", t->source_id, t->rel, t->sha, o->status, o->reason,
-                       (int64_t)kernels, o->parse_s);
+                             "reason, kernels, parse_s, max_rss_kb) VALUES (?,?,?,?,?,?,?,?)",
+                       "itttt" "idi", t->source_id, t->rel, t->sha, o->status, o->reason,
+                       (int64_t)kernels, o->parse_s, (int64_t)o->max_rss_kb);
     if (rc >= 0)
         rc = store_commit(r->s);
     else
@@ -466,7 +482,7 @@ done:
 
 static void do_task(struct run *r, struct task *t)
 {
-    struct outcome o = { NULL, NULL, 0, BUF_INIT };
+    struct outcome o = { NULL, NULL, 0, 0, BUF_INIT };
     precheck(&o, r, t);
     if (!o.status && unchanged(r, t)) {
         pthread_mutex_lock(&r->lock);
