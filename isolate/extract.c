@@ -318,6 +318,7 @@ struct closure {
     size_t nwork, work_cap;
     int dynshared;
     int cur_unit;
+    struct buf libc_includes;
 };
 
 static void add_sysfile(struct closure *cl, CXFile f)
@@ -353,6 +354,24 @@ static CXCursor unit_of(CXCursor c)
     return c;
 }
 
+/* Device-side C library functions are declared by clang's implicit CUDA headers, so the tree's
+ * own #include of them is not what declared them here; nvcc needs the standard header. */
+static void libc_header(struct closure *cl, CXCursor r)
+{
+    static const char *const map[][2] = {
+        { "printf", "cstdio" }, { "malloc", "cstdlib" }, { "free", "cstdlib" },
+        { "memcpy", "cstring" }, { "memset", "cstring" }, { "__assert_fail", "cassert" },
+        { "__assertfail", "cassert" }, { NULL, NULL } };
+    if (clang_getCursorKind(r) != CXCursor_FunctionDecl)
+        return;
+    CXString s = clang_getCursorSpelling(r);
+    const char *name = clang_getCString(s);
+    for (int i = 0; name && map[i][0]; i++)
+        if (strcmp(name, map[i][0]) == 0 && !strstr(cl->libc_includes.data, map[i][1]))
+            buf_addf(&cl->libc_includes, "#include <%s>\n", map[i][1]);
+    clang_disposeString(s);
+}
+
 static void push_decl(struct closure *cl, CXCursor r)
 {
     if (clang_Cursor_isNull(r) || !clang_isDeclaration(clang_getCursorKind(r)))
@@ -370,9 +389,8 @@ static void push_decl(struct closure *cl, CXCursor r)
     if (k == CXCursor_VarDecl && !clang_Cursor_hasVarDeclGlobalStorage(r))
         return;
     CXFile f = location_file(r, NULL);
-    if (!f)
-        return;
-    if (!in_tree(cl->x, f)) {
+    if (!f || !in_tree(cl->x, f)) {
+        libc_header(cl, r);
         add_sysfile(cl, f);
         return;
     }
@@ -463,6 +481,15 @@ static void close_decls(struct closure *cl, CXCursor kernel)
 static int has_unit(struct closure *cl, int idx);
 static void add_unit(struct closure *cl, int idx);
 
+static enum CXChildVisitResult namespace_ref(CXCursor c, CXCursor p, void *d)
+{
+    (void)p;
+    if (clang_getCursorKind(c) != CXCursor_NamespaceRef)
+        return CXChildVisit_Continue;
+    *(CXCursor *)d = clang_getCursorReferenced(c);
+    return CXChildVisit_Break;
+}
+
 /* `using namespace std;` and the like at file scope: kept when they name a namespace outside
  * the tree (the kernel's unqualified names may rely on them) or one the closure emits. */
 static void close_usings(struct closure *cl)
@@ -472,7 +499,8 @@ static void close_usings(struct closure *cl)
         enum CXCursorKind k = clang_getCursorKind(x->tops[i].c);
         if (k != CXCursor_UsingDirective && k != CXCursor_UsingDeclaration)
             continue;
-        CXCursor ns = clang_getCursorReferenced(x->tops[i].c);
+        CXCursor ns = clang_getNullCursor();
+        clang_visitChildren(x->tops[i].c, namespace_ref, &ns);
         CXFile f = clang_Cursor_isNull(ns) ? NULL : location_file(ns, NULL);
         int keep = f && !in_tree(x, f);
         for (size_t u = 0; !keep && f && u < cl->nunits; u++)
@@ -558,13 +586,34 @@ static int contained(struct closure *cl, int i)
     return 0;
 }
 
+/* A declaration whose header came in implicitly (clang's CUDA wrapper includes stdio.h, so
+ * device printf needs no #include in the tree, but nvcc wants one): name the public header. */
+static void implicit_include(struct buf *b, const char *path)
+{
+    const char *name = NULL;
+    char line[300];
+    if (strncmp(path, "/usr/include/", 13) == 0 && !strchr(path + 13, '/'))
+        name = path + 13;
+    else if (strncmp(path, "/usr/include/c++/", 17) == 0 && strchr(path + 17, '/') &&
+             !strchr(strchr(path + 17, '/') + 1, '/'))
+        name = strchr(path + 17, '/') + 1;
+    else if (strstr(path, "/include/cuda_fp16.") || strstr(path, "/include/cuda_bf16."))
+        name = strstr(path, "/include/cuda_fp16.") ? "cuda_fp16.h" : "cuda_bf16.h";
+    if (!name || strlen(name) > 200)
+        return;
+    snprintf(line, sizeof line, "#include <%s>\n", name);
+    if (!strstr(b->data, line))
+        buf_adds(b, line);
+}
+
 static void emit_includes(struct buf *b, struct closure *cl)
 {
     struct ctx *x = cl->x;
     char *done = xcalloc(x->nincs + 1, 1);
     for (size_t s = 0; s < cl->nsys; s++) {
         CXFile f = cl->sysfiles[s];
-        for (int hop = 0; f && hop < 64; hop++) {
+        int found = 0;
+        for (int hop = 0; f && hop < 64 && !found; hop++) {
             size_t i;
             for (i = 0; i < x->nincs; i++)
                 if (x->incs[i].included == f)
@@ -573,6 +622,7 @@ static void emit_includes(struct buf *b, struct closure *cl)
                 if (!x->incs[i].refused && !done[i])
                     buf_addf(b, "%s\n", x->incs[i].text);
                 done[i] = 1;
+                found = 1;
                 break;
             }
             CXFile up = NULL;
@@ -583,6 +633,8 @@ static void emit_includes(struct buf *b, struct closure *cl)
                 }
             f = up;
         }
+        if (!found)
+            implicit_include(b, file_info(x, cl->sysfiles[s])->path);
     }
     free(done);
 }
@@ -617,6 +669,7 @@ static void emit_namespaces(struct buf *b, CXCursor c, int open)
 static void emit_source(struct buf *b, struct closure *cl)
 {
     struct ctx *x = cl->x;
+    buf_add(b, cl->libc_includes.data, cl->libc_includes.len);
     emit_includes(b, cl);
     for (size_t i = 0; i < x->nmacros; i++) {
         struct macro_def *m = &x->macros[i];
@@ -857,7 +910,7 @@ static char *qualified_name(CXCursor c, int for_call)
 
 static void emit_kernel(struct ctx *x, CXCursor k)
 {
-    struct closure cl = { .x = x };
+    struct closure cl = { .x = x, .libc_includes = BUF_INIT };
     struct kparams kp = { BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT, 0, 0, x };
     struct buf src = BUF_INIT, body = BUF_INIT;
     cl.macro_used = xcalloc(x->nmacros + 1, 1);
@@ -924,6 +977,7 @@ done:
     free(cl.macro_used);
     free(cl.sysfiles);
     free(cl.work);
+    buf_release(&cl.libc_includes);
 }
 
 /* ------------------------------------------------------------------ the file */
