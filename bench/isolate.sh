@@ -32,7 +32,7 @@ for dir in "$TREES"/*/; do
     comp=-
     if [ "$SAMPLE" -gt 0 ] && [ "$kernels" -gt 0 ]; then
         sqlite3 "$db" "SELECT dir FROM kernels ORDER BY id LIMIT $SAMPLE" > "$w/sample"
-        ok=$(W=$w NVCC=$NVCC ROOT=$ROOT xargs -P "$JOBS" -I{} sh -c 'cd "$W/{}" && timeout 300 "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" -c harness.cu -o harness.o >build.log 2>&1 && echo ok' < "$w/sample" | wc -l)
+        ok=$(W=$w NVCC=$NVCC ROOT=$ROOT xargs -P "$JOBS" -I{} sh -c 'cd "$W/{}" && timeout 300 "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" -c harness.cu -o harness.o >build.log 2>&1 && echo ok; exit 0' < "$w/sample" | wc -l)
         comp="$ok/$(wc -l < "$w/sample")"
     fi
     printf '%-34s %6s %6s %7s %7s %8.1f %9.2f %9s %8s %9s\n' "${name:0:34}" "$files" "$grepn" "$kernels" "$occ" "$wall" \

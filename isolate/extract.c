@@ -321,6 +321,9 @@ struct closure {
     struct buf libc_includes;
 };
 
+static int has_unit(struct closure *cl, int idx);
+static void close_work(struct closure *cl);
+
 static void add_sysfile(struct closure *cl, CXFile f)
 {
     if (!f)
@@ -362,13 +365,26 @@ static void libc_header(struct closure *cl, CXCursor r)
         { "printf", "cstdio" }, { "malloc", "cstdlib" }, { "free", "cstdlib" },
         { "memcpy", "cstring" }, { "memset", "cstring" }, { "__assert_fail", "cassert" },
         { "__assertfail", "cassert" }, { NULL, NULL } };
-    if (clang_getCursorKind(r) != CXCursor_FunctionDecl)
+    enum CXCursorKind k = clang_getCursorKind(r);
+    if (k != CXCursor_FunctionDecl && k != CXCursor_TypedefDecl)
         return;
     CXString s = clang_getCursorSpelling(r);
-    const char *name = clang_getCString(s);
+    const char *name = clang_getCString(s), *header = NULL;
     for (int i = 0; name && map[i][0]; i++)
-        if (strcmp(name, map[i][0]) == 0 && !strstr(cl->libc_includes.data, map[i][1]))
-            buf_addf(&cl->libc_includes, "#include <%s>\n", map[i][1]);
+        if (strcmp(name, map[i][0]) == 0)
+            header = map[i][1];
+    /* uint32_t, int64_t, uintptr_t, ...: their typedefs live in glibc's internal bits/ headers */
+    if (k == CXCursor_TypedefDecl && name && (strncmp(name, "int", 3) == 0 ||
+        strncmp(name, "uint", 4) == 0) && strlen(name) > 2 && !strcmp(name + strlen(name) - 2, "_t"))
+        header = "cstdint";
+    if (k == CXCursor_TypedefDecl && name && (!strcmp(name, "size_t") || !strcmp(name, "ptrdiff_t")))
+        header = "cstddef";
+    if (header) {
+        char line[64];
+        snprintf(line, sizeof line, "#include <%s>\n", header);
+        if (!strstr(cl->libc_includes.data, line))
+            buf_adds(&cl->libc_includes, line);
+    }
     clang_disposeString(s);
 }
 
@@ -455,9 +471,38 @@ static void add_unit(struct closure *cl, int idx)
     clang_visitChildren(cl->x->tops[idx].c, refs_visit, cl);
 }
 
+/* Explicit and partial specialisations of a class template the closure uses
+ * (template <> struct vec3<float> { ... };): the primary template alone is not enough. */
+static void push_specializations(struct closure *cl)
+{
+    struct ctx *x = cl->x;
+    for (size_t i = 0; i < x->ntops; i++) {
+        enum CXCursorKind k = clang_getCursorKind(x->tops[i].c);
+        if (k != CXCursor_StructDecl && k != CXCursor_ClassDecl &&
+            k != CXCursor_ClassTemplatePartialSpecialization)
+            continue;
+        CXCursor t = clang_getSpecializedCursorTemplate(x->tops[i].c);
+        if (clang_Cursor_isNull(t) || has_unit(cl, (int)i))
+            continue;
+        int ti = top_index(x, unit_of(t));
+        if (ti >= 0 && has_unit(cl, ti)) {
+            XGROW(cl->work, cl->nwork + 1, cl->work_cap);
+            cl->work[cl->nwork++] = x->tops[i].c;
+        }
+    }
+}
+
 static void close_decls(struct closure *cl, CXCursor kernel)
 {
     push_decl(cl, kernel);
+    for (int round = 0; round < 8 && cl->nwork > 0; round++) {
+        close_work(cl);
+        push_specializations(cl);
+    }
+}
+
+static void close_work(struct closure *cl)
+{
     while (cl->nwork > 0) {
         CXCursor d = cl->work[--cl->nwork];
         int idx = top_index(cl->x, unit_of(d));
