@@ -13,6 +13,10 @@ echo '#define OUTSIDE_VALUE 42.0f' > "$T_TMP/outside.h"   # reached by bad/escap
 # An enormous file (4.1 MB of comments) over the default --max-file-bytes.
 head -c 4100000 /dev/zero | tr '\0' 'a' | fold -w 100 | sed 's#^#// #' > "$T_TMP/repos/bad/enormous.cu"
 q() { sqlite3 "$W/lscat.db" "$@"; }
+# Without a CUDA toolkit (CI) parsing still finds every kernel, but CUDA headers are missing
+# headers and kernels using threadIdx parse with errors: a few expectations differ.
+HAVE_CUDA=1
+[ -f "${CUDA_HOME:-/usr/local/cuda}/include/cuda_runtime.h" ] || HAVE_CUDA=0
 
 t_expect isolate__good_tree_exits_zero 0 lscat-isolate --work "$W" --path "$T_TMP/repos/good" -j2 -q
 got=$(q "SELECT name || COALESCE(template_args, '') FROM kernels ORDER BY 1" | tr '\n' ' ')
@@ -36,7 +40,9 @@ done && t_ok isolate__saxpy_closure_is_complete
 if grep -q 'header_fill\|BLOCK 256\|g_counter\|#include' "$W/$d/kernel.cu"; then
     t_fail isolate__saxpy_closure_has_nothing_extra "$(grep -n 'header_fill\|BLOCK 256\|g_counter\|#include' "$W/$d/kernel.cu")"
 else t_ok isolate__saxpy_closure_has_nothing_extra; fi
+if [ $HAVE_CUDA = 0 ]; then t_skip isolate__system_headers_are_included "no CUDA headers"; else
 t_contains isolate__system_headers_are_included "$W/$(q "SELECT dir FROM kernels WHERE name = 'random_init'")/kernel.cu" '#include <curand_kernel.h>'
+fi
 t_contains isolate__params_json_has_roles "$W/$d/params.json" '"name":"alpha","type":"float","canonical":"float","kind":"scalar","bits":32,"float":true,"role":"scale"'
 t_contains isolate__dynamic_shared_is_detected "$W/$(q "SELECT dir FROM kernels WHERE name = 'dyn_shared'")/params.json" '"dynamic_shared":true'
 
@@ -48,9 +54,10 @@ want="absolute_kernel cycle_kernel escape_kernel latin1_kernel survives_missing 
     || t_fail isolate__bad_tree_still_yields_its_kernels "got '$got'"
 got=$(q "SELECT p.path || ':' || p.status FROM parses p JOIN sources s ON s.id = p.source_id WHERE s.root LIKE '%/bad' ORDER BY 1" | tr '\n' ' ')
 want="absolute.cu:ok binary.cu:skipped bodiless.cu:ok cycle.cu:errors empty.cu:skipped enormous.cu:skipped escape.cu:errors macro_bomb.cu:timeout missing.cu:errors nonutf8.cu:ok not_c.cu:errors "
+[ $HAVE_CUDA = 0 ] && want=${want/nonutf8.cu:ok/nonutf8.cu:errors}
 [ "$got" = "$want" ] && t_ok isolate__bad_files_get_their_parse_status \
     || t_fail isolate__bad_files_get_their_parse_status "got '$got'"
-got=$(q "SELECT class FROM failures ORDER BY 1" | tr '\n' ' ')
+got=$(q "SELECT class FROM failures WHERE $HAVE_CUDA = 1 OR message NOT LIKE '%curand%' AND message NOT LIKE '%cooperative%' AND message NOT LIKE '%cuda_runtime%' ORDER BY 1" | tr '\n' ' ')
 want="file_skipped file_skipped file_skipped include_refused include_refused kernel_without_body missing_header non_utf8 parse_timeout "
 [ "$got" = "$want" ] && t_ok isolate__bad_input_failures_have_classes \
     || t_fail isolate__bad_input_failures_have_classes "got '$got'"
