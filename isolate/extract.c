@@ -1203,7 +1203,9 @@ static const char *const no_cuda_defines[] = {
     "-D__global__=__attribute__((global))", "-D__device__=__attribute__((device))",
     "-D__host__=__attribute__((host))", "-D__shared__=__attribute__((shared))",
     "-D__constant__=__attribute__((constant))", "-D__managed__=__attribute__((managed))",
-    "-D__forceinline__=__inline__ __attribute__((always_inline))", NULL };
+    "-D__forceinline__=__inline__ __attribute__((always_inline))",
+    "-include", "__clang_cuda_builtin_vars.h", /* threadIdx, blockIdx, blockDim, gridDim */
+    "-D__syncthreads()=((void)0)", NULL };
 
 int extract_file(struct buf *out, const struct extract_options *o)
 {
