@@ -43,7 +43,8 @@ static const char *const height_words[] = {
     "h", "height", "rows", "nrows", "numrows", "nrow", "row", "ny", "dimy", "ydim", "sizey",
     "ysize", "imgh", "imageh", "nr", "y", NULL };
 static const char *const depth_words[] = { "d", "depth", "nz", "dimz", "zdim", "sizez", "z",
-                                           "slices", "channels", "nch", NULL };
+                                           "slices", "channels", "nch", "oc", "ic", "layers",
+                                           "nchannels", NULL };
 static const char *const size_words[] = {
     "n", "size", "len", "length", "count", "cnt", "num", "nelem", "nelems", "numel", "elements",
     "total", "sz", "nnz", "dim", "m", "k", "nn", "npts", "npoints", "points", "items",
@@ -53,10 +54,20 @@ static const char *const stride_words[] = { "stride", "pitch", "ld", "lda", "ldb
 static const char *const scale_words[] = {
     "alpha", "beta", "gamma", "scale", "factor", "coef", "coeff", "a", "b", "c", "lambda",
     "lr", "eps", "epsilon", "dt", "dx", "dy", "mu", "sigma", "weight", "momentum", "rate",
-    "theta", "t", "omega", "mult", "multiplier", "val", "value", NULL };
+    "theta", "t", "omega", "mult", "multiplier", "val", "value", "tol", "tolerance",
+    "temperature", "time", "correction", "decay", "damping", "gain", "bias", "inv", NULL };
 
-static enum params_role role_of_word(const char *w)
+static enum params_role role_of_word(const char *word)
 {
+    char w[32];
+    size_t n = strlen(word);
+    /* "beta1", "n2", "stride_0": a trailing index does not change the role */
+    while (n > 1 && n < sizeof w && isdigit((unsigned char)word[n - 1]))
+        n--;
+    if (n >= sizeof w)
+        n = sizeof w - 1;
+    memcpy(w, word, n);
+    w[n] = '\0';
     if (in_list(w, width_words))
         return PARAMS_ROLE_WIDTH;
     if (in_list(w, height_words))

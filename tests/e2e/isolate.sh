@@ -20,7 +20,7 @@ HAVE_CUDA=1
 
 t_expect isolate__good_tree_exits_zero 0 lscat-isolate --work "$W" --path "$T_TMP/repos/good" -j2 -q
 got=$(q "SELECT name || COALESCE(template_args, '') FROM kernels ORDER BY 1" | tr '\n' ' ')
-want="alpha::beta::nested dyn_shared first::dup gather header_fill matmul<BX> random_init reduce<float, BX> saxpy second::dup split_kernel static_kernel "
+want="(anonymous)::anon_kernel alpha::beta::nested dyn_shared first::dup gather header_fill matmul<BX> random_init reduce<float, BX> saxpy second::dup split_kernel static_kernel "
 if [ "$got" = "$want" ]; then t_ok isolate__finds_exactly_the_good_kernels
 else t_fail isolate__finds_exactly_the_good_kernels "got '$got'"; fi
 
@@ -84,8 +84,20 @@ lscat-init --work "$W2" -q >/dev/null 2>&1
 sqlite3 "$W2/lscat.db" "INSERT INTO repos(full_name, fetch_status) VALUES ('acme/good', 'fetched'), ('acme/pending', 'pending')"
 t_expect isolate__fetched_repositories_are_isolated 0 lscat-isolate --work "$W2" -j2 -q
 got=$(sqlite3 "$W2/lscat.db" "SELECT count(*), count(DISTINCT o.source_id), max(s.repo_id) FROM kernels k JOIN kernel_occurrences o ON o.kernel_id = k.id JOIN sources s ON s.id = o.source_id")
-[ "$got" = "12|1|1" ] && t_ok isolate__fetched_tree_gives_the_same_kernels \
+[ "$got" = "13|1|1" ] && t_ok isolate__fetched_tree_gives_the_same_kernels \
     || t_fail isolate__fetched_tree_gives_the_same_kernels "got '$got'"
+# Killed at any moment (SIGKILL), the next run completes the work: same kernels as a clean run.
+W3=$T_TMP/work3
+lscat-isolate --work "$W3" --path "$T_TMP/repos/good" -j1 -q >/dev/null 2>&1 &
+pid=$!
+sleep 1.5
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+lscat-isolate --work "$W3" --path "$T_TMP/repos/good" -j2 -q >/dev/null 2>&1
+a=$(q "SELECT id FROM kernels k WHERE EXISTS (SELECT 1 FROM kernel_occurrences o JOIN sources s ON s.id = o.source_id WHERE o.kernel_id = k.id AND s.root LIKE '%/good') ORDER BY 1" | sha256sum)
+b=$(sqlite3 "$W3/lscat.db" "SELECT id FROM kernels ORDER BY 1" | sha256sum)
+[ "$a" = "$b" ] && t_ok isolate__a_killed_run_is_completed_by_the_next \
+    || t_fail isolate__a_killed_run_is_completed_by_the_next "kernel ids differ from a clean run"
 t_expect isolate__unknown_option_is_a_usage_error 2 lscat-isolate --work "$W2" --bogus
 
 # Every isolated kernel + harness compiles with nvcc (escape_kernel needs the refused header).

@@ -27,6 +27,7 @@ static void test_params__roles_follow_common_names(void)
     CHECK_STR(params_role_name(params_role_of("pitch")), "stride");
     CHECK_STR(params_role_name(params_role_of("lda")), "stride");
     CHECK_STR(params_role_name(params_role_of("alpha")), "scale");
+    CHECK_STR(params_role_name(params_role_of("beta1")), "scale");
     CHECK_STR(params_role_name(params_role_of("seed")), "unknown");
 }
 
