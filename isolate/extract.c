@@ -9,8 +9,10 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/xalloc.h"
+#include "isolate/kparams.h"
 #include "isolate/params.h"
 #include "isolate/record.h"
+#include "isolate/srctext.h"
 
 #include <clang-c/Index.h>
 #include <ctype.h>
@@ -97,11 +99,7 @@ static struct file_ent *file_info(struct ctx *x, CXFile f)
     e->path = real ? real : xstrdup(p ? p : "");
     clang_disposeString(s);
     e->in_tree = strncmp(e->path, x->o->root, x->root_len) == 0 && e->path[x->root_len] == '/';
-    const char *sys[] = { x->o->cuda_home, "/usr/local/cuda", "/usr/include", "/usr/lib/llvm-",
-                          "/usr/local/include", "/usr/lib/gcc", "/opt/cuda", NULL };
-    for (int i = 0; sys[i] && !e->in_tree; i++)
-        if (*sys[i] && strncmp(e->path, sys[i], strlen(sys[i])) == 0)
-            e->allowed_system = 1;
+    e->allowed_system = !e->in_tree && srctext_allowed_system(x->o->cuda_home, e->path);
     return e;
 }
 
@@ -739,224 +737,10 @@ static void emit_source(struct buf *b, struct closure *cl)
     }
 }
 
-/* ------------------------------------------------------------------ non-UTF-8 bytes */
-
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    size_t len = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3
-               : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
-    if (!len || len > n || (len == 2 && s[0] < 0xc2))
-        return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    return len;
-}
-
-/* nvcc rejects invalid UTF-8 even in literals. Rewrite such bytes: inside string and character
- * literals as octal escapes (same value), elsewhere (comments) as '?'. Returns the count. */
-static size_t fix_utf8(struct buf *out, const char *src, size_t n)
-{
-    const unsigned char *s = (const unsigned char *)src;
-    size_t fixed = 0;
-    char quote = 0;
-    for (size_t i = 0; i < n;) {
-        size_t len = utf8_len(s + i, n - i);
-        if (!len) {
-            if (quote)
-                buf_addf(out, "\\%03o", s[i]);
-            else
-                buf_addch(out, '?');
-            fixed++;
-            i++;
-            continue;
-        }
-        char c = (char)s[i];
-        if (quote && c == '\\' && i + 1 < n && s[i + 1] < 0x80) {
-            buf_add(out, src + i, 2);
-            i += 2;
-            continue;
-        }
-        if (!quote && (c == '"' || c == '\'') && !(i > 0 && isalnum(s[i - 1]) && c == '\''))
-            quote = c;
-        else if (quote && (c == quote || c == '\n'))
-            quote = 0;
-        buf_add(out, src + i, len);
-        i += len;
-    }
-    return fixed;
-}
-
-/* ------------------------------------------------------------------ parameters */
-
-static char *type_str(CXType t)
-{
-    CXString s = clang_getTypeSpelling(t);
-    char *r = xstrdup(clang_getCString(s) ? clang_getCString(s) : "");
-    clang_disposeString(s);
-    return r;
-}
-
-static int is_scalar_kind(enum CXTypeKind k)
-{
-    return (k >= CXType_Bool && k <= CXType_LongDouble) || k == CXType_Float16 ||
-           k == CXType_Half || k == CXType_Enum || k == CXType_BFloat16;
-}
-
-/* One parameter as a JSON object; *role_out gets its role. */
-static void param_json(struct buf *b, CXCursor p, enum params_role *role_out)
-{
-    CXString ns = clang_getCursorSpelling(p);
-    const char *name = clang_getCString(ns) ? clang_getCString(ns) : "";
-    CXType t = clang_getCursorType(p);
-    CXType canon = clang_getCanonicalType(t);
-    char *written = type_str(t), *canon_s = type_str(canon);
-    buf_adds(b, "{\"name\":");
-    buf_add_json_str(b, name, strlen(name));
-    buf_adds(b, ",\"type\":");
-    buf_add_json_str(b, written, strlen(written));
-    buf_adds(b, ",\"canonical\":");
-    buf_add_json_str(b, canon_s, strlen(canon_s));
-    enum params_role role = params_role_of(name);
-    long long size = clang_Type_getSizeOf(canon);
-    int dependent = size == CXTypeLayoutError_Dependent;
-    if (canon.kind == CXType_Pointer) {
-        CXType pt = clang_getPointeeType(canon);
-        char *elem = type_str(clang_getPointeeType(t));
-        long long es = clang_Type_getSizeOf(pt);
-        buf_adds(b, ",\"kind\":\"pointer\",\"elem\":");
-        buf_add_json_str(b, elem, strlen(elem));
-        buf_addf(b, ",\"const\":%s,\"elem_bytes\":%lld,\"template_dependent\":%s",
-                 clang_isConstQualifiedType(pt) ? "true" : "false", es > 0 ? es : 0,
-                 es == CXTypeLayoutError_Dependent ? "true" : "false");
-        free(elem);
-        role = PARAMS_ROLE_BUFFER;
-    } else if (dependent || canon.kind == CXType_Unexposed) {
-        buf_adds(b, ",\"kind\":\"template\",\"template_dependent\":true");
-    } else if (is_scalar_kind(canon.kind)) {
-        buf_addf(b, ",\"kind\":\"scalar\",\"bits\":%lld,\"float\":%s", size * 8,
-                 canon.kind >= CXType_Float && canon.kind <= CXType_LongDouble ? "true" : "false");
-    } else if (canon.kind == CXType_Record) {
-        buf_addf(b, ",\"kind\":\"struct\",\"bytes\":%lld", size);
-    } else {
-        buf_addf(b, ",\"kind\":\"other\",\"bytes\":%lld", size);
-    }
-    buf_adds(b, ",\"role\":");
-    buf_add_json_str(b, params_role_name(role), strlen(params_role_name(role)));
-    buf_adds(b, "}");
-    *role_out = role;
-    free(written);
-    free(canon_s);
-    clang_disposeString(ns);
-}
-
-struct kparams {
-    struct buf json, roles, names, tparams;
-    int n, unsupported;
-    struct ctx *x;
-};
-
-static enum CXChildVisitResult first_expr(CXCursor c, CXCursor p, void *d)
-{
-    (void)p;
-    if (clang_isExpression(clang_getCursorKind(c))) {
-        *(CXCursor *)d = c;
-        return CXChildVisit_Break;
-    }
-    return CXChildVisit_Continue;
-}
-
-/* The default argument of a non-type template parameter, as written without spaces
- * ("template <int BM = 64>" -> "64"), or NULL. */
-static char *default_arg(struct ctx *x, CXCursor param)
-{
-    CXCursor e = clang_getNullCursor();
-    clang_visitChildren(param, first_expr, &e);
-    CXFile f;
-    unsigned a, b;
-    if (clang_Cursor_isNull(e) || !extent_of(e, &f, &a, &b) || b - a > 60 || b == a)
-        return NULL;
-    struct buf t = BUF_INIT;
-    add_text(&t, x, f, a, b);
-    for (size_t i = 0; i < t.len; i++)
-        if (t.data[i] == ' ' || t.data[i] == '\n' || t.data[i] == '\t')
-            t.data[i] = '_';
-    if (strchr(t.data, '_') || !t.len) { /* keep it to one token: the record splits on spaces */
-        buf_release(&t);
-        return NULL;
-    }
-    return buf_detach(&t, NULL);
-}
-
-static enum CXChildVisitResult kparam_visit(CXCursor c, CXCursor parent, void *d)
-{
-    (void)parent;
-    struct kparams *kp = d;
-    enum CXCursorKind k = clang_getCursorKind(c);
-    CXString s = clang_getCursorSpelling(c);
-    const char *name = clang_getCString(s) ? clang_getCString(s) : "";
-    if (k == CXCursor_ParmDecl) {
-        enum params_role role;
-        if (kp->n++)
-            buf_addch(&kp->json, ',');
-        param_json(&kp->json, c, &role);
-        buf_addf(&kp->roles, "%s%s", kp->roles.len ? "," : "", params_role_name(role));
-        buf_addf(&kp->names, "%s%s", kp->names.len ? "," : "", *name ? name : "_");
-    } else if (k == CXCursor_TemplateTypeParameter) {
-        buf_addf(&kp->tparams, "type %s float\n", name);
-    } else if (k == CXCursor_NonTypeTemplateParameter) {
-        CXType t = clang_getCanonicalType(clang_getCursorType(c));
-        char *def = default_arg(kp->x, c);
-        if (params_is_block_name(name) && t.kind != CXType_Bool)
-            buf_addf(&kp->tparams, "block %s BX\n", name);
-        else if (def)
-            buf_addf(&kp->tparams, "value %s %s\n", name, def);
-        else if (t.kind == CXType_Bool)
-            buf_addf(&kp->tparams, "value %s false\n", name);
-        else if (t.kind >= CXType_Char_U && t.kind <= CXType_Int128)
-            buf_addf(&kp->tparams, "value %s 1\n", name);
-        else
-            kp->unsupported = 1;
-        free(def);
-    } else if (k == CXCursor_TemplateTemplateParameter) {
-        kp->unsupported = 1;
-    }
-    clang_disposeString(s);
-    return CXChildVisit_Continue;
-}
-
-static char *qualified_name(CXCursor c, int for_call)
-{
-    struct buf b = BUF_INIT;
-    CXCursor chain[32];
-    int n = 0;
-    for (CXCursor p = clang_getCursorSemanticParent(c); n < 32; p = clang_getCursorSemanticParent(p)) {
-        enum CXCursorKind k = clang_getCursorKind(p);
-        if (k != CXCursor_Namespace && k != CXCursor_LinkageSpec)
-            break;
-        if (k == CXCursor_Namespace)
-            chain[n++] = p;
-    }
-    for (int i = n - 1; i >= 0; i--) {
-        CXString s = clang_getCursorSpelling(chain[i]);
-        const char *name = clang_getCString(s);
-        if (name && *name)
-            buf_addf(&b, "%s::", name);
-        else if (!for_call)
-            buf_adds(&b, "(anonymous)::");
-        clang_disposeString(s);
-    }
-    CXString s = clang_getCursorSpelling(c);
-    buf_adds(&b, clang_getCString(s) ? clang_getCString(s) : "");
-    clang_disposeString(s);
-    return buf_detach(&b, NULL);
-}
-
 static void emit_kernel(struct ctx *x, CXCursor k)
 {
     struct closure cl = { .x = x, .libc_includes = BUF_INIT };
-    struct kparams kp = { BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT, 0, 0, x };
+    struct kparams kp = KPARAMS_INIT;
     struct buf src = BUF_INIT, body = BUF_INIT;
     cl.macro_used = xcalloc(x->nmacros + 1, 1);
     close_decls(&cl, k);
@@ -964,7 +748,7 @@ static void emit_kernel(struct ctx *x, CXCursor k)
     close_macros(&cl);
     emit_source(&src, &cl);
     struct buf clean = BUF_INIT;
-    size_t fixed = fix_utf8(&clean, src.data, src.len);
+    size_t fixed = srctext_fix_utf8(&clean, src.data, src.len);
     if (fixed) {
         char *m = xasprintf("kernel in %s: %zu invalid UTF-8 byte(s) rewritten in the isolated "
                             "source (octal escapes in literals, '?' elsewhere)",
@@ -974,13 +758,13 @@ static void emit_kernel(struct ctx *x, CXCursor k)
     }
     buf_release(&src);
     src = clean;
-    clang_visitChildren(k, kparam_visit, &kp);
+    kparams_collect(&kp, k);
     CXFile f;
     unsigned a, e, line = 0;
     if (extent_of(k, &f, &a, &e))
         add_text(&body, x, f, a, e);
     location_file(k, &line);
-    char *qname = qualified_name(k, 0), *call = qualified_name(k, 1);
+    char *qname = kparams_qualified_name(k, 0), *call = kparams_qualified_name(k, 1);
     if (kp.unsupported) {
         char *m = xasprintf("%s:%u: kernel '%s' has template parameters lscat cannot instantiate "
                             "(template template, non-integral or pack); skipped",
@@ -1001,11 +785,7 @@ static void emit_kernel(struct ctx *x, CXCursor k)
     record_field_int(x->out, "is2d", is2d);
     record_field_int(x->out, "dynshared", cl.dynshared);
     record_field(x->out, "source", src.data, src.len);
-    buf_addch(&kp.json, ']');
-    struct buf pj = BUF_INIT;
-    buf_addf(&pj, "[%s", kp.json.data);
-    record_field(x->out, "params", pj.data, pj.len);
-    buf_release(&pj);
+    record_field(x->out, "params", kp.json.data, kp.json.len);
     record_field_str(x->out, "roles", kp.roles.data);
     record_field_str(x->out, "param_names", kp.names.data);
     record_field_int(x->out, "param_count", kp.n);
@@ -1014,10 +794,7 @@ done:
     free(call);
     buf_release(&src);
     buf_release(&body);
-    buf_release(&kp.json);
-    buf_release(&kp.roles);
-    buf_release(&kp.names);
-    buf_release(&kp.tparams);
+    kparams_release(&kp);
     free(cl.units);
     free(cl.macro_used);
     free(cl.sysfiles);
@@ -1035,7 +812,7 @@ static void report_bodiless(struct ctx *x)
             continue;
         unsigned line;
         CXFile f = location_file(x->kernel_decls[i], &line);
-        char *q = qualified_name(x->kernel_decls[i], 0);
+        char *q = kparams_qualified_name(x->kernel_decls[i], 0);
         char *m = xasprintf("%s:%u: kernel '%s' is declared but no file of the tree defines it (no body)",
                             rel_path(x, f), line, q);
         record_begin(x->out, "kdecl", 2);
@@ -1101,102 +878,6 @@ static void ctx_release(struct ctx *x)
     free(x->kernel_decls);
 }
 
-/* ------------------------------------------------------------------ refusing includes early */
-
-struct refusals {
-    char **paths;    /* resolved files outside the tree that some #include names */
-    size_t n, cap;
-    char **seen;     /* tree files already scanned */
-    size_t nseen, seen_cap;
-};
-
-static int allowed_outside(const struct extract_options *o, const char *real)
-{
-    const char *sys[] = { o->cuda_home, "/usr/local/cuda", "/usr/include", "/usr/lib/llvm-",
-                          "/usr/local/include", "/usr/lib/gcc", "/opt/cuda", NULL };
-    for (int i = 0; sys[i]; i++)
-        if (*sys[i] && strncmp(real, sys[i], strlen(sys[i])) == 0)
-            return 1;
-    return 0;
-}
-
-static int under_root(const struct extract_options *o, const char *real)
-{
-    size_t n = strlen(o->root);
-    return strncmp(real, o->root, n) == 0 && real[n] == '/';
-}
-
-/* Scan `path` (a file of the tree) for quoted or absolute #include directives, before the parse:
- * an absolute path or one resolving outside the tree is given to libclang as an empty file, so
- * its content is never read. Tree headers are followed (at most 2,000 files). */
-static void scan_includes(struct refusals *rf, const struct extract_options *o, const char *path)
-{
-    for (size_t i = 0; i < rf->nseen; i++)
-        if (strcmp(rf->seen[i], path) == 0)
-            return;
-    if (rf->nseen >= 2000)
-        return;
-    XGROW(rf->seen, rf->nseen + 1, rf->seen_cap);
-    rf->seen[rf->nseen++] = xstrdup(path);
-    struct buf b = BUF_INIT;
-    b.cap_bytes = 16u << 20;
-    if (buf_read_file(&b, path) < 0) {
-        buf_release(&b);
-        return;
-    }
-    char *dir = xstrdup(path);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
-    for (char *line = b.data; line && *line;) {
-        char *next = strchr(line, '\n');
-        if (next)
-            *next++ = '\0';
-        char *p = line;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (*p++ == '#') {
-            while (*p == ' ' || *p == '\t')
-                p++;
-            if (strncmp(p, "include", 7) == 0) {
-                p += 7;
-                while (*p == ' ' || *p == '\t')
-                    p++;
-                char close = *p == '"' ? '"' : *p == '<' ? '>' : 0;
-                char *end = close ? strchr(p + 1, close) : NULL;
-                if (end) {
-                    *end = '\0';
-                    const char *spell = p + 1;
-                    char *cand = spell[0] == '/' ? xstrdup(spell) : xasprintf("%s/%s", dir, spell);
-                    char *real = realpath(cand, NULL);
-                    if (real && (spell[0] == '/' || (close == '"' && !under_root(o, real) &&
-                                                      !allowed_outside(o, real)))) {
-                        XGROW(rf->paths, rf->n + 1, rf->cap);
-                        rf->paths[rf->n++] = xstrdup(real);
-                    } else if (real && close == '"' && under_root(o, real)) {
-                        scan_includes(rf, o, real);
-                    }
-                    free(real);
-                    free(cand);
-                }
-            }
-        }
-        line = next;
-    }
-    free(dir);
-    buf_release(&b);
-}
-
-static void refusals_release(struct refusals *rf)
-{
-    for (size_t i = 0; i < rf->n; i++)
-        free(rf->paths[i]);
-    for (size_t i = 0; i < rf->nseen; i++)
-        free(rf->seen[i]);
-    free(rf->paths);
-    free(rf->seen);
-}
-
 /* Without a CUDA toolkit (a CI machine), the CUDA keywords come from these definitions so that
  * kernels are still found; the kernels' own code may then show errors. */
 static const char *const no_cuda_defines[] = {
@@ -1238,8 +919,8 @@ int extract_file(struct buf *out, const struct extract_options *o)
         args[na++] = "-I";
         args[na++] = o->include_dirs[i];
     }
-    struct refusals rf = { 0 };
-    scan_includes(&rf, o, o->file);
+    struct srctext_refusals rf = { 0 };
+    srctext_scan_includes(&rf, o->root, o->cuda_home, o->file);
     struct CXUnsavedFile *empty = xcalloc(rf.n + 1, sizeof *empty);
     for (size_t i = 0; i < rf.n; i++)
         empty[i] = (struct CXUnsavedFile){ rf.paths[i], "", 0 };
@@ -1263,7 +944,7 @@ done:
         clang_disposeTranslationUnit(x.tu);
     clang_disposeIndex(index);
     ctx_release(&x);
-    refusals_release(&rf);
+    srctext_refusals_release(&rf);
     free(empty);
     free(cuda_path);
     free(cccl);
