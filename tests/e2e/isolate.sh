@@ -98,6 +98,12 @@ a=$(q "SELECT id FROM kernels k WHERE EXISTS (SELECT 1 FROM kernel_occurrences o
 b=$(sqlite3 "$W3/lscat.db" "SELECT id FROM kernels ORDER BY 1" | sha256sum)
 [ "$a" = "$b" ] && t_ok isolate__a_killed_run_is_completed_by_the_next \
     || t_fail isolate__a_killed_run_is_completed_by_the_next "kernel ids differ from a clean run"
+# The golden harnesses the GPU test runs are what isolate generates today.
+LSCAT_BIN=$LSCAT_BIN "$ROOT/tests/isolate/support/golden.sh" "$T_TMP/golden" >/dev/null 2>&1
+if [ $HAVE_CUDA = 0 ]; then t_skip isolate__golden_harnesses_are_current "no CUDA headers"
+elif diff -r "$ROOT/tests/isolate/fixtures/harness-golden" "$T_TMP/golden" >"$T_TMP/golden.diff"; then
+    t_ok isolate__golden_harnesses_are_current
+else t_fail isolate__golden_harnesses_are_current "run tests/isolate/support/golden.sh: $(head -3 "$T_TMP/golden.diff")"; fi
 t_expect isolate__unknown_option_is_a_usage_error 2 lscat-isolate --work "$W2" --bogus
 
 # Every isolated kernel + harness compiles with nvcc (escape_kernel needs the refused header).
