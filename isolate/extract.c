@@ -775,7 +775,7 @@ static void emit_kernel(struct ctx *x, CXCursor k)
     }
     int is2d = strstr(body.data, "threadIdx.y") || strstr(body.data, "blockIdx.y") ||
                strstr(body.data, "blockDim.y");
-    record_begin(x->out, "kernel", 13);
+    record_begin(x->out, "kernel", 14);
     record_field_str(x->out, "name", qname);
     record_field_str(x->out, "call", call);
     record_field_str(x->out, "path", rel_path(x, f));
@@ -784,6 +784,7 @@ static void emit_kernel(struct ctx *x, CXCursor k)
     record_field_int(x->out, "template", clang_getCursorKind(k) == CXCursor_FunctionTemplate);
     record_field_int(x->out, "is2d", is2d);
     record_field_int(x->out, "dynshared", cl.dynshared);
+    record_field_int(x->out, "device_launch", strstr(src.data, "<<<") != NULL);
     record_field(x->out, "source", src.data, src.len);
     record_field(x->out, "params", kp.json.data, kp.json.len);
     record_field_str(x->out, "roles", kp.roles.data);
@@ -906,6 +907,8 @@ int extract_file(struct buf *out, const struct extract_options *o)
     args[na++] = "-w";
     args[na++] = "-ferror-limit=50";
     args[na++] = "-fbracket-depth=512";
+    args[na++] = "-fgpu-rdc"; /* device-side launches (dynamic parallelism) parse, so a parent
+                                 kernel's closure includes the kernels it launches */
     if (fs_is_dir(cccl)) { /* CUDA 13 keeps cub/thrust/libcu++ there; nvcc adds it itself */
         args[na++] = "-isystem";
         args[na++] = cccl;

@@ -207,8 +207,9 @@ static void add_params_json(struct buf *b, const struct record *k, const struct 
             buf_addf(b, "%s%d", i ? "," : "", v[i]);
         buf_adds(b, "]");
     }
-    buf_addf(b, ",\"is2d\":%s,\"dynamic_shared\":%s,\"params\":", hk->is2d ? "true" : "false",
-             hk->dynshared ? "true" : "false");
+    buf_addf(b, ",\"is2d\":%s,\"dynamic_shared\":%s,\"device_launch\":%s,\"params\":",
+             hk->is2d ? "true" : "false", hk->dynshared ? "true" : "false",
+             record_int(k, "device_launch") ? "true" : "false");
     buf_adds(b, record_str(k, "params"));
     buf_adds(b, "}\n");
     buf_release(&targs);
