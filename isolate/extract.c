@@ -592,6 +592,32 @@ static void use_macro(struct closure *cl, int mi)
     use_macro_tokens(cl, mi);
 }
 
+/* Macros a unit only tests (`#ifdef FAST`, `#if defined(FAST)` inside a body) are not
+ * expansions, but the copied text needs them to take the same branch. */
+static void use_tested_macros(struct closure *cl, int unit)
+{
+    struct ctx *x = cl->x;
+    CXToken *toks = NULL;
+    unsigned n = 0;
+    clang_tokenize(x->tu, clang_getCursorExtent(x->tops[unit].c), &toks, &n);
+    int after_test = 0;
+    for (unsigned i = 0; i < n; i++) {
+        CXString s = clang_getTokenSpelling(x->tu, toks[i]);
+        const char *t = clang_getCString(s) ? clang_getCString(s) : "";
+        if (after_test && clang_getTokenKind(toks[i]) == CXToken_Identifier) {
+            int mi = macro_by_name(x, t);
+            if (mi >= 0 && x->macros[mi].in_tree)
+                use_macro(cl, mi);
+        }
+        if (!strcmp(t, "ifdef") || !strcmp(t, "ifndef") || !strcmp(t, "defined"))
+            after_test = 1;
+        else if (strcmp(t, "(") != 0)
+            after_test = 0;
+        clang_disposeString(s);
+    }
+    clang_disposeTokens(x->tu, toks, n);
+}
+
 static void close_macros(struct closure *cl)
 {
     struct ctx *x = cl->x;
@@ -607,6 +633,8 @@ static void close_macros(struct closure *cl)
             }
         }
     }
+    for (size_t i = 0; i < cl->nunits; i++)
+        use_tested_macros(cl, cl->units[i]);
 }
 
 /* ------------------------------------------------------------------ emission */

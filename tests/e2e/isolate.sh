@@ -44,6 +44,7 @@ if [ $HAVE_CUDA = 0 ]; then t_skip isolate__system_headers_are_included "no CUDA
 t_contains isolate__system_headers_are_included "$W/$(q "SELECT dir FROM kernels WHERE name = 'random_init'")/kernel.cu" '#include <curand_kernel.h>'
 fi
 t_contains isolate__params_json_has_roles "$W/$d/params.json" '"name":"alpha","type":"float","canonical":"float","kind":"scalar","bits":32,"float":true,"role":"scale"'
+t_contains isolate__macros_tested_by_ifdef_are_copied "$W/$(q "SELECT dir FROM kernels WHERE name = 'dyn_shared'")/kernel.cu" '#define COUNT_CALLS'
 t_contains isolate__dynamic_shared_is_detected "$W/$(q "SELECT dir FROM kernels WHERE name = 'dyn_shared'")/params.json" '"dynamic_shared":true'
 
 t_expect isolate__bad_tree_records_failures_and_exits_one 1 \
