@@ -20,7 +20,7 @@ HAVE_CUDA=1
 
 t_expect isolate__good_tree_exits_zero 0 lscat-isolate --work "$W" --path "$T_TMP/repos/good" -j2 -q
 got=$(q "SELECT name || COALESCE(template_args, '') FROM kernels ORDER BY 1" | tr '\n' ' ')
-want="(anonymous)::anon_kernel alpha::beta::nested dyn_shared first::dup gather header_fill matmul<BX> random_init reduce<float, BX> saxpy second::dup split_kernel static_kernel "
+want="(anonymous)::anon_kernel alpha::beta::nested dyn_shared first::dup gather header_fill matmul<BX> random_init reduce<float, BX> saxpy second::dup split_kernel static_kernel with_ctor "
 if [ "$got" = "$want" ]; then t_ok isolate__finds_exactly_the_good_kernels
 else t_fail isolate__finds_exactly_the_good_kernels "got '$got'"; fi
 
@@ -85,7 +85,7 @@ lscat-init --work "$W2" -q >/dev/null 2>&1
 sqlite3 "$W2/lscat.db" "INSERT INTO repos(full_name, fetch_status) VALUES ('acme/good', 'fetched'), ('acme/pending', 'pending')"
 t_expect isolate__fetched_repositories_are_isolated 0 lscat-isolate --work "$W2" -j2 -q
 got=$(sqlite3 "$W2/lscat.db" "SELECT count(*), count(DISTINCT o.source_id), max(s.repo_id) FROM kernels k JOIN kernel_occurrences o ON o.kernel_id = k.id JOIN sources s ON s.id = o.source_id")
-[ "$got" = "13|1|1" ] && t_ok isolate__fetched_tree_gives_the_same_kernels \
+[ "$got" = "14|1|1" ] && t_ok isolate__fetched_tree_gives_the_same_kernels \
     || t_fail isolate__fetched_tree_gives_the_same_kernels "got '$got'"
 # Killed at any moment (SIGKILL), the next run completes the work: same kernels as a clean run.
 W3=$T_TMP/work3
