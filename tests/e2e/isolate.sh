@@ -89,12 +89,14 @@ got=$(sqlite3 "$W2/lscat.db" "SELECT count(*), count(DISTINCT o.source_id), max(
     || t_fail isolate__fetched_tree_gives_the_same_kernels "got '$got'"
 # Killed at any moment (SIGKILL), the next run completes the work: same kernels as a clean run.
 W3=$T_TMP/work3
-lscat-isolate --work "$W3" --path "$T_TMP/repos/good" -j1 -q >/dev/null 2>&1 &
-pid=$!
-sleep 1.5
-kill -9 $pid 2>/dev/null
-wait $pid 2>/dev/null
-lscat-isolate --work "$W3" --path "$T_TMP/repos/good" -j2 -q >/dev/null 2>&1
+{
+    lscat-isolate --work "$W3" --path "$T_TMP/repos/good" -j1 -q >/dev/null 2>&1 &
+    pid=$!
+    sleep 1.5
+    kill -9 $pid
+    wait $pid
+    lscat-isolate --work "$W3" --path "$T_TMP/repos/good" -j2 -q >/dev/null 2>&1
+} 2>/dev/null
 a=$(q "SELECT id FROM kernels k WHERE EXISTS (SELECT 1 FROM kernel_occurrences o JOIN sources s ON s.id = o.source_id WHERE o.kernel_id = k.id AND s.root LIKE '%/good') ORDER BY 1" | sha256sum)
 b=$(sqlite3 "$W3/lscat.db" "SELECT id FROM kernels ORDER BY 1" | sha256sum)
 [ "$a" = "$b" ] && t_ok isolate__a_killed_run_is_completed_by_the_next \
