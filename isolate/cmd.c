@@ -61,8 +61,8 @@ static void help(void)
            "process with a time and memory limit, -j at a time. Files already parsed with the\n"
            "same content are not parsed again. Failures (parse_failed, parse_timeout,\n"
            "file_skipped, include_refused, missing_header, kernel_without_body,\n"
-           "unsupported_template) are recorded in the failures table. docs/isolate.md has the\n"
-           "closure rules, the parameter model and the harness rules.\n\nOptions:\n",
+           "unsupported_template, non_utf8) are recorded in the failures table. docs/isolate.md has\n"
+           "the closure rules, the parameter model and the harness rules.\n\nOptions:\n",
            usage);
     cli_print_options(stdout, opts);
     cli_print_common_help(stdout);
