@@ -9,6 +9,7 @@
 #include "isolate/isolate.h"
 #include "isolate/params.h"
 #include "isolate/record.h"
+#include "isolate/srctext.h"
 #include "tests/support/test.h"
 
 #include <stdlib.h>
@@ -143,6 +144,34 @@ static void test_extract__finds_kernel_and_its_closure(void)
     free(root);
 }
 
+static void test_srctext__rewrites_invalid_utf8_keeping_literal_values(void)
+{
+    const char src[] = "// caf\xe9\nconst char *s = \"na\xefve\"; char c = '\xe9'; /* \xc3\xa9 ok */";
+    struct buf out = BUF_INIT;
+    CHECK_INT(srctext_fix_utf8(&out, src, sizeof src - 1), ==, 3);
+    CHECK_STR(out.data, "// caf?\nconst char *s = \"na\\357ve\"; char c = '\\351'; /* \xc3\xa9 ok */");
+    buf_release(&out);
+}
+
+static void test_srctext__refuses_includes_leaving_the_tree(void)
+{
+    char *base = realpath(test_tmpdir(), NULL);
+    char *root = fs_join(base, "repo");
+    char *outside = fs_join(base, "outside.h"), *file = fs_join(root, "src/k.cu");
+    char *inner = fs_join(root, "src/inner.h");
+    test_write_file(outside, "#define X 1\n", 12);
+    test_write_file(inner, "#include \"../../outside.h\"\n", 26);
+    const char *k = "#include \"inner.h\"\n#include </etc/hostname>\n#include <cstdio>\n";
+    test_write_file(file, k, strlen(k));
+    struct srctext_refusals rf = { 0 };
+    srctext_scan_includes(&rf, root, "/usr/local/cuda", file);
+    CHECK_INT(rf.n, ==, 2);
+    CHECK_STR(rf.paths[0], outside);
+    CHECK_STR(rf.paths[1], "/etc/hostname");
+    srctext_refusals_release(&rf);
+    free(base), free(root), free(outside), free(file), free(inner);
+}
+
 int main(void)
 {
     TEST_RUN(test_params__roles_follow_common_names);
@@ -152,5 +181,7 @@ int main(void)
     TEST_RUN(test_record__reports_a_truncated_tail);
     TEST_RUN(test_harness__instantiates_block_parameters_per_block_value);
     TEST_RUN(test_extract__finds_kernel_and_its_closure);
+    TEST_RUN(test_srctext__rewrites_invalid_utf8_keeping_literal_values);
+    TEST_RUN(test_srctext__refuses_includes_leaving_the_tree);
     return test_done();
 }
