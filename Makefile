@@ -119,6 +119,9 @@ clean:
 help:
 	@sed -n '2,8p' Makefile
 
-# Objects wait for the packages and the generated headers.
+# Keep objects of test programs (make would delete them as intermediates).
+.SECONDARY:
+
+# Objects wait for the generated headers.
 $(COMMON_OBJS) $(B)/lscat.o: | $(B)/gen/schema.c
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -137,6 +137,8 @@ char *fs_join(const char *a, const char *b)
         b++;
     if (!la)
         return xstrdup(b);
+    if (a[la - 1] == '/') /* the root folder */
+        return xasprintf("/%s", b);
     return xasprintf("%.*s/%s", (int)la, a, b);
 }
 

@@ -13,6 +13,19 @@ export LSCAT_DB=${LSCAT_DB:-$LSCAT_WORK/lscat.db}
 step() { echo; echo "== lscat $*"; lscat "$@"; }
 
 step init
+# harvest: the bundled sample's hours and repositories, served from files the way GH Archive
+# and GitHub serve them (sample/make-sample.py builds the .json.gz hours and the zipballs).
+python3 sample/make-sample.py "$LSCAT_WORK/sample"
+for hour in 2014-06-01T12 2016-03-10T09 2025-11-02T03; do
+    step harvest scan --source "file://$LSCAT_WORK/sample/gharchive" --from "$hour" --to "$hour"
+done
+step harvest fetch --archive-url "file://$LSCAT_WORK/sample/archives/{owner}/{name}.zip"
 # isolate exits 1 when it recorded failures (bad files of the sample): the pipeline goes on.
 step isolate || [ $? -eq 1 ]
+# execute: builds (and, with a GPU, probes) what isolate produced; exit 1 = failures recorded.
+step execute || [ $? -eq 1 ]
+step tune
+step dataset export --format parquet --out "$LSCAT_WORK/export"
+step dataset export --format csv --gzip --out "$LSCAT_WORK/export-csv"
+step dataset report --out "$LSCAT_WORK/report"
 step status

@@ -164,6 +164,9 @@ CREATE TABLE builds (
     spill_store_bytes INTEGER,
     spill_load_bytes  INTEGER,
     const_bytes    INTEGER,
+    barriers       INTEGER,
+    ptxas          TEXT,                   -- JSON array: every entry x architecture ptxas -v reported
+    error_class    TEXT,                   -- the last attempt's class when status = 'failed'
     build_s        REAL,
     built_at       TEXT NOT NULL,
     run_id         INTEGER REFERENCES stage_runs(id),
@@ -202,7 +205,11 @@ CREATE TABLE probes (
     outcome    TEXT NOT NULL CHECK (outcome IN ('ok', 'launch_failure', 'illegal_address',
                                                  'cuda_error', 'crash', 'timeout')),
     detail     TEXT,
-    sanitizer  TEXT,                       -- compute-sanitizer verdict when --sanitize
+    sanitizer  TEXT,                       -- compute-sanitizer verdict when --sanitize:
+                                           -- 'clean', 'out_of_bounds', 'errors', 'unavailable', 'timeout'
+    sanitizer_detail TEXT,                 -- its first report line
+    cache_key  TEXT,                       -- the build (builds.cache_key) that was probed
+    probe_s    REAL,
     probed_at  TEXT NOT NULL,
     run_id     INTEGER REFERENCES stage_runs(id),
     PRIMARY KEY (kernel_id, gpu_id)

@@ -4,6 +4,8 @@
 #include "tune/timing.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,11 +28,9 @@ static double quantile(const double *v, int n, double p)
 
 void timing_compute_stats(struct timing_stats *out, double *v, int n)
 {
-    double *raw = out->raw_ns;
-    int lps = out->launches_per_sample;
-    memset(out, 0, sizeof(*out));
-    out->raw_ns = raw;
-    out->launches_per_sample = lps;
+    /* Only the statistics change; raw samples, launches and GPU readings stay. */
+    out->median_ns = out->min_ns = out->max_ns = out->mean_ns = 0;
+    out->stddev_ns = out->mad_ns = out->p10_ns = out->p90_ns = 0;
     out->samples = n;
     if (n <= 0)
         return;
@@ -77,4 +77,68 @@ void timing_stats_release(struct timing_stats *s)
 {
     free(s->raw_ns);
     s->raw_ns = NULL;
+}
+
+/* Append printf output at out[*len], keeping track of overflow in *len (-1). */
+static void addf(char *out, int size, int *len, const char *fmt, ...)
+{
+    if (*len < 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out + *len, (size_t)(size - *len), fmt, ap);
+    va_end(ap);
+    *len = (n < 0 || n >= size - *len) ? -1 : *len + n;
+}
+
+/* A JSON string literal; control characters and quotes escaped, other bytes as they are. */
+static void add_json_str(char *out, int size, int *len, const char *s)
+{
+    addf(out, size, len, "\"");
+    for (; s && *s && *len >= 0; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            addf(out, size, len, "\\%c", c);
+        else if (c < 0x20)
+            addf(out, size, len, "\\u%04x", c);
+        else
+            addf(out, size, len, "%c", c);
+    }
+    addf(out, size, len, "\"");
+}
+
+int timing_format_header(char *out, int size, const char *kernel,
+                         const struct timing_device_info *dev)
+{
+    int len = 0;
+    addf(out, size, &len, "{\"harness\":1,\"kernel\":");
+    add_json_str(out, size, &len, kernel);
+    addf(out, size, &len, ",\"device\":%d,\"gpu\":", dev->device);
+    add_json_str(out, size, &len, dev->name);
+    addf(out, size, &len, ",\"uuid\":");
+    add_json_str(out, size, &len, dev->uuid);
+    addf(out, size, &len, ",\"cc\":");
+    add_json_str(out, size, &len, dev->cc);
+    addf(out, size, &len, ",\"driver\":");
+    add_json_str(out, size, &len, dev->driver_version);
+    addf(out, size, &len, ",\"cuda_driver\":%d,\"cuda_runtime\":%d}", dev->driver_cuda_version,
+         dev->runtime_cuda_version);
+    return len;
+}
+
+int timing_format_stats(char *out, int size, const struct timing_stats *s)
+{
+    int len = 0;
+    addf(out, size, &len,
+         ",\"median_ns\":%.1f,\"min_ns\":%.1f,\"max_ns\":%.1f,\"mean_ns\":%.1f,"
+         "\"stddev_ns\":%.1f,\"mad_ns\":%.1f,\"p10_ns\":%.1f,\"p90_ns\":%.1f,\"samples\":%d,"
+         "\"launches_per_sample\":%d",
+         s->median_ns, s->min_ns, s->max_ns, s->mean_ns, s->stddev_ns, s->mad_ns, s->p10_ns,
+         s->p90_ns, s->samples, s->launches_per_sample);
+    addf(out, size, &len,
+         ",\"sm_mhz_before\":%d,\"sm_mhz_after\":%d,\"mem_mhz\":%d,\"temp_c_before\":%d,"
+         "\"temp_c_after\":%d,\"clocks_locked\":%d",
+         s->sm_clock_mhz_before, s->sm_clock_mhz_after, s->mem_clock_mhz, s->temp_c_before,
+         s->temp_c_after, s->clocks_locked);
+    return len;
 }

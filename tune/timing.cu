@@ -2,6 +2,7 @@
  * min_sample_ms, CUDA-event timing with synchronisation before the clock is read, optional L2
  * flush, fixed or adaptive sample counts. Statistics come from tune/stats.c. */
 #include "tune/timing.h"
+#include "tune/nvml_dl.h"
 
 #include <cuda_runtime.h>
 #include <stdlib.h>
@@ -24,6 +25,89 @@ static double mono_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* NVML, loaded once per process; one handle for the current device (harnesses use one). */
+static struct nvml_dl g_nvml;
+static int g_nvml_state; /* 0 not tried, 1 loaded, -1 unavailable */
+static int g_nvml_dev = -1;
+static nvml_dl_device g_nvml_handle;
+
+static void device_uuid(char out[48], int dev)
+{
+    cudaDeviceProp p;
+    out[0] = 0;
+    if (cudaGetDeviceProperties(&p, dev) == cudaSuccess)
+        nvml_dl_format_uuid(out, (const unsigned char *)p.uuid.bytes);
+}
+
+static nvml_dl_device nvml_handle(void)
+{
+    int dev = 0;
+    if (g_nvml_state == 0)
+        g_nvml_state = nvml_dl_load(&g_nvml, NULL) == NVML_DL_SUCCESS ? 1 : -1;
+    if (g_nvml_state < 0 || cudaGetDevice(&dev) != cudaSuccess)
+        return NULL;
+    if (dev != g_nvml_dev) {
+        char uuid[48];
+        device_uuid(uuid, dev);
+        g_nvml_handle = NULL;
+        if (g_nvml.handle_by_uuid(uuid, &g_nvml_handle) != NVML_DL_SUCCESS)
+            g_nvml_handle = NULL;
+        g_nvml_dev = dev;
+    }
+    return g_nvml_handle;
+}
+
+static int nvml_read(int kind, int type)
+{
+    nvml_dl_device h = nvml_handle();
+    unsigned v = 0;
+    if (!h)
+        return -1;
+    int rc = kind ? g_nvml.temperature(h, NVML_DL_TEMPERATURE_GPU, &v)
+                  : g_nvml.clock_info(h, type, &v);
+    return rc == NVML_DL_SUCCESS ? (int)v : -1;
+}
+
+static void gpu_state_before(struct timing_stats *out)
+{
+    const char *locked = getenv("LSCAT_CLOCKS_LOCKED");
+    out->clocks_locked = locked && strcmp(locked, "1") == 0;
+    out->sm_clock_mhz_before = nvml_read(0, NVML_DL_CLOCK_SM);
+    out->temp_c_before = nvml_read(1, 0);
+}
+
+static void gpu_state_after(struct timing_stats *out)
+{
+    out->sm_clock_mhz_after = nvml_read(0, NVML_DL_CLOCK_SM);
+    out->mem_clock_mhz = nvml_read(0, NVML_DL_CLOCK_MEM);
+    out->temp_c_after = nvml_read(1, 0);
+}
+
+int timing_device_info_get(struct timing_device_info *out, int device)
+{
+    cudaDeviceProp p;
+    int rc = 0, v = 0;
+    memset(out, 0, sizeof(*out));
+    out->device = device;
+    CK(cudaGetDeviceProperties(&p, device));
+    snprintf(out->name, sizeof(out->name), "%s", p.name);
+    nvml_dl_format_uuid(out->uuid, (const unsigned char *)p.uuid.bytes);
+    snprintf(out->cc, sizeof(out->cc), "%d.%d", p.major, p.minor);
+    out->sm_count = p.multiProcessorCount;
+    out->memory_bytes = (long long)p.totalGlobalMem;
+    out->l2_bytes = p.l2CacheSize;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, device) == cudaSuccess)
+        out->max_sm_clock_mhz = v / 1000;
+    cudaDriverGetVersion(&out->driver_cuda_version);
+    cudaRuntimeGetVersion(&out->runtime_cuda_version);
+    if (g_nvml_state == 0)
+        g_nvml_state = nvml_dl_load(&g_nvml, NULL) == NVML_DL_SUCCESS ? 1 : -1;
+    if (g_nvml_state > 0 && g_nvml.driver_version)
+        g_nvml.driver_version(out->driver_version, sizeof(out->driver_version));
+done:
+    return rc;
+}
+
 const char *timing_error_string(int code)
 {
     return cudaGetErrorString((cudaError_t)code);
@@ -44,25 +128,113 @@ static int l2_flush(cudaStream_t s, void **buf, size_t *bytes)
     return (int)cudaMemsetAsync(*buf, 0, *bytes, s);
 }
 
-/* One sample: `launches` runs between two events; returns the per-launch time. */
-static int one_sample(double *ns_out, timing_launch_fn fn, void *ctx, cudaStream_t s,
-                      cudaEvent_t a, cudaEvent_t b, int launches)
+/* The launch blocker (as nvbench does): a one-thread kernel that holds the stream until the
+ * host has enqueued every launch of a sample, so the events time back-to-back GPU execution
+ * and never the host's launch rate (tiny kernels would otherwise measure launch overhead).
+ * It gives up after BLOCK_TIMEOUT_CYCLES so a full launch queue can never deadlock. */
+#define BLOCK_TIMEOUT_CYCLES (200LL * 1000 * 1000) /* about 0.1 s */
+#define MAX_LAUNCHES_PER_SAMPLE 500                /* well inside the pending-launch queue */
+
+__global__ void timing_blocker(volatile int *flag, long long timeout_cycles)
+{
+    long long start = clock64();
+    while (*flag == 0 && clock64() - start < timeout_cycles) {
+    }
+}
+
+/* One of two sample slots: its blocker flag and events. While the GPU runs one slot's launches
+ * the host enqueues the other's behind its blocker, so the GPU never waits for the host. */
+struct slot {
+    volatile int *flag; /* pinned, mapped host memory; NULL = no blocker */
+    cudaEvent_t a, b;
+};
+
+static void slot_release(struct slot *sl)
+{
+    if (sl->flag) {
+        __sync_synchronize();
+        *sl->flag = 1;
+    }
+}
+
+/* Enqueue one sample: [blocker] event a, `launches` runs, event b; then release the blocker. */
+static int sample_enqueue(struct slot *sl, timing_launch_fn fn, void *ctx, cudaStream_t s,
+                          int launches)
 {
     int rc = 0;
-    float ms = 0;
-    CK(cudaEventRecord(a, s));
+    if (sl->flag) {
+        *sl->flag = 0;
+        __sync_synchronize();
+        timing_blocker<<<1, 1, 0, s>>>(sl->flag, BLOCK_TIMEOUT_CYCLES);
+        CK(cudaGetLastError());
+    }
+    CK(cudaEventRecord(sl->a, s));
     for (int i = 0; i < launches; i++) {
         rc = fn(ctx, (timing_stream_t)s);
         if (rc)
             goto done;
     }
-    CK(cudaEventRecord(b, s));
-    CK(cudaEventSynchronize(b));
+    CK(cudaEventRecord(sl->b, s));
+done:
+    slot_release(sl);
+    return rc;
+}
+
+/* The two slots, created once per process and device: pinned allocations and events cost
+ * about as much as a short sample, so they are not made per measurement. */
+static struct slot g_slots[2];
+static int g_slots_device = -1;
+static void *g_flags;
+
+static int slots_get(struct slot **out, int blocker)
+{
+    int rc = 0, dev = 0;
+    CK(cudaGetDevice(&dev));
+    if (g_slots_device != dev) { /* events belong to a device; pinned memory is portable */
+        for (int k = 0; k < 2; k++) {
+            CK(cudaEventCreate(&g_slots[k].a));
+            CK(cudaEventCreate(&g_slots[k].b));
+        }
+        g_slots_device = dev;
+    }
+    if (!g_flags) {
+        CK(cudaHostAlloc(&g_flags, 2 * sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable));
+        ((volatile int *)g_flags)[0] = ((volatile int *)g_flags)[1] = 1;
+    }
+    for (int k = 0; k < 2; k++)
+        g_slots[k].flag = blocker ? (volatile int *)g_flags + k : NULL;
+    *out = g_slots;
+done:
+    return rc;
+}
+
+/* Wait for a sample and return its per-launch time. */
+static int sample_finish(double *ns_out, struct slot *sl, int launches)
+{
+    int rc = 0;
+    float ms = 0;
+    CK(cudaEventSynchronize(sl->b));
     CK(cudaGetLastError());
-    CK(cudaEventElapsedTime(&ms, a, b));
+    CK(cudaEventElapsedTime(&ms, sl->a, sl->b));
     *ns_out = (double)ms * 1e6 / launches;
 done:
     return rc;
+}
+
+/* Whether to enqueue another sample, given `done` finished ones and `inflight` unread. */
+static int want_enqueue(const struct timing_options *o, const double *v, int done, int inflight,
+                        int cap, double start_ns)
+{
+    int total = done + inflight;
+    if (total >= cap)
+        return 0;
+    if (total < o->samples)
+        return 1;
+    if (o->target_rel_mad <= 0 || total >= o->max_samples)
+        return 0;
+    if (mono_ns() - start_ns > o->budget_s * 1e9)
+        return 0;
+    return timing_rel_mad(v, done) >= o->target_rel_mad;
 }
 
 static int want_more(const struct timing_options *o, const double *v, int n, double start_ns)
@@ -83,16 +255,17 @@ int timing_measure_launch(struct timing_stats *out, const struct timing_options 
     if (opts)
         o = *opts;
     cudaStream_t s = (cudaStream_t)stream;
-    cudaEvent_t a = NULL, b = NULL;
+    struct slot *sl = NULL;
     void *flush = NULL;
     size_t flush_bytes = 0;
     int cap = o.max_samples > o.samples ? o.max_samples : o.samples;
     double *v = (double *)calloc((size_t)(cap > 0 ? cap : 1), sizeof(double));
-    int rc = 0, n = 0, launches = 1;
+    int rc = 0, n = 0, launches = 1, pending = -1;
     double one = 0, start;
     memset(out, 0, sizeof(*out));
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
+    gpu_state_before(out);
+    if ((rc = slots_get(&sl, !o.no_launch_blocker)) != 0)
+        goto done;
     for (int i = 0; i < o.warmup; i++)
         if ((rc = fn(ctx, stream)) != 0)
             goto done;
@@ -100,35 +273,46 @@ int timing_measure_launch(struct timing_stats *out, const struct timing_options 
     CK(cudaGetLastError());
     /* Calibrate: how many launches make a sample of at least min_sample_ms. */
     if (!o.l2_flush) {
-        if ((rc = one_sample(&one, fn, ctx, s, a, b, 1)) != 0)
+        if ((rc = sample_enqueue(&sl[0], fn, ctx, s, 1)) != 0 ||
+            (rc = sample_finish(&one, &sl[0], 1)) != 0)
             goto done;
         double want_ns = o.min_sample_ms * 1e6;
         if (one > 0 && one < want_ns)
             launches = (int)(want_ns / one) + 1;
-        if (launches > 100000)
-            launches = 100000;
+        int most = sl[0].flag ? MAX_LAUNCHES_PER_SAMPLE : 100000;
+        if (launches > most)
+            launches = most;
     }
+    /* Two samples in flight: enqueue the next, then read the previous. */
     start = mono_ns();
-    while (n < cap && want_more(&o, v, n, start)) {
-        if (o.l2_flush) {
-            if ((rc = l2_flush(s, &flush, &flush_bytes)) != 0)
+    while (1) {
+        int go = want_enqueue(&o, v, n, pending >= 0, cap, start);
+        int k = pending == 0 ? 1 : 0;
+        if (go) {
+            if (o.l2_flush && (rc = l2_flush(s, &flush, &flush_bytes)) != 0)
+                goto done;
+            if ((rc = sample_enqueue(&sl[k], fn, ctx, s, launches)) != 0)
                 goto done;
         }
-        if ((rc = one_sample(&v[n], fn, ctx, s, a, b, launches)) != 0)
-            goto done;
-        n++;
+        if (pending >= 0) {
+            if ((rc = sample_finish(&v[n], &sl[pending], launches)) != 0)
+                goto done;
+            n++;
+        }
+        pending = go ? k : -1;
+        if (!go)
+            break;
     }
     if (o.keep_raw) {
         out->raw_ns = (double *)malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
         memcpy(out->raw_ns, v, (size_t)n * sizeof(double));
     }
     out->launches_per_sample = launches;
+    gpu_state_after(out);
     timing_compute_stats(out, v, n);
 done:
-    if (a)
-        cudaEventDestroy(a);
-    if (b)
-        cudaEventDestroy(b);
+    if (rc)
+        cudaStreamSynchronize(s); /* let released blockers drain before their flags go */
     if (flush)
         cudaFree(flush);
     free(v);
@@ -146,6 +330,7 @@ int timing_measure_host(struct timing_stats *out, const struct timing_options *o
     int rc = 0, n = 0;
     double start;
     memset(out, 0, sizeof(*out));
+    gpu_state_before(out);
     for (int i = 0; i < o.warmup; i++) {
         if ((rc = fn(ctx)) != 0)
             goto done;
@@ -164,6 +349,7 @@ int timing_measure_host(struct timing_stats *out, const struct timing_options *o
         memcpy(out->raw_ns, v, (size_t)n * sizeof(double));
     }
     out->launches_per_sample = 1;
+    gpu_state_after(out);
     timing_compute_stats(out, v, n);
 done:
     free(v);

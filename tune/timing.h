@@ -29,14 +29,38 @@ struct timing_options {
     double budget_s;       /* adaptive: stop after this much measuring (default 10) */
     int l2_flush;          /* flush L2 before every sample; then one launch per sample */
     int keep_raw;          /* keep every sample in timing_stats.raw_ns */
+    /* 1 = enqueue launches straight into the running stream. Default 0: a blocker kernel holds
+     * the stream while a sample's launches are enqueued (at most 500 per sample), so samples
+     * time GPU execution back to back, not the host's launch rate. */
+    int no_launch_blocker;
 };
-#define TIMING_OPTIONS_INIT { 3, 10, 200, 1.0, 0.0, 10.0, 0, 0 }
+#define TIMING_OPTIONS_INIT { 3, 10, 200, 1.0, 0.0, 10.0, 0, 0, 0 }
 
 struct timing_stats {
     double median_ns, min_ns, max_ns, mean_ns, stddev_ns, mad_ns, p10_ns, p90_ns;
     int samples;             /* how many samples the statistics summarise */
     int launches_per_sample; /* launches batched in one sample (1 for host work) */
     double *raw_ns;          /* per-launch time of every sample when keep_raw; owned */
+    /* The GPU's state around the measurement, read through NVML (dlopen'ed: -1 when NVML or
+     * the reading is unavailable). mem clock is read after. */
+    int sm_clock_mhz_before, sm_clock_mhz_after, mem_clock_mhz;
+    int temp_c_before, temp_c_after;
+    int clocks_locked;       /* 1 when the caller locked clocks (LSCAT_CLOCKS_LOCKED=1) */
+};
+
+/* The device a harness runs on, for its header line and for the store's gpus table. */
+struct timing_device_info {
+    int device;                 /* CUDA ordinal */
+    char name[256];
+    char uuid[48];              /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
+    char cc[16];                /* compute capability, "9.0" */
+    int driver_cuda_version;    /* cudaDriverGetVersion, e.g. 13000 */
+    int runtime_cuda_version;   /* cudaRuntimeGetVersion */
+    char driver_version[80];    /* NVML's driver version, e.g. "580.65.06"; "" unknown */
+    int sm_count;
+    long long memory_bytes;
+    int max_sm_clock_mhz;       /* cudaDevAttrClockRate */
+    int l2_bytes;
 };
 
 /* Enqueue one run of the work on `stream`. Return 0, or a cudaError_t value. */
@@ -54,6 +78,20 @@ int timing_measure_launch(struct timing_stats *out, const struct timing_options 
 int timing_measure_host(struct timing_stats *out, const struct timing_options *opts,
                         timing_host_fn fn, void *ctx);
 const char *timing_error_string(int code);
+
+/* Fill `out` for CUDA device `device` (CUDA runtime + NVML). Returns 0 or a cudaError_t. */
+int timing_device_info_get(struct timing_device_info *out, int device);
+
+/* JSON helpers for harnesses (host C, tune/stats.c), so every harness writes the same lines.
+ * Each writes a NUL-terminated line without newline into out[size] and returns its length,
+ * or -1 when it does not fit. */
+/* {"harness":1,"kernel":…,"device":…,"gpu":…,"uuid":…,"cc":…,"driver":…,"cuda_driver":…,
+ *  "cuda_runtime":…} */
+int timing_format_header(char *out, int size, const char *kernel,
+                         const struct timing_device_info *dev);
+/* The statistics fields of a result line, without braces, starting with a comma:
+ * ,"median_ns":…,…,"samples":N,"launches_per_sample":L,"sm_mhz_before":…,… */
+int timing_format_stats(char *out, int size, const struct timing_stats *s);
 
 /* Statistics of n samples (sorted in place). Host-only; tune/stats.c. */
 void timing_compute_stats(struct timing_stats *out, double *samples_ns, int n);

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Sweep efficiency on one GPU: time spent inside timed kernel executions (sum over ok
+# measurements of samples x launches_per_sample x mean_ns) over the wall time of `lscat tune`
+# sweeping K short kernels x the default 140 configurations. Target >= 0.8. Run twice, side by
+# side: with harness prestart (default) and with --no-prestart; the per-configuration medians
+# of the two runs are compared to show what prestarting costs in accuracy. Needs a CUDA device
+# and the fixture harnesses (built where nvcc exists); otherwise says why and skips.
+set -u
+cd "$(dirname "$0")/.."
+BIN=${LSCAT_BIN:-build/bin}
+BIN=$(cd "$BIN" && pwd)
+TB=${LSCAT_TEST_BIN:-$(dirname "$BIN")/tests}
+export PATH="$BIN:$PATH"
+K=${TUNE_BENCH_KERNELS:-10}
+if [ ! -x "$BIN/lscat-gpuinfo" ] || [ -z "$("$BIN/lscat-gpuinfo" 2>/dev/null)" ] || [ ! -x "$TB/tune/fixtures/ok/harness" ]; then
+    echo "tune efficiency: skipped (no CUDA device or fixture harnesses)"
+    exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export LSCAT_WORK=$tmp
+specs=(); for i in $(seq 1 "$K"); do specs+=("bench$i=$TB/tune/fixtures/ok/harness"); done
+sweep() { # name, extra options...
+    local name=$1; shift
+    export LSCAT_DB=$tmp/$name.db
+    lscat init >/dev/null 2>&1
+    python3 tests/tune/support/seed_store.py "$LSCAT_DB" "${specs[@]}"
+    local t0 t1
+    t0=$(date +%s.%N)
+    lscat tune --gpus "${TUNE_BENCH_GPUS:-0}" -q "$@" >/dev/null
+    t1=$(date +%s.%N)
+    echo "$t0 $t1" >"$tmp/$name.time"
+}
+sweep prestart
+sweep noprestart --no-prestart
+# Multi-GPU scaling, where there are several GPUs: 2K kernels on GPU 0 alone, then on all.
+NG=$("$BIN/lscat-gpuinfo" 2>/dev/null | wc -l)
+if [ "$NG" -ge 2 ]; then
+    specs=(); for i in $(seq 1 $((2 * K))); do specs+=("scale$i=$TB/tune/fixtures/ok/harness"); done
+    TUNE_BENCH_GPUS=0 sweep one_gpu
+    TUNE_BENCH_GPUS=all sweep all_gpus
+    specs=(); for i in $(seq 1 "$K"); do specs+=("bench$i=$TB/tune/fixtures/ok/harness"); done
+fi
+# The harness alone on one kernel's 140 configurations (no sweep engine), with and without
+# NVML readings, to show where per-configuration time goes.
+cfgs=$(for s in 240 496 784 1016 1232 1680 2024; do for b in 8 16 24 32; do echo "$s $s $b $b 1"; done; for x in $(seq 64 64 1024); do echo "$s $s $x 1 1"; done; done)
+for mode in nvml no_nvml; do
+    t0=$(date +%s.%N)
+    if [ $mode = nvml ]; then echo "$cfgs" | "$TB/tune/fixtures/ok/harness" --results "$tmp/$mode.jsonl"
+    else echo "$cfgs" | LSCAT_NVML_LIB=/nonexistent "$TB/tune/fixtures/ok/harness" --results "$tmp/$mode.jsonl"; fi
+    t1=$(date +%s.%N)
+    python3 - "$tmp/$mode.jsonl" "$t0" "$t1" "$mode" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if '"status":"ok"' in l]
+wall = float(sys.argv[3]) - float(sys.argv[2])
+timed = sum(r["samples"] * r["launches_per_sample"] * r["mean_ns"] for r in rows) / 1e9
+print(f"harness alone ({sys.argv[4]}): {len(rows)} configurations in {wall:.2f} s (process start "
+      f"included), {timed:.2f} s timed: {timed / wall:.3f}")
+PY
+done
+python3 - "$tmp" "$K" <<'PY'
+import sqlite3, sys, statistics
+tmp, k = sys.argv[1], sys.argv[2]
+med = {}
+for name in ("prestart", "noprestart"):
+    db = sqlite3.connect(f"{tmp}/{name}.db")
+    t0, t1 = map(float, open(f"{tmp}/{name}.time").read().split())
+    wall = t1 - t0
+    n, timed_ns = db.execute("select count(*), sum(samples * launches_per_sample * mean_ns) "
+                             "from measurements where status = 'ok'").fetchone()
+    eff = timed_ns / 1e9 / wall
+    print(f"tune efficiency ({name}): {eff:.3f} (target >= 0.8{'' if eff >= 0.8 else ', TARGET MISSED'}): "
+          f"{n} configurations of {k} kernels in {wall:.2f} s wall, {timed_ns / 1e9:.2f} s inside "
+          f"timed kernels, {wall / max(n, 1) * 1e3:.2f} ms per configuration")
+    med[name] = {r[:5]: r[5] for r in db.execute(
+        "select kernel_id, width, block_x, block_y, block_z, median_ns from measurements where status = 'ok'")}
+import os
+if os.path.exists(f"{tmp}/all_gpus.time"):
+    rate = {}
+    for name in ("one_gpu", "all_gpus"):
+        t0, t1 = map(float, open(f"{tmp}/{name}.time").read().split())
+        n = sqlite3.connect(f"{tmp}/{name}.db").execute(
+            "select count(*) from measurements where status = 'ok'").fetchone()[0]
+        gpus = sqlite3.connect(f"{tmp}/{name}.db").execute(
+            "select count(distinct gpu_id) from measurements").fetchone()[0]
+        rate[name] = (n / (t1 - t0), gpus)
+    g = rate["all_gpus"][1]
+    sc = rate["all_gpus"][0] / rate["one_gpu"][0]
+    print(f"tune multi-GPU scaling: {g} GPUs {rate['all_gpus'][0]:.1f} configurations/s, 1 GPU "
+          f"{rate['one_gpu'][0]:.1f}/s: {sc:.2f}x (target >= {0.9 * g:.1f}x"
+          f"{'' if sc >= 0.9 * g else ', TARGET MISSED'})")
+ratios = [med["prestart"][c] / med["noprestart"][c] for c in med["prestart"] if c in med["noprestart"]]
+q = statistics.quantiles(ratios, n=100, method="inclusive")
+print(f"tune prestart vs no-prestart, same configurations: median time ratio {statistics.median(ratios):.4f}, "
+      f"p1 {q[0]:.4f}, p99 {q[98]:.4f} over {len(ratios)} configurations")
+PY

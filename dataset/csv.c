@@ -1,0 +1,295 @@
+/* CSV for people and spreadsheets: RFC 4180 quoting, numbers that round-trip, optional gzip
+ * (zlib). Rows are assembled in one buffer and handed out in 1 MiB blocks to a second thread
+ * that hashes (SHA-256, for SHA256SUMS) and writes them while the next block is formatted, so
+ * the export never reads its own multi-gigabyte output back. */
+#include "dataset/csv.h"
+
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/sha256.h"
+#include "common/xalloc.h"
+#include "dataset/text.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define FLUSH_BYTES (1u << 20)
+
+struct csv_writer {
+    char *path, *tmp;
+    FILE *f;
+    gzFile gz;
+    struct buf b;
+    int col;
+    struct buf scratch;
+    /* the writer thread (plain CSV only) */
+    int threaded;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct buf pending;  /* the block the thread hashes and writes */
+    int has_pending, stop, write_errno;
+    struct sha256 hash;
+};
+
+static void *writer_main(void *arg)
+{
+    struct csv_writer *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->has_pending && !w->stop)
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (!w->has_pending)
+            break;
+        pthread_mutex_unlock(&w->mu);
+        sha256_update(&w->hash, w->pending.data, w->pending.len);
+        int err = 0;
+        if (fwrite(w->pending.data, 1, w->pending.len, w->f) != w->pending.len)
+            err = errno ? errno : EIO;
+        pthread_mutex_lock(&w->mu);
+        if (err && !w->write_errno)
+            w->write_errno = err;
+        buf_reset(&w->pending);
+        w->has_pending = 0;
+        pthread_cond_broadcast(&w->cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* Hand the filled buffer to the writer thread (after it finished the previous one). */
+static int hand_over(struct csv_writer *w)
+{
+    pthread_mutex_lock(&w->mu);
+    while (w->has_pending)
+        pthread_cond_wait(&w->cv, &w->mu);
+    int err = w->write_errno;
+    struct buf t = w->pending;
+    w->pending = w->b;
+    w->b = t;
+    w->has_pending = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    if (err)
+        return lscat_error_set("cannot write '%s': %s (disk full?)", w->tmp, strerror(err));
+    return 0;
+}
+
+/* Stop the thread after its last block; returns its write error, if any. */
+static int stop_thread(struct csv_writer *w)
+{
+    if (!w->threaded)
+        return 0;
+    pthread_mutex_lock(&w->mu);
+    w->stop = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->th, NULL);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    w->threaded = 0;
+    if (w->write_errno)
+        return lscat_error_set("cannot write '%s': %s (disk full?)", w->tmp,
+                               strerror(w->write_errno));
+    return 0;
+}
+
+static void sep(struct csv_writer *w)
+{
+    if (w->col++ > 0)
+        buf_addch(&w->b, ',');
+}
+
+static int flush(struct csv_writer *w)
+{
+    if (w->b.len == 0)
+        return 0;
+    if (w->threaded)
+        return hand_over(w);
+    int ok;
+    if (w->gz)
+        ok = gzwrite(w->gz, w->b.data, (unsigned)w->b.len) == (int)w->b.len;
+    else
+        ok = fwrite(w->b.data, 1, w->b.len, w->f) == w->b.len;
+    buf_reset(&w->b);
+    if (!ok)
+        return lscat_error_set("cannot write '%s': %s (disk full?)", w->tmp, strerror(errno));
+    return 0;
+}
+
+int csv_writer_open(struct csv_writer **out, const char *path, const char *const *names,
+                    int ncols, int gzip)
+{
+    *out = NULL;
+    struct csv_writer *w = xcalloc(1, sizeof(*w));
+    w->path = xstrdup(path);
+    w->tmp = xasprintf("%s.tmp", path);
+    buf_init(&w->b, FLUSH_BYTES + 4096);
+    buf_init(&w->pending, FLUSH_BYTES + 4096);
+    buf_init(&w->scratch, 0);
+    sha256_init(&w->hash);
+    w->f = fopen(w->tmp, "wb");
+    if (!w->f) {
+        int rc = lscat_error_set("cannot create '%s': %s", w->tmp, strerror(errno));
+        csv_writer_abort(w);
+        return rc;
+    }
+    if (gzip) {
+        w->gz = gzdopen(dup(fileno(w->f)), "wb6");
+        if (!w->gz) {
+            csv_writer_abort(w);
+            return lscat_error_set("cannot start gzip on '%s'", path);
+        }
+        gzbuffer(w->gz, 1 << 18);
+    } else {
+        pthread_mutex_init(&w->mu, NULL);
+        pthread_cond_init(&w->cv, NULL);
+        if (pthread_create(&w->th, NULL, writer_main, w) != 0) {
+            csv_writer_abort(w);
+            return lscat_error_set("cannot start the writer thread for '%s'", path);
+        }
+        w->threaded = 1;
+    }
+    for (int i = 0; i < ncols; i++)
+        csv_put_text(w, names[i], strlen(names[i]));
+    if (csv_end_row(w) < 0) {
+        csv_writer_abort(w);
+        return LSCAT_ERR;
+    }
+    *out = w;
+    return 0;
+}
+
+void csv_put_null(struct csv_writer *w)
+{
+    sep(w);
+}
+
+void csv_put_int(struct csv_writer *w, int64_t v)
+{
+    sep(w);
+    char tmp[24];
+    int n = sizeof(tmp);
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v; /* no overflow on INT64_MIN */
+    do {
+        tmp[--n] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        tmp[--n] = '-';
+    buf_add(&w->b, tmp + n, sizeof(tmp) - (size_t)n);
+}
+
+void csv_put_bool(struct csv_writer *w, int v)
+{
+    sep(w);
+    buf_adds(&w->b, v ? "true" : "false");
+}
+
+void csv_put_double(struct csv_writer *w, double v)
+{
+    sep(w);
+    char tmp[32];
+    int n = text_double(tmp, v);
+    buf_add(&w->b, tmp, (size_t)n);
+}
+
+void csv_put_text(struct csv_writer *w, const void *s, size_t len)
+{
+    sep(w);
+    const char *p = s;
+    int quote = len == 0;
+    for (size_t i = 0; i < len && !quote; i++)
+        quote = p[i] == ',' || p[i] == '"' || p[i] == '\n' || p[i] == '\r';
+    if (!quote) {
+        buf_add(&w->b, p, len);
+        return;
+    }
+    buf_grow(&w->b, len + 2);
+    buf_addch(&w->b, '"');
+    size_t start = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (p[i] == '"') {
+            buf_add(&w->b, p + start, i + 1 - start);
+            buf_addch(&w->b, '"');
+            start = i + 1;
+        }
+    }
+    buf_add(&w->b, p + start, len - start);
+    buf_addch(&w->b, '"');
+}
+
+void csv_put_base64(struct csv_writer *w, const void *data, size_t len)
+{
+    buf_reset(&w->scratch);
+    text_base64(&w->scratch, data, len);
+    csv_put_text(w, w->scratch.data, w->scratch.len);
+}
+
+int csv_end_row(struct csv_writer *w)
+{
+    buf_add(&w->b, "\r\n", 2);
+    w->col = 0;
+    return w->b.len >= FLUSH_BYTES ? flush(w) : 0;
+}
+
+int csv_writer_close(struct csv_writer *w, char sha256_hex_out[65])
+{
+    int rc = flush(w);
+    int trc = stop_thread(w);
+    if (rc == 0)
+        rc = trc;
+    if (sha256_hex_out) {
+        sha256_hex_out[0] = '\0';
+        if (!w->gz) {
+            unsigned char d[32];
+            sha256_final(&w->hash, d);
+            sha256_to_hex(sha256_hex_out, d);
+        }
+    }
+    if (w->gz) {
+        if (gzclose(w->gz) != Z_OK && rc == 0)
+            rc = lscat_error_set("cannot finish gzip stream '%s'", w->tmp);
+        w->gz = NULL;
+    }
+    if (rc == 0 && (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0))
+        rc = lscat_error_set("cannot write '%s': %s", w->tmp, strerror(errno));
+    if (fclose(w->f) != 0 && rc == 0)
+        rc = lscat_error_set("cannot write '%s': %s", w->tmp, strerror(errno));
+    w->f = NULL;
+    if (rc == 0 && rename(w->tmp, w->path) != 0)
+        rc = lscat_error_set("cannot rename '%s': %s", w->tmp, strerror(errno));
+    if (rc < 0)
+        unlink(w->tmp);
+    buf_release(&w->b);
+    buf_release(&w->pending);
+    buf_release(&w->scratch);
+    free(w->path);
+    free(w->tmp);
+    free(w);
+    return rc;
+}
+
+void csv_writer_abort(struct csv_writer *w)
+{
+    if (!w)
+        return;
+    stop_thread(w);
+    if (w->gz)
+        gzclose(w->gz);
+    if (w->f) {
+        fclose(w->f);
+        unlink(w->tmp);
+    }
+    buf_release(&w->b);
+    buf_release(&w->pending);
+    buf_release(&w->scratch);
+    free(w->path);
+    free(w->tmp);
+    free(w);
+}

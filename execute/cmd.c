@@ -1,0 +1,146 @@
+/* lscat-execute: build every isolated kernel's harness with nvcc on all cores, repair failed
+ * builds, probe-run the built ones on a GPU in a sandbox. Thin: options, store, execute_run(). */
+#include "common/cli.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "dataset/store.h"
+#include "execute/execute.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char usage[] = "lscat execute [--arch sm_90,sm_80] [-j N] [--attempts N] "
+                            "[--no-probe] [--sanitize] [--device N] [--kernel ID]";
+
+enum { OPT_ARCH = 1, OPT_ATTEMPTS, OPT_BUILD_TIMEOUT, OPT_PROBE_TIMEOUT, OPT_NO_PROBE,
+       OPT_PROBE_ANYWAY, OPT_SANITIZE, OPT_DEVICE, OPT_KERNEL, OPT_NVCC };
+
+static const struct cli_opt opts[] = {
+    { "arch", 0, "LIST", "architectures to build for, e.g. sm_90,sm_80 (default: those of the "
+                         "GPUs present, else sm_90); PTX of the newest is embedded", OPT_ARCH },
+    { "attempts", 0, "N", "builds per kernel, with a repair between two (default 5)",
+      OPT_ATTEMPTS },
+    { "build-timeout", 0, "S", "wall-clock limit of one nvcc run (default 300)",
+      OPT_BUILD_TIMEOUT },
+    { "probe-timeout", 0, "S", "wall-clock limit of one probe run (default 30)",
+      OPT_PROBE_TIMEOUT },
+    { "no-probe", 0, NULL, "build and repair only", OPT_NO_PROBE },
+    { "probe-anyway", 0, NULL, "probe even without a CUDA device (tests: the harnesses' host "
+                               "code runs in the sandbox; CUDA calls fail)", OPT_PROBE_ANYWAY },
+    { "sanitize", 0, NULL, "also run each probe under compute-sanitizer (memcheck) and flag "
+                           "out-of-bounds kernels", OPT_SANITIZE },
+    { "device", 0, "N", "GPU index to probe on (default 0)", OPT_DEVICE },
+    { "kernel", 0, "ID", "only kernels whose id starts with ID", OPT_KERNEL },
+    { "nvcc", 0, "PATH", "the nvcc to use (default $CUDA_HOME/bin/nvcc, "
+                         "/usr/local/cuda/bin/nvcc, PATH)", OPT_NVCC },
+    CLI_OPT_END,
+};
+
+static int on_opt(void *ctx, int id, const char *arg)
+{
+    struct execute_options *o = ctx;
+    long n;
+    double d;
+    switch (id) {
+    case OPT_ARCH: o->arch = arg; return 0;
+    case OPT_KERNEL: o->kernel = arg; return 0;
+    case OPT_NVCC: o->nvcc = arg; return 0;
+    case OPT_NO_PROBE: o->probe = EXECUTE_PROBE_NEVER; return 0;
+    case OPT_PROBE_ANYWAY: o->probe = EXECUTE_PROBE_FORCE; return 0;
+    case OPT_SANITIZE: o->sanitize = 1; return 0;
+    case OPT_ATTEMPTS:
+        if (cli_parse_int(&n, "--attempts", arg, 1, 16) < 0)
+            return LSCAT_EINVALID;
+        o->max_attempts = (int)n;
+        return 0;
+    case OPT_DEVICE:
+        if (cli_parse_int(&n, "--device", arg, 0, 63) < 0)
+            return LSCAT_EINVALID;
+        o->device = (int)n;
+        return 0;
+    case OPT_BUILD_TIMEOUT:
+    case OPT_PROBE_TIMEOUT:
+        if (cli_parse_double(&d, id == OPT_BUILD_TIMEOUT ? "--build-timeout" : "--probe-timeout",
+                             arg, 0.1, 86400) < 0)
+            return LSCAT_EINVALID;
+        *(id == OPT_BUILD_TIMEOUT ? &o->build_timeout_s : &o->probe_timeout_s) = d;
+        return 0;
+    }
+    return 0;
+}
+
+static void help(void)
+{
+    printf("usage: %s\n\n"
+           "Build the harness of every isolated kernel (kernels.status = 'isolated', and again\n"
+           "whenever its sources, nvcc or the flags change) with nvcc, -j at a time, in a\n"
+           "sandbox. Failed builds are classified (missing_header, undeclared_identifier,\n"
+           "unknown_type, no_matching_overload, template, incomplete_type, redefinition,\n"
+           "removed_cuda_api, host_from_device, link_error, internal_compiler_error, timeout,\n"
+           "other) and repaired up to --attempts builds. Every attempt is recorded\n"
+           "(build_attempts; logs under <work>/builds/<key>/). With a CUDA device, each built\n"
+           "harness then runs once (--probe) in the sandbox: ok, launch_failure,\n"
+           "illegal_address, cuda_error, crash or timeout (probes); ok makes it 'runnable'.\n"
+           "Without a device it builds and repairs and says that probing needs one.\n"
+           "Environment: LSCAT_SHARE_DIR (where tune/timing.cu lives), CUDA_HOME,\n"
+           "LSCAT_SANDBOX=fallback|none (weaker sandbox, for tests). See docs/execute.md.\n\n"
+           "Options:\n", usage);
+    cli_print_options(stdout, opts);
+    cli_print_common_help(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    struct cli cli;
+    struct execute_options o = EXECUTE_OPTIONS_INIT;
+    struct execute_counts c;
+    struct store *s = NULL;
+    int64_t run_id = 0;
+    char *counts = NULL, work[PATH_MAX];
+    int code = LSCAT_EXIT_OK, began = 0;
+    int rc = cli_parse(&cli, "lscat-execute", argc, argv, opts, on_opt, &o);
+    if (rc == CLI_HELP) {
+        help();
+        goto done;
+    }
+    if (rc < 0 || cli.nargs > 0) {
+        if (rc >= 0)
+            lscat_error_set("unexpected argument '%s'", cli.args[0]);
+        code = cli_usage_error(&cli, usage);
+        goto done;
+    }
+    o.jobs = cli.jobs;
+    if (fs_mkdirs(cli.work_dir, 0755) < 0 || !realpath(cli.work_dir, work) ||
+        store_open(&s, cli.db_path, STORE_CREATE) < 0 ||
+        store_run_begin(&run_id, s, "execute", argc, argv) < 0) {
+        fprintf(stderr, "lscat-execute: %s\n", lscat_error_last());
+        code = LSCAT_EXIT_FATAL;
+        goto done;
+    }
+    began = 1;
+    rc = execute_run(&c, s, work, &o, run_id);
+    if (rc < 0) {
+        fprintf(stderr, "lscat-execute: %s\n", lscat_error_last());
+        code = LSCAT_EXIT_FATAL;
+    } else if (c.build_failed || c.probe_failed || c.errors) {
+        code = LSCAT_EXIT_FAILURES;
+    }
+    if (rc == 0) {
+        execute_counts_json(&counts, &c);
+        log_info("execute: %d kernels, %d cached, %d built (%d after repair), %d failed to "
+                 "build, %d probed: %d runnable, %d failed%s",
+                 c.kernels, c.cached, c.built_first_try + c.built_after_repair,
+                 c.built_after_repair, c.build_failed, c.probed, c.runnable, c.probe_failed,
+                 c.gpu_present || c.probed ? "" : " (probing needs a CUDA device)");
+    }
+done:
+    if (began && store_run_end(s, run_id, code, counts) < 0)
+        fprintf(stderr, "lscat-execute: %s\n", lscat_error_last());
+    free(counts);
+    store_free(s);
+    cli_release(&cli);
+    return code;
+}

@@ -1,0 +1,50 @@
+/* The execute stage: build every isolated kernel's harness on all cores (cached by content),
+ * repair what fails, record every attempt, then probe-run the built harnesses on a GPU in the
+ * sandbox. The command (execute/cmd.c) parses options and calls execute_run(). */
+#ifndef LSCAT_EXECUTE_EXECUTE_H
+#define LSCAT_EXECUTE_EXECUTE_H
+
+#include "dataset/store.h"
+
+#include <stdint.h>
+
+enum execute_probe_mode {
+    EXECUTE_PROBE_AUTO = 0,  /* probe when a CUDA device is present */
+    EXECUTE_PROBE_NEVER,     /* --no-probe */
+    EXECUTE_PROBE_FORCE,     /* probe even without a device (tests: the harness's host code runs) */
+};
+
+struct execute_options {
+    const char *arch;        /* NULL: the present GPUs' architectures, else sm_90 */
+    const char *nvcc;        /* NULL: find it */
+    int jobs;                /* parallel builds (>= 1) */
+    int max_attempts;        /* builds per kernel, repairs between (default 5) */
+    double build_timeout_s;  /* per nvcc run (default 300) */
+    double probe_timeout_s;  /* per probe (default 30) */
+    int probe;               /* enum execute_probe_mode */
+    int sanitize;            /* also run compute-sanitizer */
+    int device;              /* GPU index for probes */
+    const char *kernel;      /* only kernels whose id starts with this, NULL = all */
+};
+#define EXECUTE_OPTIONS_INIT { NULL, NULL, 1, 5, 300, 30, EXECUTE_PROBE_AUTO, 0, 0, NULL }
+
+struct execute_counts {
+    int kernels;             /* considered */
+    int cached;              /* unchanged since their last build: nothing done */
+    int built_first_try, built_after_repair, build_failed;
+    int probed, runnable, probe_failed, out_of_bounds;
+    int errors;              /* could not be tried (I/O): reported, not recorded as failures */
+    int gpu_present;
+    double build_wall_s;     /* wall time of the build phase */
+};
+
+/* Run the stage on the store `s` with work folder `work_dir` (absolute). Returns 0 when it ran
+ * (failures are recorded and counted in *out), or a negative code when it could not (no nvcc,
+ * store error): lscat_error_last() says why. */
+int execute_run(struct execute_counts *out, struct store *s, const char *work_dir,
+                const struct execute_options *o, int64_t run_id);
+
+/* *out as a JSON object for stage_runs.counts. */
+void execute_counts_json(char **out, const struct execute_counts *c);
+
+#endif

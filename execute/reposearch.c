@@ -1,0 +1,213 @@
+/* Textual repository search for the repair loop: walk the tree, read each C/C++/CUDA file,
+ * look for "#define NAME", "typedef ... NAME;", "struct NAME {", "using NAME =", a constant or
+ * a function named NAME at the top level, and hand back its text. Header lookup matches the
+ * #include name against the tail of each file's path, shortest path first. */
+#include "execute/reposearch.h"
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/xalloc.h"
+#include "execute/srcscan.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+const struct repair_resolver reposearch_resolver = { reposearch_find_decl,
+                                                     reposearch_find_header, NULL };
+
+#define MAX_FILE_BYTES (4u << 20)
+#define MAX_DEPTH 24
+
+static int source_ext(const char *name)
+{
+    static const char *const exts[] = { ".h", ".hpp", ".hh", ".cuh", ".cu", ".c", ".cc",
+                                        ".cpp", ".cxx", ".inl", ".inc", NULL };
+    const char *dot = strrchr(name, '.');
+    for (int i = 0; dot && exts[i]; i++)
+        if (strcmp(dot, exts[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Visit every source file under dir (sorted, no symlinks); stop when fn returns nonzero. */
+static int walk(const char *dir, int depth, int (*fn)(void *ctx, const char *path), void *ctx)
+{
+    struct dirent **names = NULL;
+    int n = depth > MAX_DEPTH ? -1 : scandir(dir, &names, NULL, alphasort);
+    int stop = 0;
+    for (int i = 0; i < n; i++) {
+        const char *nm = names[i]->d_name;
+        if (!stop && nm[0] != '.') {
+            char *path = fs_join(dir, nm);
+            struct stat st;
+            if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+                stop = walk(path, depth + 1, fn, ctx);
+            else if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && source_ext(nm))
+                stop = fn(ctx, path);
+            free(path);
+        }
+        free(names[i]);
+    }
+    free(names);
+    return stop;
+}
+
+struct header_search { const char *name; char *best; };
+
+static int header_visit(void *ctx, const char *path)
+{
+    struct header_search *h = ctx;
+    size_t pl = strlen(path), nl = strlen(h->name);
+    if (pl > nl && path[pl - nl - 1] == '/' && strcmp(path + pl - nl, h->name) == 0 &&
+        (!h->best || strlen(path) < strlen(h->best))) {
+        free(h->best);
+        h->best = xstrdup(path);
+    }
+    return 0;
+}
+
+int reposearch_find_header(void *ctx, const char *repo_root, const char *name, char **path_out)
+{
+    (void)ctx;
+    struct header_search h = { name, NULL };
+    *path_out = NULL;
+    walk(repo_root, 0, header_visit, &h);
+    if (!h.best)
+        return lscat_error_setc(LSCAT_ENOTFOUND, "no header '%s' under '%s'", name, repo_root);
+    *path_out = h.best;
+    return 0;
+}
+
+struct decl_search {
+    const char *root, *ident;
+    struct buf *out, *origin;
+};
+
+static int line_of(const char *s, size_t at)
+{
+    int line = 1;
+    for (size_t i = 0; i < at; i++)
+        line += s[i] == '\n';
+    return line;
+}
+
+/* "#define IDENT" with its continuation lines. */
+static int find_define(const char *s, const char *ident, size_t *start, size_t *end)
+{
+    size_t il = strlen(ident);
+    for (const char *p = strstr(s, "define"); p; p = strstr(p + 1, "define")) {
+        const char *h = p;
+        while (h > s && (h[-1] == ' ' || h[-1] == '\t'))
+            h--;
+        if (h == s || h[-1] != '#')
+            continue;
+        const char *q = p + 6;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (strncmp(q, ident, il) != 0 || srcscan_is_ident((unsigned char)q[il]))
+            continue;
+        const char *e = q;
+        while (*e && !(*e == '\n' && e[-1] != '\\'))
+            e++;
+        *start = (size_t)(h - 1 - s);
+        *end = (size_t)(e - s);
+        return 0;
+    }
+    return -1;
+}
+
+/* Is the word just before `at` struct/class/union/enum (the name being defined)? */
+static int tag_before(const char *s, size_t start, size_t at)
+{
+    size_t e = at;
+    while (e > start && isspace((unsigned char)s[e - 1]))
+        e--;
+    size_t b = e;
+    while (b > start && srcscan_is_ident((unsigned char)s[b - 1]))
+        b--;
+    static const char *const tags[] = { "struct", "class", "union", "enum", NULL };
+    for (int i = 0; tags[i]; i++)
+        if (e - b == strlen(tags[i]) && strncmp(s + b, tags[i], e - b) == 0)
+            return 1;
+    return 0;
+}
+
+/* Is the top-level span [start,end) a definition of ident? */
+static int defines(const char *s, size_t start, size_t end, size_t brace, size_t at,
+                   const char *ident)
+{
+    size_t head_end = brace ? brace : end;
+    const char *next = s + at + strlen(ident);
+    while (isspace((unsigned char)*next))
+        next++;
+    if (strncmp(s + start, "typedef", 7) == 0 && (*next == ';' || *next == ','))
+        return 1; /* typedef struct { ... } NAME; */
+    if (at >= head_end)
+        return 0;
+    char *head = xstrndup(s + start, head_end - start);
+    const char *after = s + at + strlen(ident);
+    while (isspace((unsigned char)*after))
+        after++;
+    int yes = 0;
+    if (srcscan_head_has(s, start, head_end, "typedef"))
+        yes = !brace ? (*after == ';' || *after == '[' || *after == ')')
+                     : (strstr(s + at, ";") == s + end - 1);
+    else if (strstr(head, "using") && *after == '=')
+        yes = 1;
+    else if (brace && tag_before(s, start, at))
+        yes = *after == '{' || (*after == ':' && after[1] != ':');
+    else if (!brace && srcscan_head_has(s, start, end, "namespace") && *after == '=')
+        yes = 1; /* namespace cg = cooperative_groups; */
+    else if (brace && *after == '(' && srcscan_is_function_def(s, start, brace))
+        yes = 1;
+    else if (!brace && (*after == '=' || *after == '[') &&
+             (strstr(head, "const") || strstr(head, "__constant__") || strstr(head, "__device__")))
+        yes = 1;
+    free(head);
+    return yes;
+}
+
+static int decl_visit(void *ctx, const char *path)
+{
+    struct decl_search *d = ctx;
+    struct buf text = BUF_INIT;
+    text.cap_bytes = MAX_FILE_BYTES;
+    if (buf_read_file(&text, path) < 0) {
+        buf_release(&text);
+        return 0;
+    }
+    size_t start = 0, end = 0, brace = 0;
+    int found = find_define(text.data, d->ident, &start, &end) == 0;
+    if (!found) {
+        struct srcscan sc;
+        srcscan_init(&sc, text.data, text.len);
+        for (long at = srcscan_find_word(text.data, &sc, d->ident, 0); at >= 0 && !found;
+             at = srcscan_find_word(text.data, &sc, d->ident, (size_t)at + 1))
+            found = sc.depth[at] == 0 &&
+                    srcscan_top_span(text.data, &sc, (size_t)at, &start, &end, &brace) == 0 &&
+                    start <= (size_t)at &&
+                    defines(text.data, start, end, brace, (size_t)at, d->ident);
+        srcscan_release(&sc);
+    }
+    if (found) {
+        buf_add(d->out, text.data + start, end - start);
+        buf_addf(d->origin, "%s:%d", path + strlen(d->root) + (path[strlen(d->root)] == '/'),
+                 line_of(text.data, start));
+    }
+    buf_release(&text);
+    return found;
+}
+
+int reposearch_find_decl(void *ctx, const char *repo_root, const char *ident, struct buf *out,
+                         struct buf *origin)
+{
+    (void)ctx;
+    struct decl_search d = { repo_root, ident, out, origin };
+    if (strchr(ident, ':') || !walk(repo_root, 0, decl_visit, &d))
+        return lscat_error_setc(LSCAT_ENOTFOUND, "no declaration of '%s' under '%s'", ident,
+                                repo_root);
+    return 0;
+}

@@ -1,0 +1,390 @@
+/* The sandbox: bubblewrap when it works, else a network namespace and Landlock set up in the
+ * child; always rlimits, an unprivileged uid when we are root, and the process-group timeout of
+ * common/proc.c. Detection runs once and its verdict is logged by the caller. */
+#include "execute/sandbox.h"
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/xalloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <grp.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <signal.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+#define LL_CREATE_RULESET_VERSION (1U << 0)
+#define LL_RULE_PATH_BENEATH 1
+#define LL_FS_WRITE ((1ULL << 1) | (1ULL << 4) | (1ULL << 5) | (1ULL << 6) | (1ULL << 7) | \
+                     (1ULL << 8) | (1ULL << 9) | (1ULL << 10) | (1ULL << 11) | (1ULL << 12))
+#define LL_NET_TCP ((1ULL << 0) | (1ULL << 1)) /* bind and connect, ABI >= 4 */
+
+struct ll_ruleset_attr { uint64_t handled_access_fs, handled_access_net; };
+struct ll_path_beneath { uint64_t allowed_access; int32_t parent_fd; } __attribute__((packed));
+
+static pthread_mutex_t detect_lock = PTHREAD_MUTEX_INITIALIZER;
+static int detected;
+static struct sandbox_caps caps;
+static int uid_block;      /* this process's block of slot uids */
+
+/* Take a block of uids no other lscat process holds (the lock lives as long as we do). */
+static int take_uid_block(void)
+{
+    int start = (int)(getpid() % SANDBOX_UID_BLOCKS);
+    for (int i = 0; i < SANDBOX_UID_BLOCKS; i++) {
+        int b = (start + i) % SANDBOX_UID_BLOCKS;
+        char path[64];
+        snprintf(path, sizeof(path), "/tmp/lscat-sandbox-uids-%d.lock", b);
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return b; /* fd stays open: the lock is ours until exit */
+        if (fd >= 0)
+            close(fd);
+    }
+    return -1;
+}
+
+int sandbox_slot_uid(int slot)
+{
+    return SANDBOX_UID_BASE + uid_block * 64 + slot % 64;
+}
+
+/* What the child does between fork and exec (async-signal-safe calls only). */
+struct child_ctx {
+    int use_bwrap;
+    int netns;
+    int landlock;
+    const char *scratch;
+    int uid; /* -1: keep ours */
+};
+
+static int landlock_child(const struct child_ctx *c)
+{
+    struct ll_ruleset_attr attr = { LL_FS_WRITE, c->landlock >= 4 ? LL_NET_TCP : 0 };
+    size_t size = c->landlock >= 4 ? sizeof(attr) : sizeof(uint64_t);
+    int rfd = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+    if (rfd < 0)
+        return -1;
+    const char *writable[] = { c->scratch, "/dev", NULL };
+    for (int i = 0; writable[i]; i++) {
+        int fd = open(writable[i], O_PATH | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        struct ll_path_beneath pb = { LL_FS_WRITE, fd };
+        syscall(SYS_landlock_add_rule, rfd, LL_RULE_PATH_BENEATH, &pb, 0);
+        close(fd);
+    }
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return -1;
+    int rc = (int)syscall(SYS_landlock_restrict_self, rfd, 0);
+    close(rfd);
+    return rc;
+}
+
+static int drop_uid(int uid)
+{
+    gid_t g = (gid_t)uid;
+    if (setgroups(1, &g) != 0 || setgid(g) != 0 || setuid((uid_t)uid) != 0)
+        return -1;
+    return 0;
+}
+
+static int child_setup(void *arg)
+{
+    const struct child_ctx *c = arg;
+    if (!c->use_bwrap) {
+        if (c->netns && unshare(CLONE_NEWNET) != 0)
+            return -1;
+        if (c->landlock && landlock_child(c) != 0)
+            return -1;
+    }
+    if (c->uid >= 0 && drop_uid(c->uid) != 0)
+        return -1;
+    return 0;
+}
+
+/* Can a uid other than the owner reach `dir` (every folder on the way o+x)? */
+static int reachable_by_others(const char *dir)
+{
+    char path[PATH_MAX];
+    if (!realpath(dir, path))
+        return 0;
+    for (char *p = path + strlen(path); p > path; ) {
+        struct stat st;
+        if (stat(path, &st) != 0 || !(st.st_mode & S_IXOTH))
+            return 0;
+        while (p > path && *p != '/')
+            p--;
+        *p = '\0';
+    }
+    return 1;
+}
+
+static int try_child(const char *const *argv, struct child_ctx *c)
+{
+    struct proc_options o = PROC_OPTIONS_INIT;
+    struct proc_result r;
+    o.argv = argv;
+    o.timeout_s = 20;
+    o.child_setup = child_setup;
+    o.child_setup_arg = c;
+    int ok = proc_run(&r, &o) == 0 && !r.timed_out && !r.signal && r.exit_code == 0;
+    proc_result_release(&r);
+    return ok;
+}
+
+static void detect(const char *work_dir)
+{
+    const char *mode = getenv("LSCAT_SANDBOX");
+    int want_bwrap = !mode || strcmp(mode, "fallback") != 0;
+    int none = mode && strcmp(mode, "none") == 0;
+    caps.root = geteuid() == 0;
+    struct child_ctx c = { 0, 0, 0, "/", -1 };
+    const char *true_argv[] = { "true", NULL };
+    if (caps.root && !none && work_dir && reachable_by_others(work_dir) &&
+        (uid_block = take_uid_block()) >= 0) {
+        c.uid = sandbox_slot_uid(0);
+        caps.drop_uid = try_child(true_argv, &c);
+    }
+    c.uid = caps.drop_uid ? sandbox_slot_uid(0) : -1;
+    if (want_bwrap && !none) {
+        const char *argv[] = { "bwrap", "--die-with-parent", "--unshare-net", "--unshare-pid",
+                               "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                               "--", "true", NULL };
+        c.use_bwrap = 1;
+        caps.bwrap = try_child(argv, &c);
+        c.use_bwrap = 0;
+    }
+    if (!caps.bwrap && !none) {
+        struct child_ctx n = { 0, 1, 0, "/", -1 };
+        caps.netns = caps.root && try_child(true_argv, &n);
+        long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+        caps.landlock = abi > 0 ? (int)abi : 0;
+        if (caps.landlock) {
+            struct child_ctx l = { 0, 0, caps.landlock, "/tmp", -1 };
+            if (!try_child(true_argv, &l))
+                caps.landlock = 0;
+        }
+    }
+}
+
+/* LSCAT_SANDBOX_DISABLE=landlock,uid,netns,bwrap: turn single protections off (diagnosis). */
+static void apply_disable(void)
+{
+    const char *d = getenv("LSCAT_SANDBOX_DISABLE");
+    if (!d)
+        return;
+    if (strstr(d, "landlock"))
+        caps.landlock = 0;
+    if (strstr(d, "uid"))
+        caps.drop_uid = 0;
+    if (strstr(d, "netns"))
+        caps.netns = 0;
+    if (strstr(d, "bwrap"))
+        caps.bwrap = 0;
+}
+
+const struct sandbox_caps *sandbox_detect(const char *work_dir)
+{
+    pthread_mutex_lock(&detect_lock);
+    if (!detected) {
+        detect(work_dir);
+        apply_disable();
+        detected = 1;
+    }
+    pthread_mutex_unlock(&detect_lock);
+    return &caps;
+}
+
+int sandbox_describe(struct buf *out, const struct sandbox_caps *c)
+{
+    struct buf missing = BUF_INIT;
+    if (c->bwrap) {
+        buf_adds(out, "bubblewrap: no network, read-only system, private /tmp, one writable "
+                      "folder, GPU device files");
+    } else {
+        buf_adds(out, "no bubblewrap (install the 'bubblewrap' package);");
+        buf_adds(&missing, " read-only system view, pid namespace");
+        if (c->netns)
+            buf_adds(out, " network namespace");
+        else if (c->landlock >= 4)
+            buf_adds(out, " TCP blocked by Landlock (builds only)"),
+                buf_adds(&missing, ", network isolation of GPU probes");
+        else
+            buf_adds(&missing, ", network isolation");
+        if (c->landlock)
+            buf_addf(out, ", writes confined by Landlock ABI %d (builds only: CUDA fails "
+                          "under it)", c->landlock);
+        else
+            buf_adds(&missing, ", write confinement");
+        if (!c->drop_uid)
+            buf_adds(&missing, ", write confinement of GPU probes");
+    }
+    buf_adds(out, c->drop_uid ? ", unprivileged per-slot uid" : "");
+    buf_adds(out, ", rlimits (cpu, file size, processes), wall-clock timeout");
+    if (c->root && !c->drop_uid)
+        buf_adds(&missing, missing.len ? ", process limit (root ignores RLIMIT_NPROC; make the "
+                                         "work folder o+x)"
+                                       : " process limit (root ignores RLIMIT_NPROC; make the "
+                                         "work folder o+x)");
+    int any = missing.len > 0;
+    if (any)
+        buf_addf(out, "; MISSING:%s", missing.data);
+    buf_release(&missing);
+    return any;
+}
+
+/* The environment: ours, with TMPDIR and HOME inside the scratch folder, plus extra_env. */
+static char **make_env(const char *scratch, const char *const *extra)
+{
+    size_t n = 0, k = 0;
+    while (environ[n])
+        n++;
+    size_t ne = 0;
+    while (extra && extra[ne])
+        ne++;
+    char **env = xcalloc(n + ne + 3, sizeof(*env));
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "TMPDIR=", 7) != 0 && strncmp(environ[i], "HOME=", 5) != 0)
+            env[k++] = xstrdup(environ[i]);
+    env[k++] = xasprintf("TMPDIR=%s/tmp", scratch);
+    env[k++] = xasprintf("HOME=%s", scratch);
+    for (size_t i = 0; i < ne; i++)
+        env[k++] = xstrdup(extra[i]);
+    return env;
+}
+
+static void free_strv(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+static void push(char ***v, size_t *n, size_t *cap, const char *s)
+{
+    XGROW(*v, *n + 2, *cap);
+    (*v)[(*n)++] = xstrdup(s);
+    (*v)[*n] = NULL;
+}
+
+static char **bwrap_argv(const struct sandbox_options *o, const char *cwd)
+{
+    char **v = NULL;
+    size_t n = 0, cap = 0;
+    const char *fixed[] = { "bwrap", "--die-with-parent", "--unshare-net", "--unshare-pid",
+                            "--unshare-ipc", "--unshare-uts", "--ro-bind", "/", "/", "--dev",
+                            "/dev", "--proc", "/proc", "--tmpfs", "/tmp", NULL };
+    for (int i = 0; fixed[i]; i++)
+        push(&v, &n, &cap, fixed[i]);
+    /* The work folder stays readable even when it is under /tmp. */
+    const char *ros[] = { o->ro_dir, o->ro_dir2 };
+    for (int k = 0; k < 2; k++) {
+        if (!ros[k])
+            continue;
+        const char *ro[] = { "--ro-bind", ros[k], ros[k], NULL };
+        for (int i = 0; ro[i]; i++)
+            push(&v, &n, &cap, ro[i]);
+    }
+    if (o->gpu) {
+        glob_t g;
+        if (glob("/dev/nvidia*", 0, NULL, &g) == 0) {
+            for (size_t i = 0; i < g.gl_pathc; i++) {
+                const char *d[] = { "--dev-bind", g.gl_pathv[i], g.gl_pathv[i], NULL };
+                for (int j = 0; d[j]; j++)
+                    push(&v, &n, &cap, d[j]);
+            }
+        }
+        globfree(&g);
+    }
+    const char *tail[] = { "--bind", o->scratch_dir, o->scratch_dir, "--chdir", cwd, "--", NULL };
+    for (int i = 0; tail[i]; i++)
+        push(&v, &n, &cap, tail[i]);
+    for (int i = 0; o->argv[i]; i++)
+        push(&v, &n, &cap, o->argv[i]);
+    return v;
+}
+
+static int prepare_scratch(const char *scratch, int uid)
+{
+    char *tmp = fs_join(scratch, "tmp");
+    int rc = fs_mkdirs(tmp, 0755);
+    if (rc == 0 && uid >= 0 && (chown(scratch, (uid_t)uid, (gid_t)uid) != 0 ||
+                                chown(tmp, (uid_t)uid, (gid_t)uid) != 0))
+        rc = lscat_error_set("cannot hand '%s' to the sandbox uid %d: %s", scratch, uid,
+                             strerror(errno));
+    free(tmp);
+    return rc;
+}
+
+/* Kill every process of the slot's uid: what escaped the process group (setsid) dies too. */
+static void reap_slot(int uid)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (drop_uid(uid) == 0)
+            kill(-1, SIGKILL); /* as that uid: reaches exactly its processes */
+        _exit(0);
+    }
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+}
+
+int sandbox_run(struct proc_result *out, const struct sandbox_options *o)
+{
+    const struct sandbox_caps *c = sandbox_detect(NULL);
+    /* The CUDA driver fails under Landlock ("OS call failed", measured on the H100 hosts):
+     * GPU runs rely on the network namespace and the unprivileged uid instead. */
+    struct child_ctx ctx = { c->bwrap, c->netns, o->gpu ? 0 : c->landlock, o->scratch_dir,
+                             c->drop_uid ? sandbox_slot_uid(o->slot) : -1 };
+    const char *cwd = o->cwd ? o->cwd : o->scratch_dir;
+    char **env = make_env(o->scratch_dir, o->extra_env);
+    char **argv = c->bwrap ? bwrap_argv(o, cwd) : NULL;
+    struct proc_options po = PROC_OPTIONS_INIT;
+    int rc = prepare_scratch(o->scratch_dir, ctx.uid);
+    if (rc < 0) {
+        memset(out, 0, sizeof(*out));
+        buf_init(&out->out, 0);
+        buf_init(&out->err, 0);
+        goto done;
+    }
+    po.argv = argv ? (const char *const *)argv : o->argv;
+    po.env = (const char *const *)env;
+    po.cwd = cwd;
+    po.stdin_data = o->stdin_data;
+    po.stdin_len = o->stdin_len;
+    po.out_cap_bytes = o->out_cap_bytes;
+    po.timeout_s = o->timeout_s;
+    po.limits.cpu_s = o->cpu_s;
+    po.limits.file_bytes = o->file_bytes ? o->file_bytes : ((size_t)1 << 30);
+    po.limits.nproc = o->nproc ? o->nproc : (ctx.uid >= 0 ? 256 : 4096);
+    po.child_setup = child_setup;
+    po.child_setup_arg = &ctx;
+    rc = proc_run(out, &po);
+    if (ctx.uid >= 0)
+        reap_slot(ctx.uid);
+done:
+    free_strv(env);
+    free_strv(argv);
+    return rc;
+}

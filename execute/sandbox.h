@@ -1,0 +1,68 @@
+/* The sandbox for untrusted code (nvcc on repository sources, harness binaries):
+ *   - bubblewrap when it works: no network (--unshare-net), new pid/ipc namespaces, the system
+ *     read-only (--ro-bind / /), a private /tmp, one writable scratch folder, /dev minimal plus
+ *     the GPU's /dev/nvidia* files, --die-with-parent;
+ *   - otherwise what a process can do alone: a new network namespace (when root), Landlock
+ *     (writes only under the scratch folder and /dev, when the kernel has it);
+ *   - always: rlimits (CPU, file size, processes, no core dumps), a wall-clock timeout that kills
+ *     the process group (common/proc.h), capped output. When lscat runs as root the child
+ *     switches to an unprivileged per-slot uid first, because RLIMIT_NPROC never applies to
+ *     root: that is what stops a fork bomb.
+ * sandbox_describe() says what is in force and what is missing; execute logs it once. */
+#ifndef LSCAT_EXECUTE_SANDBOX_H
+#define LSCAT_EXECUTE_SANDBOX_H
+
+#include "common/buf.h"
+#include "common/proc.h"
+
+#include <stddef.h>
+
+struct sandbox_caps {
+    int bwrap;      /* bubblewrap ran a test command */
+    int root;       /* we run as uid 0 */
+    int drop_uid;   /* root, and a per-slot uid can reach the work folder: children drop to it */
+    int netns;      /* without bwrap: unshare(CLONE_NEWNET) works in a child */
+    int landlock;   /* without bwrap: Landlock ABI version (0 = none) */
+};
+
+/* The per-slot unprivileged users: uid = SANDBOX_UID_BASE + block * 64 + slot % 64, where each
+ * lscat process holds its own block (a lock file, /tmp/lscat-sandbox-uids-<block>.lock), so two
+ * concurrent runs never share a uid (after each run every process of the uid is killed). */
+#define SANDBOX_UID_BASE 61000
+#define SANDBOX_UID_BLOCKS 64
+/* The uid worker `slot` runs as (when caps->drop_uid). */
+int sandbox_slot_uid(int slot);
+
+/* Detect once per process what the sandbox can use; `work_dir` is checked to be reachable by an
+ * unprivileged uid (every folder on its path must be o+x). Thread-safe after the first call;
+ * call it before starting workers. LSCAT_SANDBOX=none|fallback forces a weaker mode (tests). */
+const struct sandbox_caps *sandbox_detect(const char *work_dir);
+/* One line for people: "bubblewrap (no network, read-only system, ...)" or the fallback with
+ * the list of what is missing. Returns 1 when something is missing (log it loudly). */
+int sandbox_describe(struct buf *out, const struct sandbox_caps *caps);
+
+struct sandbox_options {
+    const char *const *argv;  /* the program; argv[0] looked up in PATH */
+    const char *scratch_dir;  /* the one writable folder (absolute); made writable for the slot */
+    const char *ro_dir;       /* a folder kept readable (the work folder), may be NULL */
+    const char *ro_dir2;      /* another (the timing core's sources), may be NULL */
+    const char *cwd;          /* NULL = scratch_dir */
+    int slot;                 /* worker index: selects the unprivileged uid when root */
+    int gpu;                  /* give access to /dev/nvidia* */
+    const void *stdin_data;
+    size_t stdin_len;
+    double timeout_s;         /* wall clock (0 = none) */
+    double cpu_s;             /* RLIMIT_CPU (0 = none) */
+    size_t file_bytes;        /* RLIMIT_FSIZE (0 = 1 GiB) */
+    long nproc;               /* RLIMIT_NPROC (0 = 256 when dropping to a slot uid, else 4096) */
+    size_t out_cap_bytes;     /* per stream (0 = 1 MiB) */
+    const char *const *extra_env; /* "K=V" added to the environment, NULL-terminated, may be NULL */
+};
+#define SANDBOX_OPTIONS_INIT { NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, 0, 0, 0, 0, 0, NULL }
+
+/* Run argv in the sandbox. Same contract as proc_run(): 0 when started and waited for (see
+ * out->timed_out, signal, exit_code), LSCAT_ERR when it could not start. *out is always
+ * initialised; release it with proc_result_release(). */
+int sandbox_run(struct proc_result *out, const struct sandbox_options *o);
+
+#endif

@@ -1,0 +1,47 @@
+/* `harvest fetch`: download every candidate repository that is pending (or due for a retry
+ * or a refresh) as its default-branch zip over HTTP, or by git clone, keep only its C/C++/CUDA
+ * sources, headers and build files (extract.h), and record them. One transaction per
+ * repository; the tree under <work>/trees/OWNER/NAME is replaced atomically. */
+#ifndef LSCAT_HARVEST_FETCH_H
+#define LSCAT_HARVEST_FETCH_H
+
+#include "http.h"
+
+#include <stdint.h>
+
+struct store;
+
+enum fetch_method { FETCH_ZIP = 0, FETCH_ZIP_ONLY, FETCH_GIT };
+
+struct fetch_options {
+    const char *work_dir;
+    const char *archive_url;  /* template with {owner} {name} (and {full_name}) */
+    const char *git_url;      /* template for clones */
+    enum fetch_method method;
+    double refresh_older_than_s; /* 0: no refresh */
+    int64_t limit;            /* 0: all */
+    const char *const *repos; /* only these (owner/name), when nrepos > 0 */
+    int nrepos;
+    int jobs;                 /* downloads in flight */
+    int64_t run_id;
+    struct http_options http;
+};
+#define FETCH_DEFAULT_ARCHIVE_URL "https://codeload.github.com/{owner}/{name}/zip/HEAD"
+#define FETCH_DEFAULT_GIT_URL "https://github.com/{owner}/{name}.git"
+#define FETCH_OPTIONS_INIT { NULL, FETCH_DEFAULT_ARCHIVE_URL, FETCH_DEFAULT_GIT_URL, FETCH_ZIP, \
+                             0, 0, NULL, 0, 4, 0, HTTP_OPTIONS_INIT }
+
+struct fetch_counts {
+    int64_t repos, fetched, gone, failed, files, blobs_new, refused, bytes;
+};
+
+int fetch_run(struct fetch_counts *out, struct store *s, const struct fetch_options *o);
+
+/* Expand {owner}, {name}, {full_name} in a URL template. Caller frees. */
+char *fetch_expand_url(const char *tmpl, const char *full_name);
+
+/* The commit id GitHub writes as the zip file's comment (40 hex digits), from the end of
+ * the file at `path`, into out; 1 when found, 0 when the comment is not a commit id. */
+int fetch_zip_commit(char out[41], const char *path);
+
+#endif

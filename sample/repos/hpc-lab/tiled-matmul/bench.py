@@ -1,0 +1,3 @@
+import subprocess
+for n in (256, 512, 1024, 2048):
+    subprocess.run(["./build/matmul", str(n)], check=True)

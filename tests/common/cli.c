@@ -1,0 +1,157 @@
+/* Tests for common/cli.c: global and stage options, values, errors, subcommand discovery. */
+#include "common/cli.h"
+#include "common/error.h"
+#include "tests/support/test.h"
+
+#include <stdlib.h>
+
+enum { O_FROM = 1, O_FORCE };
+static const struct cli_opt opts[] = {
+    { "from", 0, "HOUR", "first hour", O_FROM },
+    { "force", 'f', NULL, "force", O_FORCE },
+    CLI_OPT_END,
+};
+
+struct seen {
+    const char *from;
+    int force;
+};
+
+static int on_opt(void *ctx, int id, const char *arg)
+{
+    struct seen *s = ctx;
+    if (id == O_FROM) {
+        if (!strcmp(arg, "bad"))
+            return lscat_error_setc(LSCAT_EINVALID, "--from: 'bad' is not an hour");
+        s->from = arg;
+    }
+    if (id == O_FORCE)
+        s->force++;
+    return 0;
+}
+
+static int parse(struct cli *cli, struct seen *s, char **argv)
+{
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    memset(s, 0, sizeof(*s));
+    return cli_parse(cli, "lscat-test", argc, argv, opts, on_opt, s);
+}
+
+static void test_cli__parses_globals_stage_options_and_arguments_anywhere(void)
+{
+    unsetenv("LSCAT_DB");
+    unsetenv("LSCAT_WORK");
+    char *argv[] = { "p", "scan", "--work", "/tmp/w", "-j4", "--from=2015-01-01T00", "-f",
+                     "x", "-vv", "--", "--not-an-option", NULL };
+    struct cli cli;
+    struct seen s;
+    CHECK_INT(parse(&cli, &s, argv), ==, 0);
+    CHECK_STR(cli.work_dir, "/tmp/w");
+    CHECK_STR(cli.db_path, "/tmp/w/lscat.db"); /* --db follows --work */
+    CHECK_INT(cli.jobs, ==, 4);
+    CHECK_INT(cli.verbosity, ==, 2);
+    CHECK_STR(s.from, "2015-01-01T00");
+    CHECK_INT(s.force, ==, 1);
+    CHECK_INT(cli.nargs, ==, 3);
+    CHECK_STR(cli.args[0], "scan");
+    CHECK_STR(cli.args[1], "x");
+    CHECK_STR(cli.args[2], "--not-an-option");
+    cli_release(&cli);
+}
+
+static void test_cli__environment_supplies_defaults_and_flags_win(void)
+{
+    setenv("LSCAT_DB", "/tmp/env.db", 1);
+    setenv("LSCAT_JOBS", "3", 1);
+    char *argv1[] = { "p", NULL };
+    struct cli cli;
+    struct seen s;
+    CHECK_INT(parse(&cli, &s, argv1), ==, 0);
+    CHECK_STR(cli.db_path, "/tmp/env.db");
+    CHECK_INT(cli.jobs, ==, 3);
+    cli_release(&cli);
+    char *argv2[] = { "p", "--db", "/tmp/flag.db", "--jobs", "2", NULL };
+    CHECK_INT(parse(&cli, &s, argv2), ==, 0);
+    CHECK_STR(cli.db_path, "/tmp/flag.db");
+    CHECK_INT(cli.jobs, ==, 2);
+    cli_release(&cli);
+    unsetenv("LSCAT_DB");
+    unsetenv("LSCAT_JOBS");
+}
+
+static void test_cli__usage_errors_name_the_option(void)
+{
+    struct cli cli;
+    struct seen s;
+    char *a1[] = { "p", "--frobnicate", NULL };
+    CHECK_INT(parse(&cli, &s, a1), ==, LSCAT_EINVALID);
+    CHECK_STR(lscat_error_last(), "unknown option '--frobnicate'");
+    cli_release(&cli);
+    char *a2[] = { "p", "--from", NULL };
+    CHECK_INT(parse(&cli, &s, a2), ==, LSCAT_EINVALID);
+    CHECK_CONTAINS(lscat_error_last(), "'--from' needs a value");
+    cli_release(&cli);
+    char *a3[] = { "p", "-j", "zero", NULL };
+    CHECK_INT(parse(&cli, &s, a3), ==, LSCAT_EINVALID);
+    CHECK_CONTAINS(lscat_error_last(), "not a whole number");
+    cli_release(&cli);
+    char *a4[] = { "p", "-j0", NULL };
+    CHECK_INT(parse(&cli, &s, a4), ==, LSCAT_EINVALID);
+    CHECK_CONTAINS(lscat_error_last(), "out of range");
+    cli_release(&cli);
+    char *a5[] = { "p", "--from", "bad", NULL };
+    CHECK_INT(parse(&cli, &s, a5), ==, LSCAT_EINVALID);
+    CHECK_CONTAINS(lscat_error_last(), "not an hour");
+    cli_release(&cli);
+    char *a6[] = { "p", "--force=yes", NULL };
+    CHECK_INT(parse(&cli, &s, a6), ==, LSCAT_EINVALID);
+    CHECK_CONTAINS(lscat_error_last(), "takes no value");
+    cli_release(&cli);
+    char *a7[] = { "p", "--log-format", "xml", NULL };
+    CHECK_INT(parse(&cli, &s, a7), ==, LSCAT_EINVALID);
+    cli_release(&cli);
+}
+
+static void test_cli__help_is_reported_to_the_caller(void)
+{
+    struct cli cli;
+    struct seen s;
+    char *a[] = { "p", "scan", "--help", NULL };
+    CHECK_INT(parse(&cli, &s, a), ==, CLI_HELP);
+    cli_release(&cli);
+}
+
+static void test_cli__finds_the_subcommand_after_global_options(void)
+{
+    char *a[] = { "p", "--db", "x.db", "-j", "2", "-v", "fetch", "--method", "git", NULL };
+    CHECK_INT(cli_find_subcommand(9, a), ==, 6);
+    char *b[] = { "p", "-q", NULL };
+    CHECK_INT(cli_find_subcommand(2, b), ==, -1);
+}
+
+static void test_cli__number_parsers_are_strict(void)
+{
+    long n;
+    double d;
+    CHECK_OK(cli_parse_int(&n, "--n", "42", 0, 100));
+    CHECK_INT(n, ==, 42);
+    CHECK_INT(cli_parse_int(&n, "--n", "42x", 0, 100), <, 0);
+    CHECK_INT(cli_parse_int(&n, "--n", "", 0, 100), <, 0);
+    CHECK_OK(cli_parse_double(&d, "--t", "0.25", 0, 1));
+    CHECK(d == 0.25);
+    CHECK_INT(cli_parse_double(&d, "--t", "nan", 0, 1), <, 0);
+    CHECK_INT(cli_parse_double(&d, "--t", "2", 0, 1), <, 0);
+}
+
+int main(void)
+{
+    TEST_RUN(test_cli__parses_globals_stage_options_and_arguments_anywhere);
+    TEST_RUN(test_cli__environment_supplies_defaults_and_flags_win);
+    TEST_RUN(test_cli__usage_errors_name_the_option);
+    TEST_RUN(test_cli__help_is_reported_to_the_caller);
+    TEST_RUN(test_cli__finds_the_subcommand_after_global_options);
+    TEST_RUN(test_cli__number_parsers_are_strict);
+    return test_done();
+}

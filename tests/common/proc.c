@@ -1,0 +1,210 @@
+/* Tests for common/proc.c against real child processes: exit codes, signals, captured output
+ * and its cap, stdin, timeouts that kill the whole process group, rlimits. */
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/proc.h"
+#include "tests/support/test.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static void run_sh(struct proc_result *r, const char *script, double timeout_s, size_t cap)
+{
+    const char *argv[] = { "/bin/sh", "-c", script, NULL };
+    struct proc_options o = PROC_OPTIONS_INIT;
+    o.argv = argv;
+    o.timeout_s = timeout_s;
+    o.out_cap_bytes = cap;
+    CHECK_OK(proc_run(r, &o));
+}
+
+/* Alive = exists and is not a zombie (a killed orphan stays a zombie where PID 1 does not
+ * reap, as in some containers). */
+static int pid_alive(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    struct buf b = BUF_INIT;
+    if (buf_read_file(&b, path) < 0) {
+        buf_release(&b);
+        return 0;
+    }
+    const char *paren = strrchr(b.data, ')');
+    int alive = !(paren && (paren[2] == 'Z' || paren[2] == 'X'));
+    buf_release(&b);
+    return alive;
+}
+
+static pid_t read_pid(const char *path)
+{
+    struct buf b = BUF_INIT;
+    pid_t pid = 0;
+    if (buf_read_file(&b, path) == 0)
+        pid = (pid_t)atol(b.data);
+    buf_release(&b);
+    return pid;
+}
+
+static void test_proc__reports_exit_code_and_captures_both_streams(void)
+{
+    struct proc_result r;
+    run_sh(&r, "echo out; echo err >&2; exit 3", 10, 0);
+    CHECK_INT(r.exit_code, ==, 3);
+    CHECK_INT(r.signal, ==, 0);
+    CHECK_INT(r.timed_out, ==, 0);
+    CHECK_STR(r.out.data, "out\n");
+    CHECK_STR(r.err.data, "err\n");
+    proc_result_release(&r);
+}
+
+static void test_proc__reports_the_signal_that_killed_the_child(void)
+{
+    struct proc_result r;
+    run_sh(&r, "kill -SEGV $$", 10, 0);
+    CHECK_INT(r.signal, ==, SIGSEGV);
+    struct buf d = BUF_INIT;
+    proc_describe(&d, &r, NULL);
+    CHECK_CONTAINS(d.data, "signal 11");
+    buf_release(&d);
+    proc_result_release(&r);
+}
+
+static void test_proc__timeout_kills_the_child_and_its_grandchildren(void)
+{
+    char script[8192], pidfile[4096];
+    snprintf(pidfile, sizeof(pidfile), "%s/grandchild.pid", test_tmpdir());
+    /* The grandchild ignores SIGTERM-style politeness; only a group SIGKILL stops it. */
+    snprintf(script, sizeof(script), "sleep 300 & echo $! > %s; sleep 300", pidfile);
+    struct proc_result r;
+    double t0 = fs_mono_s();
+    run_sh(&r, script, 0.5, 0);
+    double el = fs_mono_s() - t0;
+    CHECK_INT(r.timed_out, ==, 1);
+    CHECK(el < 5.0);
+    pid_t gc = read_pid(pidfile);
+    CHECK_INT(gc, >, 0);
+    for (int i = 0; i < 100 && pid_alive(gc); i++)
+        usleep(10000); /* init reaps it */
+    CHECK(!pid_alive(gc));
+    proc_result_release(&r);
+}
+
+static void test_proc__background_leftovers_are_killed_when_the_child_exits(void)
+{
+    char script[8192], pidfile[4096];
+    snprintf(pidfile, sizeof(pidfile), "%s/bg.pid", test_tmpdir());
+    snprintf(script, sizeof(script), "sleep 300 & echo $! > %s; exit 0", pidfile);
+    struct proc_result r;
+    double t0 = fs_mono_s();
+    run_sh(&r, script, 30, 0);
+    CHECK(fs_mono_s() - t0 < 5.0); /* did not wait for the sleeper holding the pipes */
+    CHECK_INT(r.exit_code, ==, 0);
+    pid_t bg = read_pid(pidfile);
+    for (int i = 0; i < 100 && bg > 0 && pid_alive(bg); i++)
+        usleep(10000);
+    CHECK(bg > 0 && !pid_alive(bg));
+    proc_result_release(&r);
+}
+
+static void test_proc__output_cap_holds_and_the_child_is_not_blocked(void)
+{
+    struct proc_result r;
+    /* 20 MB on stdout, 20 MB on stderr, then a normal exit. */
+    run_sh(&r, "head -c 20000000 /dev/zero; head -c 20000000 /dev/zero >&2; exit 7", 30, 4096);
+    CHECK_INT(r.exit_code, ==, 7);
+    CHECK_INT(r.out.len, ==, 4096);
+    CHECK_INT(r.err.len, ==, 4096);
+    CHECK_INT(r.out_truncated, ==, 1);
+    CHECK_INT(r.err_truncated, ==, 1);
+    proc_result_release(&r);
+}
+
+static void test_proc__feeds_stdin_and_uses_cwd_and_env(void)
+{
+    const char *argv[] = { "/bin/sh", "-c", "cat; pwd; echo \"$LSCAT_T\"", NULL };
+    const char *env[] = { "LSCAT_T=value", "PATH=/usr/bin:/bin", NULL };
+    struct proc_options o = PROC_OPTIONS_INIT;
+    o.argv = argv;
+    o.env = env;
+    o.cwd = "/";
+    o.stdin_data = "from stdin\n";
+    o.stdin_len = 11;
+    struct proc_result r;
+    CHECK_OK(proc_run(&r, &o));
+    CHECK_STR(r.out.data, "from stdin\n/\nvalue\n");
+    proc_result_release(&r);
+}
+
+static void test_proc__large_stdin_is_written_fully(void)
+{
+    size_t n = 5u << 20;
+    char *data = malloc(n);
+    memset(data, 'a', n);
+    const char *argv[] = { "wc", "-c", NULL };
+    struct proc_options o = PROC_OPTIONS_INIT;
+    o.argv = argv;
+    o.stdin_data = data;
+    o.stdin_len = n;
+    struct proc_result r;
+    CHECK_OK(proc_run(&r, &o));
+    free(data);
+    CHECK_INT(atol(r.out.data), ==, (long)n);
+    proc_result_release(&r);
+}
+
+static void test_proc__missing_program_exits_127(void)
+{
+    const char *argv[] = { "lscat-no-such-program-xyz", NULL };
+    struct proc_options o = PROC_OPTIONS_INIT;
+    o.argv = argv;
+    struct proc_result r;
+    CHECK_OK(proc_run(&r, &o));
+    CHECK_INT(r.exit_code, ==, 127);
+    CHECK_CONTAINS(r.err.data, "cannot execute");
+    proc_result_release(&r);
+}
+
+static void test_proc__file_size_limit_stops_a_runaway_writer(void)
+{
+    char script[4096];
+    snprintf(script, sizeof(script), "head -c 10000000 /dev/zero > %s/big", test_tmpdir());
+    const char *argv[] = { "/bin/sh", "-c", script, NULL };
+    struct proc_options o = PROC_OPTIONS_INIT;
+    o.argv = argv;
+    o.limits.file_bytes = 1 << 20;
+    struct proc_result r;
+    CHECK_OK(proc_run(&r, &o));
+    CHECK(r.exit_code != 0 || r.signal == SIGXFSZ);
+    proc_result_release(&r);
+}
+
+static void test_proc__missing_cwd_fails_in_the_child_with_a_message(void)
+{
+    const char *argv[] = { "true", NULL };
+    struct proc_options o = PROC_OPTIONS_INIT;
+    o.argv = argv;
+    o.cwd = "/nonexistent-lscat-dir";
+    struct proc_result r;
+    CHECK_OK(proc_run(&r, &o));
+    CHECK_INT(r.exit_code, ==, 127);
+    CHECK_CONTAINS(r.err.data, "working directory");
+    proc_result_release(&r);
+}
+
+int main(void)
+{
+    TEST_RUN(test_proc__reports_exit_code_and_captures_both_streams);
+    TEST_RUN(test_proc__reports_the_signal_that_killed_the_child);
+    TEST_RUN(test_proc__timeout_kills_the_child_and_its_grandchildren);
+    TEST_RUN(test_proc__background_leftovers_are_killed_when_the_child_exits);
+    TEST_RUN(test_proc__output_cap_holds_and_the_child_is_not_blocked);
+    TEST_RUN(test_proc__feeds_stdin_and_uses_cwd_and_env);
+    TEST_RUN(test_proc__large_stdin_is_written_fully);
+    TEST_RUN(test_proc__missing_program_exits_127);
+    TEST_RUN(test_proc__file_size_limit_stops_a_runaway_writer);
+    TEST_RUN(test_proc__missing_cwd_fails_in_the_child_with_a_message);
+    return test_done();
+}

@@ -1,0 +1,105 @@
+/* Unit tests of dataset/report.c on the SYNTHETIC store (tests/dataset/fixtures/synthetic.sql),
+ * whose answers were worked out by hand: H100: 4 cases (2 kernels x 2 sizes); the best block
+ * is not the largest in 2; the largest block reaches 0.9, 3000/3700, 1, 1 of the best; the
+ * 1024-thread block loses 1/9, 7/30, 0, 0; the occupancy suggestion is always the best.
+ * T4: one case where the 1024-thread block is the best. */
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "dataset/report.h"
+#include "dataset/store.h"
+#include "tests/support/test.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NEAR(a, b) CHECK(fabs((a) - (b)) < 1e-9)
+
+static struct store *synthetic(void)
+{
+    char *db = fs_join(test_tmpdir(), "s.db");
+    struct store *s;
+    struct buf sql = BUF_INIT;
+    CHECK_OK(store_open(&s, db, STORE_CREATE));
+    CHECK_OK(buf_read_file(&sql, "tests/dataset/fixtures/synthetic.sql"));
+    CHECK_OK(store_exec(s, sql.data));
+    buf_release(&sql);
+    free(db);
+    return s;
+}
+
+static void test_report__answers_lscat_questions_on_the_synthetic_store(void)
+{
+    struct store *s = synthetic();
+    struct report_options o = REPORT_OPTIONS_INIT;
+    o.out_dir = test_tmpdir();
+    o.plots = 0;
+    struct buf table = BUF_INIT;
+    struct report_summary *r = NULL;
+    int n = 0;
+    CHECK_OK(report_run(&table, &r, &n, s, &o));
+    CHECK_INT(n, ==, 2);
+    CHECK_STR(r[0].gpu, "NVIDIA H100 80GB HBM3");
+    CHECK_INT(r[0].kernels, ==, 2);
+    CHECK_INT(r[0].cases, ==, 4);
+    NEAR(r[0].best_not_largest, 0.5);
+    NEAR(r[0].largest_rel_mean, (0.9 + 3000.0 / 3700 + 1 + 1) / 4);
+    NEAR(r[0].largest_below_85, 0.25);
+    NEAR(r[0].gain_1024_mean, (1000.0 / 900 - 1 + 3700.0 / 3000 - 1) / 4);
+    NEAR(r[0].gain_1024_over_20, 0.25);
+    CHECK_INT(r[0].gain_1024_cases, ==, 4);
+    NEAR(r[0].occupancy_best, 1.0);
+    CHECK_STR(r[1].gpu, "Tesla T4");
+    CHECK_INT(r[1].cases, ==, 1); /* the cuda_error row is not a timing */
+    NEAR(r[1].best_not_largest, 0.0);
+    CHECK_CONTAINS(table.data, "NVIDIA H100 80GB HBM3              2       4     50.0%");
+    char *txt = fs_join(test_tmpdir(), "report.txt"), *html = fs_join(test_tmpdir(), "index.html");
+    CHECK(fs_exists(txt) && fs_exists(html));
+    free(txt);
+    free(html);
+    free(r);
+    buf_release(&table);
+    store_free(s);
+}
+
+static void test_report__gpu_filter_keeps_only_matching_models(void)
+{
+    struct store *s = synthetic();
+    struct report_options o = REPORT_OPTIONS_INIT;
+    o.out_dir = test_tmpdir();
+    o.plots = 0;
+    o.gpu = "t4";
+    struct buf table = BUF_INIT;
+    struct report_summary *r = NULL;
+    int n = 0;
+    CHECK_OK(report_run(&table, &r, &n, s, &o));
+    CHECK_INT(n, ==, 1);
+    CHECK_STR(r[0].gpu, "Tesla T4");
+    free(r);
+    buf_release(&table);
+    store_free(s);
+}
+
+static void test_report__empty_store_says_there_is_nothing_to_compare(void)
+{
+    char *db = fs_join(test_tmpdir(), "e.db");
+    struct store *s;
+    CHECK_OK(store_open(&s, db, STORE_CREATE));
+    struct report_options o = REPORT_OPTIONS_INIT;
+    o.out_dir = test_tmpdir();
+    struct buf table = BUF_INIT;
+    CHECK_OK(report_run(&table, NULL, NULL, s, &o));
+    CHECK_CONTAINS(table.data, "no current ok measurements");
+    buf_release(&table);
+    store_free(s);
+    free(db);
+}
+
+int main(void)
+{
+    TEST_RUN(test_report__answers_lscat_questions_on_the_synthetic_store);
+    TEST_RUN(test_report__gpu_filter_keeps_only_matching_models);
+    TEST_RUN(test_report__empty_store_says_there_is_nothing_to_compare);
+    return test_done();
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# lscat tune end to end with the real program: option handling, the clock-locking refusals,
+# the no-GPU path of `make run`, and SIGKILL in the middle of a sweep followed by a resume.
+# Without a GPU the harnesses and GPUs are stand-ins (tests/tune/support/), real processes.
+. "$(dirname "$0")/lib.sh"
+ROOT=${LSCAT_ROOT:-$PWD}
+TB=${LSCAT_TEST_BIN:-$ROOT/build/tests}
+case "$TB" in /*) ;; *) TB=$ROOT/$TB ;; esac
+FAKE=$TB/tune/support/fake_harness
+export LSCAT_WORK=$T_TMP/work LSCAT_DB=$T_TMP/work/lscat.db
+
+t_expect tune__help_exits_0 0 lscat tune --help && t_contains tune__help_documents_lock_clocks "$T_OUT" "--i-own-these-gpus"
+t_expect tune__unknown_option_is_a_usage_error 2 lscat tune --frobnicate
+t_expect tune__bad_sizes_are_a_usage_error 2 lscat tune --sizes 240,abc && t_contains tune__bad_sizes_say_which "$T_ERR" "'abc'"
+t_expect tune__lock_clocks_without_consent_is_refused 2 lscat tune --lock-clocks 1400 &&
+    t_contains tune__lock_clocks_refusal_says_why "$T_ERR" "refusing --lock-clocks without --i-own-these-gpus"
+t_expect tune__consent_without_lock_clocks_is_refused 2 lscat tune --i-own-these-gpus
+
+LSCAT_GPUINFO=/nonexistent/lscat-gpuinfo t_expect tune__no_gpu_exits_0 0 lscat tune &&
+    t_contains tune__no_gpu_says_nothing_measured "$T_OUT" "no CUDA device: nothing measured"
+
+lscat init >/dev/null 2>&1 || t_fail tune__init "lscat init failed"
+export LSCAT_GPUINFO=$ROOT/tests/tune/support/fake_gpuinfo.sh FAKE_GPUS=2
+t_expect tune__unknown_gpu_index_is_a_usage_error 2 lscat tune --gpus 0,7
+
+# Clock locking against the stand-in NVML: GPU 1 refuses with NO_PERMISSION; nothing measured.
+export LSCAT_NVML_LIB=$TB/tune/support/libfake_nvml.so FAKE_NVML_LOG=$T_TMP/nvml.log
+t_expect tune__lock_clocks_permission_error_is_fatal 3 lscat tune --lock-clocks 1400 --i-own-these-gpus &&
+    t_contains tune__lock_clocks_permission_error_is_clear "$T_ERR" "no permission"
+t_contains tune__lock_clocks_undoes_partial_locks "$T_TMP/nvml.log" "reset 0 0"
+unset LSCAT_NVML_LIB FAKE_NVML_LOG
+
+# Six stand-in kernels, 9 configurations each, 80 ms per configuration (the whole sweep needs
+# at least 2.2 s), on 2 stand-in GPUs; killed after 1.2 s.
+specs=()
+for i in 1 2 3 4 5 6; do
+    mkdir -p "$LSCAT_WORK/builds/k$i"
+    cp "$FAKE" "$LSCAT_WORK/builds/k$i/harness"
+    echo "slow 80" >"$LSCAT_WORK/builds/k$i/harness.behavior"
+    specs+=("k$i=builds/k$i/harness")
+done
+python3 "$ROOT/tests/tune/support/seed_store.py" "$LSCAT_DB" "${specs[@]}"
+SPACE=(--sizes 64,128,256 --blocks 16x16,64,128)
+lscat tune "${SPACE[@]}" >"$T_OUT" 2>"$T_ERR" &
+pid=$!
+sleep 1.2
+kill -9 "$pid"
+{ wait "$pid"; } 2>/dev/null
+sleep 0.3
+before=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from measurements').fetchone()[0])" "$LSCAT_DB")
+if [ "$before" -gt 0 ] && [ "$before" -lt 54 ]; then t_ok tune__kill_leaves_a_partial_sweep; else t_fail tune__kill_leaves_a_partial_sweep "$before measurements after the kill"; fi
+if pgrep -f "$LSCAT_WORK/builds" >/dev/null; then t_fail tune__kill_leaves_no_harness_running "a harness outlived lscat-tune"; else t_ok tune__kill_leaves_no_harness_running; fi
+
+t_expect tune__resume_exits_0 0 lscat tune "${SPACE[@]}"
+read -r total current started < <(python3 - "$LSCAT_DB" "$LSCAT_WORK" <<'PY'
+import sqlite3, sys, glob
+db = sqlite3.connect(sys.argv[1])
+t = db.execute("select count(*) from measurements").fetchone()[0]
+c = db.execute("select count(*) from measurements where superseded = 0 and status = 'ok'").fetchone()[0]
+s = sum(open(f).read().count("cfg ") for f in glob.glob(sys.argv[2] + "/builds/*/harness.log"))
+print(t, c, s)
+PY
+)
+if [ "$current" = 54 ] && [ "$total" = 54 ]; then t_ok tune__resume_completes_the_sweep_without_duplicates; else t_fail tune__resume_completes_the_sweep_without_duplicates "total $total, current ok $current"; fi
+# per GPU at most two were begun twice: the one running and one whose line was not yet committed
+if [ "$started" -le 58 ]; then t_ok tune__resume_redoes_at_most_the_items_in_flight; else t_fail tune__resume_redoes_at_most_the_items_in_flight "$started configurations begun for 54"; fi
+t_expect tune__third_run_does_nothing 0 lscat tune "${SPACE[@]}" && t_contains tune__third_run_plans_nothing "$T_OUT" "0 kernel run(s) planned"
+t_done

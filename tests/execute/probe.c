@@ -1,0 +1,104 @@
+/* Probe classification from a harness's exit and --results lines (no GPU needed); the real
+ * harnesses run in gpu_probe.c. */
+#include "common/buf.h"
+#include "execute/probe.h"
+#include "tests/support/test.h"
+
+#include <signal.h>
+#include <string.h>
+
+static struct probe_result classify(int exit_code, int sig, int timed_out, const char *stderr_text,
+                                    const char *results)
+{
+    struct proc_result r;
+    memset(&r, 0, sizeof(r));
+    buf_init(&r.out, 0);
+    buf_init(&r.err, 0);
+    buf_adds(&r.err, stderr_text);
+    r.exit_code = exit_code;
+    r.signal = sig;
+    r.timed_out = timed_out;
+    struct probe_result p;
+    memset(&p, 0, sizeof(p));
+    probe_classify(&p, &r, results);
+    proc_result_release(&r);
+    return p;
+}
+
+#define HEADER "{\"harness\":1,\"kernel\":\"k\",\"device\":0,\"gpu\":\"H100\",\"cc\":\"9.0\"}\n"
+
+static void expect(struct probe_result p, enum probe_outcome want, const char *detail)
+{
+    CHECK_STR(probe_outcome_name(p.outcome), probe_outcome_name(want));
+    if (detail)
+        CHECK_CONTAINS(p.detail, detail);
+    probe_result_release(&p);
+}
+
+static void test_probe__ok_when_configurations_ran(void)
+{
+    expect(classify(0, 0, 0, "", HEADER "{\"w\":1024,\"h\":1,\"status\":\"ok\"}\n"
+                                        "{\"w\":64,\"h\":64,\"status\":\"ok\"}\n"), PROBE_OK, NULL);
+    /* an invalid configuration next to one that ran is still runnable */
+    expect(classify(0, 0, 0, "", HEADER "{\"status\":\"invalid_config\",\"error\":\"too big\"}\n"
+                                        "{\"status\":\"ok\"}\n"), PROBE_OK, NULL);
+}
+
+static void test_probe__classifies_cuda_errors_by_kind(void)
+{
+    expect(classify(4, 0, 0, "", HEADER "{\"status\":\"cuda_error\",\"error\":\"an illegal memory "
+                                        "access was encountered\"}\n"),
+           PROBE_ILLEGAL_ADDRESS, "illegal memory access");
+    expect(classify(4, 0, 0, "", HEADER "{\"status\":\"cuda_error\",\"error\":\"unspecified launch "
+                                        "failure\"}\n"), PROBE_LAUNCH_FAILURE, NULL);
+    expect(classify(4, 0, 0, "", HEADER "{\"status\":\"ok\"}\n{\"status\":\"cuda_error\",\"error\":"
+                                        "\"too many resources requested for launch\"}\n"),
+           PROBE_CUDA_ERROR, "too many resources");
+}
+
+static void test_probe__crash_timeout_and_silent_failures(void)
+{
+    expect(classify(0, SIGSEGV, 0, "", HEADER), PROBE_CRASH, "signal 11");
+    expect(classify(0, SIGKILL, 1, "", HEADER), PROBE_TIMEOUT, "timeout");
+    expect(classify(3, 0, 0, "harness: no CUDA device: no CUDA-capable device is detected\n", ""),
+           PROBE_CUDA_ERROR, "no CUDA-capable device");
+    expect(classify(0, 0, 0, "", HEADER "{\"status\":\"invalid_config\",\"error\":\"grid\"}\n"),
+           PROBE_CUDA_ERROR, "0 configurations ran: grid");
+    expect(classify(127, 0, 0, "lscat: cannot execute the program\n", ""), PROBE_CRASH, NULL);
+}
+
+static void test_probe__sanitizer_verdicts(void)
+{
+    struct proc_result r;
+    struct probe_result p;
+    memset(&r, 0, sizeof(r));
+    memset(&p, 0, sizeof(p));
+    buf_init(&r.out, 0);
+    buf_init(&r.err, 0);
+    buf_adds(&r.out, "========= COMPUTE-SANITIZER\n========= Invalid __global__ write of size 4 "
+                     "bytes\n=========     at k(float *, int)+0x70\n========= ERROR SUMMARY: 1 "
+                     "error\n");
+    probe_classify_sanitizer(&p, &r);
+    CHECK_STR(p.sanitizer, "out_of_bounds");
+    CHECK_CONTAINS(p.sanitizer_detail, "Invalid __global__ write of size 4");
+    probe_result_release(&p);
+    buf_reset(&r.out);
+    buf_adds(&r.out, "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n");
+    probe_classify_sanitizer(&p, &r);
+    CHECK_STR(p.sanitizer, "clean");
+    probe_result_release(&p);
+    buf_reset(&r.out);
+    probe_classify_sanitizer(&p, &r);
+    CHECK_STR(p.sanitizer, "unavailable");
+    probe_result_release(&p);
+    proc_result_release(&r);
+}
+
+int main(void)
+{
+    TEST_RUN(test_probe__ok_when_configurations_ran);
+    TEST_RUN(test_probe__classifies_cuda_errors_by_kind);
+    TEST_RUN(test_probe__crash_timeout_and_silent_failures);
+    TEST_RUN(test_probe__sanitizer_verdicts);
+    return test_done();
+}

@@ -1,0 +1,367 @@
+/* execute against the real nvcc: one fixture kernel per error class and repair strategy is
+ * built once (two at a time), then each test checks what the store recorded for its kernel;
+ * later tests check the cache, a rebuild after an edit, a build timeout, and the sandboxed
+ * probe of harnesses whose host code misbehaves. */
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/xalloc.h"
+#include "execute/execute.h"
+#include "execute/sandbox.h"
+#include "tests/execute/support/fixture.h"
+#include "tests/support/test.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static const char *const fixtures[] = {
+    "ok", "missing_header_shim", "missing_header_pull", "missing_header_drop",
+    "undeclared_add_header", "undeclared_pull_decl", "unknown_type_pull", "no_matching_overload",
+    "template_defaults", "incomplete_type", "redefinition", "removed_cuda_api",
+    "host_from_device", "drop_host_code", "link_error", "other", "evil_socket", "evil_write",
+    "evil_forkbomb", "dynamic_parallelism", NULL,
+};
+
+static struct fixture_env env;
+static int ready, have_nvcc;
+static struct execute_counts first;
+static char ids[32][65];
+
+static const char *id_of(const char *name)
+{
+    for (int i = 0; fixtures[i]; i++)
+        if (strcmp(fixtures[i], name) == 0)
+            return ids[i];
+    return "";
+}
+
+static void need_run(void)
+{
+    if (!have_nvcc)
+        test_skip("nvcc not found");
+    if (!ready)
+        test_fail(__FILE__, __LINE__, "the first execute run did not complete");
+}
+
+static void test_execute__builds_all_fixtures_and_records_failures(void)
+{
+    if (!have_nvcc)
+        test_skip("nvcc not found");
+    CHECK_OK(fixture_env_init(&env));
+    for (int i = 0; fixtures[i]; i++)
+        CHECK_OK(fixture_add_kernel(&env, fixtures[i], ids[i]));
+    struct execute_options o = EXECUTE_OPTIONS_INIT;
+    o.jobs = 2;
+    o.arch = "sm_90";
+    o.probe = EXECUTE_PROBE_NEVER;
+    CHECK_OK(execute_run(&first, env.s, env.work, &o, env.run_id));
+    ready = 1;
+    CHECK_INT(first.kernels, ==, 20);
+    CHECK_INT(first.build_failed, ==, 4); /* no_matching_overload, incomplete, link, other */
+    CHECK_INT(first.built_first_try + first.built_after_repair, ==, 16);
+    int64_t n = 0;
+    CHECK_OK(store_query_int(&n, env.s, "SELECT count(*) FROM failures WHERE stage = 'execute'",
+                             ""));
+    CHECK_INT(n, ==, 4);
+}
+
+/* The build of `name`: its status, attempt count, fixes; attempt 1's class. */
+static void check_build(const char *name, const char *status, const char *first_class,
+                        const char *fix, const char *final_class)
+{
+    need_run();
+    char *st = NULL, *fixes = NULL, *cls = NULL, *fcls = NULL;
+    CHECK_OK(store_query_text(&st, env.s, "SELECT status FROM builds WHERE kernel_id = ?", "t",
+                              id_of(name)));
+    CHECK_OK(store_query_text(&fixes, env.s, "SELECT fixes FROM builds WHERE kernel_id = ?", "t",
+                              id_of(name)));
+    CHECK_OK(store_query_text(&cls, env.s, "SELECT a.error_class FROM build_attempts a JOIN "
+                              "builds b ON b.id = a.build_id WHERE b.kernel_id = ? AND "
+                              "a.attempt = 1", "t", id_of(name)));
+    CHECK_OK(store_query_text(&fcls, env.s, "SELECT error_class FROM builds WHERE kernel_id = ?",
+                              "t", id_of(name)));
+    CHECK_STR(st, status);
+    if (first_class && strcmp(first_class, "none") == 0)
+        CHECK(cls == NULL);
+    else if (first_class)
+        CHECK_STR(cls, first_class);
+    if (fix)
+        CHECK_CONTAINS(fixes, fix);
+    if (final_class)
+        CHECK_STR(fcls, final_class);
+    free(st);
+    free(fixes);
+    free(cls);
+    free(fcls);
+}
+
+static void test_execute__builds_a_clean_kernel_first_try_with_ptxas_resources(void)
+{
+    check_build("ok", "ok", "none", "[]", NULL);
+    int64_t regs = 0, attempts = 0;
+    char *px = NULL, *bin = NULL, *kst = NULL;
+    CHECK_OK(store_query_int(&regs, env.s, "SELECT registers FROM builds WHERE kernel_id = ?",
+                             "t", id_of("ok")));
+    CHECK_OK(store_query_int(&attempts, env.s, "SELECT attempts FROM builds WHERE kernel_id = ?",
+                             "t", id_of("ok")));
+    CHECK_OK(store_query_text(&px, env.s, "SELECT ptxas FROM builds WHERE kernel_id = ?", "t",
+                              id_of("ok")));
+    CHECK_OK(store_query_text(&bin, env.s, "SELECT binary_path FROM builds WHERE kernel_id = ?",
+                              "t", id_of("ok")));
+    CHECK_OK(store_query_text(&kst, env.s, "SELECT status FROM kernels WHERE id = ?", "t",
+                              id_of("ok")));
+    CHECK_INT(regs, >, 0);
+    CHECK_INT(attempts, ==, 1);
+    CHECK_CONTAINS(px, "\"arch\":\"sm_90\"");
+    CHECK_STR(kst, "built");
+    char *abs = fs_join(env.work, bin);
+    CHECK(fs_exists(abs));
+    free(abs);
+    free(px);
+    free(bin);
+    free(kst);
+}
+
+static void test_execute__shims_a_cuda_samples_helper_header(void)
+{
+    check_build("missing_header_shim", "ok", "missing_header", "shim_header:helper_cuda.h", NULL);
+}
+static void test_execute__pulls_a_missing_header_from_the_repository(void)
+{
+    check_build("missing_header_pull", "ok", "missing_header", "pull_header:common_defs.h", NULL);
+}
+static void test_execute__drops_an_include_found_nowhere(void)
+{
+    check_build("missing_header_drop", "ok", "missing_header",
+                "drop_include:definitely_not_anywhere.h", NULL);
+}
+static void test_execute__adds_standard_headers_for_undeclared_names(void)
+{
+    check_build("undeclared_add_header", "ok", "undeclared_identifier", "add_header:<cstdio>", NULL);
+    check_build("undeclared_add_header", "ok", "undeclared_identifier", "add_header:<cfloat>", NULL);
+}
+static void test_execute__pulls_a_macro_and_a_device_function_from_the_repository(void)
+{
+    check_build("undeclared_pull_decl", "ok", "undeclared_identifier", "pull_decl:BLOCK_DIM@src/util.cuh", NULL);
+    check_build("undeclared_pull_decl", "ok", "undeclared_identifier", "pull_decl:sq@src/util.cuh", NULL);
+}
+static void test_execute__pulls_an_unknown_type_from_the_repository(void)
+{
+    check_build("unknown_type_pull", "ok", "unknown_type", "pull_decl:real_t@src/util.cuh", NULL);
+}
+static void test_execute__leaves_a_mismatched_call_failed_as_no_matching_overload(void)
+{
+    check_build("no_matching_overload", "failed", "no_matching_overload", "[]",
+                "no_matching_overload");
+}
+static void test_execute__gives_an_undeducible_template_kernel_default_arguments(void)
+{
+    check_build("template_defaults", "ok", "template", "template_defaults:k<float,32>", NULL);
+}
+static void test_execute__leaves_an_incomplete_type_failed(void)
+{
+    check_build("incomplete_type", "failed", "incomplete_type", NULL, "incomplete_type");
+}
+static void test_execute__drops_a_redefinition_of_a_cuda_builtin_and_a_second_main(void)
+{
+    check_build("redefinition", "ok", "redefinition", "drop_redefinition:atomicAdd", NULL);
+    check_build("redefinition", "ok", "redefinition", "drop_host_code:main", NULL);
+}
+static void test_execute__rewrites_removed_warp_intrinsics_and_runtime_calls(void)
+{
+    check_build("removed_cuda_api", "ok", "removed_cuda_api",
+                "rewrite_removed_api:__shfl_down->__shfl_down_sync", NULL);
+    check_build("removed_cuda_api", "ok", "removed_cuda_api",
+                "rewrite_removed_api:__any->__any_sync", NULL);
+    check_build("removed_cuda_api", "ok", "removed_cuda_api",
+                "cudaThreadSynchronize->cudaDeviceSynchronize", NULL);
+}
+static void test_execute__marks_a_host_function_called_from_a_kernel_host_device(void)
+{
+    check_build("host_from_device", "ok", "host_from_device", "host_device:scale", NULL);
+}
+static void test_execute__drops_host_only_code_that_leaked_into_the_closure(void)
+{
+    check_build("drop_host_code", "ok", NULL, "drop_host_code:run_on_host", NULL);
+}
+static void test_execute__classifies_an_unresolved_device_function_as_link_error(void)
+{
+    check_build("link_error", "failed", "link_error", "[]", "link_error");
+}
+static void test_execute__classifies_an_error_directive_as_other(void)
+{
+    check_build("other", "failed", "other", "[]", "other");
+    char *fe = NULL;
+    CHECK_OK(store_query_text(&fe, env.s, "SELECT a.first_error FROM build_attempts a JOIN "
+                              "builds b ON b.id = a.build_id WHERE b.kernel_id = ?", "t",
+                              id_of("other")));
+    CHECK_CONTAINS(fe, "#error this kernel needs");
+    free(fe);
+}
+
+static void test_execute__builds_dynamic_parallelism_with_relocatable_device_code(void)
+{
+    check_build("dynamic_parallelism", "ok", "other", "add_flag:-rdc=true", NULL);
+}
+
+static void test_execute__a_second_run_rebuilds_nothing(void)
+{
+    need_run();
+    int64_t before = 0, after = 0;
+    CHECK_OK(store_query_int(&before, env.s, "SELECT count(*) FROM build_attempts", ""));
+    struct execute_options o = EXECUTE_OPTIONS_INIT;
+    struct execute_counts c;
+    o.jobs = 2;
+    o.arch = "sm_90";
+    o.probe = EXECUTE_PROBE_NEVER;
+    double t0 = fs_mono_s();
+    CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
+    double took = fs_mono_s() - t0;
+    CHECK_OK(store_query_int(&after, env.s, "SELECT count(*) FROM build_attempts", ""));
+    CHECK_INT(c.cached, ==, 20);
+    CHECK_INT(c.built_first_try + c.built_after_repair + c.build_failed, ==, 0);
+    CHECK_INT(after, ==, before);
+    CHECK(took < 10.0); /* nvcc --version only; the bench measures the real number */
+}
+
+static void append_to_kernel(const char *name, const char *text)
+{
+    char *rel = NULL;
+    CHECK_OK(store_query_text(&rel, env.s, "SELECT dir FROM kernels WHERE id = ?", "t",
+                              id_of(name)));
+    char *path = xasprintf("%s/%s/kernel.cu", env.work, rel);
+    struct buf b = BUF_INIT;
+    CHECK_OK(buf_read_file(&b, path));
+    buf_adds(&b, text);
+    CHECK_OK(fs_write_atomic(path, b.data, b.len));
+    buf_release(&b);
+    free(path);
+    free(rel);
+}
+
+static void test_execute__an_edited_kernel_times_out_then_is_rebuilt(void)
+{
+    need_run();
+    append_to_kernel("ok", "/* edited */\n");
+    struct execute_options o = EXECUTE_OPTIONS_INIT;
+    struct execute_counts c;
+    o.jobs = 1;
+    o.arch = "sm_90";
+    o.probe = EXECUTE_PROBE_NEVER;
+    o.build_timeout_s = 0.05;
+    CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
+    CHECK_INT(c.cached, ==, 19);
+    CHECK_INT(c.build_failed, ==, 1);
+    check_build("ok", "failed", "timeout", "[]", "timeout");
+    o.build_timeout_s = 300; /* a timeout is retried, not cached */
+    CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
+    CHECK_INT(c.cached, ==, 19);
+    CHECK_INT(c.built_first_try, ==, 1);
+    check_build("ok", "ok", "none", "[]", NULL);
+}
+
+/* A listener on 127.0.0.1 that the socket fixture tries to reach. */
+static int listen_local(int *port_out)
+{
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    struct sockaddr_in a;
+    socklen_t len = sizeof(a);
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(s, 4) != 0 ||
+        getsockname(s, (struct sockaddr *)&a, &len) != 0)
+        return -1;
+    *port_out = ntohs(a.sin_port);
+    return s;
+}
+
+static void check_probe(const char *name, const char *outcome, const char *detail)
+{
+    char *o = NULL, *d = NULL, *k = NULL;
+    CHECK_OK(store_query_text(&o, env.s, "SELECT outcome FROM probes WHERE kernel_id = ?", "t",
+                              id_of(name)));
+    CHECK_OK(store_query_text(&d, env.s, "SELECT detail FROM probes WHERE kernel_id = ?", "t",
+                              id_of(name)));
+    CHECK_OK(store_query_text(&k, env.s, "SELECT status FROM kernels WHERE id = ?", "t",
+                              id_of(name)));
+    CHECK_STR(o, outcome);
+    if (detail)
+        CHECK_CONTAINS(d, detail);
+    CHECK_STR(k, strcmp(outcome, "ok") == 0 ? "runnable" : "probe_failed");
+    free(o);
+    free(d);
+    free(k);
+}
+
+static void test_execute__sandboxed_probes_stop_misbehaving_host_code_and_go_on(void)
+{
+    need_run();
+    const struct sandbox_caps *caps = sandbox_detect(env.work);
+    if (caps->root && !caps->drop_uid)
+        test_skip("root without a usable unprivileged uid: a fork bomb would not be contained");
+    int port = 0, ls = listen_local(&port);
+    CHECK(ls >= 0);
+    char portbuf[16];
+    snprintf(portbuf, sizeof(portbuf), "%d", port);
+    char *outside = fs_join(env.work, "escaped.txt");
+    setenv("LSCAT_TEST_PORT", portbuf, 1);
+    setenv("LSCAT_TEST_OUTSIDE", outside, 1);
+    struct execute_options o = EXECUTE_OPTIONS_INIT;
+    struct execute_counts c;
+    o.jobs = 2;
+    o.arch = "sm_90";
+    o.probe = EXECUTE_PROBE_FORCE;
+    o.probe_timeout_s = 3;
+    CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
+    CHECK_INT(c.probed, ==, 16);
+    int conn = accept(ls, NULL, NULL);
+    close(ls);
+    int net_isolated = caps->bwrap || caps->netns; /* GPU probes run without Landlock */
+    if (net_isolated)
+        CHECK_INT(conn, <, 0);
+    if (conn >= 0)
+        close(conn);
+    int write_confined = caps->bwrap || caps->drop_uid;
+    if (write_confined)
+        CHECK(!fs_exists(outside));
+    check_probe("evil_forkbomb", "timeout", "timeout");
+    if (write_confined)
+        check_probe("evil_write", "cuda_error", "exit 5");
+    if (net_isolated)
+        check_probe("evil_socket", "cuda_error", "exit 5");
+    free(outside);
+}
+
+int main(void)
+{
+    have_nvcc = fixture_have_nvcc();
+    TEST_RUN(test_execute__builds_all_fixtures_and_records_failures);
+    TEST_RUN(test_execute__builds_a_clean_kernel_first_try_with_ptxas_resources);
+    TEST_RUN(test_execute__shims_a_cuda_samples_helper_header);
+    TEST_RUN(test_execute__pulls_a_missing_header_from_the_repository);
+    TEST_RUN(test_execute__drops_an_include_found_nowhere);
+    TEST_RUN(test_execute__adds_standard_headers_for_undeclared_names);
+    TEST_RUN(test_execute__pulls_a_macro_and_a_device_function_from_the_repository);
+    TEST_RUN(test_execute__pulls_an_unknown_type_from_the_repository);
+    TEST_RUN(test_execute__leaves_a_mismatched_call_failed_as_no_matching_overload);
+    TEST_RUN(test_execute__gives_an_undeducible_template_kernel_default_arguments);
+    TEST_RUN(test_execute__leaves_an_incomplete_type_failed);
+    TEST_RUN(test_execute__drops_a_redefinition_of_a_cuda_builtin_and_a_second_main);
+    TEST_RUN(test_execute__rewrites_removed_warp_intrinsics_and_runtime_calls);
+    TEST_RUN(test_execute__marks_a_host_function_called_from_a_kernel_host_device);
+    TEST_RUN(test_execute__drops_host_only_code_that_leaked_into_the_closure);
+    TEST_RUN(test_execute__classifies_an_unresolved_device_function_as_link_error);
+    TEST_RUN(test_execute__classifies_an_error_directive_as_other);
+    TEST_RUN(test_execute__builds_dynamic_parallelism_with_relocatable_device_code);
+    TEST_RUN(test_execute__a_second_run_rebuilds_nothing);
+    TEST_RUN(test_execute__an_edited_kernel_times_out_then_is_rebuilt);
+    TEST_RUN(test_execute__sandboxed_probes_stop_misbehaving_host_code_and_go_on);
+    fixture_env_release(&env);
+    return test_done();
+}

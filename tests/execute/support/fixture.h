@@ -1,0 +1,27 @@
+/* Test support for execute: a work folder and store holding fixture kernels from
+ * tests/execute/fixtures/kernels/<name>/ (kernel.cu, optional harness.cu), laid out as
+ * CONTRACTS.md says, all pointing at the fixture repository tests/execute/fixtures/repo. */
+#ifndef LSCAT_TESTS_EXECUTE_FIXTURE_H
+#define LSCAT_TESTS_EXECUTE_FIXTURE_H
+
+#include "dataset/store.h"
+
+struct fixture_env {
+    char *work;        /* absolute, mode 0755 (reachable by the sandbox's unprivileged uid) */
+    char *root;        /* the lscat source tree */
+    struct store *s;
+    int64_t run_id;    /* a stage_runs row for the library calls */
+};
+
+/* The lscat source tree ($LSCAT_ROOT, else "."), absolute. Caller frees. */
+char *fixture_source_root(void);
+/* Create a fresh work folder and store. Returns 0 or a negative code. */
+int fixture_env_init(struct fixture_env *env);
+/* Add kernel `name` (status 'isolated'); *id_out (65 bytes) receives its id. */
+int fixture_add_kernel(struct fixture_env *env, const char *name, char id_out[65]);
+/* Close the store, remove the folder. */
+void fixture_env_release(struct fixture_env *env);
+/* Whether nvcc can be found (the same search as execute). */
+int fixture_have_nvcc(void);
+
+#endif

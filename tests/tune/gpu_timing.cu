@@ -1,0 +1,254 @@
+/* GPU tests of the timing core (run by `make test-gpu`; skip without a CUDA device):
+ *  - calibration: a kernel spinning a known number of SM cycles (clock64) is measured within
+ *    1% of cycles / SM clock, with the clock read through NVML (read-only) during the run;
+ *  - the host-callback shape measures the same kernel within 1%;
+ *  - LS-CAT's aggregation experiment: 100,000 runtimes of one kernel, draw 10 at random,
+ *    aggregate with median/mean/min/max/p10/p90, repeat 10,000 times; which statistic's
+ *    relative spread is smallest. Numbers go to stderr (and $LSCAT_GPU_RESULTS as JSON). */
+extern "C" {
+#include "tests/support/test.h"
+}
+#include "tune/timing.h"
+
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+__global__ void spin(long long cycles, long long *sink)
+{
+    long long start = clock64(), now = start;
+    while (now - start < cycles)
+        now = clock64();
+    if (threadIdx.x == 0 && now == 42)
+        *sink = now; /* never true; keeps the loop */
+}
+
+__global__ void stream_kernel(float *x, const float *y, long n)
+{
+    long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        x[i] = 2.0f * y[i] + x[i];
+}
+
+struct spin_ctx {
+    long long cycles;
+    long long *sink;
+};
+
+static int launch_spin(void *ctx, timing_stream_t s)
+{
+    struct spin_ctx *c = (struct spin_ctx *)ctx;
+    spin<<<1, 32, 0, (cudaStream_t)s>>>(c->cycles, c->sink);
+    return (int)cudaGetLastError();
+}
+
+static int host_spin(void *ctx)
+{
+    return launch_spin(ctx, NULL);
+}
+
+static FILE *results(void)
+{
+    static FILE *f;
+    const char *p = getenv("LSCAT_GPU_RESULTS");
+    if (!f && p && *p)
+        f = fopen(p, "a");
+    return f;
+}
+
+static void need_device(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0)
+        test_skip("no CUDA device");
+}
+
+static void check_spin(int host_shape)
+{
+    struct timing_device_info d;
+    struct spin_ctx c = { 0, NULL };
+    need_device();
+    CHECK_INT(timing_device_info_get(&d, 0), ==, 0);
+    CHECK(cudaMalloc(&c.sink, sizeof(long long)) == cudaSuccess);
+    /* host timing carries launch + synchronisation latency (about 10 us on an H100), so the
+     * host shape is calibrated on longer spins */
+    long long cycles_list[2] = { 1000000, 10000000 };
+    if (host_shape) {
+        cycles_list[0] = 10000000;
+        cycles_list[1] = 40000000;
+    }
+    for (int k = 0; k < 2; k++) {
+        struct timing_options o = TIMING_OPTIONS_INIT;
+        struct timing_stats s;
+        c.cycles = cycles_list[k];
+        o.samples = 20;
+        o.warmup = 5;
+        int rc = host_shape ? timing_measure_host(&s, &o, host_spin, &c)
+                            : timing_measure_launch(&s, &o, launch_spin, &c, NULL);
+        CHECK_INT(rc, ==, 0);
+        /* the SM clock during the run, from NVML (read-only); else the peak clock */
+        int mhz = s.sm_clock_mhz_after > 0 ? s.sm_clock_mhz_after : d.max_sm_clock_mhz;
+        double want_ns = (double)c.cycles / mhz * 1e3;
+        double err = (s.median_ns - want_ns) / want_ns;
+        fprintf(stderr, "# calibration %s: %lld cycles at %d MHz (NVML before %d, after %d, "
+                "peak %d): want %.1f ns, median %.1f ns, error %+.3f%%, MAD/median %.4f%%, "
+                "launches/sample %d\n", host_shape ? "host" : "launch", c.cycles, mhz,
+                s.sm_clock_mhz_before, s.sm_clock_mhz_after, d.max_sm_clock_mhz, want_ns,
+                s.median_ns, err * 100, s.mad_ns / s.median_ns * 100, s.launches_per_sample);
+        if (results())
+            fprintf(results(), "{\"test\":\"calibration\",\"shape\":\"%s\",\"cycles\":%lld,"
+                    "\"mhz\":%d,\"want_ns\":%.1f,\"median_ns\":%.1f,\"error\":%.6f}\n",
+                    host_shape ? "host" : "launch", c.cycles, mhz, want_ns, s.median_ns, err);
+        CHECK(s.sm_clock_mhz_after > 0); /* NVML through dlopen works on a real driver */
+        CHECK(fabs(err) < 0.01);
+    }
+    cudaFree(c.sink);
+}
+
+static void test_timing__spin_kernel_is_measured_within_1_percent(void)
+{
+    check_spin(0);
+}
+
+static void test_timing__host_callback_shape_is_measured_within_1_percent(void)
+{
+    check_spin(1);
+}
+
+struct stream_ctx {
+    float *x, *y;
+    long n;
+};
+
+static int launch_stream(void *ctx, timing_stream_t s)
+{
+    struct stream_ctx *c = (struct stream_ctx *)ctx;
+    stream_kernel<<<(unsigned)((c->n + 255) / 256), 256, 0, (cudaStream_t)s>>>(c->x, c->y, c->n);
+    return (int)cudaGetLastError();
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void test_timing__aggregation_experiment_finds_the_steadiest_statistic(void)
+{
+    enum { N = 100000, DRAW = 10, REPS = 10000, NSTAT = 6 };
+    const char *names[NSTAT] = { "median", "mean", "min", "max", "p10", "p90" };
+    struct stream_ctx c;
+    struct timing_options o = TIMING_OPTIONS_INIT;
+    struct timing_stats s;
+    need_device();
+    c.n = 4 << 20; /* 16 MiB per array: a memory-bound kernel of some tens of microseconds */
+    CHECK(cudaMalloc(&c.x, c.n * sizeof(float)) == cudaSuccess);
+    CHECK(cudaMalloc(&c.y, c.n * sizeof(float)) == cudaSuccess);
+    cudaMemset(c.x, 0, c.n * sizeof(float));
+    cudaMemset(c.y, 0, c.n * sizeof(float));
+    o.warmup = 100;
+    o.samples = N;
+    o.max_samples = N;
+    o.min_sample_ms = 0; /* one launch per sample: 100,000 single runtimes */
+    o.keep_raw = 1;
+    CHECK_INT(timing_measure_launch(&s, &o, launch_stream, &c, NULL), ==, 0);
+    CHECK_INT(s.samples, ==, N);
+    CHECK_INT(s.launches_per_sample, ==, 1);
+    CHECK(s.min_ns > 0);
+    srand(2026);
+    static double agg[NSTAT][REPS];
+    double draw[DRAW];
+    for (int r = 0; r < REPS; r++) {
+        double sum = 0;
+        for (int i = 0; i < DRAW; i++) {
+            draw[i] = s.raw_ns[(((long)rand() << 15) ^ rand()) % N];
+            sum += draw[i];
+        }
+        qsort(draw, DRAW, sizeof(double), cmp);
+        agg[0][r] = (draw[4] + draw[5]) / 2;
+        agg[1][r] = sum / DRAW;
+        agg[2][r] = draw[0];
+        agg[3][r] = draw[DRAW - 1];
+        agg[4][r] = draw[0] + 0.9 * (draw[1] - draw[0]);  /* numpy linear p10 of 10 */
+        agg[5][r] = draw[8] + 0.1 * (draw[9] - draw[8]);  /* p90 */
+    }
+    int best = 0;
+    double cv[NSTAT];
+    fprintf(stderr, "# aggregation: %d runtimes, median %.1f ns, min %.1f, max %.1f, "
+            "MAD/median %.3f%%, p90/p10 %.4f\n", N, s.median_ns, s.min_ns, s.max_ns,
+            s.mad_ns / s.median_ns * 100, s.p90_ns / s.p10_ns);
+    for (int k = 0; k < NSTAT; k++) {
+        double m = 0, v = 0;
+        for (int r = 0; r < REPS; r++)
+            m += agg[k][r];
+        m /= REPS;
+        for (int r = 0; r < REPS; r++)
+            v += (agg[k][r] - m) * (agg[k][r] - m);
+        cv[k] = sqrt(v / (REPS - 1)) / m;
+        if (cv[k] < cv[best])
+            best = k;
+        fprintf(stderr, "#   %-6s of %d draws over %d repetitions: mean %.1f ns, relative "
+                "stddev %.4f%%\n", names[k], DRAW, REPS, m, cv[k] * 100);
+        if (results())
+            fprintf(results(), "{\"test\":\"aggregation\",\"stat\":\"%s\",\"mean_ns\":%.2f,"
+                    "\"rel_stddev\":%.6f}\n", names[k], m, cv[k]);
+    }
+    fprintf(stderr, "# aggregation: steadiest statistic: %s\n", names[best]);
+    CHECK(cv[0] > 0 && cv[1] > 0);
+    CHECK(cv[0] < cv[3]); /* the median of 10 varies less than the max of 10 */
+    timing_stats_release(&s);
+    cudaFree(c.x);
+    cudaFree(c.y);
+}
+
+__global__ void tiny(float *x)
+{
+    if (threadIdx.x == 0 && x)
+        x[blockIdx.x] += 1.0f;
+}
+
+static int launch_tiny(void *ctx, timing_stream_t s)
+{
+    tiny<<<1, 32, 0, (cudaStream_t)s>>>((float *)ctx);
+    return (int)cudaGetLastError();
+}
+
+/* Tiny kernels are launch-rate bound when launched straight into a running stream; with the
+ * blocker the samples time GPU execution only, so they can only be shorter. */
+static void test_timing__launch_blocker_times_gpu_execution_not_launch_rate(void)
+{
+    float *x = NULL;
+    double med[2];
+    int lps[2];
+    need_device();
+    CHECK(cudaMalloc(&x, 1024 * sizeof(float)) == cudaSuccess);
+    for (int k = 0; k < 2; k++) {
+        struct timing_options o = TIMING_OPTIONS_INIT;
+        struct timing_stats s;
+        o.no_launch_blocker = k;
+        o.samples = 30;
+        CHECK_INT(timing_measure_launch(&s, &o, launch_tiny, x, NULL), ==, 0);
+        med[k] = s.median_ns;
+        lps[k] = s.launches_per_sample;
+    }
+    fprintf(stderr, "# tiny kernel per launch: %.1f ns with the blocker (%d launches/sample), "
+            "%.1f ns without (%d launches/sample)\n", med[0], lps[0], med[1], lps[1]);
+    if (results())
+        fprintf(results(), "{\"test\":\"blocker\",\"with_ns\":%.1f,\"without_ns\":%.1f}\n",
+                med[0], med[1]);
+    CHECK(med[0] > 0 && med[1] > 0);
+    CHECK(med[0] <= med[1] * 1.05);
+    CHECK(lps[0] <= 500);
+    cudaFree(x);
+}
+
+int main(void)
+{
+    TEST_RUN(test_timing__launch_blocker_times_gpu_execution_not_launch_rate);
+    TEST_RUN(test_timing__spin_kernel_is_measured_within_1_percent);
+    TEST_RUN(test_timing__host_callback_shape_is_measured_within_1_percent);
+    TEST_RUN(test_timing__aggregation_experiment_finds_the_steadiest_statistic);
+    return test_done();
+}

@@ -1,0 +1,157 @@
+/* A stand-in for a kernel harness on machines without a GPU: speaks the harness protocol of
+ * CONTRACTS.md (configurations on stdin, JSON lines to --results) and misbehaves on purpose
+ * where `<this binary>.behavior` says so, one rule a line, fields W H BX BY ('*' = any):
+ *   crash W H BX BY    die by SIGSEGV before reporting     hang W H BX BY    never answer
+ *   sticky W H BX BY   report cuda_error, exit 4           invalid W H BX BY  invalid_config
+ *   refuse             exit 2 at once                      slow MS            sleep per config
+ *   linger MS          sleep before exiting (as a long CUDA context teardown would)
+ * Every process start and configuration begun is appended to `<this binary>.log`. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct rule {
+    char action[16];
+    char f[4][16];
+};
+
+static struct rule rules[64];
+static int nrules, slow_ms, linger_ms;
+
+static void load_rules(const char *self)
+{
+    char path[4096], line[256];
+    snprintf(path, sizeof(path), "%s.behavior", self);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    while (fgets(line, sizeof(line), f) && nrules < 64) {
+        struct rule *r = &rules[nrules];
+        int n = sscanf(line, "%15s %15s %15s %15s %15s", r->action, r->f[0], r->f[1], r->f[2],
+                       r->f[3]);
+        if (n >= 1 && strcmp(r->action, "slow") == 0)
+            slow_ms = atoi(r->f[0]);
+        else if (n >= 1 && strcmp(r->action, "linger") == 0)
+            linger_ms = atoi(r->f[0]);
+        else if (n >= 1)
+            nrules++;
+    }
+    fclose(f);
+}
+
+static int field_matches(const char *f, int v)
+{
+    return strcmp(f, "*") == 0 || atoi(f) == v;
+}
+
+static const char *action_for(int w, int h, int bx, int by)
+{
+    for (int i = 0; i < nrules; i++) {
+        struct rule *r = &rules[i];
+        if (strcmp(r->action, "refuse") == 0)
+            continue;
+        if (field_matches(r->f[0], w) && field_matches(r->f[1], h) &&
+            field_matches(r->f[2], bx) && field_matches(r->f[3], by))
+            return r->action;
+    }
+    return "ok";
+}
+
+static void log_line(const char *self, const char *fmt, int a, int b, int c, int d, int e)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s.log", self);
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return;
+    fprintf(f, fmt, a, b, c, d, e);
+    fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+    const char *results = NULL;
+    int occupancy = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--occupancy") || !strcmp(a, "--l2-flush") || !strcmp(a, "--probe"))
+            occupancy |= !strcmp(a, "--occupancy");
+        else if (i + 1 < argc && (!strcmp(a, "--device") || !strcmp(a, "--warmup") ||
+                                  !strcmp(a, "--samples") || !strcmp(a, "--min-sample-ms") ||
+                                  !strcmp(a, "--target-rel-mad") || !strcmp(a, "--pad-elems")))
+            i++;
+        else if (i + 1 < argc && !strcmp(a, "--results"))
+            results = argv[++i];
+        else {
+            fprintf(stderr, "fake_harness: unknown option '%s'\n", a);
+            return 2;
+        }
+    }
+    load_rules(argv[0]);
+    log_line(argv[0], "start %d\n", (int)getpid(), 0, 0, 0, 0);
+    for (int i = 0; i < nrules; i++)
+        if (!strcmp(rules[i].action, "refuse")) {
+            fprintf(stderr, "fake_harness: refusing as told\n");
+            return 2;
+        }
+    FILE *out = results ? fopen(results, "w") : stdout;
+    if (!out)
+        return 2;
+    const char *uuid = getenv("CUDA_VISIBLE_DEVICES");
+    fprintf(out, "{\"harness\":1,\"kernel\":\"fake\",\"device\":0,\"gpu\":\"Fake GPU\","
+                 "\"uuid\":\"%s\",\"cc\":\"9.0\"}\n", uuid ? uuid : "GPU-none");
+    if (occupancy)
+        fprintf(out, "{\"occupancy_block\":768,\"occupancy_grid\":264}\n");
+    fflush(out);
+    char line[256];
+    while (fgets(line, sizeof(line), stdin)) {
+        int w, h, bx, by, bz;
+        if (line[0] == '#' || sscanf(line, "%d %d %d %d %d", &w, &h, &bx, &by, &bz) != 5)
+            continue;
+        log_line(argv[0], "cfg %d %d %d %d %d\n", w, h, bx, by, bz);
+        printf("kernel printf noise for %d %d\n", w, bx); /* as a kernel's printf would */
+        fflush(stdout);
+        if (slow_ms) {
+            struct timespec ts = { slow_ms / 1000, (long)(slow_ms % 1000) * 1000000L };
+            nanosleep(&ts, NULL);
+        }
+        const char *act = action_for(w, h, bx, by);
+        int gx = by > 1 ? (w + bx - 1) / bx : (w * h + bx - 1) / bx;
+        int gy = by > 1 ? (h + by - 1) / by : 1;
+        if (!strcmp(act, "crash")) {
+            fprintf(stderr, "fake_harness: about to crash\n");
+            raise(SIGSEGV);
+        }
+        if (!strcmp(act, "hang"))
+            while (1)
+                pause();
+        if (!strcmp(act, "sticky") || !strcmp(act, "invalid")) {
+            int sticky = !strcmp(act, "sticky");
+            fprintf(out, "{\"w\":%d,\"h\":%d,\"block\":[%d,%d,%d],\"grid\":[%d,%d,1],"
+                    "\"status\":\"%s\",\"error\":\"%s\"}\n", w, h, bx, by, bz, gx, gy,
+                    sticky ? "cuda_error" : "invalid_config",
+                    sticky ? "an illegal memory access was encountered" : "too many threads");
+            fflush(out);
+            if (sticky)
+                return 4;
+            continue;
+        }
+        double t = 1000.0 + (double)w * h / (bx * by);
+        fprintf(out, "{\"w\":%d,\"h\":%d,\"block\":[%d,%d,%d],\"grid\":[%d,%d,1],"
+                "\"status\":\"ok\",\"median_ns\":%.1f,\"min_ns\":%.1f,\"max_ns\":%.1f,"
+                "\"mean_ns\":%.1f,\"stddev_ns\":1.0,\"mad_ns\":0.5,\"p10_ns\":%.1f,"
+                "\"p90_ns\":%.1f,\"samples\":10,\"launches_per_sample\":3,"
+                "\"sm_mhz_before\":1980,\"sm_mhz_after\":1980,\"mem_mhz\":2619,"
+                "\"temp_c_before\":40,\"temp_c_after\":41,\"clocks_locked\":0}\n",
+                w, h, bx, by, bz, gx, gy, t, t - 2, t + 2, t, t - 1, t + 1);
+        fflush(out);
+    }
+    if (linger_ms) {
+        struct timespec ts = { linger_ms / 1000, (long)(linger_ms % 1000) * 1000000L };
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}

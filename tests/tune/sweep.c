@@ -1,0 +1,217 @@
+/* Tests of the sweep engine (tune/sweep.c) with a real store and real child processes: the
+ * stand-in harness plays each kernel (no GPU here), stand-in GPU records play the devices.
+ * Planning, dispatch over two workers, resume, --remeasure and giving up are checked in the
+ * store and in the harnesses' own logs of what they were asked to run. */
+#include "tests/support/test.h"
+#include "tune/sweep.h"
+
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "dataset/store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char work[1024], db[1100];
+
+/* A store with `n` runnable kernels k0.., each with its own copy of the stand-in harness. */
+static struct store *setup(int n, const char *const *behaviors)
+{
+    struct store *s = NULL;
+    const char *tb = getenv("LSCAT_TEST_BIN");
+    snprintf(work, sizeof(work), "%s/work", test_tmpdir());
+    snprintf(db, sizeof(db), "%s/lscat.db", work);
+    CHECK_OK(store_open(&s, db, STORE_CREATE));
+    for (int i = 0; i < n; i++) {
+        char id[16], rel[64], cmd[2400];
+        snprintf(id, sizeof(id), "k%d", i);
+        snprintf(rel, sizeof(rel), "builds/%s/harness", id);
+        snprintf(cmd, sizeof(cmd), "mkdir -p %s/builds/%s && cp %s/tune/support/fake_harness "
+                 "%s/%s", work, id, tb && *tb ? tb : "build/tests", work, rel);
+        CHECK(system(cmd) == 0);
+        if (behaviors && behaviors[i]) {
+            char p[1200];
+            snprintf(p, sizeof(p), "%s/%s.behavior", work, rel);
+            test_write_file(p, behaviors[i], strlen(behaviors[i]));
+        }
+        CHECK_OK(store_run(s, "INSERT INTO kernels(id, name, dir, params, param_count, status, "
+                           "created_at) VALUES (?, ?, ?, '[]', 0, 'runnable', 'now')", "ttt", id,
+                           id, id));
+        CHECK_OK(store_run(s, "INSERT INTO builds(kernel_id, arch, cache_key, status, attempts, "
+                           "binary_path, built_at) VALUES (?, 'sm_90', ?, 'ok', 1, ?, 'now')",
+                           "ttt", id, id, rel));
+    }
+    return s;
+}
+
+static int gpus_of(struct tune_gpu *g, int n, int models, struct store *s)
+{
+    memset(g, 0, (size_t)n * sizeof(*g));
+    for (int i = 0; i < n; i++) {
+        g[i].index = i;
+        snprintf(g[i].uuid, sizeof(g[i].uuid), "GPU-fake-%d", i);
+        snprintf(g[i].name, sizeof(g[i].name), "%s", models == 2 && i % 2 ? "Other" : "Fake");
+        snprintf(g[i].cc, sizeof(g[i].cc), "9.0");
+    }
+    CHECK_OK(tune_gpus_register(s, g, n));
+    return n;
+}
+
+static void sweep(struct tune_counts *c, struct store *s, const struct tune_gpu *g, int n,
+                  int remeasure, int max_failures)
+{
+    struct tune_options o;
+    int64_t run_id = 0;
+    memset(&o, 0, sizeof(o));
+    CHECK_OK(tune_space_parse(&o.space, "64,128", "16x16,64"));
+    CHECK_OK(store_run_begin(&run_id, s, "tune", 0, NULL));
+    o.db_path = db;
+    o.work_dir = work;
+    o.config_timeout_s = 0.5;
+    o.startup_s = 0.5;
+    o.max_failures = max_failures;
+    o.remeasure = remeasure;
+    o.run_id = run_id;
+    CHECK_OK(tune_sweep(c, s, &o, g, n));
+    tune_space_release(&o.space);
+}
+
+static int64_t q(struct store *s, const char *sql)
+{
+    int64_t v = -1;
+    CHECK_OK(store_query_int(&v, s, sql, NULL));
+    return v;
+}
+
+static int log_count(int k, const char *word)
+{
+    struct buf b = BUF_INIT;
+    char path[1200];
+    int n = 0;
+    snprintf(path, sizeof(path), "%s/builds/k%d/harness.log", work, k);
+    if (buf_read_file(&b, path) == 0)
+        for (const char *p = b.data; (p = strstr(p, word)) != NULL; p++)
+            n++;
+    buf_release(&b);
+    return n;
+}
+
+static void test_sweep__two_gpus_share_the_kernels_and_each_is_measured_once(void)
+{
+    const char *slow[] = { "slow 100\n", "slow 100\n", "slow 100\n", "slow 100\n" };
+    struct store *s = setup(4, slow);
+    struct tune_gpu g[2];
+    struct tune_counts c;
+    gpus_of(g, 2, 1, s);
+    sweep(&c, s, g, 2, 0, 5);
+    CHECK_INT(c.kernels_planned, ==, 4);
+    CHECK_INT(c.configs_planned, ==, 16);
+    CHECK_INT(c.ok, ==, 16);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE status = 'ok' AND median_ns > 0"),
+              ==, 16);
+    CHECK_INT(q(s, "SELECT count(DISTINCT gpu_id) FROM measurements"), ==, 2);
+    CHECK_INT(q(s, "SELECT count(*) FROM tune_kernels WHERE status = 'done' "
+                   "AND occupancy_block = 768"), ==, 4);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE sm_clock_mhz_before = 1980 "
+                   "AND grid_x > 0 AND run_id IS NOT NULL"), ==, 16);
+    for (int k = 0; k < 4; k++)
+        CHECK_INT(log_count(k, "start"), ==, 1);
+    store_free(s);
+}
+
+static void test_sweep__a_second_run_measures_only_what_is_missing(void)
+{
+    struct store *s = setup(2, NULL);
+    struct tune_gpu g[1];
+    struct tune_counts c;
+    gpus_of(g, 1, 1, s);
+    sweep(&c, s, g, 1, 0, 5);
+    CHECK_INT(c.ok, ==, 8);
+    sweep(&c, s, g, 1, 0, 5);
+    CHECK_INT(c.kernels_planned, ==, 0);
+    CHECK_INT(c.processes, ==, 0);
+    /* lose two results of k1, as a kill in the middle of its sweep would */
+    CHECK_OK(store_run(s, "DELETE FROM measurements WHERE kernel_id = 'k1' AND width = 128",
+                       NULL));
+    sweep(&c, s, g, 1, 0, 5);
+    CHECK_INT(c.configs_planned, ==, 2);
+    CHECK_INT(log_count(1, "cfg 128 128"), ==, 4); /* 2 blocks: in the first run and now */
+    CHECK_INT(log_count(1, "cfg 64 64"), ==, 2);   /* only in the first run */
+    CHECK_INT(log_count(1, "start"), ==, 2);
+    CHECK_INT(log_count(0, "start"), ==, 1);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE superseded = 0"), ==, 8);
+    store_free(s);
+}
+
+static void test_sweep__remeasure_supersedes_and_keeps_old_rows(void)
+{
+    struct store *s = setup(1, NULL);
+    struct tune_gpu g[1];
+    struct tune_counts c;
+    gpus_of(g, 1, 1, s);
+    sweep(&c, s, g, 1, 0, 5);
+    sweep(&c, s, g, 1, 1, 5);
+    CHECK_INT(c.ok, ==, 4);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements"), ==, 8);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE superseded = 1"), ==, 4);
+    CHECK_INT(q(s, "SELECT count(DISTINCT run_id) FROM measurements WHERE superseded = 0"), ==, 1);
+    store_free(s);
+}
+
+static void test_sweep__each_gpu_model_measures_each_kernel(void)
+{
+    struct store *s = setup(2, NULL);
+    struct tune_gpu g[2];
+    struct tune_counts c;
+    gpus_of(g, 2, 2, s);
+    sweep(&c, s, g, 2, 0, 5);
+    CHECK_INT(c.models, ==, 2);
+    CHECK_INT(c.kernels_planned, ==, 4);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements m JOIN gpus g ON g.id = m.gpu_id "
+                   "WHERE g.name = 'Other'"), ==, 8);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements m JOIN gpus g ON g.id = m.gpu_id "
+                   "WHERE g.name = 'Fake'"), ==, 8);
+    store_free(s);
+}
+
+static void test_sweep__crashes_hangs_and_give_ups_are_recorded(void)
+{
+    const char *b[] = { "crash 64 64 64 1\nhang 128 128 16 16\n", "crash * * * *\n", NULL };
+    struct store *s = setup(3, b);
+    struct tune_gpu g[1];
+    struct tune_counts c;
+    gpus_of(g, 1, 1, s);
+    CHECK_OK(store_run(s, "UPDATE builds SET binary_path = 'builds/none/harness' "
+                          "WHERE kernel_id = 'k2'", NULL));
+    sweep(&c, s, g, 1, 0, 3);
+    CHECK_INT(c.kernels_done, ==, 1);
+    CHECK_INT(c.kernels_given_up, ==, 2);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k0' AND status = "
+                   "'crashed' AND width = 64 AND block_x = 64 AND error LIKE '%signal 11%'"), ==, 1);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k0' AND status = "
+                   "'timeout' AND median_ns IS NULL"), ==, 1);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k0' AND status = 'ok'"),
+              ==, 2);
+    CHECK_INT(q(s, "SELECT count(*) FROM kernels WHERE status = 'given_up'"), ==, 2);
+    CHECK_INT(q(s, "SELECT count(*) FROM failures WHERE stage = 'tune' AND class = "
+                   "'repeated_failures' AND kernel_id = 'k1'"), ==, 1);
+    CHECK_INT(q(s, "SELECT count(*) FROM failures WHERE class = 'harness_missing'"), ==, 1);
+    CHECK_INT(q(s, "SELECT count(*) FROM tune_kernels WHERE status = 'given_up' AND reason "
+                   "LIKE '%3 harness failures%'"), ==, 1);
+    /* nothing is retried on the next run */
+    sweep(&c, s, g, 1, 0, 3);
+    CHECK_INT(c.kernels_planned, ==, 0);
+    store_free(s);
+}
+
+int main(void)
+{
+    TEST_RUN(test_sweep__two_gpus_share_the_kernels_and_each_is_measured_once);
+    TEST_RUN(test_sweep__a_second_run_measures_only_what_is_missing);
+    TEST_RUN(test_sweep__remeasure_supersedes_and_keeps_old_rows);
+    TEST_RUN(test_sweep__each_gpu_model_measures_each_kernel);
+    TEST_RUN(test_sweep__crashes_hangs_and_give_ups_are_recorded);
+    return test_done();
+}

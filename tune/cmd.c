@@ -1,0 +1,258 @@
+/* lscat-tune: sweep matrix sizes x block shapes for every runnable kernel on the node's GPUs.
+ * Thin: parse options, find the GPUs, open the store, run the sweep engine (tune/sweep.c),
+ * record the run, turn the outcome into an exit code. */
+#include "common/cli.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "dataset/store.h"
+#include "tune/gpus.h"
+#include "tune/sweep.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] = "lscat tune [--gpus all|0,1] [--sizes LIST] [--blocks LIST] "
+                            "[--remeasure] [options]";
+
+enum {
+    OPT_GPUS = 1, OPT_SIZES, OPT_BLOCKS, OPT_TIMEOUT, OPT_STARTUP, OPT_MAX_FAILURES,
+    OPT_REMEASURE, OPT_KERNEL, OPT_LIMIT, OPT_WARMUP, OPT_SAMPLES, OPT_MIN_SAMPLE_MS,
+    OPT_TARGET_REL_MAD, OPT_L2_FLUSH, OPT_LOCK_CLOCKS, OPT_I_OWN, OPT_NO_PRESTART,
+};
+static const struct cli_opt opts[] = {
+    { "gpus", 0, "LIST", "GPUs to use: 'all' (default) or CUDA indices, e.g. 0,1", OPT_GPUS },
+    { "sizes", 0, "LIST", "matrix sizes, N (square) or WxH (default " TUNE_DEFAULT_SIZES ")",
+      OPT_SIZES },
+    { "blocks", 0, "LIST", "block shapes, X (1D), XxY or XxYxZ (default: 8x8,16x16,24x24,"
+      "32x32 and 64..1024 in steps of 64)", OPT_BLOCKS },
+    { "timeout", 0, "S", "per-configuration timeout in seconds (default 30)", OPT_TIMEOUT },
+    { "startup-timeout", 0, "S", "extra seconds for a harness's first configuration "
+      "(context creation; default 10)", OPT_STARTUP },
+    { "max-failures", 0, "N", "harness crashes/timeouts/sticky errors before a kernel is "
+      "given up on a GPU (default 5)", OPT_MAX_FAILURES },
+    { "remeasure", 0, NULL, "measure again what is already measured (old rows are kept, "
+      "marked superseded)", OPT_REMEASURE },
+    { "no-prestart", 0, NULL, "start each harness only when its kernel's turn comes (default: "
+      "the next kernel's harness starts, held, while one is measured)", OPT_NO_PRESTART },
+    { "kernel", 0, "PREFIX", "only kernels whose id starts with PREFIX", OPT_KERNEL },
+    { "limit", 0, "N", "at most N kernels", OPT_LIMIT },
+    { "warmup", 0, "N", "harness: untimed runs first (default 3)", OPT_WARMUP },
+    { "samples", 0, "N", "harness: timed samples (default 10)", OPT_SAMPLES },
+    { "min-sample-ms", 0, "X", "harness: a sample batches launches to last X ms (default 1)",
+      OPT_MIN_SAMPLE_MS },
+    { "target-rel-mad", 0, "X", "harness: adaptive sampling until MAD/median < X",
+      OPT_TARGET_REL_MAD },
+    { "l2-flush", 0, NULL, "harness: flush L2 before every sample (cold cache)", OPT_L2_FLUSH },
+    { "lock-clocks", 0, "MHZ", "lock SM clocks through NVML for the sweep (needs "
+      "--i-own-these-gpus; never on shared machines)", OPT_LOCK_CLOCKS },
+    { "i-own-these-gpus", 0, NULL, "consent for --lock-clocks: these GPUs are yours to "
+      "reconfigure", OPT_I_OWN },
+    CLI_OPT_END,
+};
+
+struct args {
+    const char *gpus, *sizes, *blocks, *kernel;
+    double timeout_s, startup_s;
+    long max_failures, limit, lock_mhz;
+    int remeasure, i_own, l2_flush, no_prestart;
+    const char *timing[16];
+    int ntiming;
+    char *dup[8];
+    int ndup;
+};
+
+static int timing_arg(struct args *a, const char *flag, const char *value)
+{
+    if (a->ntiming > 12)
+        return lscat_error_setc(LSCAT_EINVALID, "too many timing options");
+    a->timing[a->ntiming++] = flag;
+    if (value)
+        a->timing[a->ntiming++] = value;
+    return 0;
+}
+
+static int on_opt(void *ctx, int id, const char *arg)
+{
+    struct args *a = ctx;
+    long v;
+    double d;
+    switch (id) {
+    case OPT_GPUS: a->gpus = arg; return 0;
+    case OPT_SIZES: a->sizes = arg; return 0;
+    case OPT_BLOCKS: a->blocks = arg; return 0;
+    case OPT_KERNEL: a->kernel = arg; return 0;
+    case OPT_REMEASURE: a->remeasure = 1; return 0;
+    case OPT_I_OWN: a->i_own = 1; return 0;
+    case OPT_NO_PRESTART: a->no_prestart = 1; return 0;
+    case OPT_TIMEOUT: return cli_parse_double(&a->timeout_s, "--timeout", arg, 0.1, 86400);
+    case OPT_STARTUP: return cli_parse_double(&a->startup_s, "--startup-timeout", arg, 0, 3600);
+    case OPT_MAX_FAILURES: return cli_parse_int(&a->max_failures, "--max-failures", arg, 1, 1000);
+    case OPT_LIMIT: return cli_parse_int(&a->limit, "--limit", arg, 1, 1L << 30);
+    case OPT_LOCK_CLOCKS: return cli_parse_int(&a->lock_mhz, "--lock-clocks", arg, 100, 10000);
+    case OPT_WARMUP:
+        return cli_parse_int(&v, "--warmup", arg, 0, 100000) < 0 ? LSCAT_EINVALID
+                                                                 : timing_arg(a, "--warmup", arg);
+    case OPT_SAMPLES:
+        return cli_parse_int(&v, "--samples", arg, 1, 1000000) < 0
+                   ? LSCAT_EINVALID : timing_arg(a, "--samples", arg);
+    case OPT_MIN_SAMPLE_MS:
+        return cli_parse_double(&d, "--min-sample-ms", arg, 0, 60000) < 0
+                   ? LSCAT_EINVALID : timing_arg(a, "--min-sample-ms", arg);
+    case OPT_TARGET_REL_MAD:
+        return cli_parse_double(&d, "--target-rel-mad", arg, 0, 1) < 0
+                   ? LSCAT_EINVALID : timing_arg(a, "--target-rel-mad", arg);
+    case OPT_L2_FLUSH: a->l2_flush = 1; return timing_arg(a, "--l2-flush", NULL);
+    }
+    return 0;
+}
+
+static void help(void)
+{
+    printf("usage: %s\n\n"
+           "For every runnable kernel (kernels.status = 'runnable' with an ok build), run its\n"
+           "harness on every selected GPU model over matrix sizes x block shapes (default\n"
+           "LS-CAT's 7 x 20) and record each configuration in `measurements` (status ok,\n"
+           "cuda_error, invalid_config, crashed, timeout), the occupancy API's suggested block\n"
+           "in `tune_kernels`. One harness process per kernel and GPU runs all its\n"
+           "configurations; a crash or hang is recorded and the harness restarted at the next\n"
+           "configuration; after --max-failures the kernel is given up (failures table).\n"
+           "One worker per GPU, dynamic dispatch, one kernel per GPU at a time; each GPU model\n"
+           "measures each kernel once. Resumable: a second run measures only what is missing.\n"
+           "Without a CUDA device it says so and exits 0. See docs/tune.md.\n\n"
+           "Options:\n",
+           usage);
+    cli_print_options(stdout, opts);
+    printf("\nEnvironment: LSCAT_GPUINFO overrides the GPU discovery helper (lscat-gpuinfo).\n");
+    cli_print_common_help(stdout);
+}
+
+static volatile int g_stop;
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+static void print_summary(const struct tune_counts *c)
+{
+    printf("tune: %d GPU(s), %d kernel run(s) planned: %d done, %d given up; %d of %d "
+           "configurations reported (%d ok, %d cuda_error, %d invalid_config, %d crashed, "
+           "%d timeout)%s\n",
+           c->gpus, c->kernels_planned, c->kernels_done, c->kernels_given_up,
+           c->configs_reported, c->configs_planned, c->ok, c->cuda_error, c->invalid_config,
+           c->crashed, c->timeout, c->interrupted ? "; interrupted" : "");
+}
+
+static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, int argc,
+                 char **argv)
+{
+    struct store *s = NULL;
+    struct tune_options o;
+    struct tune_counts c;
+    int64_t run_id = 0;
+    int code = LSCAT_EXIT_FATAL, locked = 0;
+    char counts[1024];
+    memset(&o, 0, sizeof(o));
+    memset(&c, 0, sizeof(c));
+    if (tune_space_parse(&o.space, a->sizes, a->blocks) < 0)
+        return cli_usage_error(cli, usage);
+    if (store_open(&s, cli->db_path, 0) < 0 || store_run_begin(&run_id, s, "tune", argc, argv) < 0 ||
+        tune_gpus_register(s, gpus, n) < 0)
+        goto fail;
+    if (a->lock_mhz) {
+        if (tune_clocks_lock(gpus, n, (int)a->lock_mhz) < 0)
+            goto fail;
+        locked = 1;
+    }
+    a->timing[a->ntiming] = NULL;
+    o.db_path = cli->db_path;
+    o.work_dir = cli->work_dir;
+    o.config_timeout_s = a->timeout_s;
+    o.startup_s = a->startup_s;
+    o.max_failures = (int)a->max_failures;
+    o.remeasure = a->remeasure;
+    o.no_prestart = a->no_prestart;
+    o.kernel_prefix = a->kernel;
+    o.limit_kernels = (int)a->limit;
+    o.timing_args = a->timing;
+    o.l2_flush = a->l2_flush;
+    o.clocks_locked = locked;
+    o.run_id = run_id;
+    o.stop = &g_stop;
+    if (tune_sweep(&c, s, &o, gpus, n) < 0)
+        goto fail;
+    code = c.interrupted ? LSCAT_EXIT_FATAL : c.kernels_given_up ? LSCAT_EXIT_FAILURES
+                                                                  : LSCAT_EXIT_OK;
+    print_summary(&c);
+    if (c.interrupted)
+        fprintf(stderr, "lscat-tune: interrupted; run again to measure what is missing\n");
+    goto done;
+fail:
+    fprintf(stderr, "lscat-tune: %s\n", lscat_error_last());
+done:
+    if (locked && tune_clocks_reset(gpus, n) < 0)
+        fprintf(stderr, "lscat-tune: %s (reset them with nvidia-smi -rgc)\n", lscat_error_last());
+    if (s && run_id) {
+        tune_counts_json(counts, sizeof(counts), &c);
+        store_run_end(s, run_id, code, counts);
+    }
+    store_free(s);
+    tune_space_release(&o.space);
+    return code;
+}
+
+int main(int argc, char **argv)
+{
+    struct cli cli;
+    struct args a;
+    struct tune_gpu *gpus = NULL;
+    char why[1024];
+    int code = LSCAT_EXIT_OK, n;
+    memset(&a, 0, sizeof(a));
+    a.timeout_s = 30;
+    a.startup_s = 10;
+    a.max_failures = 5;
+    int rc = cli_parse(&cli, "lscat-tune", argc, argv, opts, on_opt, &a);
+    if (rc == CLI_HELP) {
+        help();
+        goto done;
+    }
+    if (rc >= 0 && cli.nargs > 0)
+        rc = lscat_error_setc(LSCAT_EINVALID, "unexpected argument '%s'", cli.args[0]);
+    if (rc >= 0 && a.lock_mhz && !a.i_own)
+        rc = lscat_error_setc(LSCAT_EINVALID, "refusing --lock-clocks without "
+                              "--i-own-these-gpus: locking changes the GPU for every user "
+                              "until reset; never do it on shared or lent machines");
+    if (rc >= 0 && a.i_own && !a.lock_mhz)
+        rc = lscat_error_setc(LSCAT_EINVALID, "--i-own-these-gpus only goes with --lock-clocks");
+    struct tune_space probe;
+    if (rc >= 0 && (rc = tune_space_parse(&probe, a.sizes, a.blocks)) >= 0)
+        tune_space_release(&probe);
+    if (rc < 0) {
+        code = cli_usage_error(&cli, usage);
+        goto done;
+    }
+    n = tune_gpus_discover(&gpus, why, sizeof(why));
+    if (n < 0) {
+        fprintf(stderr, "lscat-tune: %s\n", lscat_error_last());
+        code = LSCAT_EXIT_FATAL;
+        goto done;
+    }
+    if (n == 0) {
+        printf("tune: no CUDA device: nothing measured (%s)\n", why);
+        goto done;
+    }
+    if ((n = tune_gpus_select(gpus, n, a.gpus)) < 0) {
+        code = cli_usage_error(&cli, usage);
+        goto done;
+    }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    code = sweep(&cli, &a, gpus, n, argc, argv);
+done:
+    free(gpus);
+    cli_release(&cli);
+    return code;
+}

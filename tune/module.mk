@@ -1,0 +1,69 @@
+# tune/: the timing core (timing.cu + stats.c, linked into every harness), the sweep engine
+# and `lscat tune`. CPU parts build with cc everywhere; the CUDA parts (lscat-gpuinfo, the GPU
+# tests and their fixture harnesses) only where nvcc exists, else they are listed in SKIPPED.
+NVCC_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
+NVCC_FLAGS := -O2 -std=c++17 $(NVCC_ARCH) -I. -Xcompiler -Wall,-Wextra,-Werror
+
+TUNE_OBJS := $(B)/tune/stats.o $(B)/tune/space.o $(B)/tune/runner.o $(B)/tune/gpus.o \
+             $(B)/tune/sweep.o
+$(B)/libtune.a: $(TUNE_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+TUNE_LIBS := $(B)/libtune.a $(B)/libstore.a $(B)/libcommon.a -lsqlite3 -ljansson -ldl
+
+PROGRAMS += $(B)/bin/lscat-tune
+$(B)/bin/lscat-tune: $(B)/tune/cmd.o $(B)/libtune.a $(B)/libstore.a $(B)/libcommon.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(TUNE_LIBS) $(LDLIBS)
+
+TEST_DIRS += tune
+TEST_LIBS_tune := $(TUNE_LIBS)
+
+# Stand-ins for CPU-only tests: a harness speaking the protocol that crashes/hangs on chosen
+# configurations, and an NVML that refuses to lock clocks. Built without sanitizers: their
+# crashes must be real signals, as a harness's are.
+TUNE_TEST_HELPERS := $(B)/tests/tune/support/fake_harness $(B)/tests/tune/support/libfake_nvml.so
+$(B)/tests/tune/support/fake_harness: tests/tune/support/fake_harness.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $<
+$(B)/tests/tune/support/libfake_nvml.so: tests/tune/support/fake_nvml.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -o $@ $<
+PROGRAMS += $(TUNE_TEST_HELPERS)
+
+ifneq ($(NVCC)$(filter 1,$(SANITIZE)),)
+ifeq ($(SANITIZE),1)
+# CUDA programs are not built under sanitizers (ASan's shadow memory and CUDA's mappings clash).
+SKIPPED += lscat-gpuinfo tune-gpu-tests tune-fixture-harnesses
+else
+$(B)/tune/timing.cu.o: tune/timing.cu tune/timing.h tune/nvml_dl.h
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCC_FLAGS) -c $< -o $@
+# Host-only stats for nvcc links (no sanitizer runtime in CUDA programs).
+$(B)/tune/stats.cu-host.o: tune/stats.c tune/timing.h
+	@mkdir -p $(@D)
+	$(NVCC) -O2 -I. -x c -c $< -o $@
+TIMING_CORE := $(B)/tune/timing.cu.o $(B)/tune/stats.cu-host.o
+
+PROGRAMS += $(B)/bin/lscat-gpuinfo
+$(B)/bin/lscat-gpuinfo: tune/gpuinfo.cu $(TIMING_CORE)
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCC_FLAGS) -o $@ $< $(TIMING_CORE)
+
+# GPU tests (programs named gpu_*, run by `make test-gpu`; they skip without a device).
+TUNE_GPU_TESTS := $(patsubst tests/tune/%.cu,$(B)/tests/tune/%,$(wildcard tests/tune/gpu_*.cu))
+$(B)/tests/tune/gpu_%: tests/tune/gpu_%.cu $(TIMING_CORE) $(B)/libtest.a $(B)/libcommon.a
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCC_FLAGS) -o $@ $< $(TIMING_CORE) $(B)/libtest.a $(B)/libcommon.a -lm
+# Fixture kernels: a folder per kernel with harness.cu, built like execute builds harnesses.
+TUNE_FIXTURES := $(patsubst tests/tune/fixtures/%/harness.cu,$(B)/tests/tune/fixtures/%/harness,\
+                   $(wildcard tests/tune/fixtures/*/harness.cu))
+$(B)/tests/tune/fixtures/%/harness: tests/tune/fixtures/%/harness.cu \
+                                    tests/tune/fixtures/harness_main.h $(TIMING_CORE)
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCC_FLAGS) -o $@ $< $(TIMING_CORE)
+PROGRAMS += $(TUNE_GPU_TESTS) $(TUNE_FIXTURES)
+endif
+else
+SKIPPED += lscat-gpuinfo tune-gpu-tests tune-fixture-harnesses
+endif

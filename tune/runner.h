@@ -1,0 +1,80 @@
+/* Driving one harness process through a list of configurations (CONTRACTS.md "Harness command
+ * line"): the configurations go to its stdin, its result lines come back through a pipe
+ * (--results /dev/fd/3), its own stdout/stderr are kept only as a capped tail. A configuration
+ * that kills the process is recorded as crashed, one that makes no progress within the
+ * per-configuration timeout as timeout (the process group is killed); either way the harness
+ * is restarted at the next configuration, until max_failures process failures give the kernel
+ * up. Knows nothing of the store: results go to a callback. */
+#ifndef LSCAT_TUNE_RUNNER_H
+#define LSCAT_TUNE_RUNNER_H
+
+#include "tune/space.h"
+
+/* One configuration's outcome, as the harness reported it or as the runner concluded. */
+struct tune_result {
+    struct tune_config cfg;
+    char status[16];    /* ok | cuda_error | invalid_config | crashed | timeout */
+    char error[512];    /* "" or a message */
+    int grid[3];        /* 0 when unknown */
+    double median_ns, min_ns, max_ns, mean_ns, stddev_ns, mad_ns, p10_ns, p90_ns;
+    int samples, launches_per_sample;
+    int sm_mhz_before, sm_mhz_after, mem_mhz, temp_c_before, temp_c_after; /* -1 unknown */
+    int clocks_locked;
+};
+
+struct runner_callbacks {
+    /* The harness's header line (raw JSON), once per process start. May be NULL. */
+    void (*on_header)(void *ctx, const char *json);
+    /* With want_occupancy: cudaOccupancyMaxPotentialBlockSize's suggestion. May be NULL. */
+    void (*on_occupancy)(void *ctx, int block, int grid);
+    /* Every configuration's outcome, in order. Return <0 to stop (error slot set). */
+    int (*on_result)(void *ctx, const struct tune_result *r);
+    void *ctx;
+};
+
+struct runner_child;
+
+struct runner_options {
+    const char *harness;           /* the binary */
+    const char *const *extra_args; /* NULL-terminated, appended (timing options); may be NULL */
+    const char *const *env;        /* full environment for the child; NULL = ours */
+    int device;                    /* --device N; -1 = do not pass */
+    double config_timeout_s;       /* no result line for this long: timeout (default 30) */
+    double startup_s;              /* added to the first configuration of each process (10) */
+    int max_failures;              /* process failures before giving up (default 5) */
+    int want_occupancy;            /* pass --occupancy to the first process */
+    const volatile int *stop;      /* when it becomes nonzero: kill the child, return */
+    struct runner_child *prestarted; /* from runner_prestart with the same cfgs; consumed */
+};
+#define RUNNER_OPTIONS_INIT { NULL, NULL, NULL, 0, 30.0, 10.0, 5, 0, NULL, NULL }
+
+struct runner_summary {
+    int results;       /* configurations reported (any status) */
+    int ok;
+    int processes;     /* harness processes started */
+    int crashes, timeouts, sticky_errors; /* process failures by kind */
+    int given_up;      /* 1 when the kernel was given up; reason says why */
+    int interrupted;   /* 1 when *stop ended it */
+    char reason[512];
+};
+
+/* Run cfgs[0..n-1]. Returns 0 (also when the kernel was given up: see out->given_up) or a
+ * negative code when the callback failed or no child could be started. */
+int runner_run(struct runner_summary *out, const struct runner_options *o,
+               const struct tune_config *cfgs, int n, const struct runner_callbacks *cb);
+
+/* Start the harness for cfgs[0..n-1] now but hold it before its first configuration: its
+ * stdin stays empty until runner_run (with o->prestarted) hands the configurations over, so its
+ * process start and CUDA context creation overlap the previous kernel's sweep. *out is NULL
+ * when the configurations would not fit one pipe write (runner_run then starts its own).
+ * Returns 0 or a negative code (could not start). */
+int runner_prestart(struct runner_child **out, const struct runner_options *o,
+                    const struct tune_config *cfgs, int n);
+/* Kill and reap a prestarted harness that will not be used. NULL is a no-op. */
+void runner_child_free(struct runner_child *c);
+
+/* Parse one harness result line into `out` (for tests and for `tune` itself). Returns 1 for a
+ * result line, 2 for a header, 3 for an occupancy line, 0 for anything else. */
+int runner_parse_line(struct tune_result *out, int *occ_block, int *occ_grid, const char *line);
+
+#endif

@@ -1,0 +1,50 @@
+/* The sweep engine behind `lscat tune`: plan what is missing for every runnable kernel on every
+ * GPU model present, then one worker thread per GPU takes kernels from its model's queue
+ * (dynamic dispatch; a GPU runs one kernel at a time) and drives that kernel's harness
+ * through the missing configurations, writing each result in its own transaction. Killed at
+ * any moment, the next run plans only what is still missing. */
+#ifndef LSCAT_TUNE_SWEEP_H
+#define LSCAT_TUNE_SWEEP_H
+
+#include "tune/gpus.h"
+#include "tune/space.h"
+
+#include <stdint.h>
+
+struct store;
+
+struct tune_options {
+    const char *db_path;           /* each worker opens its own connection */
+    const char *work_dir;          /* builds.binary_path is relative to it */
+    struct tune_space space;
+    double config_timeout_s;       /* per configuration (default 30) */
+    double startup_s;              /* extra for a harness's first configuration (default 10) */
+    int max_failures;              /* harness failures before a kernel is given up (5) */
+    int remeasure;                 /* measure again what is measured (old rows superseded) */
+    const char *kernel_prefix;     /* only kernels whose id starts with this; NULL = all */
+    int limit_kernels;             /* 0 = no limit */
+    const char *const *timing_args;/* passed to every harness (NULL-terminated) */
+    int l2_flush;                  /* recorded with each measurement (and passed on) */
+    int clocks_locked;             /* recorded; children get LSCAT_CLOCKS_LOCKED=1 */
+    int no_prestart;               /* 1: start each harness only when its kernel's turn comes */
+    int64_t run_id;
+    const volatile int *stop;      /* set by a signal handler: finish cleanly, soon */
+};
+
+struct tune_counts {
+    int gpus, models;
+    int kernels_planned, kernels_done, kernels_given_up;
+    int configs_planned, configs_reported;
+    int ok, cuda_error, invalid_config, crashed, timeout;
+    int processes;
+    int interrupted;
+};
+
+/* Plan and run the sweep on gpus[0..n-1] (registered: ids filled). Returns 0 or a negative
+ * code (store failure); per-kernel failures are recorded, counted, and not errors. */
+int tune_sweep(struct tune_counts *out, struct store *s, const struct tune_options *o,
+               const struct tune_gpu *gpus, int n);
+/* The counts as a JSON object for stage_runs.counts. */
+void tune_counts_json(char *out, int size, const struct tune_counts *c);
+
+#endif
