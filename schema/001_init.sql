@@ -115,6 +115,7 @@ CREATE TABLE parses (
     reason    TEXT,
     kernels   INTEGER NOT NULL DEFAULT 0,
     parse_s   REAL,
+    max_rss_kb INTEGER,                    -- peak memory of the parse worker
     UNIQUE (source_id, path)
 );
 

@@ -1,0 +1,140 @@
+/* lscat-isolate: cut every __global__ kernel out of the fetched repositories (or one --path
+ * tree) and write its harness. Thin: options, store, isolate_run(), exit code. Also the
+ * worker mode (`--worker`, internal) that parses one file in a child process. */
+#include "common/cli.h"
+#include "common/error.h"
+#include "common/xalloc.h"
+#include "dataset/store.h"
+#include "isolate/isolate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage[] = "lscat isolate [--path DIR] [--timeout S] [--mem-mb N] "
+                            "[--max-file-bytes N] [--cuda-home DIR]";
+
+enum { OPT_PATH = 1, OPT_TIMEOUT, OPT_MEM, OPT_MAXFILE, OPT_CUDA };
+static const struct cli_opt opts[] = {
+    { "path", 0, "DIR", "isolate this local tree instead of every fetched repository", OPT_PATH },
+    { "timeout", 0, "S", "seconds one file's parse may take (default 120)", OPT_TIMEOUT },
+    { "mem-mb", 0, "N", "address-space limit of one parse worker in MiB (default 8192)", OPT_MEM },
+    { "max-file-bytes", 0, "N", "skip larger files, with a reason (default 4000000)", OPT_MAXFILE },
+    { "cuda-home", 0, "DIR", "CUDA toolkit whose headers parsing uses ($CUDA_HOME, else "
+                             "/usr/local/cuda)", OPT_CUDA },
+    CLI_OPT_END,
+};
+
+struct args {
+    const char *path, *cuda;
+    double timeout_s;
+    long mem_mb, max_file;
+};
+
+static int on_opt(void *ctx, int id, const char *arg)
+{
+    struct args *a = ctx;
+    double d;
+    switch (id) {
+    case OPT_PATH: a->path = arg; return 0;
+    case OPT_CUDA: a->cuda = arg; return 0;
+    case OPT_TIMEOUT:
+        if (cli_parse_double(&d, "--timeout", arg, 0.1, 86400) < 0)
+            return LSCAT_EINVALID;
+        a->timeout_s = d;
+        return 0;
+    case OPT_MEM: return cli_parse_int(&a->mem_mb, "--mem-mb", arg, 0, 1 << 22);
+    case OPT_MAXFILE: return cli_parse_int(&a->max_file, "--max-file-bytes", arg, 1, 1L << 40);
+    }
+    return 0;
+}
+
+static void help(void)
+{
+    printf("usage: %s\n\n"
+           "Parse every CUDA source of every fetched repository (<work>/trees/<owner>/<name>) --\n"
+           "or of one local tree with --path -- with libclang as CUDA, find every __global__\n"
+           "kernel, cut it out with its closure (device functions, types, globals, constants,\n"
+           "macros, system includes) and write one folder per kernel under <work>/kernels/:\n"
+           "kernel.cu, params.json, harness.cu, meta.json. Each file is parsed in a child\n"
+           "process with a time and memory limit, -j at a time. Files already parsed with the\n"
+           "same content are not parsed again. Failures (parse_failed, parse_timeout,\n"
+           "file_skipped, include_refused, missing_header, kernel_without_body,\n"
+           "unsupported_template, non_utf8) are recorded in the failures table. docs/isolate.md has\n"
+           "the closure rules, the parameter model and the harness rules.\n\nOptions:\n",
+           usage);
+    cli_print_options(stdout, opts);
+    cli_print_common_help(stdout);
+}
+
+static char *self_exe(const char *argv0)
+{
+    char buf[4096];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n > 0) {
+        buf[n] = '\0';
+        return xstrdup(buf);
+    }
+    return xstrdup(argv0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--worker") == 0)
+        return isolate_worker_main(argc - 2, argv + 2);
+    struct cli cli;
+    struct args a = { NULL, NULL, 120, 8192, 4000000 };
+    struct store *s = NULL;
+    int64_t run_id = 0;
+    char *exe = self_exe(argv[0]);
+    int code = LSCAT_EXIT_OK;
+    int rc = cli_parse(&cli, "lscat-isolate", argc, argv, opts, on_opt, &a);
+    if (rc == CLI_HELP) {
+        help();
+        goto done;
+    }
+    if (rc < 0 || cli.nargs > 0) {
+        if (rc >= 0)
+            lscat_error_set("unexpected argument '%s'", cli.args[0]);
+        code = cli_usage_error(&cli, usage);
+        goto done;
+    }
+    if (!a.cuda)
+        a.cuda = getenv("CUDA_HOME") && *getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
+    struct isolate_options o = { cli.work_dir, a.path, exe, a.cuda, cli.jobs, a.timeout_s,
+                                 (size_t)a.mem_mb << 20, (size_t)a.max_file, 0 };
+#if defined(__SANITIZE_ADDRESS__)
+    o.mem_bytes = 0; /* ASan reserves terabytes of address space: RLIMIT_AS would kill it */
+#endif
+    struct isolate_counts c;
+    if (store_open(&s, cli.db_path, STORE_CREATE) < 0 ||
+        store_run_begin(&run_id, s, "isolate", argc, argv) < 0) {
+        fprintf(stderr, "lscat-isolate: %s\n", lscat_error_last());
+        code = LSCAT_EXIT_FATAL;
+        goto done;
+    }
+    o.run_id = run_id;
+    rc = isolate_run(&c, s, &o);
+    if (rc < 0) {
+        fprintf(stderr, "lscat-isolate: %s\n", lscat_error_last());
+        code = LSCAT_EXIT_FATAL;
+    } else if (c.failed > 0) {
+        code = LSCAT_EXIT_FAILURES;
+    }
+    char counts[512];
+    snprintf(counts, sizeof counts,
+             "{\"sources\":%ld,\"files\":%ld,\"parsed\":%ld,\"unchanged\":%ld,\"skipped\":%ld,"
+             "\"failed\":%ld,\"kernels\":%ld,\"kernels_new\":%ld,\"occurrences_new\":%ld,"
+             "\"failures_recorded\":%ld}",
+             c.sources, c.files, c.parsed, c.unchanged, c.skipped, c.failed, c.kernels,
+             c.kernels_new, c.occurrences, c.notes);
+    if (cli.verbosity >= 0)
+        fprintf(stderr, "lscat-isolate: %s\n", counts);
+    store_run_end(s, run_id, code, counts);
+done:
+    store_free(s);
+    free(exe);
+    cli_release(&cli);
+    return code;
+}

@@ -1,0 +1,659 @@
+/* The isolate driver: find the trees and their CUDA files, run one worker child per file (-j at a
+ * time, time and memory limited), then store each file's kernels in one transaction. Kernel
+ * folders are content-addressed, written before the transaction that records them, so a crash
+ * at any point loses at most the file in flight. */
+#include "isolate/isolate.h"
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/proc.h"
+#include "common/progress.h"
+#include "common/sha256.h"
+#include "common/xalloc.h"
+#include "dataset/store.h"
+#include "isolate/extract.h"
+#include "isolate/harness.h"
+#include "isolate/record.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ISOLATE_VERSION "1"
+
+struct task {
+    int64_t source_id;
+    const char *root; /* borrowed from the tree */
+    char *rel;        /* path relative to root */
+    char sha[65];
+    struct tree *tree;
+};
+
+struct tree {
+    int64_t source_id;
+    char *root;
+    char **incdirs;
+    size_t nincdirs, incdirs_cap;
+};
+
+struct run {
+    const struct isolate_options *o;
+    struct store *s;
+    struct isolate_counts *c;
+    struct task *tasks;
+    size_t ntasks, tasks_cap, next;
+    pthread_mutex_t lock;
+    struct progress *bar;
+    struct kdecl { int64_t source_id; char *name, *message; } *kdecls;
+    size_t nkdecls, kdecls_cap;
+    int fatal;
+    char fatal_msg[512];
+};
+
+/* ------------------------------------------------------------------ finding files */
+
+static int has_ext(const char *name, const char *const *exts)
+{
+    const char *dot = strrchr(name, '.');
+    if (!dot)
+        return 0;
+    for (; *exts; exts++)
+        if (strcasecmp(dot + 1, *exts) == 0)
+            return 1;
+    return 0;
+}
+
+static const char *const source_exts[] = { "cu", NULL };
+static const char *const header_exts[] = { "cuh", "h", "hpp", "hh", "hxx", "inl", "cuhpp", "inc",
+                                           NULL };
+
+/* Does the file's text contain "__global__"? (headers are parsed alone only then) */
+static int mentions_global(const char *path)
+{
+    struct buf b = BUF_INIT;
+    b.cap_bytes = 8u << 20;
+    int found = buf_read_file(&b, path) == 0 && memmem(b.data, b.len, "__global__", 10) != NULL;
+    buf_release(&b);
+    return found;
+}
+
+static void add_task(struct run *r, struct tree *t, const char *rel)
+{
+    XGROW(r->tasks, r->ntasks + 1, r->tasks_cap);
+    struct task *k = &r->tasks[r->ntasks++];
+    memset(k, 0, sizeof *k);
+    k->source_id = t->source_id;
+    k->root = t->root;
+    k->rel = xstrdup(rel);
+    k->tree = t;
+}
+
+static void walk(struct run *r, struct tree *t, const char *rel, int depth)
+{
+    char *dir = *rel ? fs_join(t->root, rel) : xstrdup(t->root);
+    DIR *d = depth < 32 ? opendir(dir) : NULL;
+    if (d && t->nincdirs < 512) { /* every folder, parents first: includes name any of them */
+        XGROW(t->incdirs, t->nincdirs + 1, t->incdirs_cap);
+        t->incdirs[t->nincdirs++] = xstrdup(dir);
+    }
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *sub = *rel ? xasprintf("%s/%s", rel, e->d_name) : xstrdup(e->d_name);
+        char *full = fs_join(t->root, sub);
+        struct stat st;
+        if (lstat(full, &st) == 0 && S_ISDIR(st.st_mode)) {
+            walk(r, t, sub, depth + 1);
+        } else if (lstat(full, &st) == 0 && S_ISREG(st.st_mode)) {
+            if (has_ext(e->d_name, source_exts))
+                add_task(r, t, sub);
+            else if (has_ext(e->d_name, header_exts) && mentions_global(full))
+                add_task(r, t, sub);
+        }
+        free(sub);
+        free(full);
+    }
+    if (d)
+        closedir(d);
+    free(dir);
+}
+
+static int cmp_task(const void *a, const void *b)
+{
+    const struct task *x = a, *y = b;
+    if (x->source_id != y->source_id)
+        return x->source_id < y->source_id ? -1 : 1;
+    /* .cu files first: a kernel defined in a header is then isolated from a translation unit
+     * that includes it (with its real context), and the header's own parse adds nothing. */
+    int hx = !has_ext(x->rel, source_exts), hy = !has_ext(y->rel, source_exts);
+    if (hx != hy)
+        return hx - hy;
+    return strcmp(x->rel, y->rel);
+}
+
+/* ------------------------------------------------------------------ storing results */
+
+void isolate_normalise(struct buf *out, const char *s, size_t n)
+{
+    int space = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '/' && i + 1 < n && s[i + 1] == '/') {
+            while (i < n && s[i] != '\n')
+                i++;
+            space = 1;
+            continue;
+        }
+        if (c == '/' && i + 1 < n && s[i + 1] == '*') {
+            for (i += 2; i + 1 < n && !(s[i] == '*' && s[i + 1] == '/'); i++)
+                ;
+            i++;
+            space = 1;
+            continue;
+        }
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+            space = 1;
+            continue;
+        }
+        if (space && out->len)
+            buf_addch(out, ' ');
+        space = 0;
+        if (c == '"' || c == '\'') { /* literals are kept byte for byte */
+            size_t j = i + 1;
+            while (j < n && s[j] != c && s[j] != '\n')
+                j += s[j] == '\\' ? 2 : 1;
+            if (j > n)
+                j = n;
+            buf_add(out, s + i, (j < n ? j + 1 : n) - i);
+            i = j < n ? j : n;
+            continue;
+        }
+        buf_addch(out, c);
+    }
+}
+
+static void record_failure(struct run *r, const char *subject, const char *cls, const char *msg)
+{
+    char now[32];
+    fs_utc_now(now);
+    store_run(r->s, "INSERT INTO failures(stage, subject, class, message, created_at, run_id) "
+                    "VALUES ('isolate', ?, ?, ?, ?, ?)",
+              "ttttI", subject, cls, msg, now, (int)r->o->run_id);
+    r->c->notes++;
+}
+
+static void add_params_json(struct buf *b, const struct record *k, const struct harness_kernel *hk)
+{
+    struct buf targs = BUF_INIT;
+    harness_template_args(&targs, hk, "BX");
+    buf_adds(b, "{\"kernel\":");
+    buf_add_json_str(b, hk->name, strlen(hk->name));
+    buf_adds(b, ",\"template_args\":");
+    if (hk->is_template)
+        buf_add_json_str(b, targs.data, targs.len);
+    else
+        buf_adds(b, "null");
+    if (hk->is_template && strstr(hk->tparams, "block ")) {
+        const int *v;
+        int n = harness_block_values(&v, hk->is2d);
+        buf_adds(b, ",\"template_block_values\":[");
+        for (int i = 0; i < n; i++)
+            buf_addf(b, "%s%d", i ? "," : "", v[i]);
+        buf_adds(b, "]");
+    }
+    buf_addf(b, ",\"is2d\":%s,\"dynamic_shared\":%s,\"device_launch\":%s,\"params\":",
+             hk->is2d ? "true" : "false", hk->dynshared ? "true" : "false",
+             record_int(k, "device_launch") ? "true" : "false");
+    buf_adds(b, record_str(k, "params"));
+    buf_adds(b, "}\n");
+    buf_release(&targs);
+}
+
+static int write_meta(struct run *r, const char *id, const char *dir, const struct harness_kernel *hk)
+{
+    struct buf b = BUF_INIT, targs = BUF_INIT;
+    struct store_stmt *st = NULL;
+    harness_template_args(&targs, hk, "BX");
+    buf_adds(&b, "{\"name\":");
+    buf_add_json_str(&b, hk->name, strlen(hk->name));
+    buf_adds(&b, ",\"template_args\":");
+    if (hk->is_template)
+        buf_add_json_str(&b, targs.data, targs.len);
+    else
+        buf_adds(&b, "null");
+    buf_adds(&b, ",\"isolate_version\":\"" ISOLATE_VERSION "\",\"occurrences\":[");
+    int rc = store_prepare(&st, r->s,
+                           "SELECT COALESCE(r.full_name, s.root), o.path, o.line FROM "
+                           "kernel_occurrences o JOIN sources s ON s.id = o.source_id LEFT JOIN "
+                           "repos r ON r.id = s.repo_id WHERE o.kernel_id = ? ORDER BY 1, 2, 3");
+    if (rc >= 0)
+        rc = store_bind(st, "t", id);
+    int n = 0;
+    while (rc >= 0 && (rc = store_step(st)) == STORE_ROW) {
+        const char *src = store_col_text(st, 0), *path = store_col_text(st, 1);
+        buf_adds(&b, n++ ? ",{\"source\":" : "{\"source\":");
+        buf_add_json_str(&b, src, strlen(src));
+        buf_adds(&b, ",\"path\":");
+        buf_add_json_str(&b, path, strlen(path));
+        buf_addf(&b, ",\"line\":%lld}", (long long)store_col_int(st, 2));
+    }
+    buf_adds(&b, "]}\n");
+    char *meta = xasprintf("%s/meta.json", dir);
+    if (rc >= 0)
+        rc = fs_write_atomic(meta, b.data, b.len);
+    free(meta);
+    store_finalize(st);
+    buf_release(&b);
+    buf_release(&targs);
+    return rc;
+}
+
+/* Write the kernel's folder (once: it is content-addressed) and its rows. */
+static int store_kernel(struct run *r, const struct task *t, const struct record *k)
+{
+    struct harness_kernel hk = { record_str(k, "name"), record_str(k, "call"),
+                                 record_str(k, "tparams"), (int)record_int(k, "template"),
+                                 (int)record_int(k, "is2d"), (int)record_int(k, "dynshared"),
+                                 record_str(k, "roles") };
+    const struct record_field *src = record_get(k, "source");
+    struct buf norm = BUF_INIT, params = BUF_INIT, harness = BUF_INIT, targs = BUF_INIT;
+    char id[65], now[32], *dir = NULL, *reldir = NULL;
+    int rc = 0;
+    isolate_normalise(&norm, src->value, src->value_len);
+    buf_addf(&norm, "\n//lscat kernel %s tparams %s", hk.call, hk.tparams);
+    sha256_hex(id, norm.data, norm.len);
+    /* The same definition (tree, file, line, instantiation) reached through another translation
+     * unit is the same kernel, even when its closure came out differently there. */
+    int64_t seen = 0;
+    rc = store_query_int(&seen, r->s, "SELECT count(*) FROM kernel_occurrences o JOIN kernels k "
+                         "ON k.id = o.kernel_id WHERE o.source_id = ? AND o.path = ? AND o.line = ? "
+                         "AND k.name = ? AND k.id <> ?", "ititt", t->source_id,
+                         record_str(k, "path"), (int64_t)record_int(k, "line"), hk.name, id);
+    if (rc < 0 || seen > 0)
+        goto done;
+    reldir = xasprintf("kernels/%.2s/%s", id, id);
+    dir = fs_join(r->o->work_dir, reldir);
+    add_params_json(&params, k, &hk);
+    if (!fs_is_dir(dir)) {
+        harness_generate(&harness, &hk);
+        char *tmp = xasprintf("%s.tmp.%d", dir, (int)getpid());
+        char *f1 = xasprintf("%s/kernel.cu", tmp), *f2 = xasprintf("%s/harness.cu", tmp),
+             *f3 = xasprintf("%s/params.json", tmp);
+        fs_remove_tree(tmp);
+        if (fs_mkdirs(tmp, 0755) < 0 || fs_write_atomic(f1, src->value, src->value_len) < 0 ||
+            fs_write_atomic(f2, harness.data, harness.len) < 0 ||
+            fs_write_atomic(f3, params.data, params.len) < 0 || rename(tmp, dir) != 0)
+            rc = lscat_error_set("cannot write kernel folder '%s' (disk full? check --work)", dir);
+        free(f1), free(f2), free(f3), free(tmp);
+        if (rc < 0)
+            goto done;
+    }
+    harness_template_args(&targs, &hk, "BX");
+    fs_utc_now(now);
+    int64_t known = 0;
+    const char *roles = hk.roles;
+    for (const char *p = roles; p && *p;) {
+        known += strncmp(p, "unknown", 7) != 0;
+        p = strchr(p, ',');
+        p = p ? p + 1 : NULL;
+    }
+    rc = store_run(r->s, "INSERT OR IGNORE INTO kernels(id, name, template_args, dir, params, "
+                         "param_count, roles_known, source_bytes, created_at, run_id) VALUES "
+                         "(?,?,?,?,?,?,?,?,?,?)",
+                   "tttttiiitI", id, hk.name, hk.is_template ? targs.data : NULL, reldir,
+                   params.data, (int64_t)record_int(k, "param_count"), known,
+                   (int64_t)src->value_len, now, (int)r->o->run_id);
+    if (rc > 0)
+        r->c->kernels_new++;
+    if (rc >= 0)
+        rc = store_run(r->s, "INSERT OR IGNORE INTO kernel_occurrences(kernel_id, source_id, "
+                             "path, line) VALUES (?,?,?,?)",
+                       "titi", id, t->source_id, record_str(k, "path"),
+                       (int64_t)record_int(k, "line"));
+    if (rc > 0)
+        r->c->occurrences++;
+    if (rc >= 0)
+        rc = write_meta(r, id, dir, &hk);
+    r->c->kernels++;
+done:
+    free(dir);
+    free(reldir);
+    buf_release(&norm);
+    buf_release(&params);
+    buf_release(&harness);
+    buf_release(&targs);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ one file */
+
+struct outcome {
+    const char *status; /* parses.status */
+    char *reason;
+    double parse_s;
+    long max_rss_kb;
+    struct buf records;
+};
+
+/* Cheap checks before spending a parse: empty, enormous, binary. Sets o->status to 'skipped'. */
+static void precheck(struct outcome *o, const struct run *r, struct task *t)
+{
+    char *full = fs_join(t->root, t->rel);
+    struct buf b = BUF_INIT;
+    struct stat st;
+    if (stat(full, &st) != 0) {
+        o->status = "failed";
+        o->reason = xasprintf("cannot stat '%s'", t->rel);
+    } else if (st.st_size == 0) {
+        o->status = "skipped";
+        o->reason = xstrdup("empty file");
+    } else if ((size_t)st.st_size > r->o->max_file_bytes) {
+        o->status = "skipped";
+        o->reason = xasprintf("file is %lld bytes, over the %zu-byte limit (--max-file-bytes)",
+                              (long long)st.st_size, r->o->max_file_bytes);
+    }
+    if (!o->status) {
+        b.cap_bytes = r->o->max_file_bytes + 1;
+        if (buf_read_file(&b, full) < 0) {
+            o->status = "failed";
+            o->reason = xasprintf("cannot read '%s'", t->rel);
+        } else if (memchr(b.data, '\0', b.len < 65536 ? b.len : 65536)) {
+            o->status = "skipped";
+            o->reason = xstrdup("binary file (NUL bytes), not C/CUDA source");
+        }
+    }
+    sha256_hex(t->sha, b.data, b.len);
+    buf_release(&b);
+    free(full);
+}
+
+static int unchanged(struct run *r, const struct task *t)
+{
+    int64_t n = 0;
+    pthread_mutex_lock(&r->lock);
+    store_query_int(&n, r->s, "SELECT count(*) FROM parses WHERE source_id = ? AND path = ? "
+                              "AND sha256 = ?", "itt", t->source_id, t->rel, t->sha);
+    pthread_mutex_unlock(&r->lock);
+    return n > 0;
+}
+
+static void run_worker(struct outcome *o, const struct run *r, const struct task *t)
+{
+    struct tree *tr = t->tree;
+    const char **argv = xcalloc(tr->nincdirs + 8, sizeof *argv);
+    char *full = fs_join(t->root, t->rel);
+    int n = 0;
+    argv[n++] = r->o->worker_exe;
+    argv[n++] = "--worker";
+    argv[n++] = t->root;
+    argv[n++] = full;
+    argv[n++] = r->o->cuda_home;
+    for (size_t i = 0; i < tr->nincdirs; i++)
+        argv[n++] = tr->incdirs[i];
+    struct proc_options po = PROC_OPTIONS_INIT;
+    struct proc_result pr;
+    po.argv = argv;
+    po.timeout_s = r->o->timeout_s;
+    po.out_cap_bytes = 256u << 20;
+    po.limits.as_bytes = r->o->mem_bytes;
+    po.limits.cpu_s = r->o->timeout_s + 5;
+    if (proc_run(&pr, &po) < 0) {
+        o->status = "failed";
+        o->reason = xasprintf("cannot start the parse worker: %s", lscat_error_last());
+    } else if (pr.timed_out || pr.signal || pr.exit_code || pr.out_truncated) {
+        struct buf why = BUF_INIT;
+        proc_describe(&why, &pr, &po);
+        o->status = pr.timed_out ? "timeout" : "failed";
+        buf_rtrim(&pr.err);
+        const char *last = strrchr(pr.err.data, '\n');
+        o->reason = xasprintf("parse worker: %s%s%s%s", why.data,
+                              pr.signal ? " (time, memory or a libclang crash)" : "",
+                              pr.err.len ? ": " : "", last ? last + 1 : pr.err.data);
+        buf_release(&why);
+    } else {
+        o->records = pr.out;
+        pr.out = (struct buf)BUF_INIT;
+    }
+    o->parse_s = pr.elapsed_s;
+    o->max_rss_kb = pr.max_rss_kb;
+    proc_result_release(&pr);
+    free(full);
+    free(argv);
+}
+
+static int store_outcome(struct run *r, struct task *t, struct outcome *o)
+{
+    char *subject = xasprintf("file:%s/%s", t->root, t->rel);
+    int kernels = 0, rc = store_begin(r->s);
+    if (rc < 0)
+        goto done;
+    store_run(r->s, "DELETE FROM failures WHERE stage = 'isolate' AND subject = ?", "t", subject);
+    size_t pos = 0;
+    struct record rec;
+    int got;
+    while (!o->status && rc >= 0 && (got = record_next(&rec, o->records.data, o->records.len, &pos)) != 0) {
+        if (got < 0) {
+            o->status = "failed";
+            o->reason = xstrdup(lscat_error_last());
+        } else if (strcmp(rec.type, "tu") == 0) {
+            free(o->reason);
+            o->reason = *record_str(&rec, "first_error") ? xstrdup(record_str(&rec, "first_error")) : NULL;
+        } else if (strcmp(rec.type, "kernel") == 0) {
+            rc = store_kernel(r, t, &rec);
+            kernels++;
+        } else if (strcmp(rec.type, "kdecl") == 0) {
+            XGROW(r->kdecls, r->nkdecls + 1, r->kdecls_cap);
+            r->kdecls[r->nkdecls++] = (struct kdecl){ t->source_id,
+                xstrdup(record_str(&rec, "name")), xstrdup(record_str(&rec, "message")) };
+        } else if (strcmp(rec.type, "note") == 0) {
+            record_failure(r, subject, record_str(&rec, "class"), record_str(&rec, "message"));
+        }
+    }
+    if (!o->status)
+        o->status = o->reason ? "errors" : "ok";
+    if (strcmp(o->status, "failed") == 0 || strcmp(o->status, "timeout") == 0) {
+        record_failure(r, subject, strcmp(o->status, "timeout") == 0 ? "parse_timeout" : "parse_failed",
+                       o->reason);
+        r->c->failed++;
+    } else if (strcmp(o->status, "skipped") == 0) {
+        record_failure(r, subject, "file_skipped", o->reason);
+        r->c->skipped++;
+    } else {
+        r->c->parsed++;
+    }
+    if (rc >= 0)
+        rc = store_run(r->s, "INSERT OR REPLACE INTO parses(source_id, path, sha256, status, "
+                             "reason, kernels, parse_s, max_rss_kb) VALUES (?,?,?,?,?,?,?,?)",
+                       "itttt" "idi", t->source_id, t->rel, t->sha, o->status, o->reason,
+                       (int64_t)kernels, o->parse_s, (int64_t)o->max_rss_kb);
+    if (rc >= 0)
+        rc = store_commit(r->s);
+    else
+        store_rollback(r->s);
+done:
+    free(subject);
+    return rc;
+}
+
+static void do_task(struct run *r, struct task *t)
+{
+    struct outcome o = { NULL, NULL, 0, 0, BUF_INIT };
+    precheck(&o, r, t);
+    if (!o.status && unchanged(r, t)) {
+        pthread_mutex_lock(&r->lock);
+        r->c->unchanged++;
+        pthread_mutex_unlock(&r->lock);
+        goto done;
+    }
+    if (!o.status)
+        run_worker(&o, r, t);
+    pthread_mutex_lock(&r->lock);
+    if (store_outcome(r, t, &o) < 0 && !r->fatal) {
+        r->fatal = 1;
+        snprintf(r->fatal_msg, sizeof r->fatal_msg, "%s", lscat_error_last());
+    }
+    pthread_mutex_unlock(&r->lock);
+done:
+    progress_add(r->bar, 1);
+    free(o.reason);
+    buf_release(&o.records);
+}
+
+static void *worker_thread(void *arg)
+{
+    struct run *r = arg;
+    for (;;) {
+        pthread_mutex_lock(&r->lock);
+        struct task *t = r->next < r->ntasks && !r->fatal ? &r->tasks[r->next++] : NULL;
+        pthread_mutex_unlock(&r->lock);
+        if (!t)
+            return NULL;
+        do_task(r, t);
+    }
+}
+
+/* Kernels declared without a body: a failure only when no file of the same tree defines one of
+ * that name (a declaration in a header, the definition in a .cu file is the usual case). */
+static int check_bodiless(struct run *r)
+{
+    int rc = 0;
+    for (size_t i = 0; i < r->nkdecls && rc >= 0; i++) {
+        struct kdecl *d = &r->kdecls[i];
+        int64_t defined = 0, seen = 0;
+        rc = store_query_int(&defined, r->s, "SELECT count(*) FROM kernels k JOIN "
+                             "kernel_occurrences o ON o.kernel_id = k.id WHERE o.source_id = ? "
+                             "AND k.name = ?", "it", d->source_id, d->name);
+        char *subject = xasprintf("kernel-decl:%s", d->message);
+        if (rc >= 0)
+            rc = store_query_int(&seen, r->s, "SELECT count(*) FROM failures WHERE stage = "
+                                 "'isolate' AND subject = ?", "t", subject);
+        if (rc >= 0 && !defined && !seen)
+            record_failure(r, subject, "kernel_without_body", d->message);
+        free(subject);
+    }
+    for (size_t i = 0; i < r->nkdecls; i++) {
+        free(r->kdecls[i].name);
+        free(r->kdecls[i].message);
+    }
+    free(r->kdecls);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ trees */
+
+static int add_tree(struct tree **trees, size_t *n, size_t *cap, struct store *s, int64_t repo_id,
+                    const char *dir)
+{
+    char *root = realpath(dir, NULL);
+    if (!root || !fs_is_dir(root)) {
+        free(root);
+        return lscat_error_setc(LSCAT_ENOTFOUND, "cannot open tree '%s': not a folder", dir);
+    }
+    int64_t id = 0;
+    int rc = repo_id ? store_run(s, "INSERT OR IGNORE INTO sources(repo_id, root) VALUES (?, ?)",
+                                 "it", repo_id, root)
+                     : store_run(s, "INSERT OR IGNORE INTO sources(root) VALUES (?)", "t", root);
+    if (rc >= 0)
+        rc = store_query_int(&id, s, "SELECT id FROM sources WHERE root = ?", "t", root);
+    if (rc < 0) {
+        free(root);
+        return rc;
+    }
+    XGROW(*trees, *n + 1, *cap);
+    struct tree *t = &(*trees)[(*n)++];
+    memset(t, 0, sizeof *t);
+    t->source_id = id;
+    t->root = root;
+    return 0;
+}
+
+static int find_trees(struct tree **trees, size_t *n, struct store *s, const struct isolate_options *o)
+{
+    size_t cap = 0;
+    if (o->path)
+        return add_tree(trees, n, &cap, s, 0, o->path);
+    struct store_stmt *st = NULL;
+    int rc = store_prepare(&st, s, "SELECT id, full_name FROM repos WHERE fetch_status = "
+                                   "'fetched' ORDER BY id");
+    while (rc >= 0 && (rc = store_step(st)) == STORE_ROW) {
+        char *dir = xasprintf("%s/trees/%s", o->work_dir, store_col_text(st, 1));
+        if (add_tree(trees, n, &cap, s, store_col_int(st, 0), dir) < 0)
+            log_warn("repository %s: %s", store_col_text(st, 1), lscat_error_last());
+        free(dir);
+    }
+    store_finalize(st);
+    return rc < 0 ? rc : 0;
+}
+
+int isolate_run(struct isolate_counts *out, struct store *s, const struct isolate_options *o)
+{
+    struct run r = { .o = o, .s = s, .c = out };
+    struct tree *trees = NULL;
+    size_t ntrees = 0;
+    memset(out, 0, sizeof *out);
+    pthread_mutex_init(&r.lock, NULL);
+    int rc = find_trees(&trees, &ntrees, s, o);
+    for (size_t i = 0; rc >= 0 && i < ntrees; i++)
+        walk(&r, &trees[i], "", 0);
+    if (r.ntasks)
+        qsort(r.tasks, r.ntasks, sizeof *r.tasks, cmp_task);
+    out->sources = (long)ntrees;
+    out->files = (long)r.ntasks;
+    if (rc >= 0) {
+        int jobs = o->jobs < 1 ? 1 : o->jobs;
+        pthread_t *th = xcalloc((size_t)jobs, sizeof *th);
+        r.bar = progress_new("isolate: files", r.ntasks);
+        for (int i = 0; i < jobs; i++)
+            pthread_create(&th[i], NULL, worker_thread, &r);
+        for (int i = 0; i < jobs; i++)
+            pthread_join(th[i], NULL);
+        progress_free(r.bar);
+        free(th);
+        char now[32];
+        fs_utc_now(now);
+        if (!r.fatal && check_bodiless(&r) < 0)
+            rc = LSCAT_ERR;
+        for (size_t i = 0; i < ntrees; i++)
+            store_run(s, "UPDATE sources SET isolated_at = ?, run_id = ? WHERE id = ?", "tIi", now,
+                      (int)o->run_id, trees[i].source_id);
+        if (r.fatal)
+            rc = lscat_error_set("%s", r.fatal_msg);
+    }
+    for (size_t i = 0; i < r.ntasks; i++)
+        free(r.tasks[i].rel);
+    for (size_t i = 0; i < ntrees; i++) {
+        for (size_t j = 0; j < trees[i].nincdirs; j++)
+            free(trees[i].incdirs[j]);
+        free(trees[i].incdirs);
+        free(trees[i].root);
+    }
+    free(trees);
+    free(r.tasks);
+    pthread_mutex_destroy(&r.lock);
+    return rc;
+}
+
+int isolate_worker_main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "lscat-isolate --worker: usage: --worker ROOT FILE CUDA_HOME [INCDIR...]\n");
+        return 2;
+    }
+    struct extract_options eo = { argv[0], argv[1], argv[2], (const char *const *)argv + 3, argc - 3 };
+    struct buf out = BUF_INIT;
+    int rc = extract_file(&out, &eo);
+    fwrite(out.data, 1, out.len, stdout);
+    fflush(stdout);
+    buf_release(&out);
+    if (rc < 0) {
+        fprintf(stderr, "%s\n", lscat_error_last());
+        return 3;
+    }
+    return 0;
+}

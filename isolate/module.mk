@@ -1,0 +1,27 @@
+# isolate/: libclang (LLVM 22) kernel discovery, closure, parameter model and harness generation.
+# lscat-isolate links libclang with an rpath so no LD_LIBRARY_PATH is needed.
+ISOLATE_OBJS := $(B)/isolate/record.o $(B)/isolate/params.o $(B)/isolate/extract.o \
+                $(B)/isolate/kparams.o $(B)/isolate/srctext.o \
+                $(B)/isolate/harness.o $(B)/isolate/isolate.o $(B)/gen/isolate_harness_body.o
+ISOLATE_CLANG_LIBS := -L$(LLVM_DIR)/lib -lclang -Wl,-rpath,$(LLVM_DIR)/lib
+$(B)/libisolate.a: $(ISOLATE_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+$(B)/isolate/extract.o $(B)/isolate/kparams.o: CPPFLAGS += -I$(LLVM_DIR)/include
+
+# The fixed part of every harness, embedded as a C string.
+$(B)/gen/isolate_harness_body.c: isolate/harness_body.cu.in
+	@mkdir -p $(@D)
+	{ echo '/* generated from isolate/harness_body.cu.in */'; \
+	  echo 'const char harness_body_text[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
+
+PROGRAMS += $(B)/bin/lscat-isolate
+$(B)/bin/lscat-isolate: $(B)/isolate/cmd.o $(B)/libisolate.a $(B)/libstore.a $(B)/libcommon.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(B)/libisolate.a $(STORE_LIBS) $(ISOLATE_CLANG_LIBS) $(LDLIBS)
+
+TEST_DIRS += isolate
+TEST_LIBS_isolate := $(B)/libisolate.a $(STORE_LIBS)
+TEST_LDLIBS_isolate := $(ISOLATE_CLANG_LIBS)
+$(ISOLATE_OBJS) $(B)/isolate/cmd.o: | $(B)/gen/schema.c

@@ -1,0 +1,144 @@
+/* Text helpers of the isolate worker: refusing #includes that leave the tree before libclang
+ * reads them, and rewriting invalid UTF-8 (nvcc rejects it even inside string literals) so an
+ * isolated kernel with Latin-1 comments still builds. */
+#include "isolate/srctext.h"
+
+#include "common/xalloc.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int srctext_allowed_system(const char *cuda_home, const char *real)
+{
+    const char *sys[] = { cuda_home, "/usr/local/cuda", "/usr/include", "/usr/lib/llvm-",
+                          "/usr/local/include", "/usr/lib/gcc", "/opt/cuda", NULL };
+    for (int i = 0; sys[i]; i++)
+        if (*sys[i] && strncmp(real, sys[i], strlen(sys[i])) == 0)
+            return 1;
+    return 0;
+}
+
+static int under_root(const char *root, const char *real)
+{
+    size_t n = strlen(root);
+    return strncmp(real, root, n) == 0 && real[n] == '/';
+}
+
+/* Before the parse: what the scan finds is given to libclang as an empty file, so its content
+ * is never read. */
+void srctext_scan_includes(struct srctext_refusals *rf, const char *root, const char *cuda_home,
+                           const char *path)
+{
+    for (size_t i = 0; i < rf->nseen; i++)
+        if (strcmp(rf->seen[i], path) == 0)
+            return;
+    if (rf->nseen >= 2000)
+        return;
+    XGROW(rf->seen, rf->nseen + 1, rf->seen_cap);
+    rf->seen[rf->nseen++] = xstrdup(path);
+    struct buf b = BUF_INIT;
+    b.cap_bytes = 16u << 20;
+    if (buf_read_file(&b, path) < 0) {
+        buf_release(&b);
+        return;
+    }
+    char *dir = xstrdup(path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    for (char *line = b.data; line && *line;) {
+        char *next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p++ == '#') {
+            while (*p == ' ' || *p == '\t')
+                p++;
+            if (strncmp(p, "include", 7) == 0) {
+                p += 7;
+                while (*p == ' ' || *p == '\t')
+                    p++;
+                char close = *p == '"' ? '"' : *p == '<' ? '>' : 0;
+                char *end = close ? strchr(p + 1, close) : NULL;
+                if (end) {
+                    *end = '\0';
+                    const char *spell = p + 1;
+                    char *cand = spell[0] == '/' ? xstrdup(spell) : xasprintf("%s/%s", dir, spell);
+                    char *real = realpath(cand, NULL);
+                    if (real && (spell[0] == '/' || (close == '"' && !under_root(root, real) &&
+                                                      !srctext_allowed_system(cuda_home, real)))) {
+                        XGROW(rf->paths, rf->n + 1, rf->cap);
+                        rf->paths[rf->n++] = xstrdup(real);
+                    } else if (real && close == '"' && under_root(root, real)) {
+                        srctext_scan_includes(rf, root, cuda_home, real);
+                    }
+                    free(real);
+                    free(cand);
+                }
+            }
+        }
+        line = next;
+    }
+    free(dir);
+    buf_release(&b);
+}
+
+void srctext_refusals_release(struct srctext_refusals *rf)
+{
+    for (size_t i = 0; i < rf->n; i++)
+        free(rf->paths[i]);
+    for (size_t i = 0; i < rf->nseen; i++)
+        free(rf->seen[i]);
+    free(rf->paths);
+    free(rf->seen);
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    size_t len = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3
+               : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+    if (!len || len > n || (len == 2 && s[0] < 0xc2))
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    return len;
+}
+
+/* nvcc rejects invalid UTF-8 even in literals. */
+size_t srctext_fix_utf8(struct buf *out, const char *src, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)src;
+    size_t fixed = 0;
+    char quote = 0;
+    for (size_t i = 0; i < n;) {
+        size_t len = utf8_len(s + i, n - i);
+        if (!len) {
+            if (quote)
+                buf_addf(out, "\\%03o", s[i]);
+            else
+                buf_addch(out, '?');
+            fixed++;
+            i++;
+            continue;
+        }
+        char c = (char)s[i];
+        if (quote && c == '\\' && i + 1 < n && s[i + 1] < 0x80) {
+            buf_add(out, src + i, 2);
+            i += 2;
+            continue;
+        }
+        if (!quote && (c == '"' || c == '\'') && !(i > 0 && isalnum(s[i - 1]) && c == '\''))
+            quote = c;
+        else if (quote && (c == quote || c == '\n'))
+            quote = 0;
+        buf_add(out, src + i, len);
+        i += len;
+    }
+    return fixed;
+}

@@ -1,0 +1,31 @@
+/* Source-text helpers of the isolate worker that need no libclang: the pre-parse scan that
+ * refuses #includes leaving the tree, and the rewrite of bytes nvcc rejects (invalid UTF-8). */
+#ifndef LSCAT_ISOLATE_SRCTEXT_H
+#define LSCAT_ISOLATE_SRCTEXT_H
+
+#include "common/buf.h"
+
+#include <stddef.h>
+
+struct srctext_refusals {
+    char **paths;    /* resolved files outside the tree that some #include names */
+    size_t n, cap;
+    char **seen;     /* tree files already scanned */
+    size_t nseen, seen_cap;
+};
+
+/* Is `real` (a resolved path) under a system, CUDA or LLVM folder that kernels may include? */
+int srctext_allowed_system(const char *cuda_home, const char *real);
+
+/* Scan `path` (a file of the tree `root`) and the tree headers it includes (at most 2,000
+ * files) for #include directives naming an absolute path or a quoted path resolving outside
+ * the tree and outside the system folders; their resolved paths go to rf->paths. */
+void srctext_scan_includes(struct srctext_refusals *rf, const char *root, const char *cuda_home,
+                           const char *path);
+void srctext_refusals_release(struct srctext_refusals *rf);
+
+/* Copy src to out, rewriting invalid UTF-8 bytes: inside string and character literals as
+ * octal escapes (same value), elsewhere as '?'. Returns how many bytes were rewritten. */
+size_t srctext_fix_utf8(struct buf *out, const char *src, size_t n);
+
+#endif

@@ -1,0 +1,187 @@
+/* Unit tests of the isolate library's pure parts: parameter roles, block-name rules, the
+ * normalisation behind kernel ids, the worker record format, template arguments of harnesses,
+ * and one real libclang extraction of a small tree. */
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "isolate/extract.h"
+#include "isolate/harness.h"
+#include "isolate/isolate.h"
+#include "isolate/params.h"
+#include "isolate/record.h"
+#include "isolate/srctext.h"
+#include "tests/support/test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void test_params__roles_follow_common_names(void)
+{
+    CHECK_STR(params_role_name(params_role_of("width")), "width");
+    CHECK_STR(params_role_name(params_role_of("numCols")), "width");
+    CHECK_STR(params_role_name(params_role_of("nx")), "width");
+    CHECK_STR(params_role_name(params_role_of("num_rows")), "height");
+    CHECK_STR(params_role_name(params_role_of("H")), "height");
+    CHECK_STR(params_role_name(params_role_of("n")), "size");
+    CHECK_STR(params_role_name(params_role_of("nElements")), "size");
+    CHECK_STR(params_role_name(params_role_of("array_len")), "size");
+    CHECK_STR(params_role_name(params_role_of("pitch")), "stride");
+    CHECK_STR(params_role_name(params_role_of("lda")), "stride");
+    CHECK_STR(params_role_name(params_role_of("alpha")), "scale");
+    CHECK_STR(params_role_name(params_role_of("beta1")), "scale");
+    CHECK_STR(params_role_name(params_role_of("seed")), "unknown");
+}
+
+static void test_params__block_names_are_recognised(void)
+{
+    CHECK(params_is_block_name("BLOCK_SIZE"));
+    CHECK(params_is_block_name("TILE"));
+    CHECK(params_is_block_name("tileWidth"));
+    CHECK(params_is_block_name("THREADS"));
+    CHECK(!params_is_block_name("RADIUS"));
+    CHECK(!params_is_block_name("N"));
+}
+
+static void test_normalise__ignores_comments_and_whitespace(void)
+{
+    const char *a = "__global__ void k(int *p) {\n  // comment\n  p[0] = 1; /* x */ }\n";
+    const char *b = "__global__  void k(int *p)\n{ p[0] = 1;   }";
+    struct buf na = BUF_INIT, nb = BUF_INIT, nc = BUF_INIT;
+    isolate_normalise(&na, a, strlen(a));
+    isolate_normalise(&nb, b, strlen(b));
+    CHECK_STR(na.data, nb.data);
+    const char *c = "const char *s = \"a  // not a comment\";";
+    isolate_normalise(&nc, c, strlen(c));
+    CHECK_CONTAINS(nc.data, "\"a  // not a comment\"");
+    buf_release(&na);
+    buf_release(&nb);
+    buf_release(&nc);
+}
+
+static void test_record__round_trips_binary_values(void)
+{
+    struct buf b = BUF_INIT;
+    record_begin(&b, "kernel", 2);
+    record_field(&b, "source", "a\0b\nc", 5);
+    record_field_int(&b, "line", 42);
+    record_begin(&b, "note", 1);
+    record_field_str(&b, "class", "x");
+    size_t pos = 0;
+    struct record r;
+    CHECK_INT(record_next(&r, b.data, b.len, &pos), ==, 1);
+    CHECK_STR(r.type, "kernel");
+    CHECK_INT(record_get(&r, "source")->value_len, ==, 5);
+    CHECK(memcmp(record_get(&r, "source")->value, "a\0b\nc", 5) == 0);
+    CHECK_INT(record_int(&r, "line"), ==, 42);
+    CHECK_INT(record_next(&r, b.data, b.len, &pos), ==, 1);
+    CHECK_STR(record_str(&r, "class"), "x");
+    CHECK_INT(record_next(&r, b.data, b.len, &pos), ==, 0);
+    buf_release(&b);
+}
+
+static void test_record__reports_a_truncated_tail(void)
+{
+    struct buf b = BUF_INIT;
+    record_begin(&b, "kernel", 1);
+    record_field_str(&b, "source", "0123456789");
+    buf_setlen(&b, b.len - 5); /* the worker was killed while writing */
+    size_t pos = 0;
+    struct record r;
+    CHECK_INT(record_next(&r, b.data, b.len, &pos), ==, LSCAT_EINVALID);
+    buf_release(&b);
+}
+
+static void test_harness__instantiates_block_parameters_per_block_value(void)
+{
+    struct harness_kernel k = { "ns::reduce", "ns::reduce", "type T float\nblock BS BX\nvalue R 1\n",
+                                1, 0, 0, "buffer,buffer,size" };
+    struct buf args = BUF_INIT, h = BUF_INIT;
+    harness_template_args(&args, &k, "BX");
+    CHECK_STR(args.data, "<float, BX, 1>");
+    harness_generate(&h, &k);
+    CHECK_CONTAINS(h.data, "case 256: return &ns::reduce<float, 256, 1>;");
+    CHECK_CONTAINS(h.data, "#include \"tune/timing.h\"");
+    CHECK_CONTAINS(h.data, "timing_measure_launch");
+    CHECK_CONTAINS(h.data, "\"buffer\", \"buffer\", \"size\", nullptr");
+    buf_release(&args);
+    buf_release(&h);
+}
+
+static void test_extract__finds_kernel_and_its_closure(void)
+{
+    char *root = realpath(test_tmpdir(), NULL);
+    char *file = fs_join(root, "k.cu");
+    const char *src = "#define TWICE(x) (2 * (x))\n"
+                      "struct S { float v; };\n"
+                      "__device__ float unused(float x) { return x; }\n"
+                      "__device__ float helper(S s) { return TWICE(s.v); }\n"
+                      "namespace ns { __global__ void k(float *out, S s, int n) {\n"
+                      "  if ((int)threadIdx.x < n) out[threadIdx.x] = helper(s); } }\n";
+    test_write_file(file, src, strlen(src));
+    const char *cuda = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
+    struct extract_options o = { root, file, cuda, NULL, 0 };
+    struct buf out = BUF_INIT;
+    CHECK_OK(extract_file(&out, &o));
+    size_t pos = 0;
+    struct record r;
+    int kernels = 0;
+    while (record_next(&r, out.data, out.len, &pos) == 1) {
+        if (strcmp(r.type, "kernel") != 0)
+            continue;
+        kernels++;
+        CHECK_STR(record_str(&r, "name"), "ns::k");
+        const char *s = record_str(&r, "source");
+        CHECK_CONTAINS(s, "#define TWICE(x) (2 * (x))");
+        CHECK_CONTAINS(s, "struct S { float v; };");
+        CHECK_CONTAINS(s, "helper(S s)");
+        CHECK_CONTAINS(s, "namespace ns {");
+        CHECK(strstr(s, "unused") == NULL);
+        CHECK_STR(record_str(&r, "roles"), "buffer,unknown,size");
+    }
+    CHECK_INT(kernels, ==, 1);
+    buf_release(&out);
+    free(file);
+    free(root);
+}
+
+static void test_srctext__rewrites_invalid_utf8_keeping_literal_values(void)
+{
+    const char src[] = "// caf\xe9\nconst char *s = \"na\xefve\"; char c = '\xe9'; /* \xc3\xa9 ok */";
+    struct buf out = BUF_INIT;
+    CHECK_INT(srctext_fix_utf8(&out, src, sizeof src - 1), ==, 3);
+    CHECK_STR(out.data, "// caf?\nconst char *s = \"na\\357ve\"; char c = '\\351'; /* \xc3\xa9 ok */");
+    buf_release(&out);
+}
+
+static void test_srctext__refuses_includes_leaving_the_tree(void)
+{
+    char *base = realpath(test_tmpdir(), NULL);
+    char *root = fs_join(base, "repo");
+    char *outside = fs_join(base, "outside.h"), *file = fs_join(root, "src/k.cu");
+    char *inner = fs_join(root, "src/inner.h");
+    test_write_file(outside, "#define X 1\n", 12);
+    test_write_file(inner, "#include \"../../outside.h\"\n", 26);
+    const char *k = "#include \"inner.h\"\n#include </etc/hostname>\n#include <cstdio>\n";
+    test_write_file(file, k, strlen(k));
+    struct srctext_refusals rf = { 0 };
+    srctext_scan_includes(&rf, root, "/usr/local/cuda", file);
+    CHECK_INT(rf.n, ==, 2);
+    CHECK_STR(rf.paths[0], outside);
+    CHECK_STR(rf.paths[1], "/etc/hostname");
+    srctext_refusals_release(&rf);
+    free(base), free(root), free(outside), free(file), free(inner);
+}
+
+int main(void)
+{
+    TEST_RUN(test_params__roles_follow_common_names);
+    TEST_RUN(test_params__block_names_are_recognised);
+    TEST_RUN(test_normalise__ignores_comments_and_whitespace);
+    TEST_RUN(test_record__round_trips_binary_values);
+    TEST_RUN(test_record__reports_a_truncated_tail);
+    TEST_RUN(test_harness__instantiates_block_parameters_per_block_value);
+    TEST_RUN(test_extract__finds_kernel_and_its_closure);
+    TEST_RUN(test_srctext__rewrites_invalid_utf8_keeping_literal_values);
+    TEST_RUN(test_srctext__refuses_includes_leaving_the_tree);
+    return test_done();
+}

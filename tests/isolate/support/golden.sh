@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Regenerate the golden isolated kernels of tests/isolate/fixtures/harness into OUT (default:
+# tests/isolate/fixtures/harness-golden): one folder per kernel name with kernel.cu, harness.cu
+# and params.json exactly as `lscat isolate` writes them. The GPU test builds and runs these
+# (the GPU machines have no libclang); tests/e2e/isolate.sh checks they are current.
+#   usage: LSCAT_BIN=build/bin tests/isolate/support/golden.sh [OUT]
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
+OUT=${1:-$ROOT/tests/isolate/fixtures/harness-golden}
+BIN=${LSCAT_BIN:-$ROOT/build/bin}
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+"$BIN/lscat-isolate" --work "$W" --path "$ROOT/tests/isolate/fixtures/harness" -j2 -q >/dev/null 2>&1 || true
+rm -rf "$OUT"
+mkdir -p "$OUT"
+sqlite3 "$W/lscat.db" "SELECT name, dir FROM kernels ORDER BY name" | while IFS='|' read -r name dir; do
+    mkdir -p "$OUT/$name"
+    cp "$W/$dir/kernel.cu" "$W/$dir/harness.cu" "$W/$dir/params.json" "$OUT/$name/"
+done
