@@ -22,17 +22,17 @@ note() { echo "$*" | tee -a "$summary"; }
 note "== gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
 
 # 1. GPU tests, output capped.
-LSCAT_GPU_ONLY=1 timeout 300 tests/run.sh 2>&1 | head -c 2000000 > "$OUT/test-gpu.log"
+LSCAT_GPU_ONLY=1 timeout 220 tests/run.sh 2>&1 | head -c 2000000 > "$OUT/test-gpu.log"
 note "== test-gpu: $(tail -n 1 "$OUT/test-gpu.log")"
 grep -E '^not ok' "$OUT/test-gpu.log" | head -20 | tee -a "$summary"
 
 # 2. The GPU half of the sample pipeline.
 {
-    for step in "execute" "tune" "dataset export --format parquet --out $LSCAT_WORK/export-gpu" \
-                "dataset report --out $LSCAT_WORK/report-gpu" "status"; do
-        echo "== lscat $step"
+    for step in "90 execute" "150 tune" "40 dataset export --format parquet --out $LSCAT_WORK/export-gpu" \
+                "40 dataset report --out $LSCAT_WORK/report-gpu" "20 status"; do
+        echo "== lscat ${step#* }"
         # shellcheck disable=SC2086
-        timeout 240 lscat $step
+        timeout ${step%% *} lscat ${step#* }
         echo "exit $?"
     done
 } > "$OUT/pipeline.log" 2>&1
@@ -51,6 +51,6 @@ print("== probes:", db.execute("SELECT group_concat(outcome) FROM probes").fetch
 PY
 
 # 3. pyarrow reads what our Parquet writer wrote, value by value.
-timeout 240 python3 tests/dataset/check_pyarrow.py --self-test build/bin > "$OUT/pyarrow.log" 2>&1
+timeout 60 python3 tests/dataset/check_pyarrow.py --self-test build/bin > "$OUT/pyarrow.log" 2>&1
 note "== pyarrow: $(grep -c '^ok' "$OUT/pyarrow.log") ok, $(grep -c '^not ok' "$OUT/pyarrow.log") not ok"
 grep -E '^not ok' "$OUT/pyarrow.log" | head -10 | tee -a "$summary"
