@@ -159,6 +159,8 @@ for _ in $(seq 20); do pgrep -f "git-clone-worker $URL/f/hang/" >/dev/null || br
 pgrep -f "git-clone-worker $URL/f/hang/" >/dev/null &&
     t_fail harvest_fetch__a_killed_fetch_leaves_no_clone_worker "$(pgrep -af "git-clone-worker $URL/f/hang/")" ||
     t_ok harvest_fetch__a_killed_fetch_leaves_no_clone_worker
+# later fetches on $W must not try the hanging server again
+db "UPDATE repos SET next_attempt_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now', '+1 day') WHERE full_name = 'hang/gitstall'"
 
 # ---- hours over HTTP: 500 then ok, truncated gzip, missing
 t_expect harvest_scan__downloads_hours_over_http_with_retries 0 H scan --source "$URL/f/500x2/gha/{YYYY}-{MM}-{DD}-{H}.json.gz" \
