@@ -161,6 +161,12 @@ pgrep -f "git-clone-worker $URL/f/hang/" >/dev/null &&
     t_ok harvest_fetch__a_killed_fetch_leaves_no_clone_worker
 # later fetches on $W must not try the hanging server again
 db "UPDATE repos SET next_attempt_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now', '+1 day') WHERE full_name = 'hang/gitstall'"
+# a clone answered 404 comes back from the worker as 'not found': the repository is gone
+H import - <<<"404/nogit"
+t_expect harvest_fetch__a_git_404_through_the_worker_is_not_a_failure 0 H fetch --method git \
+    --repo 404/nogit --git-url "$URL/f/{owner}/{name}.git"
+check harvest_fetch__records_a_git_404_as_gone "gone git clone '$URL/f/404/nogit.git': unexpected http status code: 404" \
+    "$(db "SELECT fetch_status || ' ' || fetch_error FROM repos WHERE full_name = '404/nogit'")"
 
 # ---- hours over HTTP: 500 then ok, truncated gzip, missing
 t_expect harvest_scan__downloads_hours_over_http_with_retries 0 H scan --source "$URL/f/500x2/gha/{YYYY}-{MM}-{DD}-{H}.json.gz" \
