@@ -101,12 +101,15 @@ static int parse_worker_out(char commit[41], char branch[256], const char *out)
     return 0;
 }
 
-/* The worker's last stderr line (its message), trimmed; points into err. */
-static const char *last_line(struct buf *err)
+/* The worker's message: the first line of its stderr (a sanitizer build may append its
+ * report after it, at exit). Cuts err at that line's end; points into err. */
+static const char *worker_message(struct buf *err)
 {
+    char *nl = strchr(err->data, '\n');
+    if (nl)
+        buf_setlen(err, (size_t)(nl - err->data));
     buf_rtrim(err);
-    const char *nl = strrchr(err->data, '\n');
-    return nl ? nl + 1 : err->data;
+    return err->data;
 }
 
 int gitclone_run_child(char commit[41], char branch[256], const char *exe, const char *url,
@@ -142,11 +145,11 @@ int gitclone_run_child(char commit[41], char branch[256], const char *exe, const
         rc = lscat_error_set("git clone '%s': the clone worker died of signal %d (%s)", url,
                              pr.signal, strsignal(pr.signal));
     } else if (pr.exit_code == GITCLONE_EXIT_NOTFOUND) {
-        rc = lscat_error_setc(LSCAT_ENOTFOUND, "%s", last_line(&pr.err));
+        rc = lscat_error_setc(LSCAT_ENOTFOUND, "%s", worker_message(&pr.err));
     } else if (pr.exit_code == GITCLONE_EXIT_ERR && pr.err.len) {
-        rc = lscat_error_set("%s", last_line(&pr.err));
+        rc = lscat_error_set("%s", worker_message(&pr.err));
     } else if (pr.exit_code != 0) {
-        const char *msg = last_line(&pr.err);
+        const char *msg = worker_message(&pr.err);
         rc = lscat_error_set("git clone '%s': the clone worker ended with exit %d%s%s", url,
                              pr.exit_code, *msg ? ": " : "", msg);
     } else if (parse_worker_out(commit, branch, pr.out.data) < 0) {
