@@ -1,6 +1,7 @@
 /* lscat-harvest: find CUDA repositories (GH Archive scan, list import, GitHub search) and
  * download their C/C++/CUDA sources. Thin: parse options, open the store, call the library,
- * record the run, turn the result into an exit code. */
+ * record the run, turn the result into an exit code. Also the internal clone worker
+ * (`--git-clone-worker`) that fetch runs in a child process with a deadline. */
 #include "fetch.h"
 #include "gha.h"
 #include "gitclone.h"
@@ -28,7 +29,7 @@ static const char usage[] =
 enum {
     O_FROM = 1, O_TO, O_SINCE_LAST, O_SOURCE, O_RETRY_BAD, O_KEEP, O_LANGUAGE, O_PUSHED_SINCE,
     O_API_URL, O_ARCHIVE_URL, O_GIT_URL, O_METHOD, O_REFRESH, O_LIMIT, O_REPO, O_PER_HOST,
-    O_ATTEMPTS, O_MAX_WAIT, O_TIMEOUT, O_BACKOFF, O_PUSHED_UNTIL, O_MAX_ARCHIVE,
+    O_ATTEMPTS, O_MAX_WAIT, O_TIMEOUT, O_BACKOFF, O_PUSHED_UNTIL, O_MAX_ARCHIVE, O_GIT_TIMEOUT,
 };
 
 static const struct cli_opt opts[] = {
@@ -57,6 +58,8 @@ static const struct cli_opt opts[] = {
     { "repo", 0, "OWNER/NAME", "fetch: only this repository (repeatable)", O_REPO },
     { "max-archive-mb", 0, "MB", "fetch: refuse archives and clones over MB (default 2048)",
       O_MAX_ARCHIVE },
+    { "git-timeout", 0, "SECONDS", "fetch: kill a clone not done after this long (default 600)",
+      O_GIT_TIMEOUT },
     { "per-host", 0, "N", "HTTP transfers in flight per host (default 4)", O_PER_HOST },
     { "attempts", 0, "N", "HTTP tries per download in one run (default 5)", O_ATTEMPTS },
     { "max-wait", 0, "SECONDS", "longest server-asked wait honoured in-run (default 120)",
@@ -74,7 +77,7 @@ struct args {
     const char *repos[64];
     int nrepos, since_last, retry_bad, keep, per_host, attempts;
     long limit;
-    double max_wait, timeout, backoff, max_archive_mb;
+    double max_wait, timeout, backoff, max_archive_mb, git_timeout;
     int given[32];
 };
 
@@ -127,6 +130,8 @@ static int on_opt(void *ctx, int id, const char *arg)
     case O_BACKOFF: return cli_parse_double(&a->backoff, "--backoff", arg, 0, 3600);
     case O_MAX_ARCHIVE:
         return cli_parse_double(&a->max_archive_mb, "--max-archive-mb", arg, 0.001, 1e7);
+    case O_GIT_TIMEOUT:
+        return cli_parse_double(&a->git_timeout, "--git-timeout", arg, 0, 7 * 86400);
     }
     return 0;
 }
@@ -150,7 +155,8 @@ static void help(void)
            "           clone fallback), keep only C/C++/CUDA sources and headers and build\n"
            "           files, stored by content hash under <work>/blobs and as a tree under\n"
            "           <work>/trees/OWNER/NAME. 404/410/451 are final ('gone'); other failures\n"
-           "           are retried on later runs with backoff (repos.next_attempt_at)\n\n"
+           "           are retried on later runs with backoff (repos.next_attempt_at). Each\n"
+           "           clone runs in a child process killed after --git-timeout seconds\n\n"
            "Selection rule (scan): an event is evidence for a repository when a language\n"
            "field of that repository is Cuda or its owner/name or description contains 'cuda'\n"
            "(any case). Evidence kinds recorded in repos.evidence:\n"
@@ -325,6 +331,8 @@ static int cmd_fetch(struct buf *counts, struct store *s, const struct args *a,
     if (a->refresh && parse_age(&o.refresh_older_than_s, a->refresh) < 0)
         return LSCAT_EINVALID;
     o.http.max_bytes = (int64_t)((a->given[O_MAX_ARCHIVE] ? a->max_archive_mb : 2048) * 1e6);
+    if (a->given[O_GIT_TIMEOUT])
+        o.git_timeout_s = a->git_timeout;
     o.limit = a->limit;
     o.repos = a->repos;
     o.nrepos = a->nrepos;
@@ -369,8 +377,36 @@ static int check_args(const char *sub, const struct cli *cli, const struct args 
     return 0;
 }
 
+/* `lscat-harvest --git-clone-worker URL DIR MAX_BYTES` (internal; started by fetch through
+ * gitclone_run_child): clone, print "COMMIT BRANCH", exit 0, 4 (not found) or 1. */
+static int clone_worker(int argc, char **argv)
+{
+    char commit[41], branch[256], *end;
+    if (argc != 3) {
+        fprintf(stderr, "lscat-harvest %s: usage: %s URL DIR MAX_BYTES (internal)\n",
+                GITCLONE_WORKER_FLAG, GITCLONE_WORKER_FLAG);
+        return GITCLONE_EXIT_ERR;
+    }
+    long long max = strtoll(argv[2], &end, 10);
+    if (end == argv[2] || *end || max < 0) {
+        fprintf(stderr, "lscat-harvest %s: MAX_BYTES '%s' is not a byte count\n",
+                GITCLONE_WORKER_FLAG, argv[2]);
+        return GITCLONE_EXIT_ERR;
+    }
+    int rc = gitclone_run(commit, branch, argv[0], argv[1], (int64_t)max);
+    gitclone_global_cleanup();
+    if (rc < 0) {
+        fprintf(stderr, "%s\n", lscat_error_last());
+        return rc == LSCAT_ENOTFOUND ? GITCLONE_EXIT_NOTFOUND : GITCLONE_EXIT_ERR;
+    }
+    printf("%s %s\n", commit, branch);
+    return fflush(stdout) == 0 ? 0 : GITCLONE_EXIT_ERR;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], GITCLONE_WORKER_FLAG))
+        return clone_worker(argc - 2, argv + 2);
     struct cli cli;
     struct args a;
     struct store *s = NULL;

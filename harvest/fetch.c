@@ -335,7 +335,9 @@ static int from_git(struct extract_result *r, struct got *g, const struct fetch_
     g->archive_sha[0] = 0;
     g->archive_bytes = 0;
     fs_remove_tree(clone);
-    int rc = gitclone_run(g->commit, g->branch, url, clone, o->http.max_bytes);
+    /* in a child process: libgit2 1.5 waits forever on a server that stops answering */
+    int rc = gitclone_run_child(g->commit, g->branch, NULL, url, clone, o->http.max_bytes,
+                                o->git_timeout_s);
     if (rc == 0)
         rc = extract_dir(r, clone, o->work_dir, tmp, &lim);
     fs_remove_tree(clone);

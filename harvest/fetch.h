@@ -25,11 +25,13 @@ struct fetch_options {
     int jobs;                 /* downloads in flight */
     int64_t run_id;
     struct http_options http;
+    double git_timeout_s;     /* a clone not done after this long is killed; 0 = no limit */
 };
 #define FETCH_DEFAULT_ARCHIVE_URL "https://codeload.github.com/{owner}/{name}/zip/HEAD"
 #define FETCH_DEFAULT_GIT_URL "https://github.com/{owner}/{name}.git"
+#define FETCH_DEFAULT_GIT_TIMEOUT_S 600
 #define FETCH_OPTIONS_INIT { NULL, FETCH_DEFAULT_ARCHIVE_URL, FETCH_DEFAULT_GIT_URL, FETCH_ZIP, \
-                             0, 0, NULL, 0, 4, 0, HTTP_OPTIONS_INIT }
+                             0, 0, NULL, 0, 4, 0, HTTP_OPTIONS_INIT, FETCH_DEFAULT_GIT_TIMEOUT_S }
 
 struct fetch_counts {
     int64_t repos, fetched, gone, failed, files, blobs_new, refused, bytes;

@@ -130,6 +130,44 @@ check harvest_fetch__records_git_method_and_head "git $(git -C "$T_TMP/git/500/g
 check harvest_fetch__git_tree_matches_the_zip_tree "$(cd "$W/trees/reset/stencil2d" && find . -type f | sort | tr '\n' ' ')" \
     "$(cd "$W/trees/500/gitonly" && find . -type f | sort | tr '\n' ' ')"
 
+# ---- a git server that accepts the connection and never answers: the clone worker is killed
+# after --git-timeout (libgit2 1.5 alone would wait forever), the repository is failed
+H import - <<<"hang/gitstall"
+t0=$(date +%s.%N)
+t_expect harvest_fetch__times_out_a_git_clone_that_never_answers 1 H fetch --method git \
+    --repo hang/gitstall --git-url "$URL/f/{owner}/{name}.git" --git-timeout 2
+t1=$(date +%s.%N)
+python3 -c 'import sys; sys.exit(0 if 1.9 <= float(sys.argv[2]) - float(sys.argv[1]) < 10 else 1)' "$t0" "$t1" &&
+    t_ok harvest_fetch__a_stalled_clone_ends_after_the_git_timeout ||
+    t_fail harvest_fetch__a_stalled_clone_ends_after_the_git_timeout "fetch took $t0 .. $t1"
+check harvest_fetch__a_stalled_clone_reached_the_server 1 \
+    "$(grep -c '^GET /f/hang/gitstall.git/info/refs' "$T_TMP/requests")"
+check harvest_fetch__records_the_git_timeout "failed git clone '$URL/f/hang/gitstall.git': not done after 2 s (timed out; the repository stays failed and is retried later)" \
+    "$(db "SELECT fetch_status || ' ' || fetch_error FROM repos WHERE full_name = 'hang/gitstall'")"
+[ ! -e "$W/trees/hang/gitstall" ] && [ -z "$(find "$W/trees" -maxdepth 1 -name '.*')" ] &&
+    t_ok harvest_fetch__a_killed_clone_leaves_no_folder ||
+    t_fail harvest_fetch__a_killed_clone_leaves_no_folder "$(find "$W/trees" -maxdepth 2 | head)"
+# a fetch killed with SIGKILL mid-clone takes its clone worker with it
+db "UPDATE repos SET next_attempt_at = NULL WHERE full_name = 'hang/gitstall'"
+lscat harvest --work "$W" -q fetch --method git --repo hang/gitstall --git-url "$URL/f/{owner}/{name}.git" \
+    --git-timeout 0 &
+victim=$!
+for _ in $(seq 50); do pgrep -f "git-clone-worker $URL/f/hang/" >/dev/null && break; sleep 0.1; done
+kill -9 "$victim"
+wait "$victim" 2>/dev/null
+for _ in $(seq 20); do pgrep -f "git-clone-worker $URL/f/hang/" >/dev/null || break; sleep 0.1; done
+pgrep -f "git-clone-worker $URL/f/hang/" >/dev/null &&
+    t_fail harvest_fetch__a_killed_fetch_leaves_no_clone_worker "$(pgrep -af "git-clone-worker $URL/f/hang/")" ||
+    t_ok harvest_fetch__a_killed_fetch_leaves_no_clone_worker
+# later fetches on $W must not try the hanging server again
+db "UPDATE repos SET next_attempt_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now', '+1 day') WHERE full_name = 'hang/gitstall'"
+# a clone answered 404 comes back from the worker as 'not found': the repository is gone
+H import - <<<"404/nogit"
+t_expect harvest_fetch__a_git_404_through_the_worker_is_not_a_failure 0 H fetch --method git \
+    --repo 404/nogit --git-url "$URL/f/{owner}/{name}.git"
+check harvest_fetch__records_a_git_404_as_gone "gone git clone '$URL/f/404/nogit.git': unexpected http status code: 404" \
+    "$(db "SELECT fetch_status || ' ' || fetch_error FROM repos WHERE full_name = '404/nogit'")"
+
 # ---- hours over HTTP: 500 then ok, truncated gzip, missing
 t_expect harvest_scan__downloads_hours_over_http_with_retries 0 H scan --source "$URL/f/500x2/gha/{YYYY}-{MM}-{DD}-{H}.json.gz" \
     --from 2014-06-01T12 --to 2014-06-01T12 --backoff 0.1

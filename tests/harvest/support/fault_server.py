@@ -8,6 +8,7 @@ faults on request, by a path prefix /f/<fault>/<path>:
              later requests are served (with Range support, so a client can resume)
   slow       the body comes in 8 pieces, 0.15 s apart
   stall      headers, a few bytes, then nothing for 30 s (a client must time out)
+  hang       reads the request, then answers nothing for 60 s (a git server that stalls)
   redirN     a chain of N redirects before the file (redir3 -> redir2 -> ... -> file)
   truncgz    the file minus its last 100 bytes, as a complete response
   404 410 451 500   always that status
@@ -81,6 +82,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def fault(self, fault, rel):
         n = bump(fault + "/" + rel)
+        if fault == "hang":
+            self.close_connection = True
+            time.sleep(60)
+            return
         if fault in ("404", "410", "451", "500"):
             return self.send_status(int(fault), body=b"no")
         if fault.startswith("500x") and n <= int(fault[4:]):
