@@ -3,6 +3,7 @@
 #include "buf.h"
 
 #include "error.h"
+#include "utf8.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -122,30 +123,6 @@ int buf_addf(struct buf *b, const char *fmt, ...)
     int rc = buf_vaddf(b, fmt, ap);
     va_end(ap);
     return rc;
-}
-
-/* Length of the valid UTF-8 sequence starting at s (at most n bytes), or 0 if invalid. */
-static size_t utf8_seq_len(const unsigned char *s, size_t n)
-{
-    size_t len;
-    unsigned min;
-    unsigned cp;
-    if (s[0] < 0x80)
-        return 1;
-    if ((s[0] & 0xE0) == 0xC0) { len = 2; cp = s[0] & 0x1F; min = 0x80; }
-    else if ((s[0] & 0xF0) == 0xE0) { len = 3; cp = s[0] & 0x0F; min = 0x800; }
-    else if ((s[0] & 0xF8) == 0xF0) { len = 4; cp = s[0] & 0x07; min = 0x10000; }
-    else return 0;
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return len;
 }
 
 int buf_add_json_str(struct buf *b, const char *s, size_t len)

@@ -2,43 +2,12 @@
  * are not always UTF-8; numbers in CSV must read back to the same double. */
 #include "dataset/text.h"
 
+#include "common/utf8.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 when it is not one. */
-static size_t utf8_seq(const unsigned char *p, size_t n)
-{
-    unsigned c = p[0];
-    if (c < 0x80)
-        return 1;
-    size_t len;
-    unsigned min;
-    if (c >= 0xC2 && c <= 0xDF) {
-        len = 2;
-        min = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        min = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (n < len)
-        return 0;
-    unsigned cp = c & (0x7F >> len);
-    for (size_t i = 1; i < len; i++) {
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return len;
-}
 
 int text_utf8_valid(const void *s, size_t len)
 {
@@ -49,7 +18,7 @@ int text_utf8_valid(const void *s, size_t len)
             i++;
             continue;
         }
-        size_t l = utf8_seq(p + i, len - i);
+        size_t l = utf8_seq_len(p + i, len - i);
         if (!l)
             return 0;
         i += l;
@@ -62,7 +31,7 @@ void text_utf8_repair(struct buf *out, const void *s, size_t len)
     const unsigned char *p = s;
     size_t i = 0;
     while (i < len) {
-        size_t l = utf8_seq(p + i, len - i);
+        size_t l = utf8_seq_len(p + i, len - i);
         if (l) {
             buf_add(out, p + i, l);
             i += l;

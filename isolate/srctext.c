@@ -3,6 +3,7 @@
  * isolated kernel with Latin-1 comments still builds. */
 #include "isolate/srctext.h"
 
+#include "common/utf8.h"
 #include "common/xalloc.h"
 
 #include <ctype.h>
@@ -97,19 +98,6 @@ void srctext_refusals_release(struct srctext_refusals *rf)
     free(rf->seen);
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    size_t len = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3
-               : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
-    if (!len || len > n || (len == 2 && s[0] < 0xc2))
-        return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    return len;
-}
-
 /* nvcc rejects invalid UTF-8 even in literals. */
 size_t srctext_fix_utf8(struct buf *out, const char *src, size_t n)
 {
@@ -117,7 +105,7 @@ size_t srctext_fix_utf8(struct buf *out, const char *src, size_t n)
     size_t fixed = 0;
     char quote = 0;
     for (size_t i = 0; i < n;) {
-        size_t len = utf8_len(s + i, n - i);
+        size_t len = utf8_seq_len(s + i, n - i);
         if (!len) {
             if (quote)
                 buf_addf(out, "\\%03o", s[i]);
