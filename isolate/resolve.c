@@ -77,7 +77,7 @@ static void walk(struct repo *r, const char *dir, int depth)
             walk(r, full, depth + 1);
         } else if (lstat(full, &st) == 0 && S_ISREG(st.st_mode) && wanted_ext(e->d_name)) {
             XGROW(r->files, r->nfiles + 1, r->files_cap);
-            r->files[r->nfiles++] = xstrdup(full);
+            r->files[r->nfiles++] = full;
             full = NULL;
         }
         free(full);
