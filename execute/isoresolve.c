@@ -12,6 +12,7 @@
 #include "isolate/record.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -91,12 +92,20 @@ static void disable(struct isoresolve *r, const char *why)
     r->warned = 1;
 }
 
-static int write_all(int fd, const char *d, size_t n)
+/* Write all of d to the child's stdin (non-blocking) before the deadline: a hung child that
+ * stopped reading must not block us on a full pipe. */
+static int write_all(int fd, const char *d, size_t n, double deadline)
 {
     while (n > 0) {
         ssize_t w = write(fd, d, n);
-        if (w < 0 && errno == EINTR)
+        if (w < 0 && (errno == EINTR || errno == EAGAIN)) {
+            double left = deadline - fs_mono_s();
+            struct pollfd p = { fd, POLLOUT, 0 };
+            if (left <= 0)
+                return lscat_error_set("the resolve service did not read its request in time");
+            poll(&p, 1, (int)(left * 1000) + 1);
             continue;
+        }
         if (w <= 0)
             return lscat_error_set("the resolve service stopped reading (%s)",
                                    w < 0 ? strerror(errno) : "closed");
@@ -140,8 +149,8 @@ static int record_complete(const char *d, size_t len)
 /* Send `req`, read one record into `reply` before the deadline. */
 static int roundtrip(struct isoresolve *r, const struct buf *req, struct buf *reply, double timeout_s)
 {
-    int rc = write_all(r->child.in_fd, req->data, req->len);
     double deadline = fs_mono_s() + timeout_s;
+    int rc = write_all(r->child.in_fd, req->data, req->len, deadline);
     buf_reset(reply);
     while (rc == 0) {
         int done = reply->len ? record_complete(reply->data, reply->len) : 0;
@@ -205,6 +214,7 @@ static int ensure_started(struct isoresolve *r)
         return LSCAT_ERR;
     }
     r->running = 1;
+    fcntl(r->child.in_fd, F_SETFL, O_NONBLOCK);
     struct buf req = BUF_INIT, reply = BUF_INIT;
     buf_adds(&req, "ping\n");
     int rc = roundtrip(r, &req, &reply, r->timeout_s * 2);

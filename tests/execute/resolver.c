@@ -190,16 +190,21 @@ static char *stand_in(const char *name, const char *action)
     return exe;
 }
 
-static int lookup(struct isoresolve *r, const char *ident, const char **via)
+static int lookup_with(struct isoresolve *r, const char *ident, const char *have, const char **via)
 {
     char *repo = repo_path();
     struct buf out = BUF_INIT, origin = BUF_INIT;
     const struct repair_resolver *rs = isoresolve_resolver(r);
-    int rc = rs->find_decl(rs->ctx, repo, ident, "", &out, &origin, via);
+    int rc = rs->find_decl(rs->ctx, repo, ident, have, &out, &origin, via);
     buf_release(&out);
     buf_release(&origin);
     free(repo);
     return rc;
+}
+
+static int lookup(struct isoresolve *r, const char *ident, const char **via)
+{
+    return lookup_with(r, ident, "", via);
 }
 
 /* Every pid the stand-in recorded is gone (killed and reaped). */
@@ -230,7 +235,11 @@ static void test_resolver__kills_a_hanging_service_restarts_it_then_gives_up(voi
     double t0 = fs_mono_s();
     CHECK_OK(lookup(r, "Matrix", &via)); /* timed out: the text search answered */
     CHECK_STR(via, "text");
-    CHECK_OK(lookup(r, "MAT_TILE", &via)); /* restarted, timed out again */
+    char *big = xmalloc(1 << 20); /* more than a pipe holds: the write must time out too */
+    memset(big, 'x', (1 << 20) - 1);
+    big[(1 << 20) - 1] = '\0';
+    CHECK_OK(lookup_with(r, "MAT_TILE", big, &via)); /* restarted, timed out again */
+    free(big);
     CHECK_OK(lookup(r, "MAT_TILE", &via)); /* given up: no third start */
     CHECK_STR(via, "text");
     CHECK(fs_mono_s() - t0 < 10);
