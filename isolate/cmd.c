@@ -93,6 +93,15 @@ static int resolve_opt(void *ctx, int id, const char *arg)
     return 0;
 }
 
+/* Is `a` an option of the stage that takes a value (so the next word is not a subcommand)? */
+static int takes_value(const char *a)
+{
+    for (const struct cli_opt *o = opts; o->long_name; o++)
+        if (o->arg_name && a[0] == '-' && a[1] == '-' && strcmp(a + 2, o->long_name) == 0)
+            return 1;
+    return 0;
+}
+
 /* `resolve --serve`: the service execute's repair loop talks to (isolate/resolve.h). */
 static int resolve_main(int argc, char **argv)
 {
@@ -142,8 +151,12 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--worker") == 0)
         return isolate_worker_main(argc - 2, argv + 2);
-    if (argc > 1 && strcmp(argv[1], "resolve") == 0)
+    int sub = cli_find_subcommand(argc, argv);
+    if (sub > 0 && strcmp(argv[sub], "resolve") == 0 && !takes_value(argv[sub - 1])) {
+        for (int i = sub; i > 1; i--) /* global options before the word stay */
+            argv[i] = argv[i - 1];
         return resolve_main(argc - 1, argv + 1);
+    }
     struct cli cli;
     struct args a = { NULL, NULL, 120, 8192, 4000000 };
     struct store *s = NULL;
