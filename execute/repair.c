@@ -112,6 +112,7 @@ static const struct ident_header header_table[] = {
     { "std::sqrt", "<cmath>" }, { "std::abs", "<cmath>" }, { "std::exp", "<cmath>" },
     { "std::function", "<functional>" }, { "std::map", "<map>" }, { "std::array", "<array>" },
     { "std::complex", "<complex>" }, { "std::unique_ptr", "<memory>" },
+    { "std::chrono", "<chrono>" }, { "std::thread", "<thread>" },
     { "curandState", "<curand_kernel.h>" }, { "curandState_t", "<curand_kernel.h>" },
     { "curand_init", "<curand_kernel.h>" }, { "curand_uniform", "<curand_kernel.h>" },
     { "curand_normal", "<curand_kernel.h>" }, { "curand", "<curand_kernel.h>" },

@@ -104,6 +104,7 @@ static void test_repair__adds_each_header_once(void)
     CHECK_STR(f, "\"add_header:<cstdio>\"");
     free(f);
     CHECK_STR(repair_header_for("curand_init"), "<curand_kernel.h>");
+    CHECK_STR(repair_header_for("std::chrono"), "<chrono>");
     CHECK(repair_header_for("no_such_thing") == NULL);
     buf_release(&s);
 }
