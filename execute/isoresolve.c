@@ -30,6 +30,7 @@ struct isoresolve {
     pthread_mutex_t lock;      /* one request at a time on the pipes */
     struct proc_child child;
     int running, starts, disabled, warned;
+    int ever_up;               /* it answered a ping once: worth restarting after a failure */
     int served, fallback;
     char *last_error;          /* why the service last failed */
 };
@@ -209,8 +210,9 @@ static int ensure_started(struct isoresolve *r)
 #endif
     r->starts++;
     if (proc_spawn(&r->child, &o) < 0) {
-        free(r->last_error);
-        r->last_error = xstrdup(lscat_error_last());
+        char *why = xasprintf("cannot start '%s': %s", r->exe, lscat_error_last());
+        disable(r, why);
+        free(why);
         return LSCAT_ERR;
     }
     r->running = 1;
@@ -220,12 +222,18 @@ static int ensure_started(struct isoresolve *r)
     int rc = roundtrip(r, &req, &reply, r->timeout_s * 2);
     if (rc == 0 && strncmp(reply.data, "R pong ", 7) != 0)
         rc = lscat_error_set("the resolve service answered ping with '%.40s'", reply.data);
-    if (rc < 0) {
+    if (rc < 0 && !r->ever_up) { /* it never worked (no libclang here?): it will not now */
+        char *why = xasprintf("'%s resolve --serve' did not start: %s", r->exe,
+                              lscat_error_last());
+        disable(r, why);
+        free(why);
+    } else if (rc < 0) {
         free(r->last_error);
         r->last_error = xstrdup(lscat_error_last());
-        log_warn("repair: the resolve service did not start: %s", r->last_error);
+        log_warn("repair: the resolve service did not restart: %s", r->last_error);
         stop(r);
     }
+    r->ever_up |= rc == 0;
     buf_release(&req);
     buf_release(&reply);
     return rc;

@@ -272,6 +272,48 @@ static void test_resolver__restarts_a_crashed_service(void)
     free(exe);
 }
 
+/* A lscat-isolate that cannot start at all (here: not a program; on a GPU node: libclang
+ * missing) is given up at once, and the log says so once. */
+static void test_resolver__gives_up_at_once_on_a_service_that_cannot_start(void)
+{
+    char *dir = xasprintf("%s/broken", test_tmpdir());
+    CHECK_OK(fs_mkdirs(dir, 0755));
+    char *exe = fs_join(dir, "lscat-isolate");
+    test_write_file(exe, "not a program\n", 14);
+    chmod(exe, 0755);
+    struct isoresolve_options o = ISORESOLVE_OPTIONS_INIT;
+    o.exe = exe;
+    o.timeout_s = 5;
+    struct isoresolve *r = isoresolve_new(&o);
+    char *log = xasprintf("%s/broken.txt", test_tmpdir());
+    fflush(stderr);
+    int saved = dup(2), fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    close(fd);
+    const char *via = NULL;
+    int rc1 = lookup(r, "Matrix", &via), rc2 = lookup(r, "scaled", &via);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    CHECK_OK(rc1);
+    CHECK_OK(rc2);
+    CHECK_STR(via, "text");
+    int served, fallback, starts;
+    isoresolve_stats(r, &served, &fallback, &starts);
+    CHECK_INT(starts, ==, 1);
+    CHECK_INT(fallback, ==, 2);
+    struct buf err = BUF_INIT;
+    CHECK_OK(buf_read_file(&err, log));
+    const char *said = strstr(err.data, "warning:");
+    CHECK(said && !strstr(said + 1, "warning:")); /* one line */
+    CHECK_CONTAINS(err.data, "did not start");
+    buf_release(&err);
+    isoresolve_free(r);
+    free(log);
+    free(exe);
+    free(dir);
+}
+
 /* The real service through the client: found by libclang, and not found by either. */
 static void test_resolver__asks_the_real_service_and_says_which_resolver_answered(void)
 {
@@ -308,6 +350,7 @@ int main(void)
     TEST_RUN(test_resolver__falls_back_to_the_text_search_without_lscat_isolate);
     TEST_RUN(test_resolver__kills_a_hanging_service_restarts_it_then_gives_up);
     TEST_RUN(test_resolver__restarts_a_crashed_service);
+    TEST_RUN(test_resolver__gives_up_at_once_on_a_service_that_cannot_start);
     TEST_RUN(test_resolver__asks_the_real_service_and_says_which_resolver_answered);
     return test_done();
 }
