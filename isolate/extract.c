@@ -471,7 +471,7 @@ static void add_unit(struct closure *cl, int idx)
     clang_visitChildren(cl->x->tops[idx].c, refs_visit, cl);
 }
 
-/* Explicit and partial specialisations of a class template the closure uses
+/* Explicit and partial specialisations of a class or function template the closure uses
  * (template <> struct vec3<float> { ... };): the primary template alone is not enough. */
 static void push_specializations(struct closure *cl)
 {
@@ -479,8 +479,8 @@ static void push_specializations(struct closure *cl)
     for (size_t i = 0; i < x->ntops; i++) {
         enum CXCursorKind k = clang_getCursorKind(x->tops[i].c);
         if (k != CXCursor_StructDecl && k != CXCursor_ClassDecl &&
-            k != CXCursor_ClassTemplatePartialSpecialization)
-            continue;
+            k != CXCursor_ClassTemplatePartialSpecialization && k != CXCursor_FunctionDecl)
+            continue; /* FunctionDecl: template <> float cast<float>(float) { ... } */
         CXCursor t = clang_getSpecializedCursorTemplate(x->tops[i].c);
         if (clang_Cursor_isNull(t) || has_unit(cl, (int)i))
             continue;

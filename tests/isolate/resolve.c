@@ -119,6 +119,22 @@ static void test_resolve__an_enumerator_brings_its_enum_and_unknown_names_are_no
     resolve_service_free(s);
 }
 
+static void test_resolve__a_function_template_comes_with_its_explicit_specialisations(void)
+{
+    struct resolve_service *s = resolve_service_new(cuda_home());
+    char *root = repo(), type[32];
+    struct buf out = BUF_INIT;
+    CHECK_OK(resolve_decl(&out, s, root, "convert", NULL));
+    char *text = field(&out, type, "text");
+    const char *primary = strstr(text, "__device__ Td convert(Ts v);"),
+               *spec = strstr(text, "convert<float, int>(int v)");
+    CHECK(primary && spec && primary < spec);
+    free(text);
+    buf_release(&out);
+    free(root);
+    resolve_service_free(s);
+}
+
 static void test_resolve__a_header_name_resolves_through_the_tree_folders_only(void)
 {
     struct resolve_service *s = resolve_service_new(cuda_home());
@@ -235,6 +251,7 @@ int main(void)
     TEST_RUN(test_resolve__a_struct_comes_with_the_macro_it_uses);
     TEST_RUN(test_resolve__a_device_function_comes_with_its_callees_minus_what_the_kernel_has);
     TEST_RUN(test_resolve__an_enumerator_brings_its_enum_and_unknown_names_are_not_found);
+    TEST_RUN(test_resolve__a_function_template_comes_with_its_explicit_specialisations);
     TEST_RUN(test_resolve__a_header_name_resolves_through_the_tree_folders_only);
     TEST_RUN(test_resolve__bad_requests_get_error_records_and_the_service_goes_on);
     TEST_RUN(test_resolve__a_request_cut_short_ends_the_service_with_an_error);
