@@ -62,7 +62,7 @@ static long json_int(const char *line, const char *key)
     char pat[64];
     snprintf(pat, sizeof(pat), "\"%s\":", key);
     const char *p = strstr(line, pat);
-    return p ? strtol(p + strlen(pat) + (p[strlen(pat)] == '[' ? 1 : 0), NULL, 10) : -1;
+    return p ? strtol(p + strlen(pat), NULL, 10) : -1;
 }
 
 static enum probe_outcome error_kind(const char *err)
@@ -100,10 +100,12 @@ void probe_classify(struct probe_result *out, const struct proc_result *r, const
             ok_lines++;
         else if (st && strcmp(st, "cuda_error") == 0 && !first_err) {
             first_err = json_str(line, "error");
-            if (first_err && json_int(line, "w") > 0) { /* where: the size says which overran */
-                char *at = xasprintf("%s (at %ldx%ld, block %ld)", first_err,
-                                     json_int(line, "w"), json_int(line, "h"),
-                                     json_int(line, "block"));
+            const char *blk = strstr(line, "\"block\":[");
+            long bx = 0, by = 0, bz = 0;
+            if (first_err && json_int(line, "w") > 0 && blk && /* where: the size says a lot */
+                sscanf(blk, "\"block\":[%ld,%ld,%ld]", &bx, &by, &bz) == 3) {
+                char *at = xasprintf("%s (at %ldx%ld, block %ldx%ldx%ld)", first_err,
+                                     json_int(line, "w"), json_int(line, "h"), bx, by, bz);
                 free(first_err);
                 first_err = at;
             }
