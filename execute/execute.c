@@ -86,6 +86,7 @@ static int load_items(struct stage *g)
     while (rc == 0 && (rc = store_step(st)) == STORE_ROW) {
         XGROW(g->items, g->count + 1, g->alloc);
         struct item *it = &g->items[g->count++];
+        memset(it, 0, sizeof(*it));
         it->id = dup_col(st, 0);
         it->dir = abs_path(g->work_dir, store_col_text(st, 1), "kernels");
         it->repo_root = abs_path(g->work_dir, store_col_text(st, 2), NULL);

@@ -69,7 +69,7 @@ static enum probe_outcome error_kind(const char *err)
 {
     if (strstr(err, "illegal memory access") || strstr(err, "illegal address") ||
         strstr(err, "misaligned address") || strstr(err, "out of bounds") ||
-        strstr(err, "ILLEGAL_ADDRESS"))
+        strstr(err, "ILLEGAL_ADDRESS") || strstr(err, "global/shared address space"))
         return PROBE_ILLEGAL_ADDRESS;
     if (strstr(err, "launch failure") || strstr(err, "launch timed out") ||
         strstr(err, "LAUNCH_FAILED") || strstr(err, "unspecified launch"))
