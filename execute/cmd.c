@@ -94,9 +94,9 @@ static void help(void)
            "harness then runs once (--probe) in the sandbox: ok, launch_failure,\n"
            "illegal_address, cuda_error, crash or timeout (probes); ok makes it 'runnable'.\n"
            "Each role binding of the harness (area: a size is W*H elements; side: a size is\n"
-           "a square matrix's side) is tried in that order, on small sizes and at\n"
-           "--probe-size; the first that runs clean is kept (kernels.binding) and tune\n"
-           "launches the kernel with it.\n"
+           "a square matrix's side) is tried in that order, on small sizes and (for kernels\n"
+           "with a size parameter) at --probe-size; the first that runs clean is kept\n"
+           "(kernels.binding) and tune launches the kernel with it.\n"
            "Without a device it builds and repairs and says that probing needs one.\n"
            "Environment: LSCAT_SHARE_DIR (where tune/timing.cu lives), CUDA_HOME,\n"
            "LSCAT_SANDBOX=fallback|none (weaker sandbox, for tests). See docs/execute.md.\n\n"
@@ -144,10 +144,11 @@ int main(int argc, char **argv)
     if (rc == 0) {
         execute_counts_json(&counts, &c);
         log_info("execute: %d kernels, %d cached, %d built (%d after repair), %d failed to "
-                 "build, %d probed: %d runnable (%d with a non-default binding), %d failed%s",
+                 "build, %d probed: %d runnable (%d with a non-default binding, %d clean at "
+                 "small sizes only), %d failed%s",
                  c.kernels, c.cached, c.built_first_try + c.built_after_repair,
                  c.built_after_repair, c.build_failed, c.probed, c.runnable, c.rebound,
-                 c.probe_failed,
+                 c.small_only, c.probe_failed,
                  c.gpu_present || c.probed ? "" : " (probing needs a CUDA device)");
     }
 done:

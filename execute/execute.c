@@ -341,6 +341,7 @@ static void probe_one(struct stage *g, const struct item *it, int slot)
             g->c->out_of_bounds++;
         if (p.outcome == PROBE_OK && p.binding && strcmp(p.binding, probe_bindings[0]) != 0)
             g->c->rebound++;
+        g->c->small_only += p.small_only;
         log_event(LOG_DEBUG, "probed", "kernel", it->id, "outcome",
                   probe_outcome_name(p.outcome), "binding", p.binding ? p.binding : "",
                   "detail", p.detail ? p.detail : "", NULL);
@@ -554,9 +555,11 @@ void execute_counts_json(char **out, const struct execute_counts *c)
 {
     *out = xasprintf("{\"kernels\":%d,\"cached\":%d,\"built_first_try\":%d,"
                      "\"built_after_repair\":%d,\"build_failed\":%d,\"probed\":%d,"
-                     "\"runnable\":%d,\"rebound\":%d,\"probe_failed\":%d,\"out_of_bounds\":%d,"
-                     "\"errors\":%d,\"gpu_present\":%d,\"build_wall_s\":%.3f}",
+                     "\"runnable\":%d,\"rebound\":%d,\"small_only\":%d,\"probe_failed\":%d,"
+                     "\"out_of_bounds\":%d,\"errors\":%d,\"gpu_present\":%d,"
+                     "\"build_wall_s\":%.3f}",
                      c->kernels, c->cached, c->built_first_try, c->built_after_repair,
-                     c->build_failed, c->probed, c->runnable, c->rebound, c->probe_failed,
+                     c->build_failed, c->probed, c->runnable, c->rebound, c->small_only,
+                     c->probe_failed,
                      c->out_of_bounds, c->errors, c->gpu_present, c->build_wall_s);
 }

@@ -36,6 +36,7 @@ struct execute_counts {
     int built_first_try, built_after_repair, build_failed;
     int probed, runnable, probe_failed, out_of_bounds;
     int rebound;             /* runnable with a binding other than the default */
+    int small_only;          /* runnable, but no binding ran clean at --probe-size */
     int errors;              /* could not be tried (I/O): reported, not recorded as failures */
     int gpu_present;
     double build_wall_s;     /* wall time of the build phase */

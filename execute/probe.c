@@ -190,13 +190,35 @@ static int run_in_sandbox(struct proc_result *r, const char *const *argv,
 
 /* One run of the harness with binding b: plain on the small and large configurations, or under
  * compute-sanitizer on the small ones. Fills out's outcome or its sanitizer verdict. */
+/* Whether the small configurations (all but large x large) reported and none hit a CUDA
+ * error. */
+static int small_clean(const char *results, int large)
+{
+    int ok = 0, lines = 0, bad = 0;
+    for (const char *p = results; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        char *line = xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
+        char *st = json_str(line, "status");
+        long w = json_int(line, "w"), h = json_int(line, "h");
+        if (st && w > 0 && !(w == large && h == large)) {
+            lines++;
+            ok += strcmp(st, "ok") == 0;
+            bad += strcmp(st, "cuda_error") == 0;
+        }
+        free(st);
+        free(line);
+        p = nl ? nl + 1 : NULL;
+    }
+    return ok > 0 && !bad && lines == 2; /* PROBE_STDIN's two */
+}
+
 static int run_binding(struct probe_result *out, const struct probe_options *o, int b,
-                       int sanitize)
+                       int sanitize, int large)
 {
     char dev[16], cfg[160];
     snprintf(dev, sizeof(dev), "%d", o->device);
     snprintf(cfg, sizeof(cfg), "%s", PROBE_STDIN);
-    if (!sanitize && o->large > 0)
+    if (!sanitize && large)
         snprintf(cfg + strlen(cfg), sizeof(cfg) - strlen(cfg), "%d %d 16 16 1\n%d %d 256 1 1\n",
                  o->large, o->large, o->large, o->large);
     char *results = fs_join(o->scratch, "probe.jsonl");
@@ -230,6 +252,7 @@ static int run_binding(struct probe_result *out, const struct probe_options *o, 
     } else if (rc == 0) {
         buf_read_file(&text, results);
         probe_classify(out, &r, text.data);
+        out->small_ok = out->outcome == PROBE_OK || small_clean(text.data, o->large);
     }
     proc_result_release(&r);
     buf_release(&text);
@@ -267,30 +290,54 @@ static void tries_json(struct buf *out, const struct probe_result *t, int n)
     buf_addch(out, ']');
 }
 
+/* Clean at the small sizes only: runnable as before bindings existed; tune measures what it can
+ * and gives up at the size that fails. The detail says what the large size gave. */
+static void mark_small_only(struct probe_result *p, int large)
+{
+    char *d = xasprintf("small sizes only; at %dx%d: %s%s%s", large, large,
+                        probe_outcome_name(p->outcome), p->detail ? ": " : "",
+                        p->detail ? p->detail : "");
+    free(p->detail);
+    p->detail = d;
+    p->outcome = PROBE_OK;
+    p->small_only = 1;
+}
+
 int probe_run(struct probe_result *out, const struct probe_options *o)
 {
     struct probe_result t[8];
-    int nt = 0, pick = -1, fallback = -1, rc = 0;
+    int nt = 0, pick = -1, fallback = -1, small = -1, rc = 0, large = 0;
     double t0 = fs_mono_s();
     memset(out, 0, sizeof(*out));
     memset(t, 0, sizeof(t));
+    /* The large size is there to choose among bindings: where no other binding changes a value
+     * of this kernel, the small configurations decide, as before bindings (tune gives up what
+     * fails at large sizes after --max-failures). */
+    for (int b = 1; probe_bindings[b] && o->large > 0; b++)
+        large |= probe_binding_matters(b, o->params);
     for (int b = 0; probe_bindings[b] && nt < 8 && rc == 0 && pick < 0; b++) {
         if (!probe_binding_matters(b, o->params))
             continue;
         struct probe_result *p = &t[nt++];
-        rc = run_binding(p, o, b, 0);
+        rc = run_binding(p, o, b, 0, large);
         p->binding = xstrdup(probe_bindings[b]);
         if (rc == 0 && p->outcome == PROBE_OK && o->sanitizer)
-            rc = run_binding(p, o, b, 1);
+            rc = run_binding(p, o, b, 1, 0);
         if (rc == 0 && p->outcome == PROBE_OK && !sanitizer_flagged(p))
             pick = nt - 1;
         else if (rc == 0 && p->outcome == PROBE_OK && fallback < 0)
             fallback = nt - 1;
+        else if (rc == 0 && p->small_ok && small < 0)
+            small = nt - 1;
+    }
+    struct buf j = BUF_INIT;
+    tries_json(&j, t, nt); /* what each binding really gave */
+    if (pick < 0 && fallback < 0 && small >= 0) {
+        mark_small_only(&t[small], o->large);
+        pick = small;
     }
     if (pick < 0)
         pick = fallback >= 0 ? fallback : 0; /* ran ok with a report, else the default's */
-    struct buf j = BUF_INIT;
-    tries_json(&j, t, nt);
     if (nt > 0) {
         *out = t[pick];
         memset(&t[pick], 0, sizeof(t[pick]));

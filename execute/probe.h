@@ -22,6 +22,9 @@ struct probe_result {
     char *binding;          /* the binding this outcome describes: the chosen one when ok,
                                else the default's (probe_run) */
     char *bindings;         /* JSON array of every binding tried and what it gave (probe_run) */
+    int small_ok;           /* the small configurations ran clean (the large ones may not) */
+    int small_only;         /* probe_run: ok only because no binding ran clean at the large
+                               size and this one did at the small ones (detail says more) */
 };
 
 /* The role bindings of generated harnesses (`--bind`, isolate/harness_body.cu.in's
@@ -63,12 +66,13 @@ const char *probe_outcome_name(enum probe_outcome o);
 void probe_classify(struct probe_result *out, const struct proc_result *r, const char *results);
 
 /* The probe plan (docs/execute.md "Probe plan"): for each binding in order (skipping those that
- * change no value of this kernel), run the harness --probe in the sandbox on the small and the
- * large configurations; when that runs ok and o->sanitizer is set, run compute-sanitizer
- * (memcheck) on the small ones. The first binding that runs ok with no sanitizer report is
- * kept; else the first that ran ok (its report kept: out_of_bounds); else the result is the
- * default binding's. *out is filled either way. 0, or LSCAT_ERR when a run could not be started
- * at all. */
+ * change no value of this kernel), run the harness --probe in the sandbox on the small and,
+ * when some other binding could matter, the large configurations; when that runs ok and
+ * o->sanitizer is set, run compute-sanitizer (memcheck) on the small ones. The first binding
+ * that runs ok with no sanitizer report is kept; else the first that ran ok (its report kept:
+ * out_of_bounds); else the first that ran clean at the small sizes (ok, small_only, as the probe
+ * before bindings would have had it); else the result is the default binding's. *out is filled
+ * either way. 0, or LSCAT_ERR when a run could not be started at all. */
 int probe_run(struct probe_result *out, const struct probe_options *o);
 void probe_result_release(struct probe_result *r);
 

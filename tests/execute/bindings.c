@@ -66,7 +66,7 @@ static void probe(struct probe_result *out, const char *behavior, const char *pa
     o.harness = h;
     o.scratch = scratch;
     o.work_dir = dir;
-    o.timeout_s = 10;
+    o.timeout_s = 3;
     o.params = params;
     o.large = large;
     o.sanitizer = san;
@@ -123,9 +123,15 @@ static void test_bindings__without_the_large_size_the_overrun_stays_hidden(void)
 static void test_bindings__a_kernel_without_size_parameters_tries_only_the_default(void)
 {
     struct probe_result p;
+    /* nothing to choose: the large size is not run (tune gives up what fails there) */
     probe(&p, "sticky 2024 2024 * * area\n", NO_SIZE_PARAMS, 2024, NULL);
-    CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
     CHECK_STR(p.binding, "area");
+    CHECK(!p.small_only);
+    CHECK_INT(tries(&p), ==, 1);
+    probe_result_release(&p);
+    probe(&p, "sticky 64 64 * * area\n", NO_SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");
     CHECK_INT(tries(&p), ==, 1);
     CHECK(!probe_binding_matters(1, NO_SIZE_PARAMS));
     CHECK(probe_binding_matters(1, SIZE_PARAMS));
@@ -137,11 +143,32 @@ static void test_bindings__a_kernel_without_size_parameters_tries_only_the_defau
 static void test_bindings__when_every_binding_fails_the_default_reason_is_kept(void)
 {
     struct probe_result p;
-    probe(&p, "sticky 2024 2024 * * area\ncrash 64 64 * * side\n", SIZE_PARAMS, 2024, NULL);
+    probe(&p, "sticky 64 64 * * area\ncrash 1024 1 * * side\n", SIZE_PARAMS, 2024, NULL);
     CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");
-    CHECK_CONTAINS(p.detail, "at 2024x2024");
+    CHECK_CONTAINS(p.detail, "at 64x64, block 16x16x1");
     CHECK_STR(p.binding, "area");
     CHECK_CONTAINS(p.bindings, "{\"binding\":\"side\",\"outcome\":\"crash\"");
+    probe_result_release(&p);
+}
+
+static void test_bindings__failing_large_everywhere_keeps_the_first_clean_at_small_sizes(void)
+{
+    struct probe_result p;
+    /* area overruns at the large size, side breaks a small one: runnable as before bindings,
+     * with the default, and the detail says what failed; then a hang at the large size */
+    probe(&p, "sticky 2024 2024 * * area\nsticky 1024 1 * * side\n", SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "area");
+    CHECK(p.small_only);
+    CHECK_CONTAINS(p.detail, "small sizes only; at 2024x2024: illegal_address: an illegal "
+                             "memory access was encountered (at 2024x2024, block 16x16x1)");
+    CHECK_CONTAINS(p.bindings, "{\"binding\":\"area\",\"outcome\":\"illegal_address\"");
+    probe_result_release(&p);
+    probe(&p, "hang 2024 2024 * *\n", SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK(p.small_only);
+    CHECK_CONTAINS(p.detail, "at 2024x2024: timeout");
+    CHECK_INT(tries(&p), ==, 2);
     probe_result_release(&p);
 }
 
@@ -175,6 +202,7 @@ int main(void)
     TEST_RUN(test_bindings__without_the_large_size_the_overrun_stays_hidden);
     TEST_RUN(test_bindings__a_kernel_without_size_parameters_tries_only_the_default);
     TEST_RUN(test_bindings__when_every_binding_fails_the_default_reason_is_kept);
+    TEST_RUN(test_bindings__failing_large_everywhere_keeps_the_first_clean_at_small_sizes);
     TEST_RUN(test_bindings__a_sanitizer_report_moves_to_the_next_binding);
     TEST_RUN(test_bindings__flagged_everywhere_keeps_the_first_that_ran_with_its_report);
     return test_done();
