@@ -6,6 +6,7 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/gpulock.h"
 #include "common/log.h"
 #include "common/progress.h"
 #include "common/xalloc.h"
@@ -38,6 +39,7 @@ struct stage {
     struct progress *bar;
     int64_t gpu_id;
     int device;
+    char gpu_uuid[96];         /* the probed GPU's lock name (common/gpulock.h), "" when none */
     char *sanitizer;
     int store_failed;
     char *store_error;         /* the first store error of a worker (errors are per thread) */
@@ -323,7 +325,14 @@ static void probe_one(struct stage *g, const struct item *it, int slot)
     po.sanitizer = g->sanitizer;
     po.params = it->params;
     po.large = g->o->probe_size;
-    int rc = probe_run(&p, &po);
+    /* Probes share the GPU with each other, never with a measurement (lscat tune). */
+    struct gpulock gl = { -1 };
+    int rc = g->gpu_uuid[0] ? gpulock_acquire(&gl, g->gpu_uuid, 0, NULL, -1, NULL) : 0;
+    if (rc == 0)
+        rc = probe_run(&p, &po);
+    else
+        memset(&p, 0, sizeof(p));
+    gpulock_release(&gl);
     pthread_mutex_lock(&g->lock);
     if (rc == 0 && record_probe(g, it, &p) < 0) {
         g->store_failed = 1;
@@ -453,6 +462,8 @@ static int probe_phase(struct stage *g)
     if (rc < 0 || g->count == 0)
         goto done;
     g->device = g->o->device;
+    if (gpu)
+        snprintf(g->gpu_uuid, sizeof(g->gpu_uuid), "%s", gpu->uuid);
     if (g->o->sanitize && !(g->sanitizer = find_sanitizer(g->env.nvcc ? g->env.nvcc
                                                            : "/usr/local/cuda/bin/nvcc")))
         log_warn("--sanitize: compute-sanitizer not found beside nvcc; probing without it");

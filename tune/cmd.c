@@ -19,7 +19,7 @@ static const char usage[] = "lscat tune [--gpus all|0,1] [--sizes LIST] [--block
 enum {
     OPT_GPUS = 1, OPT_SIZES, OPT_BLOCKS, OPT_TIMEOUT, OPT_STARTUP, OPT_MAX_FAILURES,
     OPT_REMEASURE, OPT_KERNEL, OPT_LIMIT, OPT_WARMUP, OPT_SAMPLES, OPT_MIN_SAMPLE_MS,
-    OPT_TARGET_REL_MAD, OPT_L2_FLUSH, OPT_LOCK_CLOCKS, OPT_I_OWN, OPT_NO_PRESTART,
+    OPT_TARGET_REL_MAD, OPT_L2_FLUSH, OPT_LOCK_CLOCKS, OPT_I_OWN, OPT_NO_PRESTART, OPT_FOLLOW,
 };
 static const struct cli_opt opts[] = {
     { "gpus", 0, "LIST", "GPUs to use: 'all' (default) or CUDA indices, e.g. 0,1", OPT_GPUS },
@@ -36,6 +36,9 @@ static const struct cli_opt opts[] = {
       "marked superseded)", OPT_REMEASURE },
     { "no-prestart", 0, NULL, "start each harness only when its kernel's turn comes (default: "
       "the next kernel's harness starts, held, while one is measured)", OPT_NO_PRESTART },
+    { "follow", 0, NULL, "while an `lscat execute` runs on this store on this host, keep "
+      "measuring the kernels it makes runnable; end when it has ended and all are measured",
+      OPT_FOLLOW },
     { "kernel", 0, "PREFIX", "only kernels whose id starts with PREFIX", OPT_KERNEL },
     { "limit", 0, "N", "at most N kernels", OPT_LIMIT },
     { "warmup", 0, "N", "harness: untimed runs first (default 3)", OPT_WARMUP },
@@ -56,7 +59,7 @@ struct args {
     const char *gpus, *sizes, *blocks, *kernel;
     double timeout_s, startup_s;
     long max_failures, limit, lock_mhz;
-    int remeasure, i_own, l2_flush, no_prestart;
+    int remeasure, i_own, l2_flush, no_prestart, follow;
     const char *timing[16];
     int ntiming;
     char *dup[8];
@@ -86,6 +89,7 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_REMEASURE: a->remeasure = 1; return 0;
     case OPT_I_OWN: a->i_own = 1; return 0;
     case OPT_NO_PRESTART: a->no_prestart = 1; return 0;
+    case OPT_FOLLOW: a->follow = 1; return 0;
     case OPT_TIMEOUT: return cli_parse_double(&a->timeout_s, "--timeout", arg, 0.1, 86400);
     case OPT_STARTUP: return cli_parse_double(&a->startup_s, "--startup-timeout", arg, 0, 3600);
     case OPT_MAX_FAILURES: return cli_parse_int(&a->max_failures, "--max-failures", arg, 1, 1000);
@@ -120,6 +124,10 @@ static void help(void)
            "configuration; after --max-failures the kernel is given up (failures table).\n"
            "One worker per GPU, dynamic dispatch, one kernel per GPU at a time; each GPU model\n"
            "measures each kernel once. Resumable: a second run measures only what is missing.\n"
+           "A GPU is locked while a kernel is measured on it (LSCAT_LOCK_DIR, default\n"
+           "/tmp/lscat-locks): other lscat runs (execute's probes, another tune) wait.\n"
+           "With --follow, run it beside `lscat execute`: the GPUs measure while the CPUs\n"
+           "build the next kernels.\n"
            "Without a CUDA device it says so and exits 0. See docs/tune.md.\n\n"
            "Options:\n",
            usage);
@@ -174,6 +182,8 @@ static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, 
     o.max_failures = (int)a->max_failures;
     o.remeasure = a->remeasure;
     o.no_prestart = a->no_prestart;
+    o.follow = a->follow;
+    o.follow_interval_s = 1.0;
     o.kernel_prefix = a->kernel;
     o.limit_kernels = (int)a->limit;
     o.timing_args = a->timing;

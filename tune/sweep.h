@@ -27,6 +27,9 @@ struct tune_options {
     int l2_flush;                  /* recorded with each measurement (and passed on) */
     int clocks_locked;             /* recorded; children get LSCAT_CLOCKS_LOCKED=1 */
     int no_prestart;               /* 1: start each harness only when its kernel's turn comes */
+    int follow;                    /* 1: while an `lscat execute` of this host runs on the store,
+                                    * keep taking the kernels it makes runnable */
+    double follow_interval_s;      /* how often to look for them (default 1 s) */
     int64_t run_id;
     const volatile int *stop;      /* set by a signal handler: finish cleanly, soon */
 };
