@@ -22,8 +22,13 @@
 
 extern char **environ;
 
+/* The binding a harness uses without --bind (isolate/harness_body.cu.in's lscat_bindings[0]).
+ * Only other bindings are passed, so harnesses generated before bindings existed still run. */
+#define DEFAULT_BINDING "area"
+
 struct kernel {
     char *id, *name;
+    char *binding;        /* kernels.binding: execute's choice; NULL = the default */
     char **bins, **archs; /* one per ok build */
     int nbuilds;
     size_t cap;
@@ -71,6 +76,7 @@ struct worker {
     int kernels_done, kernels_total;
     /* the kernel in flight */
     const struct kernel *k;
+    char binding[16];     /* what its harness says it runs with (header), else what was asked */
     int occupancy_block, occupancy_grid, have_occupancy;
 };
 
@@ -86,7 +92,7 @@ static int load_kernels(struct shared *sh, struct store *s)
     int rc = store_run(s, "CREATE TEMP TABLE IF NOT EXISTS tune_seen(id TEXT PRIMARY KEY)", "");
     if (rc >= 0)
         rc = store_prepare(&st, s,
-                           "SELECT k.id, k.name, b.binary_path, b.arch FROM kernels k "
+                           "SELECT k.id, k.name, b.binary_path, b.arch, k.binding FROM kernels k "
                            "JOIN builds b ON b.kernel_id = k.id "
                            "WHERE k.status = 'runnable' AND b.status = 'ok' "
                            "AND b.binary_path IS NOT NULL AND k.id LIKE ? || '%' "
@@ -106,6 +112,7 @@ static int load_kernels(struct shared *sh, struct store *s)
             sh->kernels[sh->nkernels++] = k;
             k->id = xstrdup(id);
             k->name = xstrdup(store_col_text(st, 1));
+            k->binding = store_col_text(st, 4) ? xstrdup(store_col_text(st, 4)) : NULL;
         }
         size_t bcap = k->cap;
         XGROW(k->bins, (size_t)k->nbuilds + 1, bcap);
@@ -236,20 +243,20 @@ static int record_result(struct worker *w, const struct tune_result *r)
             "block_z, grid_x, grid_y, grid_z, status, error, median_ns, min_ns, max_ns, mean_ns, "
             "stddev_ns, mad_ns, p10_ns, p90_ns, samples, launches_per_sample, "
             "sm_clock_mhz_before, sm_clock_mhz_after, mem_clock_mhz, temp_c_before, "
-            "temp_c_after, clocks_locked, l2_flush, measured_at, run_id) VALUES (?, ?, ?, ?, ?, "
-            "?, ?, NULLIF(?, 0), NULLIF(?, 0), NULLIF(?, 0), ?, NULLIF(?, ''), "
+            "temp_c_after, clocks_locked, l2_flush, measured_at, run_id, binding) VALUES (?, ?, "
+            "?, ?, ?, ?, ?, NULLIF(?, 0), NULLIF(?, 0), NULLIF(?, 0), ?, NULLIF(?, ''), "
             "CASE WHEN ? THEN ? END, CASE WHEN ? THEN ? END, CASE WHEN ? THEN ? END, "
             "CASE WHEN ? THEN ? END, CASE WHEN ? THEN ? END, CASE WHEN ? THEN ? END, "
             "CASE WHEN ? THEN ? END, CASE WHEN ? THEN ? END, NULLIF(?, 0), NULLIF(?, 0), "
             "NULLIF(?, -1), NULLIF(?, -1), NULLIF(?, -1), NULLIF(?, -1), NULLIF(?, -1), ?, ?, "
-            "?, ?)",
-            "tiIIIIIIIIttIdIdIdIdIdIdIdIdIIIIIIIIIti", w->k->id, w->gpu->id, r->cfg.w, r->cfg.h,
+            "?, ?, ?)",
+            "tiIIIIIIIIttIdIdIdIdIdIdIdIdIIIIIIIIItit", w->k->id, w->gpu->id, r->cfg.w, r->cfg.h,
             r->cfg.bx, r->cfg.by, r->cfg.bz, r->grid[0], r->grid[1], r->grid[2], r->status,
             r->error, ok, r->median_ns, ok, r->min_ns, ok, r->max_ns, ok, r->mean_ns, ok,
             r->stddev_ns, ok, r->mad_ns, ok, r->p10_ns, ok, r->p90_ns, r->samples,
             r->launches_per_sample, r->sm_mhz_before, r->sm_mhz_after, r->mem_mhz,
             r->temp_c_before, r->temp_c_after, o->clocks_locked || r->clocks_locked,
-            o->l2_flush, now, o->run_id);
+            o->l2_flush, now, o->run_id, w->binding);
     if (rc >= 0)
         rc = store_commit(w->s);
     if (rc < 0)
@@ -291,6 +298,12 @@ static void on_occupancy(void *ctx, int block, int grid)
 static void on_header(void *ctx, const char *json)
 {
     struct worker *w = ctx;
+    const char *b = strstr(json, "\"binding\":\"");
+    if (b) { /* what the harness says it runs with is what gets recorded */
+        b += strlen("\"binding\":\"");
+        size_t n = strcspn(b, "\"");
+        snprintf(w->binding, sizeof(w->binding), "%.*s", (int)(n < 15 ? n : 15), b);
+    }
     if (!strstr(json, w->gpu->uuid))
         log_event(LOG_WARN, "tune_gpu_mismatch", "kernel", w->k->id, "want", w->gpu->uuid,
                   "header", json, NULL);
@@ -368,6 +381,7 @@ struct prep {
     int n;
     char *bin;
     int runnable;                /* the binary exists and is executable */
+    const char **args;           /* timing options + --bind (NULL-terminated), for ro */
     struct runner_options ro;
     struct runner_child *child;  /* prestarted harness, or NULL */
 };
@@ -387,9 +401,19 @@ static int prep_init(struct prep *p, struct worker *w, const struct item *it)
     int rc = store_query_int(&occ, w->s, "SELECT count(*) FROM tune_kernels WHERE kernel_id = ? "
                              "AND gpu_id = ? AND occupancy_block IS NOT NULL", "ti", p->k->id,
                              w->gpu->id);
+    int na = 0;
+    while (o->timing_args && o->timing_args[na])
+        na++;
+    p->args = xcalloc((size_t)na + 3, sizeof(*p->args));
+    for (int i = 0; i < na; i++)
+        p->args[i] = o->timing_args[i];
+    if (p->k->binding && strcmp(p->k->binding, DEFAULT_BINDING) != 0) {
+        p->args[na++] = "--bind";
+        p->args[na++] = p->k->binding;
+    }
     struct runner_options ro = RUNNER_OPTIONS_INIT;
     ro.harness = p->bin;
-    ro.extra_args = o->timing_args;
+    ro.extra_args = p->args;
     ro.env = (const char *const *)w->env;
     ro.device = 0; /* CUDA_VISIBLE_DEVICES names exactly this GPU */
     ro.config_timeout_s = o->config_timeout_s;
@@ -406,6 +430,7 @@ static void prep_release(struct prep *p)
     runner_child_free(p->child);
     free(p->cfgs);
     free(p->bin);
+    free(p->args);
     memset(p, 0, sizeof(*p));
 }
 
@@ -416,6 +441,8 @@ static int run_kernel(struct worker *w, struct prep *p)
     int rc;
     w->k = p->k;
     w->have_occupancy = 0;
+    snprintf(w->binding, sizeof(w->binding), "%s",
+             p->k->binding ? p->k->binding : DEFAULT_BINDING);
     if ((rc = set_tune_kernel(w, "running", NULL)) < 0)
         return rc;
     if (!p->runnable) {
@@ -637,6 +664,7 @@ static void shared_release(struct shared *sh)
         free(kn->archs);
         free(kn->id);
         free(kn->name);
+        free(kn->binding);
         free(kn);
     }
     free(sh->kernels);

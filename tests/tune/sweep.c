@@ -214,6 +214,30 @@ static void test_sweep__crashes_hangs_and_give_ups_are_recorded(void)
     store_free(s);
 }
 
+static void test_sweep__launches_each_kernel_with_its_binding_and_records_it(void)
+{
+    /* k1 runs clean only with --bind side; k2 is a harness from before bindings (exits 2 on
+     * --bind) whose probe chose the default, so it must get no flag at all */
+    const char *b[] = { NULL, "sticky * * * * area\n", "nobind\n" };
+    struct store *s = setup(3, b);
+    struct tune_gpu g[1];
+    struct tune_counts c;
+    gpus_of(g, 1, 1, s);
+    CHECK_OK(store_run(s, "UPDATE kernels SET binding = 'side' WHERE id = 'k1'", NULL));
+    CHECK_OK(store_run(s, "UPDATE kernels SET binding = 'area' WHERE id = 'k2'", NULL));
+    sweep(&c, s, g, 1, 0, 3);
+    CHECK_INT(c.ok, ==, 12);
+    CHECK_INT(c.kernels_given_up, ==, 0);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k1' AND status = 'ok' "
+                   "AND binding = 'side'"), ==, 4);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id != 'k1' AND status = "
+                   "'ok' AND binding = 'area'"), ==, 8);
+    CHECK_INT(log_count(1, "bind side"), ==, 1);
+    CHECK_INT(log_count(0, "bind area"), ==, 1);
+    CHECK_INT(log_count(2, "bind area"), ==, 1);
+    store_free(s);
+}
+
 /* A process that stands in for a running `lscat execute`: its comm must be lscat-execute. */
 static pid_t fake_execute(struct store *s)
 {
@@ -327,6 +351,7 @@ int main(void)
     TEST_RUN(test_sweep__remeasure_supersedes_and_keeps_old_rows);
     TEST_RUN(test_sweep__each_gpu_model_measures_each_kernel);
     TEST_RUN(test_sweep__crashes_hangs_and_give_ups_are_recorded);
+    TEST_RUN(test_sweep__launches_each_kernel_with_its_binding_and_records_it);
     TEST_RUN(test_sweep__follow_measures_what_a_running_execute_makes_runnable);
     TEST_RUN(test_sweep__a_gpu_held_by_another_process_is_waited_for);
     return test_done();

@@ -5,7 +5,11 @@
  *   sticky W H BX BY   report cuda_error, exit 4           invalid W H BX BY  invalid_config
  *   refuse             exit 2 at once                      slow MS            sleep per config
  *   linger MS          sleep before exiting (as a long CUDA context teardown would)
- * Every process start and configuration begun is appended to `<this binary>.log`. */
+ *   nobind             exit 2 on --bind, as harnesses generated before bindings do
+ * A rule may end with a binding (`sticky 2024 2024 * * area`): then it applies only when the
+ * harness runs with that --bind (default area), as a kernel whose sizes mean something else.
+ * Every process start (with its binding) and configuration begun is appended to
+ * `<this binary>.log`. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,11 +19,12 @@
 
 struct rule {
     char action[16];
-    char f[4][16];
+    char f[5][16];
 };
 
 static struct rule rules[64];
-static int nrules, slow_ms, linger_ms;
+static int nrules, slow_ms, linger_ms, nobind, bind_given;
+static const char *binding = "area";
 
 static void load_rules(const char *self)
 {
@@ -30,12 +35,15 @@ static void load_rules(const char *self)
         return;
     while (fgets(line, sizeof(line), f) && nrules < 64) {
         struct rule *r = &rules[nrules];
-        int n = sscanf(line, "%15s %15s %15s %15s %15s", r->action, r->f[0], r->f[1], r->f[2],
-                       r->f[3]);
+        strcpy(r->f[4], "*");
+        int n = sscanf(line, "%15s %15s %15s %15s %15s %15s", r->action, r->f[0], r->f[1],
+                       r->f[2], r->f[3], r->f[4]);
         if (n >= 1 && strcmp(r->action, "slow") == 0)
             slow_ms = atoi(r->f[0]);
         else if (n >= 1 && strcmp(r->action, "linger") == 0)
             linger_ms = atoi(r->f[0]);
+        else if (n >= 1 && strcmp(r->action, "nobind") == 0)
+            nobind = 1;
         else if (n >= 1)
             nrules++;
     }
@@ -54,7 +62,8 @@ static const char *action_for(int w, int h, int bx, int by)
         if (strcmp(r->action, "refuse") == 0)
             continue;
         if (field_matches(r->f[0], w) && field_matches(r->f[1], h) &&
-            field_matches(r->f[2], bx) && field_matches(r->f[3], by))
+            field_matches(r->f[2], bx) && field_matches(r->f[3], by) &&
+            (!strcmp(r->f[4], "*") || !strcmp(r->f[4], binding)))
             return r->action;
     }
     return "ok";
@@ -85,13 +94,26 @@ int main(int argc, char **argv)
             i++;
         else if (i + 1 < argc && !strcmp(a, "--results"))
             results = argv[++i];
+        else if (i + 1 < argc && !strcmp(a, "--bind"))
+            binding = argv[++i], bind_given = 1;
         else {
             fprintf(stderr, "fake_harness: unknown option '%s'\n", a);
             return 2;
         }
     }
     load_rules(argv[0]);
+    if (nobind && bind_given) {
+        fprintf(stderr, "harness: unknown option\n");
+        return 2;
+    }
     log_line(argv[0], "start %d\n", (int)getpid(), 0, 0, 0, 0);
+    char logp[4096];
+    snprintf(logp, sizeof(logp), "%s.log", argv[0]);
+    FILE *lf = fopen(logp, "a");
+    if (lf) {
+        fprintf(lf, "bind %s\n", binding);
+        fclose(lf);
+    }
     for (int i = 0; i < nrules; i++)
         if (!strcmp(rules[i].action, "refuse")) {
             fprintf(stderr, "fake_harness: refusing as told\n");
@@ -102,7 +124,8 @@ int main(int argc, char **argv)
         return 2;
     const char *uuid = getenv("CUDA_VISIBLE_DEVICES");
     fprintf(out, "{\"harness\":1,\"kernel\":\"fake\",\"device\":0,\"gpu\":\"Fake GPU\","
-                 "\"uuid\":\"%s\",\"cc\":\"9.0\"}\n", uuid ? uuid : "GPU-none");
+                 "\"uuid\":\"%s\",\"cc\":\"9.0\",\"binding\":\"%s\"}\n", uuid ? uuid : "GPU-none",
+            binding);
     if (occupancy)
         fprintf(out, "{\"occupancy_block\":768,\"occupancy_grid\":264}\n");
     fflush(out);
