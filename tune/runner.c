@@ -110,6 +110,9 @@ struct child {
     size_t tail_len;
     int status;  /* wait status once reaped */
     int reaped;
+    int ready;             /* lscat-runner: said "@ready" */
+    int done_rc;           /* lscat-runner: the last "@done" code, -1 = none yet */
+    char done_msg[256];
 };
 
 static void format_configs(struct buf *b, const struct tune_config *c, int n)
@@ -154,48 +157,32 @@ static void exec_child(const char *const *argv, const char *const *env, int in_f
     _exit(127);
 }
 
-/* Start the harness. gated: stdin is a pipe we fill later (ch->gate_fd), else a memfd
- * holding cfgs. */
-static int spawn(struct child *ch, const struct runner_options *o, const struct tune_config *c,
-                 int n, int occupancy, int gated)
+/* Start argv[0] in its own process group: stdin a pipe we write later (gated: its write end
+ * in ch->gate_fd) or in_fd; fd 3 and stdout/stderr pipes to us. Consumes in_fd. */
+static int start_child(struct child *ch, const char *const *argv, const char *const *env,
+                       int in_fd, int gated)
 {
-    const char *argv[64];
-    char dev[16];
-    int na = 0, res[2] = { -1, -1 }, out[2] = { -1, -1 }, gate[2] = { -1, -1 }, in_fd = -1;
+    int res[2] = { -1, -1 }, out[2] = { -1, -1 }, gate[2] = { -1, -1 };
     int rc = 0;
-    argv[na++] = o->harness;
-    argv[na++] = "--results";
-    argv[na++] = "/dev/fd/3";
-    if (o->device >= 0) {
-        snprintf(dev, sizeof(dev), "%d", o->device);
-        argv[na++] = "--device";
-        argv[na++] = dev;
-    }
-    if (occupancy)
-        argv[na++] = "--occupancy";
-    for (int i = 0; o->extra_args && o->extra_args[i] && na < 62; i++)
-        argv[na++] = o->extra_args[i];
-    argv[na] = NULL;
     memset(ch, 0, sizeof(*ch));
     ch->res_fd = ch->out_fd = ch->gate_fd = -1;
+    ch->done_rc = -1;
     buf_init(&ch->line, 256);
     if (gated && pipe2(gate, O_CLOEXEC) == 0) {
         in_fd = gate[0];
         gate[0] = -1;
-    } else if (!gated) {
-        in_fd = write_configs(c, n);
     }
     if (in_fd < 0 || pipe2(res, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0) {
-        rc = lscat_error_set("cannot set up pipes for '%s': %s", o->harness, strerror(errno));
+        rc = lscat_error_set("cannot set up pipes for '%s': %s", argv[0], strerror(errno));
         goto done;
     }
     ch->pid = fork();
     if (ch->pid < 0) {
-        rc = lscat_error_set("cannot start '%s': %s", o->harness, strerror(errno));
+        rc = lscat_error_set("cannot start '%s': %s", argv[0], strerror(errno));
         goto done;
     }
     if (ch->pid == 0)
-        exec_child(argv, o->env, in_fd, res[1], out[1]);
+        exec_child(argv, env, in_fd, res[1], out[1]);
     setpgid(ch->pid, ch->pid);
     ch->res_fd = res[0];
     ch->out_fd = out[0];
@@ -215,6 +202,38 @@ done:
     if (in_fd >= 0)
         close(in_fd);
     return rc;
+}
+
+/* The harness's arguments after argv[0]: results on fd 3, device, occupancy, extra options. */
+static int harness_args(const char **argv, int max, char dev[16], const struct runner_options *o,
+                        int occupancy)
+{
+    int na = 0;
+    argv[na++] = "--results";
+    argv[na++] = "/dev/fd/3";
+    if (o->device >= 0) {
+        snprintf(dev, 16, "%d", o->device);
+        argv[na++] = "--device";
+        argv[na++] = dev;
+    }
+    if (occupancy)
+        argv[na++] = "--occupancy";
+    for (int i = 0; o->extra_args && o->extra_args[i] && na < max - 1; i++)
+        argv[na++] = o->extra_args[i];
+    argv[na] = NULL;
+    return na;
+}
+
+/* Start the harness. gated: stdin is a pipe we fill later (ch->gate_fd), else a memfd
+ * holding cfgs. */
+static int spawn(struct child *ch, const struct runner_options *o, const struct tune_config *c,
+                 int n, int occupancy, int gated)
+{
+    const char *argv[64];
+    char dev[16];
+    argv[0] = o->harness;
+    harness_args(argv + 1, 63, dev, o, occupancy);
+    return start_child(ch, argv, o->env, gated ? -1 : write_configs(c, n), gated);
 }
 
 static void keep_tail(struct child *ch, const char *d, size_t n)
@@ -374,7 +393,7 @@ static int record_failure(const struct runner_callbacks *cb, struct runner_summa
     return cb->on_result(cb->ctx, &r);
 }
 
-enum { P_DONE = 0, P_FAILED = 1, P_GIVE_UP = 2, P_STOPPED = 3 };
+enum { P_DONE = 0, P_FAILED = 1, P_GIVE_UP = 2, P_STOPPED = 3, P_FALLBACK = 4 };
 
 /* Handle the complete lines received so far. Returns 0, P_GIVE_UP, or <0 (callback). */
 static int take_lines(struct child *ch, struct runner_summary *out, const struct tune_config *cfgs,
@@ -388,8 +407,20 @@ static int take_lines(struct child *ch, struct runner_summary *out, const struct
         memmove(ch->line.data, nl + 1, ch->line.len - len - 1);
         buf_setlen(&ch->line, ch->line.len - len - 1);
         struct tune_result r;
-        int ob = 0, og = 0, rc = 0;
-        int kind = runner_parse_line(&r, &ob, &og, line);
+        int ob = 0, og = 0, rc = 0, kind = 0;
+        if (line[0] == '@') { /* lscat-runner's markers */
+            int code = -1, off = 0;
+            if (!strncmp(line, "@ready", 6))
+                ch->ready = 1;
+            else if (sscanf(line, "@done %d%n", &code, &off) == 1) {
+                ch->done_rc = code;
+                snprintf(ch->done_msg, sizeof(ch->done_msg), "%s", line + off + (line[off] == ' '));
+                free(line);
+                return 0; /* the kernel is over: what follows belongs to the next */
+            }
+        } else {
+            kind = runner_parse_line(&r, &ob, &og, line);
+        }
         if (kind == 2 && cb->on_header)
             cb->on_header(cb->ctx, line);
         else if (kind == 3 && cb->on_occupancy)
@@ -517,6 +548,245 @@ done:
     return rc;
 }
 
+/* ------------------------------------------------------------ lscat-runner (one per GPU) */
+
+struct runner_host {
+    char *program;
+    const char *const *env;
+    int device, max_kernels;
+    struct child ch;
+    int running, kernels, broken;
+    struct buf pending; /* control bytes not yet written to its stdin */
+};
+
+int runner_host_new(struct runner_host **out, const char *program, const char *const *env,
+                    int device, int max_kernels)
+{
+    struct runner_host *h = xcalloc(1, sizeof(*h));
+    h->program = xstrdup(program);
+    h->env = env;
+    h->device = device;
+    h->max_kernels = max_kernels;
+    buf_init(&h->pending, 0);
+    signal(SIGPIPE, SIG_IGN); /* a runner that died must not take us with it */
+    *out = h;
+    return 0;
+}
+
+int runner_host_start(struct runner_host *h)
+{
+    const char *argv[4];
+    char dev[16];
+    int rc;
+    if (h->running || h->broken)
+        return 0;
+    snprintf(dev, sizeof(dev), "%d", h->device);
+    argv[0] = h->program;
+    argv[1] = "--device";
+    argv[2] = dev;
+    argv[3] = NULL;
+    rc = start_child(&h->ch, argv, h->env, -1, 1);
+    if (rc < 0) {
+        child_release(&h->ch);
+        h->broken = 1;
+        return rc;
+    }
+    fcntl(h->ch.gate_fd, F_SETFL, O_NONBLOCK);
+    h->running = 1;
+    h->kernels = 0;
+    buf_setlen(&h->pending, 0);
+    return 0;
+}
+
+int runner_host_broken(const struct runner_host *h)
+{
+    return h->broken;
+}
+
+/* Stop it: `graceful` asks it to quit first (recycling, the end); either way its process group
+ * is killed and a detached thread reaps it, so its CUDA context teardown is never waited for. */
+static void host_stop(struct runner_host *h, int graceful)
+{
+    if (!h->running)
+        return;
+    if (graceful && h->ch.gate_fd >= 0) {
+        ssize_t w = write(h->ch.gate_fd, "@quit\n", 6); /* courtesy: it is killed anyway */
+        (void)w;
+    }
+    if (!h->ch.reaped)
+        reap_later(&h->ch);
+    child_release(&h->ch);
+    h->running = 0;
+}
+
+void runner_host_free(struct runner_host *h)
+{
+    if (!h)
+        return;
+    host_stop(h, 1);
+    buf_release(&h->pending);
+    free(h->program);
+    free(h);
+}
+
+/* "@run\t<so>\t<args...>" + configurations + "@end". Returns -1 when an argument cannot
+ * travel on one tab-separated line. */
+static int host_queue(struct runner_host *h, const struct runner_options *o,
+                      const struct tune_config *c, int n, int occupancy)
+{
+    const char *argv[64];
+    char dev[16];
+    int na = harness_args(argv, 64, dev, o, occupancy);
+    if (strpbrk(o->harness_so, "\t\n"))
+        return -1;
+    buf_addf(&h->pending, "@run\t%s", o->harness_so);
+    for (int i = 0; i < na; i++) {
+        if (strpbrk(argv[i], "\t\n"))
+            return -1;
+        buf_addf(&h->pending, "\t%s", argv[i]);
+    }
+    buf_addch(&h->pending, '\n');
+    format_configs(&h->pending, c, n);
+    buf_adds(&h->pending, "@end\n");
+    return 0;
+}
+
+static void host_flush(struct runner_host *h)
+{
+    while (h->pending.len > 0) {
+        ssize_t w = write(h->ch.gate_fd, h->pending.data, h->pending.len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w < 0 && errno != EAGAIN)
+                buf_setlen(&h->pending, 0); /* it died: its exit status tells */
+            return;
+        }
+        memmove(h->pending.data, h->pending.data + w, h->pending.len - (size_t)w);
+        buf_setlen(&h->pending, h->pending.len - (size_t)w);
+    }
+}
+
+/* The kernel ended with "@done rc" from the runner. */
+static int host_done(struct runner_host *h, struct runner_summary *out,
+                     const struct tune_config *cfgs, int n, int *i,
+                     const struct runner_callbacks *cb)
+{
+    int code = h->ch.done_rc;
+    if (code == 126) { /* could not load harness.so: the executable runs it */
+        snprintf(out->reason, sizeof(out->reason), "lscat-runner: %s", h->ch.done_msg);
+        return P_FALLBACK;
+    }
+    h->kernels++;
+    if (code == 0)
+        return P_DONE; /* with configurations unreported, runner_run counts a failure */
+    if (code == 3 || code == 4) /* device unusable / context gone: a fresh runner */
+        host_stop(h, 0);
+    h->ch.status = (code & 0xff) << 8; /* judged as that exit status */
+    return judge_exit(&h->ch, out, cfgs, n, i, cb);
+}
+
+/* The runner process ended while a kernel ran in it. */
+static int host_exited(struct runner_host *h, struct runner_summary *out,
+                       const struct tune_config *cfgs, int n, int *i,
+                       const struct runner_callbacks *cb)
+{
+    int rc;
+    if (!h->ch.ready) { /* it never got a context: do without it */
+        char tail[320];
+        tail_text(tail, sizeof(tail), &h->ch);
+        snprintf(out->reason, sizeof(out->reason), "lscat-runner could not start: %s", tail);
+        h->broken = 1;
+        host_stop(h, 0);
+        return P_FALLBACK;
+    }
+    rc = judge_exit(&h->ch, out, cfgs, n, i, cb);
+    host_stop(h, 0);
+    return rc;
+}
+
+static int host_timeout(struct runner_host *h, struct runner_summary *out,
+                        const struct runner_options *o, const struct tune_config *cfgs, int *i,
+                        const struct runner_callbacks *cb, int first)
+{
+    char msg[128];
+    int rc;
+    host_stop(h, 0);
+    snprintf(msg, sizeof(msg), "no result within %.1f s: killed",
+             o->config_timeout_s + (first ? o->startup_s : 0));
+    out->timeouts++;
+    rc = record_failure(cb, out, &cfgs[*i], "timeout", msg);
+    (*i)++;
+    return rc < 0 ? rc : P_FAILED;
+}
+
+/* Run cfgs[*i..n-1] of one kernel in the GPU's runner, (re)starting it when needed. Returns
+ * P_* as run_process does, or P_FALLBACK: run the rest as harness processes. */
+static int run_in_host(struct runner_summary *out, const struct runner_options *o,
+                       const struct tune_config *cfgs, int n, int *i,
+                       const struct runner_callbacks *cb, int occupancy)
+{
+    struct runner_host *h = o->host;
+    struct child *ch = &h->ch;
+    int rc, first_i = *i;
+    if (h->running && h->max_kernels > 0 && h->kernels >= h->max_kernels)
+        host_stop(h, 1); /* recycled: whatever a harness leaked goes with it */
+    if (!h->running) {
+        if (runner_host_start(h) < 0) {
+            snprintf(out->reason, sizeof(out->reason), "%s", lscat_error_last());
+            return P_FALLBACK;
+        }
+        out->processes++;
+    }
+    if (host_queue(h, o, cfgs + *i, n - *i, occupancy) < 0) {
+        buf_setlen(&h->pending, 0);
+        snprintf(out->reason, sizeof(out->reason), "an argument holds a tab or newline");
+        return P_FALLBACK;
+    }
+    out->in_runner = 1;
+    ch->done_rc = -1;
+    ch->tail_len = 0; /* the output tail is this kernel's */
+    double deadline = now_s() + o->config_timeout_s + o->startup_s;
+    while (1) {
+        struct pollfd p[3] = { { ch->res_fd, POLLIN, 0 }, { ch->out_fd, POLLIN, 0 },
+                               { h->pending.len ? ch->gate_fd : -1, POLLOUT, 0 } };
+        double left = deadline - now_s();
+        poll(p, 3, left <= 0 ? 0 : (left > 0.1 ? 100 : (int)(left * 1000) + 1));
+        host_flush(h);
+        drain(ch->res_fd, ch, 1);
+        drain(ch->out_fd, ch, 0);
+        if ((rc = take_lines(ch, out, cfgs, n, i, cb, &deadline, o->config_timeout_s)) != 0) {
+            host_stop(h, 0); /* a callback error or a protocol breach */
+            return rc;
+        }
+        if (ch->done_rc >= 0)
+            return host_done(h, out, cfgs, n, i, cb);
+        if (o->stop && *o->stop) {
+            host_stop(h, 0);
+            out->interrupted = 1;
+            return P_STOPPED;
+        }
+        if (waitpid(ch->pid, &ch->status, WNOHANG) == ch->pid) {
+            ch->reaped = 1;
+            kill(-ch->pid, SIGKILL); /* anything it left behind */
+            drain(ch->res_fd, ch, 1);
+            drain(ch->out_fd, ch, 0);
+            if ((rc = take_lines(ch, out, cfgs, n, i, cb, &deadline, o->config_timeout_s)) != 0) {
+                host_stop(h, 0);
+                return rc;
+            }
+            if (ch->done_rc >= 0 && ch->done_rc != 126) {
+                rc = host_done(h, out, cfgs, n, i, cb);
+                host_stop(h, 0);
+                return rc;
+            }
+            return host_exited(h, out, cfgs, n, i, cb);
+        }
+        if (now_s() > deadline && *i < n)
+            return host_timeout(h, out, o, cfgs, i, cb, *i == first_i);
+    }
+}
+
 int runner_run(struct runner_summary *out, const struct runner_options *o,
                const struct tune_config *cfgs, int n, const struct runner_callbacks *cb)
 {
@@ -525,8 +795,22 @@ int runner_run(struct runner_summary *out, const struct runner_options *o,
     memset(out, 0, sizeof(*out));
     if (n == 0)
         runner_child_free(pre);
+    int use_host = o->host && o->harness_so && !runner_host_broken(o->host);
+    if (use_host) {
+        runner_child_free(pre); /* prestarted for nothing: the runner takes it */
+        pre = NULL;
+    }
     while (i < n) {
-        rc = run_process(out, o, cfgs, n, &i, cb, occupancy, pre);
+        if (use_host) {
+            rc = run_in_host(out, o, cfgs, n, &i, cb, occupancy);
+            if (rc == P_FALLBACK) {
+                out->fell_back = 1;
+                use_host = 0;
+                continue; /* the same configurations, as harness processes */
+            }
+        } else {
+            rc = run_process(out, o, cfgs, n, &i, cb, occupancy, pre);
+        }
         pre = NULL;
         occupancy = 0;
         if (rc < 0)
