@@ -12,8 +12,10 @@
  *                    code; 126 = could not load it (message says why: run it as a process)
  *   tune -> stdin    "@quit" (or EOF): exit 0
  * After rc 4 (sticky CUDA error: the context is unusable) the runner exits with status 4.
- * Built without CUDA: host-only C, libdl; `--no-cuda` (or LSCAT_RUNNER_NO_CUDA=1) skips the
- * context, for tests that run host-only stand-in harnesses on machines without a GPU. */
+ * Each harness.so is unloaded (dlclose) after its kernel unless `--keep-loaded`
+ * (LSCAT_RUNNER_KEEP_LOADED=1). Built without CUDA: host-only C, libdl; `--no-cuda`
+ * (LSCAT_RUNNER_NO_CUDA=1) skips the context, for tests that run host-only stand-in harnesses
+ * on machines without a GPU. */
 #include "tune/nvml_dl.h"
 
 #include <dlfcn.h>
@@ -161,11 +163,13 @@ static int run_one(char *spec, struct control *c, char *line, size_t size, int k
     rc = fn(argc, argv);
     fflush(stdout);
     fflush(stderr);
-    marker("@done %d%s", rc, "");
-    if (rc == 4) /* the context is gone: nothing of ours may touch it again */
+    if (rc == 4) { /* the context is gone: nothing of ours may touch it again */
+        marker("@done %d%s", rc, "");
         _exit(4);
-    if (!keep_loaded)
+    }
+    if (!keep_loaded) /* before "@done": a crash while unloading is this kernel's, not the next's */
         dlclose(so);
+    marker("@done %d%s", rc, "");
     int null_fd = open("/dev/null", O_RDONLY);
     if (null_fd >= 0) {
         dup2(null_fd, 0);
@@ -185,9 +189,10 @@ static int usage(void)
 
 int main(int argc, char **argv)
 {
-    int dev = 0, keep_loaded = 0;
-    const char *nc = getenv("LSCAT_RUNNER_NO_CUDA");
+    int dev = 0, keep_loaded;
+    const char *nc = getenv("LSCAT_RUNNER_NO_CUDA"), *kl = getenv("LSCAT_RUNNER_KEEP_LOADED");
     int no_cuda = nc && !strcmp(nc, "1");
+    keep_loaded = kl && !strcmp(kl, "1");
     static struct control c;
     static char line[65536];
     for (int i = 1; i < argc; i++) {

@@ -482,9 +482,14 @@ static void *worker_main(void *arg)
     if (rc >= 0 && sh->o->runner) { /* started now: its context creation overlaps planning */
         runner_host_new(&w->host, sh->o->runner, (const char *const *)w->env, 0,
                         sh->o->runner_kernels);
-        if (runner_host_start(w->host) < 0)
+        if (runner_host_start(w->host) < 0) {
             log_event(LOG_WARN, "tune_runner_failed", "gpu", w->gpu->uuid, "error",
                       lscat_error_last(), NULL);
+        } else {
+            pthread_mutex_lock(&sh->mu);
+            sh->counts->processes++;
+            pthread_mutex_unlock(&sh->mu);
+        }
     }
     if (rc >= 0 && (it = take(sh, w)) != NULL)
         rc = prep_init(&cur, w, it);
