@@ -43,7 +43,7 @@ sweep() { # name, extra options...
     t1=$(date +%s.%N)
     echo "$t0 $t1" >"$tmp/$name.time"
 }
-sweep runner
+LSCAT_RUNNER_TRACE=$tmp/runner-trace.txt sweep runner
 LSCAT_RUNNER_KEEP_LOADED=1 sweep runner_keep_loaded
 sweep norunner --no-runner
 sweep norunner_noprestart --no-runner --no-prestart
@@ -109,6 +109,15 @@ if os.path.exists(f"{tmp}/all_gpus.time"):
     print(f"tune multi-GPU scaling: {g} GPUs {rate['all_gpus'][0]:.1f} configurations/s, 1 GPU "
           f"{rate['one_gpu'][0]:.1f}/s: {sc:.2f}x (target >= {0.9 * g:.1f}x"
           f"{'' if sc >= 0.9 * g else ', TARGET MISSED'})")
+import os
+trace = f"{tmp}/runner-trace.txt"
+if os.path.exists(trace):
+    rows = [list(map(float, l.split()[:3])) for l in open(trace)]
+    t0, t1 = map(float, open(f"{tmp}/runner.time").read().split())
+    mains = sum(r[1] for r in rows) / 1e3
+    print(f"tune runner per kernel (medians of {len(rows)}): dlopen {statistics.median(r[0] for r in rows):.1f} ms, "
+          f"harness {statistics.median(r[1] for r in rows):.1f} ms, dlclose {statistics.median(r[2] for r in rows):.1f} ms; "
+          f"harness mains cover {mains / (t1 - t0):.3f} of the sweep's wall time")
 base = "norunner_noprestart" # the strictest isolation: one process per kernel, nothing overlapped
 for name in names[:-1]:
     ratios = [med[name][c] / med[base][c] for c in med[name] if c in med[base]]

@@ -26,12 +26,31 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CONTROL_FD_MIN 10
 #define MAX_ARGS 128
 
 typedef int (*harness_main_fn)(int argc, char **argv);
+
+static double mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* LSCAT_RUNNER_TRACE=FILE: one line per kernel, "load_ms main_ms unload_ms path" (bench). */
+static void trace(double t0, double t1, double t2, double t3, const char *path)
+{
+    const char *f = getenv("LSCAT_RUNNER_TRACE");
+    FILE *o = f && *f ? fopen(f, "a") : NULL;
+    if (!o)
+        return;
+    fprintf(o, "%.3f %.3f %.3f %s\n", t1 - t0, t2 - t1, t3 - t2, path);
+    fclose(o);
+}
 
 struct control {
     int fd;
@@ -149,6 +168,7 @@ static int run_one(char *spec, struct control *c, char *line, size_t size, int k
         free(path);
         return 126;
     }
+    double t0 = mono_ms();
     void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     harness_main_fn fn = NULL;
     if (so)
@@ -160,7 +180,9 @@ static int run_one(char *spec, struct control *c, char *line, size_t size, int k
         free(path);
         return 126;
     }
+    double t1 = mono_ms();
     rc = fn(argc, argv);
+    double t2 = mono_ms();
     fflush(stdout);
     fflush(stderr);
     if (rc == 4) { /* the context is gone: nothing of ours may touch it again */
@@ -169,6 +191,7 @@ static int run_one(char *spec, struct control *c, char *line, size_t size, int k
     }
     if (!keep_loaded) /* before "@done": a crash while unloading is this kernel's, not the next's */
         dlclose(so);
+    trace(t0, t1, t2, mono_ms(), path);
     marker("@done %d%s", rc, "");
     int null_fd = open("/dev/null", O_RDONLY);
     if (null_fd >= 0) {
