@@ -190,7 +190,7 @@ static int host_timeout(struct runner_host *h, struct runner_summary *out,
 }
 
 /* Run cfgs[*i..n-1] of one kernel in the GPU's runner, (re)starting it when needed. Returns
- * P_* as run_process does, or RUNNER_FALLBACK: run the rest as harness processes. */
+ * RUNNER_* as run_process does, or RUNNER_FALLBACK: run the rest as harness processes. */
 int runner_run_in_host(struct runner_summary *out, const struct runner_options *o,
                        const struct tune_config *cfgs, int n, int *i,
                        const struct runner_callbacks *cb, int occupancy)
@@ -242,7 +242,7 @@ int runner_run_in_host(struct runner_summary *out, const struct runner_options *
             runner_proc_drain(ch->res_fd, ch, 1);
             runner_proc_drain(ch->out_fd, ch, 0);
             rc = runner_take_lines(ch, out, cfgs, n, i, cb, &deadline, o->config_timeout_s);
-        if (rc != 0) {
+            if (rc != 0) {
                 host_stop(h, 0);
                 return rc;
             }
