@@ -6,6 +6,7 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/gpulock.h"
 #include "common/log.h"
 #include "common/progress.h"
 #include "common/xalloc.h"
@@ -37,6 +38,7 @@ struct stage {
     struct progress *bar;
     int64_t gpu_id;
     int device;
+    char gpu_uuid[96];         /* the probed GPU's lock name (common/gpulock.h), "" when none */
     char *sanitizer;
     int store_failed;
     char *store_error;         /* the first store error of a worker (errors are per thread) */
@@ -310,8 +312,15 @@ static void probe_one(struct stage *g, const struct item *it, int slot)
     struct probe_result p;
     char *scratch = xasprintf("%s/builds/%s/probe-%lld", g->work_dir, it->old_key,
                               (long long)g->gpu_id);
-    int rc = probe_run(&p, it->old_binary, scratch, g->work_dir, slot, g->device,
+    /* Probes share the GPU with each other, never with a measurement (lscat tune). */
+    struct gpulock gl = { -1 };
+    int rc = g->gpu_uuid[0] ? gpulock_acquire(&gl, g->gpu_uuid, 0, NULL, -1, NULL) : 0;
+    if (rc == 0)
+        rc = probe_run(&p, it->old_binary, scratch, g->work_dir, slot, g->device,
                        g->o->probe_timeout_s, g->sanitizer);
+    else
+        memset(&p, 0, sizeof(p));
+    gpulock_release(&gl);
     pthread_mutex_lock(&g->lock);
     if (rc == 0 && record_probe(g, it, &p) < 0) {
         g->store_failed = 1;
@@ -436,6 +445,8 @@ static int probe_phase(struct stage *g)
     if (rc < 0 || g->count == 0)
         goto done;
     g->device = g->o->device;
+    if (gpu)
+        snprintf(g->gpu_uuid, sizeof(g->gpu_uuid), "%s", gpu->uuid);
     if (g->o->sanitize && !(g->sanitizer = find_sanitizer(g->env.nvcc ? g->env.nvcc
                                                            : "/usr/local/cuda/bin/nvcc")))
         log_warn("--sanitize: compute-sanitizer not found beside nvcc; probing without it");

@@ -23,7 +23,7 @@ static const char usage[] = "lscat tune [--gpus all|0,1] [--sizes LIST] [--block
 enum {
     OPT_GPUS = 1, OPT_SIZES, OPT_BLOCKS, OPT_TIMEOUT, OPT_STARTUP, OPT_MAX_FAILURES,
     OPT_REMEASURE, OPT_KERNEL, OPT_LIMIT, OPT_WARMUP, OPT_SAMPLES, OPT_MIN_SAMPLE_MS,
-    OPT_TARGET_REL_MAD, OPT_L2_FLUSH, OPT_LOCK_CLOCKS, OPT_I_OWN, OPT_NO_PRESTART,
+    OPT_TARGET_REL_MAD, OPT_L2_FLUSH, OPT_LOCK_CLOCKS, OPT_I_OWN, OPT_NO_PRESTART, OPT_FOLLOW,
     OPT_NO_RUNNER, OPT_RUNNER_KERNELS,
 };
 static const struct cli_opt opts[] = {
@@ -45,6 +45,9 @@ static const struct cli_opt opts[] = {
       "harness.so run in one long-lived lscat-runner per GPU)", OPT_NO_RUNNER },
     { "runner-kernels", 0, "N", "recycle a GPU's lscat-runner after N kernels (default "
       "200)", OPT_RUNNER_KERNELS },
+    { "follow", 0, NULL, "while an `lscat execute` runs on this store on this host, keep "
+      "measuring the kernels it makes runnable; end when it has ended and all are measured",
+      OPT_FOLLOW },
     { "kernel", 0, "PREFIX", "only kernels whose id starts with PREFIX", OPT_KERNEL },
     { "limit", 0, "N", "at most N kernels", OPT_LIMIT },
     { "warmup", 0, "N", "harness: untimed runs first (default 3)", OPT_WARMUP },
@@ -65,7 +68,7 @@ struct args {
     const char *gpus, *sizes, *blocks, *kernel;
     double timeout_s, startup_s;
     long max_failures, limit, lock_mhz, runner_kernels;
-    int remeasure, i_own, l2_flush, no_prestart, no_runner;
+    int remeasure, i_own, l2_flush, no_prestart, follow, no_runner;
     const char *timing[16];
     int ntiming;
     char *dup[8];
@@ -98,6 +101,7 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_NO_RUNNER: a->no_runner = 1; return 0;
     case OPT_RUNNER_KERNELS:
         return cli_parse_int(&a->runner_kernels, "--runner-kernels", arg, 1, 1L << 30);
+    case OPT_FOLLOW: a->follow = 1; return 0;
     case OPT_TIMEOUT: return cli_parse_double(&a->timeout_s, "--timeout", arg, 0.1, 86400);
     case OPT_STARTUP: return cli_parse_double(&a->startup_s, "--startup-timeout", arg, 0, 3600);
     case OPT_MAX_FAILURES: return cli_parse_int(&a->max_failures, "--max-failures", arg, 1, 1000);
@@ -132,6 +136,10 @@ static void help(void)
            "configuration; after --max-failures the kernel is given up (failures table).\n"
            "One worker per GPU, dynamic dispatch, one kernel per GPU at a time; each GPU model\n"
            "measures each kernel once. Resumable: a second run measures only what is missing.\n"
+           "A GPU is locked while a kernel is measured on it (LSCAT_LOCK_DIR, default\n"
+           "/tmp/lscat-locks): other lscat runs (execute's probes, another tune) wait.\n"
+           "With --follow, run it beside `lscat execute`: the GPUs measure while the CPUs\n"
+           "build the next kernels.\n"
            "Without a CUDA device it says so and exits 0. See docs/tune.md.\n\n"
            "Options:\n",
            usage);
@@ -212,6 +220,8 @@ static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, 
     runner = a->no_runner ? NULL : runner_path();
     o.runner = runner;
     o.runner_kernels = a->runner_kernels ? (int)a->runner_kernels : 200;
+    o.follow = a->follow;
+    o.follow_interval_s = 1.0;
     o.kernel_prefix = a->kernel;
     o.limit_kernels = (int)a->limit;
     o.timing_args = a->timing;

@@ -30,6 +30,9 @@ struct tune_options {
     const char *runner;            /* lscat-runner: kernels with a harness.so run in one
                                       long-lived process per GPU; NULL = harness processes */
     int runner_kernels;            /* recycle a runner after this many kernels (0 = never) */
+    int follow;                    /* 1: while an `lscat execute` of this host runs on the store,
+                                    * keep taking the kernels it makes runnable */
+    double follow_interval_s;      /* how often to look for them (default 1 s) */
     int64_t run_id;
     const volatile int *stop;      /* set by a signal handler: finish cleanly, soon */
 };
