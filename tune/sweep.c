@@ -73,6 +73,7 @@ struct worker {
     pthread_t thread;
     struct store *s;
     char **env;
+    struct runner_host *host; /* this GPU's lscat-runner, or NULL */
     int kernels_done, kernels_total;
     /* the kernel in flight */
     const struct kernel *k;
@@ -379,7 +380,7 @@ struct prep {
     const struct kernel *k;
     struct tune_config *cfgs;
     int n;
-    char *bin;
+    char *bin, *so;              /* so: harness.so beside the binary, or NULL */
     int runnable;                /* the binary exists and is executable */
     const char **args;           /* timing options + --bind (NULL-terminated), for ro */
     struct runner_options ro;
@@ -398,6 +399,13 @@ static int prep_init(struct prep *p, struct worker *w, const struct item *it)
             p->cfgs[p->n++] = o->space.configs[i];
     p->bin = binary_for(w, p->k);
     p->runnable = access(p->bin, X_OK) == 0;
+    if (w->host && !runner_host_broken(w->host)) {
+        p->so = xasprintf("%s.so", p->bin);
+        if (access(p->so, R_OK) != 0) {
+            free(p->so);
+            p->so = NULL;
+        }
+    }
     int rc = store_query_int(&occ, w->s, "SELECT count(*) FROM tune_kernels WHERE kernel_id = ? "
                              "AND gpu_id = ? AND occupancy_block IS NOT NULL", "ti", p->k->id,
                              w->gpu->id);
@@ -421,6 +429,8 @@ static int prep_init(struct prep *p, struct worker *w, const struct item *it)
     ro.max_failures = o->max_failures;
     ro.want_occupancy = occ == 0;
     ro.stop = o->stop;
+    ro.host = p->so ? w->host : NULL;
+    ro.harness_so = p->so;
     p->ro = ro;
     return rc;
 }
@@ -431,6 +441,7 @@ static void prep_release(struct prep *p)
     free(p->cfgs);
     free(p->bin);
     free(p->args);
+    free(p->so);
     memset(p, 0, sizeof(*p));
 }
 
@@ -455,7 +466,12 @@ static int run_kernel(struct worker *w, struct prep *p)
     rc = runner_run(&sum, &p->ro, p->cfgs, p->n, &cb);
     pthread_mutex_lock(&w->sh->mu);
     w->sh->counts->processes += sum.processes;
+    w->sh->counts->runner_kernels += sum.in_runner;
+    w->sh->counts->runner_fallbacks += sum.fell_back;
     pthread_mutex_unlock(&w->sh->mu);
+    if (sum.fell_back)
+        log_event(LOG_WARN, "tune_runner_fallback", "kernel", p->k->id, "gpu", w->gpu->uuid,
+                  "reason", sum.reason, NULL);
     if (rc < 0 || sum.interrupted)
         return rc;
     if (sum.given_up)
@@ -617,12 +633,24 @@ static void *worker_main(void *arg)
     memset(&cur, 0, sizeof(cur));
     memset(&next, 0, sizeof(next));
     int rc = store_open(&w->s, sh->o->db_path, 0);
+    if (rc >= 0 && sh->o->runner) { /* started now: its context creation overlaps planning */
+        runner_host_new(&w->host, sh->o->runner, (const char *const *)w->env, 0,
+                        sh->o->runner_kernels);
+        if (runner_host_start(w->host) < 0) {
+            log_event(LOG_WARN, "tune_runner_failed", "gpu", w->gpu->uuid, "error",
+                      lscat_error_last(), NULL);
+        } else {
+            pthread_mutex_lock(&sh->mu);
+            sh->counts->processes++;
+            pthread_mutex_unlock(&sh->mu);
+        }
+    }
     while (rc >= 0) {
         if (!cur.k && ((rc = take(&it, sh, w, 1)) <= 0 || (rc = prep_init(&cur, w, &it)) < 0))
             break;
         if ((rc = take(&it, sh, w, 0)) > 0) {
             rc = prep_init(&next, w, &it);
-            if (rc >= 0 && next.runnable && !sh->o->no_prestart &&
+            if (rc >= 0 && next.runnable && !next.so && !sh->o->no_prestart &&
                 runner_prestart(&next.child, &next.ro, next.cfgs, next.n) < 0)
                 log_event(LOG_WARN, "tune_prestart_failed", "kernel", next.k->id, "error",
                           lscat_error_last(), NULL);
@@ -639,6 +667,8 @@ static void *worker_main(void *arg)
     }
     prep_release(&cur);
     prep_release(&next);
+    runner_host_free(w->host);
+    w->host = NULL;
     if (rc < 0) {
         pthread_mutex_lock(&sh->mu);
         if (!sh->failed)
@@ -740,8 +770,10 @@ void tune_counts_json(char *out, int size, const struct tune_counts *c)
              "{\"gpus\":%d,\"models\":%d,\"kernels_planned\":%d,\"kernels_done\":%d,"
              "\"kernels_given_up\":%d,\"configs_planned\":%d,\"configs_reported\":%d,\"ok\":%d,"
              "\"cuda_error\":%d,\"invalid_config\":%d,\"crashed\":%d,\"timeout\":%d,"
-             "\"processes\":%d,\"interrupted\":%d}",
+             "\"processes\":%d,\"runner_kernels\":%d,\"runner_fallbacks\":%d,"
+             "\"interrupted\":%d}",
              c->gpus, c->models, c->kernels_planned, c->kernels_done, c->kernels_given_up,
              c->configs_planned, c->configs_reported, c->ok, c->cuda_error, c->invalid_config,
-             c->crashed, c->timeout, c->processes, c->interrupted);
+             c->crashed, c->timeout, c->processes, c->runner_kernels, c->runner_fallbacks,
+             c->interrupted);
 }

@@ -21,6 +21,8 @@
 
 static char work[1024], db[1100];
 static int g_follow; /* the next sweep() runs with --follow */
+static int with_so;       /* setup() also copies the stand-in's harness.so build */
+static const char *runner; /* tune_options.runner for sweep() */
 
 /* A store with `n` runnable kernels k0.., each with its own copy of the stand-in harness. */
 static struct store *setup(int n, const char *const *behaviors)
@@ -37,6 +39,11 @@ static struct store *setup(int n, const char *const *behaviors)
         snprintf(cmd, sizeof(cmd), "mkdir -p %s/builds/%s && cp %s/tune/support/fake_harness "
                  "%s/%s", work, id, tb && *tb ? tb : "build/tests", work, rel);
         CHECK(system(cmd) == 0);
+        if (with_so) {
+            snprintf(cmd, sizeof(cmd), "cp %s/tune/support/fake_harness.so %s/%s.so",
+                     tb && *tb ? tb : "build/tests", work, rel);
+            CHECK(system(cmd) == 0);
+        }
         if (behaviors && behaviors[i]) {
             char p[1200];
             snprintf(p, sizeof(p), "%s/%s.behavior", work, rel);
@@ -80,6 +87,8 @@ static void sweep(struct tune_counts *c, struct store *s, const struct tune_gpu 
     o.max_failures = max_failures;
     o.remeasure = remeasure;
     o.run_id = run_id;
+    o.runner = runner;
+    o.runner_kernels = 2;
     o.follow = g_follow;
     o.follow_interval_s = 0.1;
     CHECK_OK(tune_sweep(c, s, &o, g, n));
@@ -238,6 +247,45 @@ static void test_sweep__launches_each_kernel_with_its_binding_and_records_it(voi
     store_free(s);
 }
 
+/* With lscat-runner (the real program, host-only) and harness.so files: one runner per GPU
+ * serves the kernels (recycled after 2), crashes and hangs restart it, a kernel without a
+ * harness.so runs as a process, and the store holds what a process sweep would write. */
+static void test_sweep__kernels_with_a_harness_so_run_in_the_runner(void)
+{
+    char rp[1100];
+    const char *b[] = { NULL, "crash 64 64 64 1\nhang 128 128 16 16\n", NULL, NULL, NULL };
+    snprintf(rp, sizeof(rp), "%s/lscat-runner", test_bin_dir());
+    with_so = 1;
+    runner = rp;
+    struct store *s = setup(5, b);
+    struct tune_gpu g[2];
+    struct tune_counts c;
+    char path[1200];
+    snprintf(path, sizeof(path), "%s/builds/k4/harness.so", work);
+    CHECK(unlink(path) == 0);
+    gpus_of(g, 2, 1, s);
+    sweep(&c, s, g, 2, 0, 3);
+    with_so = 0;
+    runner = NULL;
+    CHECK_INT(c.kernels_done, ==, 5);
+    CHECK_INT(c.runner_kernels, ==, 4);
+    CHECK_INT(c.runner_fallbacks, ==, 0);
+    CHECK_INT(c.crashed, ==, 1);
+    CHECK_INT(c.timeout, ==, 1);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE status = 'ok'"), ==, 18);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k1' AND status = "
+                   "'crashed' AND error LIKE '%signal 11%'"), ==, 1);
+    CHECK_INT(q(s, "SELECT count(*) FROM tune_kernels WHERE occupancy_block = 768"), ==, 5);
+    for (int k = 0; k < 5; k++)
+        CHECK_INT(log_count(k, "cfg "), ==, 4);
+    /* nothing left: a second run starts nothing */
+    runner = rp;
+    sweep(&c, s, g, 2, 0, 3);
+    runner = NULL;
+    CHECK_INT(c.kernels_planned, ==, 0);
+    store_free(s);
+}
+
 /* A process that stands in for a running `lscat execute`: its comm must be lscat-execute. */
 static pid_t fake_execute(struct store *s)
 {
@@ -346,12 +394,14 @@ int main(void)
     char *locks = fs_join(test_tmpdir(), "locks");
     setenv("LSCAT_LOCK_DIR", locks, 1);
     free(locks);
+    setenv("LSCAT_RUNNER_NO_CUDA", "1", 1);
     TEST_RUN(test_sweep__two_gpus_share_the_kernels_and_each_is_measured_once);
     TEST_RUN(test_sweep__a_second_run_measures_only_what_is_missing);
     TEST_RUN(test_sweep__remeasure_supersedes_and_keeps_old_rows);
     TEST_RUN(test_sweep__each_gpu_model_measures_each_kernel);
     TEST_RUN(test_sweep__crashes_hangs_and_give_ups_are_recorded);
     TEST_RUN(test_sweep__launches_each_kernel_with_its_binding_and_records_it);
+    TEST_RUN(test_sweep__kernels_with_a_harness_so_run_in_the_runner);
     TEST_RUN(test_sweep__follow_measures_what_a_running_execute_makes_runnable);
     TEST_RUN(test_sweep__a_gpu_held_by_another_process_is_waited_for);
     return test_done();

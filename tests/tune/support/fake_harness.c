@@ -9,7 +9,11 @@
  * A rule may end with a binding (`sticky 2024 2024 * * area`): then it applies only when the
  * harness runs with that --bind (default area), as a kernel whose sizes mean something else.
  * Every process start (with its binding) and configuration begun is appended to
- * `<this binary>.log`. */
+ * `<this binary>.log`.
+ * Built a second time as fake_harness.so (-fPIC -shared): lscat-runner loads it and calls
+ * lscat_harness_main, as it does a real harness.so; argv[0] is then `<dir>/<name>.so`, and the
+ * .behavior and .log files are those of `<dir>/<name>`, so one copy of each plays both ways.
+ * `start <pid>` in the log tells processes from kernels run in one runner. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,9 +30,21 @@ static struct rule rules[64];
 static int nrules, slow_ms, linger_ms, nobind, bind_given;
 static const char *binding = "area";
 
+/* argv[0] without a trailing ".so". */
+static const char *self_name(const char *argv0)
+{
+    static char name[4096];
+    size_t n = strlen(argv0);
+    snprintf(name, sizeof(name), "%s", argv0);
+    if (n > 3 && n < sizeof(name) && !strcmp(name + n - 3, ".so"))
+        name[n - 3] = 0;
+    return name;
+}
+
 static void load_rules(const char *self)
 {
-    char path[4096], line[256];
+    char path[4200], line[256];
+    nrules = slow_ms = linger_ms = nobind = 0; /* a runner may keep us loaded */
     snprintf(path, sizeof(path), "%s.behavior", self);
     FILE *f = fopen(path, "r");
     if (!f)
@@ -71,7 +87,7 @@ static const char *action_for(int w, int h, int bx, int by)
 
 static void log_line(const char *self, const char *fmt, int a, int b, int c, int d, int e)
 {
-    char path[4096];
+    char path[4200];
     snprintf(path, sizeof(path), "%s.log", self);
     FILE *f = fopen(path, "a");
     if (!f)
@@ -80,10 +96,11 @@ static void log_line(const char *self, const char *fmt, int a, int b, int c, int
     fclose(f);
 }
 
-int main(int argc, char **argv)
+static int fake_main(int argc, char **argv)
 {
     const char *results = NULL;
     int occupancy = 0;
+    binding = "area", bind_given = 0; /* a runner may keep us loaded */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--occupancy") || !strcmp(a, "--l2-flush") || !strcmp(a, "--probe"))
@@ -101,14 +118,15 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    load_rules(argv[0]);
+    const char *self = self_name(argv[0]);
+    load_rules(self);
     if (nobind && bind_given) {
         fprintf(stderr, "harness: unknown option\n");
         return 2;
     }
-    log_line(argv[0], "start %d\n", (int)getpid(), 0, 0, 0, 0);
-    char logp[4096];
-    snprintf(logp, sizeof(logp), "%s.log", argv[0]);
+    log_line(self, "start %d\n", (int)getpid(), 0, 0, 0, 0);
+    char logp[4200];
+    snprintf(logp, sizeof(logp), "%s.log", self);
     FILE *lf = fopen(logp, "a");
     if (lf) {
         fprintf(lf, "bind %s\n", binding);
@@ -134,7 +152,7 @@ int main(int argc, char **argv)
         int w, h, bx, by, bz;
         if (line[0] == '#' || sscanf(line, "%d %d %d %d %d", &w, &h, &bx, &by, &bz) != 5)
             continue;
-        log_line(argv[0], "cfg %d %d %d %d %d\n", w, h, bx, by, bz);
+        log_line(self, "cfg %d %d %d %d %d\n", w, h, bx, by, bz);
         printf("kernel printf noise for %d %d\n", w, bx); /* as a kernel's printf would */
         fflush(stdout);
         if (slow_ms) {
@@ -176,5 +194,20 @@ int main(int argc, char **argv)
         struct timespec ts = { linger_ms / 1000, (long)(linger_ms % 1000) * 1000000L };
         nanosleep(&ts, NULL);
     }
+    if (out != stdout)
+        fclose(out);
     return 0;
 }
+
+#ifdef FAKE_HARNESS_SO
+int lscat_harness_main(int argc, char **argv);
+int lscat_harness_main(int argc, char **argv)
+{
+    return fake_main(argc, argv);
+}
+#else
+int main(int argc, char **argv)
+{
+    return fake_main(argc, argv);
+}
+#endif
