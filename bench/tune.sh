@@ -48,14 +48,20 @@ sweep() { # name, extra options...
 specs_all=("${specs[@]}"); specs=("${specs_all[@]:0:2}")
 sweep warmup
 specs=("${specs_all[@]}")
+# TUNE_BENCH_SCALING_ONLY=1: only the multi-GPU scaling (for a short call on a multi-GPU node).
+if [ "${TUNE_BENCH_SCALING_ONLY:-0}" != 1 ]; then
 LSCAT_RUNNER_TRACE=$tmp/runner-trace.txt sweep runner
 LSCAT_RUNNER_KEEP_LOADED=1 sweep runner_keep_loaded
 sweep norunner --no-runner
 sweep norunner_noprestart --no-runner --no-prestart
-# Multi-GPU scaling, where there are several GPUs: 2K kernels on GPU 0 alone, then on all.
+fi
+# Multi-GPU scaling, where there are several GPUs: 30 kernels per GPU on GPU 0 alone, then on all.
 NG=$("$BIN/lscat-gpuinfo" 2>/dev/null | wc -l)
 if [ "$NG" -ge 2 ]; then
-    mkspecs scale $((2 * K))
+    # 30 kernels per GPU: start-up (lscat-gpuinfo opens every GPU: 1.2 s on 4 H200s) and the
+    # last kernel's tail are per run; a nightly sweep is hours long. With 10 per GPU the same
+    # 4 H200s gave 3.02x, with 30 per GPU 3.63x.
+    mkspecs scale "${TUNE_BENCH_SCALE_KERNELS:-$((30 * NG))}"
     TUNE_BENCH_GPUS=0 sweep one_gpu
     TUNE_BENCH_GPUS=all sweep all_gpus
 fi
@@ -63,6 +69,7 @@ fi
 # NVML readings, to show where per-configuration time goes.
 cfgs=$(for s in 240 496 784 1016 1232 1680 2024; do for b in 8 16 24 32; do echo "$s $s $b $b 1"; done; for x in $(seq 64 64 1024); do echo "$s $s $x 1 1"; done; done)
 for mode in nvml no_nvml; do
+    [ "${TUNE_BENCH_SCALING_ONLY:-0}" = 1 ] && break
     t0=$(date +%s.%N)
     if [ $mode = nvml ]; then echo "$cfgs" | "$TB/tune/fixtures/ok/harness" --results "$tmp/$mode.jsonl"
     else echo "$cfgs" | LSCAT_NVML_LIB=/nonexistent "$TB/tune/fixtures/ok/harness" --results "$tmp/$mode.jsonl"; fi
@@ -81,6 +88,8 @@ import sqlite3, sys, statistics
 tmp, k = sys.argv[1], sys.argv[2]
 med = {}
 names = ("runner", "runner_keep_loaded", "norunner", "norunner_noprestart")
+import os
+names = tuple(n for n in names if os.path.exists(f"{tmp}/{n}.time"))
 for name in names:
     db = sqlite3.connect(f"{tmp}/{name}.db")
     t0, t1 = map(float, open(f"{tmp}/{name}.time").read().split())
@@ -124,7 +133,7 @@ if os.path.exists(trace):
           f"harness {statistics.median(r[1] for r in rows):.1f} ms, dlclose {statistics.median(r[2] for r in rows):.1f} ms; "
           f"harness mains cover {mains / (t1 - t0):.3f} of the sweep's wall time")
 base = "norunner_noprestart" # the strictest isolation: one process per kernel, nothing overlapped
-for name in names[:-1]:
+for name in (names[:-1] if base in names else ()):
     ratios = [med[name][c] / med[base][c] for c in med[name] if c in med[base]]
     if len(ratios) < 2:
         continue
