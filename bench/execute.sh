@@ -4,12 +4,12 @@
 #   2. a second, fully cached run over C kernels (target < 1 s per 1000 kernels).
 # K real kernels (the fixture kernel with a different constant each); C kernels that fail fast
 # (#error: one short nvcc run each) so that 1000 of them are cheap to record once.
-# Env: BENCH_JOBS (default nproc), BENCH_KERNELS (default max(8, 2*N)), BENCH_CACHED (1000).
+# Env: BENCH_JOBS (default nproc), BENCH_KERNELS (default max(8, 4*N)), BENCH_CACHED (1000).
 set -eu
 cd "$(dirname "$0")/.."
 export PATH="${LSCAT_BIN:-$PWD/build/bin}:$PATH"
 N=${BENCH_JOBS:-$(nproc)}
-K=${BENCH_KERNELS:-$(( 2 * N > 8 ? 2 * N : 8 ))} # 2 rounds of N: no half-empty last round
+K=${BENCH_KERNELS:-$(( 4 * N > 8 ? 4 * N : 8 ))} # 4 whole rounds of N: no half-empty last round
 C=${BENCH_CACHED:-1000}
 T=$(mktemp -d "${TMPDIR:-/tmp}/lscat-bench-XXXXXX")
 chmod 755 "$T"

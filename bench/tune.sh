@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Sweep efficiency on one GPU: time spent inside timed kernel executions (sum over ok
 # measurements of samples x launches_per_sample x mean_ns) over the wall time of `lscat tune`
-# sweeping K short kernels x the default 140 configurations. Target >= 0.8. Run twice, side by
-# side: with harness prestart (default) and with --no-prestart; the per-configuration medians
-# of the two runs are compared to show what prestarting costs in accuracy. Needs a CUDA device
-# and the fixture harnesses (built where nvcc exists); otherwise says why and skips.
+# sweeping K short kernels x the default 140 configurations. Target >= 0.8. Side by side in
+# one run: in lscat-runner (default: harness.so loaded into one long-lived process per GPU),
+# the same with the runner keeping every harness.so loaded (LSCAT_RUNNER_KEEP_LOADED=1),
+# --no-runner (a harness process per kernel, prestarted) and --no-runner --no-prestart; the
+# per-configuration medians are compared to show what each way costs in accuracy. Needs a
+# CUDA device and the fixture harnesses (built where nvcc exists); otherwise says why and skips.
 set -u
 cd "$(dirname "$0")/.."
 BIN=${LSCAT_BIN:-build/bin}
@@ -19,7 +21,17 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export LSCAT_WORK=$tmp
-specs=(); for i in $(seq 1 "$K"); do specs+=("bench$i=$TB/tune/fixtures/ok/harness"); done
+# Each kernel gets its own copy of the fixture (executable + harness.so), as real kernels do:
+# the runner loads K distinct shared objects.
+mkspecs() { # prefix, count
+    specs=()
+    for i in $(seq 1 "$2"); do
+        mkdir -p "$tmp/bin/$1$i"
+        cp "$TB/tune/fixtures/ok/harness" "$TB/tune/fixtures/ok/harness.so" "$tmp/bin/$1$i/"
+        specs+=("$1$i=$tmp/bin/$1$i/harness")
+    done
+}
+mkspecs bench "$K"
 sweep() { # name, extra options...
     local name=$1; shift
     export LSCAT_DB=$tmp/$name.db
@@ -31,20 +43,33 @@ sweep() { # name, extra options...
     t1=$(date +%s.%N)
     echo "$t0 $t1" >"$tmp/$name.time"
 }
-sweep prestart
-sweep noprestart --no-prestart
-# Multi-GPU scaling, where there are several GPUs: 2K kernels on GPU 0 alone, then on all.
+# An untimed sweep first: on a machine that was idle the first sweep also pays for the GPU's
+# clocks ramping up (measured: the first of four sweeps 3% slower per configuration).
+specs_all=("${specs[@]}"); specs=("${specs_all[@]:0:2}")
+sweep warmup
+specs=("${specs_all[@]}")
+# TUNE_BENCH_SCALING_ONLY=1: only the multi-GPU scaling (for a short call on a multi-GPU node).
+if [ "${TUNE_BENCH_SCALING_ONLY:-0}" != 1 ]; then
+LSCAT_RUNNER_TRACE=$tmp/runner-trace.txt sweep runner
+LSCAT_RUNNER_KEEP_LOADED=1 sweep runner_keep_loaded
+sweep norunner --no-runner
+sweep norunner_noprestart --no-runner --no-prestart
+fi
+# Multi-GPU scaling, where there are several GPUs: 30 kernels per GPU on GPU 0 alone, then on all.
 NG=$("$BIN/lscat-gpuinfo" 2>/dev/null | wc -l)
 if [ "$NG" -ge 2 ]; then
-    specs=(); for i in $(seq 1 $((2 * K))); do specs+=("scale$i=$TB/tune/fixtures/ok/harness"); done
+    # 30 kernels per GPU: start-up (lscat-gpuinfo opens every GPU: 1.2 s on 4 H200s) and the
+    # last kernel's tail are per run; a nightly sweep is hours long. With 10 per GPU the same
+    # 4 H200s gave 3.02x, with 30 per GPU 3.63x.
+    mkspecs scale "${TUNE_BENCH_SCALE_KERNELS:-$((30 * NG))}"
     TUNE_BENCH_GPUS=0 sweep one_gpu
     TUNE_BENCH_GPUS=all sweep all_gpus
-    specs=(); for i in $(seq 1 "$K"); do specs+=("bench$i=$TB/tune/fixtures/ok/harness"); done
 fi
 # The harness alone on one kernel's 140 configurations (no sweep engine), with and without
 # NVML readings, to show where per-configuration time goes.
 cfgs=$(for s in 240 496 784 1016 1232 1680 2024; do for b in 8 16 24 32; do echo "$s $s $b $b 1"; done; for x in $(seq 64 64 1024); do echo "$s $s $x 1 1"; done; done)
 for mode in nvml no_nvml; do
+    [ "${TUNE_BENCH_SCALING_ONLY:-0}" = 1 ] && break
     t0=$(date +%s.%N)
     if [ $mode = nvml ]; then echo "$cfgs" | "$TB/tune/fixtures/ok/harness" --results "$tmp/$mode.jsonl"
     else echo "$cfgs" | LSCAT_NVML_LIB=/nonexistent "$TB/tune/fixtures/ok/harness" --results "$tmp/$mode.jsonl"; fi
@@ -62,16 +87,25 @@ python3 - "$tmp" "$K" <<'PY'
 import sqlite3, sys, statistics
 tmp, k = sys.argv[1], sys.argv[2]
 med = {}
-for name in ("prestart", "noprestart"):
+names = ("runner", "runner_keep_loaded", "norunner", "norunner_noprestart")
+import os
+names = tuple(n for n in names if os.path.exists(f"{tmp}/{n}.time"))
+for name in names:
     db = sqlite3.connect(f"{tmp}/{name}.db")
     t0, t1 = map(float, open(f"{tmp}/{name}.time").read().split())
     wall = t1 - t0
     n, timed_ns = db.execute("select count(*), sum(samples * launches_per_sample * mean_ns) "
                              "from measurements where status = 'ok'").fetchone()
     eff = timed_ns / 1e9 / wall
+    counts = db.execute("select counts from stage_runs where stage = 'tune' order by id desc "
+                        "limit 1").fetchone()[0]
+    import json
+    c = json.loads(counts)
     print(f"tune efficiency ({name}): {eff:.3f} (target >= 0.8{'' if eff >= 0.8 else ', TARGET MISSED'}): "
           f"{n} configurations of {k} kernels in {wall:.2f} s wall, {timed_ns / 1e9:.2f} s inside "
-          f"timed kernels, {wall / max(n, 1) * 1e3:.2f} ms per configuration")
+          f"timed kernels, {wall / max(n, 1) * 1e3:.2f} ms per configuration; "
+          f"{c.get('processes')} processes, {c.get('runner_kernels')} kernels in the runner, "
+          f"{c.get('crashed')} crashed, {c.get('timeout')} timeouts")
     med[name] = {r[:5]: r[5] for r in db.execute(
         "select kernel_id, width, block_x, block_y, block_z, median_ns from measurements where status = 'ok'")}
 import os
@@ -89,8 +123,22 @@ if os.path.exists(f"{tmp}/all_gpus.time"):
     print(f"tune multi-GPU scaling: {g} GPUs {rate['all_gpus'][0]:.1f} configurations/s, 1 GPU "
           f"{rate['one_gpu'][0]:.1f}/s: {sc:.2f}x (target >= {0.9 * g:.1f}x"
           f"{'' if sc >= 0.9 * g else ', TARGET MISSED'})")
-ratios = [med["prestart"][c] / med["noprestart"][c] for c in med["prestart"] if c in med["noprestart"]]
-q = statistics.quantiles(ratios, n=100, method="inclusive")
-print(f"tune prestart vs no-prestart, same configurations: median time ratio {statistics.median(ratios):.4f}, "
-      f"p1 {q[0]:.4f}, p99 {q[98]:.4f} over {len(ratios)} configurations")
+import os
+trace = f"{tmp}/runner-trace.txt"
+if os.path.exists(trace):
+    rows = [list(map(float, l.split()[:3])) for l in open(trace)]
+    t0, t1 = map(float, open(f"{tmp}/runner.time").read().split())
+    mains = sum(r[1] for r in rows) / 1e3
+    print(f"tune runner per kernel (medians of {len(rows)}): dlopen {statistics.median(r[0] for r in rows):.1f} ms, "
+          f"harness {statistics.median(r[1] for r in rows):.1f} ms, dlclose {statistics.median(r[2] for r in rows):.1f} ms; "
+          f"harness mains cover {mains / (t1 - t0):.3f} of the sweep's wall time")
+base = "norunner_noprestart" # the strictest isolation: one process per kernel, nothing overlapped
+for name in (names[:-1] if base in names else ()):
+    ratios = [med[name][c] / med[base][c] for c in med[name] if c in med[base]]
+    if len(ratios) < 2:
+        continue
+    q = statistics.quantiles(ratios, n=100, method="inclusive")
+    print(f"tune {name} vs {base}, same configurations: median time ratio "
+          f"{statistics.median(ratios):.4f}, p1 {q[0]:.4f}, p99 {q[98]:.4f} over {len(ratios)} "
+          f"configurations")
 PY

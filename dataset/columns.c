@@ -1,4 +1,4 @@
-/* The column dictionary of the published dataset (schema v1). Adding a column: add it to the
+/* The column dictionary of the published dataset (schema v2). Adding a column: add it to the
  * table's array and to its SQL at the same position; columns.md and both writers follow. */
 #include "dataset/columns.h"
 
@@ -40,6 +40,10 @@ static const struct columns_col kernel_cols[] = {
     { "probe_outcomes", S, 1, "", "distinct probe outcomes over GPUs (ok, launch_failure, "
       "illegal_address, cuda_error, crash, timeout), comma-separated", 0 },
     { "sanitizer", S, 1, "", "distinct compute-sanitizer verdicts of the probes, comma-separated", 0 },
+    { "binding", S, 1, "", "role binding the probe found runs clean and tune measures with: area "
+      "(a size-named scalar such as n is W*H, the element count) or side (it is min(W, H), a "
+      "square matrix's side); null if no binding ran clean or the kernel was not probed "
+      "(docs/isolate.md, Bindings)", 0 },
     { "created_at", S, 0, "UTC ISO-8601", "when isolate first wrote the kernel", 0 },
 };
 
@@ -100,6 +104,9 @@ static const struct columns_col measurement_cols[] = {
     { "temp_c_after", I32, 1, "degC", "GPU temperature after", 0 },
     { "clocks_locked", B, 0, "", "clocks were locked during the measurement", 0 },
     { "l2_flush", B, 0, "", "L2 cache flushed before each sample", 0 },
+    { "binding", S, 0, "", "role binding the harness ran with, i.e. the values its scalar "
+      "parameters got: area (size-named scalars = W*H) or side (= min(W, H), a square matrix's "
+      "side); width = W, height = H, stride = W in both (docs/isolate.md, Bindings)", 0 },
     { "measured_at", S, 0, "UTC ISO-8601", "when it was measured", 0 },
 };
 
@@ -138,7 +145,7 @@ static const struct columns_table tables[] = {
       " b.stack_bytes, b.spill_store_bytes, b.spill_load_bytes, b.const_bytes,"
       " (SELECT group_concat(DISTINCT p.outcome) FROM probes p WHERE p.kernel_id = k.id),"
       " (SELECT group_concat(DISTINCT p.sanitizer) FROM probes p WHERE p.kernel_id = k.id),"
-      " k.created_at"
+      " k.binding, k.created_at"
       " FROM kernels k LEFT JOIN builds b ON b.id = (SELECT b2.id FROM builds b2"
       "  WHERE b2.kernel_id = k.id ORDER BY b2.status = 'ok' DESC, b2.built_at DESC LIMIT 1)"
       " ORDER BY k.id",
@@ -163,7 +170,7 @@ static const struct columns_table tables[] = {
       " m.grid_x, m.grid_y, m.grid_z, m.status, m.error, m.median_ns, m.min_ns, m.max_ns,"
       " m.mean_ns, m.stddev_ns, m.mad_ns, m.p10_ns, m.p90_ns, m.samples,"
       " m.launches_per_sample, m.sm_clock_mhz_before, m.sm_clock_mhz_after, m.mem_clock_mhz,"
-      " m.temp_c_before, m.temp_c_after, m.clocks_locked, m.l2_flush, m.measured_at"
+      " m.temp_c_before, m.temp_c_after, m.clocks_locked, m.l2_flush, m.binding, m.measured_at"
       " FROM measurements m JOIN gpus g ON g.id = m.gpu_id"
       " WHERE m.superseded = 0 AND " GPU_FILTER " AND (?2 IS NULL OR m.measured_at >= ?2)"
       " ORDER BY m.kernel_id, m.gpu_id, m.width, m.height, m.block_x, m.block_y, m.block_z",

@@ -97,11 +97,12 @@ static const struct step steps[] = {
       " FROM shard.parses s" },
     { "kernels",
       "INSERT OR IGNORE INTO main.kernels(id, name, template_args, dir, params, param_count,"
-      " roles_known, source_bytes, status, created_at, run_id) SELECT id, name, template_args,"
-      " dir, params, param_count, roles_known, source_bytes, status, created_at, "
-      RUN("run_id") " FROM shard.kernels s" },
+      " roles_known, source_bytes, status, created_at, run_id, binding) SELECT id, name,"
+      " template_args, dir, params, param_count, roles_known, source_bytes, status, created_at, "
+      RUN("run_id") ", binding FROM shard.kernels s" },
     /* A kernel that got further in the shard (built, probed, given up) takes that status. */
-    { NULL, "UPDATE main.kernels AS m SET status = s.status FROM shard.kernels s WHERE m.id ="
+    { NULL, "UPDATE main.kernels AS m SET status = s.status, binding = coalesce(s.binding,"
+            " m.binding) FROM shard.kernels s WHERE m.id ="
             " s.id AND (CASE s.status WHEN 'isolated' THEN 0 WHEN 'built' THEN 1 WHEN"
             " 'build_failed' THEN 1 WHEN 'runnable' THEN 2 WHEN 'probe_failed' THEN 2 ELSE 3 END)"
             " > (CASE m.status WHEN 'isolated' THEN 0 WHEN 'built' THEN 1 WHEN 'build_failed'"
@@ -132,8 +133,8 @@ static const struct step steps[] = {
             " m.uuid = s.uuid" },
     { "probes",
       "INSERT OR IGNORE INTO main.probes(kernel_id, gpu_id, outcome, detail, sanitizer,"
-      " probed_at, run_id) SELECT kernel_id, " GPU("gpu_id") ", outcome, detail, sanitizer,"
-      " probed_at, " RUN("run_id") " FROM shard.probes s" },
+      " probed_at, run_id, binding, bindings) SELECT kernel_id, " GPU("gpu_id") ", outcome,"
+      " detail, sanitizer, probed_at, " RUN("run_id") ", binding, bindings FROM shard.probes s" },
     { "tune_kernels",
       "INSERT INTO main.tune_kernels(kernel_id, gpu_id, status, reason, occupancy_block,"
       " occupancy_grid, updated_at) SELECT kernel_id, " GPU("gpu_id") ", status, reason,"
@@ -151,14 +152,14 @@ static const struct step steps[] = {
       " block_z, grid_x, grid_y, grid_z, status, error, median_ns, min_ns, max_ns, mean_ns,"
       " stddev_ns, mad_ns, p10_ns, p90_ns, samples, launches_per_sample, sm_clock_mhz_before,"
       " sm_clock_mhz_after, mem_clock_mhz, temp_c_before, temp_c_after, clocks_locked,"
-      " l2_flush, superseded, measured_at, run_id) SELECT kernel_id, " GPU("gpu_id") ", width,"
-      " height, block_x, block_y, block_z, grid_x, grid_y, grid_z, status, error, median_ns,"
+      " l2_flush, superseded, measured_at, run_id, binding) SELECT kernel_id, " GPU("gpu_id") ","
+      " width, height, block_x, block_y, block_z, grid_x, grid_y, grid_z, status, error, median_ns,"
       " min_ns, max_ns, mean_ns, stddev_ns, mad_ns, p10_ns, p90_ns, samples,"
       " launches_per_sample, sm_clock_mhz_before, sm_clock_mhz_after, mem_clock_mhz,"
       " temp_c_before, temp_c_after, clocks_locked, l2_flush, CASE WHEN s.superseded != 0 OR"
       " EXISTS (SELECT 1 FROM main.measurements m WHERE m.superseded = 0 AND " SAME_CONFIG ")"
-      " THEN 1 ELSE 0 END, measured_at, " RUN("run_id") " FROM shard.measurements s WHERE NOT"
-      " EXISTS (SELECT 1 FROM main.measurements m WHERE " SAME_CONFIG " AND m.measured_at ="
+      " THEN 1 ELSE 0 END, measured_at, " RUN("run_id") ", binding FROM shard.measurements s"
+      " WHERE NOT EXISTS (SELECT 1 FROM main.measurements m WHERE " SAME_CONFIG " AND m.measured_at ="
       " s.measured_at) ORDER BY s.id" },
     { "failures",
       "INSERT INTO main.failures(stage, subject, kernel_id, class, message, created_at, run_id)"

@@ -165,13 +165,15 @@ static int compile_core(struct build_env *env)
     char *inc = xasprintf("-I%s", env->share_dir);
     int rc = fs_mkdirs(tmp, 0755);
     for (int step = 0; step < 2 && rc == 0; step++) {
-        const char *argv[32];
+        const char *argv[40];
         int k = 0;
         argv[k++] = env->nvcc;
         for (int i = 0; step == 0 && env->flags[i] && k < 24; i++)
             if (strcmp(env->flags[i], "-Xptxas=-v") != 0)
                 argv[k++] = env->flags[i];
         argv[k++] = step ? "-O3" : "-DLSCAT_CORE=1";
+        argv[k++] = "-Xcompiler"; /* linked into harness.so too */
+        argv[k++] = "-fPIC";
         argv[k++] = inc;
         argv[k++] = "-c";
         argv[k++] = step ? sc : tcu;
@@ -231,6 +233,7 @@ int build_env_init(struct build_env *env, const struct build_config *cfg)
     }
     sha256_update(&c, env->nvcc_version, strlen(env->nvcc_version) + 1);
     sha256_update(&c, env->flags_text, strlen(env->flags_text) + 1);
+    sha256_update(&c, "pic", 4); /* position-independent since harness.so */
     sha256_final(&c, d);
     sha256_to_hex(env->core_hash, d);
     env->core_dir = xasprintf("%s/builds/core-%.16s", env->work_dir, env->core_hash);
@@ -298,7 +301,7 @@ int build_cache_key(char out[65], const struct build_env *env, const char *kerne
                               "isolate again)", kernel_dir);
     if (rc == 0) {
         char ver[64];
-        snprintf(ver, sizeof(ver), "lscat-execute build v1 repair v%d attempts %d",
+        snprintf(ver, sizeof(ver), "lscat-execute build v2 (harness.so) repair v%d attempts %d",
                  REPAIR_VERSION, env->max_attempts);
         sha256_init(&c);
         sha256_update(&c, ver, strlen(ver) + 1);
@@ -330,29 +333,11 @@ struct attempt_ctx {
     int rdc;                /* relocatable device code: kernels that launch kernels */
 };
 
-/* Compile once; the log (command line, output, outcome) goes to build-<n>.log. */
-static int compile_once(struct buf *log, int *ok, int *timed_out, const struct attempt_ctx *a,
-                        int n)
+/* One nvcc run in the sandbox, appended to the log (command line, output, outcome). */
+static int run_step(struct buf *log, int *ok, int *timed_out, const struct attempt_ctx *a,
+                    const char *const *argv)
 {
     const struct build_env *env = a->env;
-    char *incs[4] = { xasprintf("-I%s", env->share_dir), xasprintf("-I%s", a->kernel_dir),
-                      xasprintf("-I%s/include", a->kernel_dir), xasprintf("-I%s/include", a->dir) };
-    char *objs[2] = { fs_join(env->core_dir, "timing.o"), fs_join(env->core_dir, "stats.o") };
-    const char *argv[48];
-    int k = 0;
-    argv[k++] = env->nvcc;
-    for (int i = 0; env->flags[i] && k < 32; i++)
-        argv[k++] = env->flags[i];
-    for (int i = 0; i < 4; i++)
-        argv[k++] = incs[i];
-    const char *tail[] = { "-o", "harness", "harness.cu", objs[0], objs[1], NULL };
-    if (a->rdc)
-        argv[k++] = "-rdc=true";
-    for (int i = 0; tail[i]; i++)
-        argv[k++] = tail[i];
-    if (a->rdc)
-        argv[k++] = "-lcudadevrt";
-    argv[k] = NULL;
     buf_adds(log, "$");
     for (int i = 0; argv[i]; i++)
         buf_addf(log, " %s", argv[i]);
@@ -376,11 +361,70 @@ static int compile_once(struct buf *log, int *ok, int *timed_out, const struct a
         buf_addf(log, ", %.2f s]\n", r.elapsed_s);
         *timed_out = r.timed_out;
         *ok = !r.timed_out && !r.signal && r.exit_code == 0;
+    }
+    proc_result_release(&r);
+    return rc;
+}
+
+/* Compile harness.cu once (position-independent) to harness.o, then link it twice: the
+ * `harness` executable (probes, runs by hand) and `harness.so` (lscat-runner loads it; a
+ * failure there only costs tune the runner for this kernel). The log of all three goes to
+ * build-<n>.log. */
+static int compile_once(struct buf *log, int *ok, int *timed_out, const struct attempt_ctx *a,
+                        int n)
+{
+    const struct build_env *env = a->env;
+    char *incs[4] = { xasprintf("-I%s", env->share_dir), xasprintf("-I%s", a->kernel_dir),
+                      xasprintf("-I%s/include", a->kernel_dir), xasprintf("-I%s/include", a->dir) };
+    char *objs[2] = { fs_join(env->core_dir, "timing.o"), fs_join(env->core_dir, "stats.o") };
+    const char *argv[48];
+    int rc = 0, k = 0, nflags = 0;
+    argv[k++] = env->nvcc;
+    for (int i = 0; env->flags[i] && k < 32; i++)
+        argv[k++] = env->flags[i];
+    nflags = k;
+    if (a->rdc)
+        argv[k++] = "-rdc=true";
+    for (int step = 0; step < 3 && rc == 0 && (step == 0 || *ok); step++) {
+        int j = nflags + (a->rdc ? 1 : 0);
+        if (step == 0) {
+            for (int i = 0; i < 4; i++)
+                argv[j++] = incs[i];
+            const char *tail[] = { "-Xcompiler", "-fPIC", "-c", "-o", "harness.o", "harness.cu",
+                                   NULL };
+            for (int i = 0; tail[i]; i++)
+                argv[j++] = tail[i];
+        } else {
+            if (step == 2) {
+                argv[j++] = "-shared";
+                argv[j++] = "-Xlinker";
+                argv[j++] = "-Bsymbolic"; /* its own timing core, whatever else is loaded */
+            }
+            const char *tail[] = { "-o", step == 1 ? "harness" : "harness.so", "harness.o",
+                                   objs[0], objs[1], NULL };
+            for (int i = 0; tail[i]; i++)
+                argv[j++] = tail[i];
+            if (a->rdc)
+                argv[j++] = "-lcudadevrt";
+        }
+        argv[j] = NULL;
+        int step_ok = 0, step_to = 0;
+        rc = run_step(log, &step_ok, &step_to, a, argv);
+        if (step < 2) {
+            *ok = step_ok;
+            *timed_out = step_to;
+        } else if (!step_ok) {
+            buf_adds(log, "[harness.so not built: tune runs this kernel as a process]\n");
+        }
+    }
+    char *obj = fs_join(a->dir, "harness.o"); /* linked twice; not kept */
+    unlink(obj);
+    free(obj);
+    if (rc == 0) {
         char *logp = xasprintf("%s/build-%d.log", a->dir, n);
         rc = fs_write_atomic(logp, log->data, log->len);
         free(logp);
     }
-    proc_result_release(&r);
     for (int i = 0; i < 4; i++)
         free(incs[i]);
     free(objs[0]);

@@ -13,10 +13,11 @@
 #include <stdlib.h>
 
 static const char usage[] = "lscat execute [--arch sm_90,sm_80] [-j N] [--attempts N] "
-                            "[--no-probe] [--sanitize] [--device N] [--kernel ID]";
+                            "[--no-probe] [--sanitize] [--probe-size N] [--device N] "
+                            "[--kernel ID]";
 
 enum { OPT_ARCH = 1, OPT_ATTEMPTS, OPT_BUILD_TIMEOUT, OPT_PROBE_TIMEOUT, OPT_NO_PROBE,
-       OPT_PROBE_ANYWAY, OPT_SANITIZE, OPT_DEVICE, OPT_KERNEL, OPT_NVCC };
+       OPT_PROBE_ANYWAY, OPT_SANITIZE, OPT_DEVICE, OPT_KERNEL, OPT_NVCC, OPT_PROBE_SIZE };
 
 static const struct cli_opt opts[] = {
     { "arch", 0, "LIST", "architectures to build for, e.g. sm_90,sm_80 (default: those of the "
@@ -32,6 +33,9 @@ static const struct cli_opt opts[] = {
                                "code runs in the sandbox; CUDA calls fail)", OPT_PROBE_ANYWAY },
     { "sanitize", 0, NULL, "also run each probe under compute-sanitizer (memcheck) and flag "
                            "out-of-bounds kernels", OPT_SANITIZE },
+    { "probe-size", 0, "N", "W = H of the probe's large configurations, where overruns show "
+                            "(default 2024, tune's largest default size; 0: small ones only)",
+      OPT_PROBE_SIZE },
     { "device", 0, "N", "GPU index to probe on (default 0)", OPT_DEVICE },
     { "kernel", 0, "ID", "only kernels whose id starts with ID", OPT_KERNEL },
     { "nvcc", 0, "PATH", "the nvcc to use (default $CUDA_HOME/bin/nvcc, "
@@ -55,6 +59,11 @@ static int on_opt(void *ctx, int id, const char *arg)
         if (cli_parse_int(&n, "--attempts", arg, 1, 16) < 0)
             return LSCAT_EINVALID;
         o->max_attempts = (int)n;
+        return 0;
+    case OPT_PROBE_SIZE:
+        if (cli_parse_int(&n, "--probe-size", arg, 0, 65536) < 0)
+            return LSCAT_EINVALID;
+        o->probe_size = (int)n;
         return 0;
     case OPT_DEVICE:
         if (cli_parse_int(&n, "--device", arg, 0, 63) < 0)
@@ -84,6 +93,10 @@ static void help(void)
            "(build_attempts; logs under <work>/builds/<key>/). With a CUDA device, each built\n"
            "harness then runs once (--probe) in the sandbox: ok, launch_failure,\n"
            "illegal_address, cuda_error, crash or timeout (probes); ok makes it 'runnable'.\n"
+           "Each role binding of the harness (area: a size is W*H elements; side: a size is\n"
+           "a square matrix's side) is tried in that order, on small sizes and (for kernels\n"
+           "with a size parameter) at --probe-size; the first that runs clean is kept\n"
+           "(kernels.binding) and tune launches the kernel with it.\n"
            "Without a device it builds and repairs and says that probing needs one.\n"
            "Declarations and headers a kernel lacks are pulled from its repository through\n"
            "lscat-isolate's libclang service ('lscat isolate resolve --serve', started once,\n"
@@ -137,9 +150,11 @@ int main(int argc, char **argv)
     if (rc == 0) {
         execute_counts_json(&counts, &c);
         log_info("execute: %d kernels, %d cached, %d built (%d after repair), %d failed to "
-                 "build, %d probed: %d runnable, %d failed%s",
+                 "build, %d probed: %d runnable (%d with a non-default binding, %d clean at "
+                 "small sizes only), %d failed%s",
                  c.kernels, c.cached, c.built_first_try + c.built_after_repair,
-                 c.built_after_repair, c.build_failed, c.probed, c.runnable, c.probe_failed,
+                 c.built_after_repair, c.build_failed, c.probed, c.runnable, c.rebound,
+                 c.small_only, c.probe_failed,
                  c.gpu_present || c.probed ? "" : " (probing needs a CUDA device)");
     }
 done:

@@ -6,6 +6,7 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/gpulock.h"
 #include "common/log.h"
 #include "common/progress.h"
 #include "common/xalloc.h"
@@ -21,6 +22,7 @@
 
 struct item {
     char *id, *dir, *repo_root, *old_key, *old_status, *old_binary, *old_class;
+    char *params; /* kernels.params (probe phase: which bindings matter) */
 };
 
 struct stage {
@@ -37,6 +39,7 @@ struct stage {
     struct progress *bar;
     int64_t gpu_id;
     int device;
+    char gpu_uuid[96];         /* the probed GPU's lock name (common/gpulock.h), "" when none */
     char *sanitizer;
     int store_failed;
     char *store_error;         /* the first store error of a worker (errors are per thread) */
@@ -62,6 +65,7 @@ static void item_free(struct item *it)
     free(it->old_status);
     free(it->old_binary);
     free(it->old_class);
+    free(it->params);
 }
 
 static char *dup_col(struct store_stmt *st, int col)
@@ -84,6 +88,7 @@ static int load_items(struct stage *g)
     while (rc == 0 && (rc = store_step(st)) == STORE_ROW) {
         XGROW(g->items, g->count + 1, g->alloc);
         struct item *it = &g->items[g->count++];
+        memset(it, 0, sizeof(*it));
         it->id = dup_col(st, 0);
         it->dir = abs_path(g->work_dir, store_col_text(st, 1), "kernels");
         it->repo_root = abs_path(g->work_dir, store_col_text(st, 2), NULL);
@@ -279,13 +284,13 @@ static int record_probe(struct stage *g, const struct item *it, const struct pro
     int rc = store_begin(g->s);
     if (rc == 0)
         rc = store_run(g->s, "INSERT OR REPLACE INTO probes(kernel_id, gpu_id, outcome, detail, "
-                       "sanitizer, sanitizer_detail, cache_key, probe_s, probed_at, run_id) "
-                       "VALUES (?,?,?,?,?,?,?,?,?,?)", "titttttdti",
+                       "sanitizer, sanitizer_detail, cache_key, probe_s, probed_at, run_id, "
+                       "binding, bindings) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", "titttttdtitt",
                        it->id, g->gpu_id, outcome, p->detail, p->sanitizer, p->sanitizer_detail,
-                       it->old_key, p->probe_s, now, g->run_id);
-    if (rc >= 0)
-        rc = store_run(g->s, "UPDATE kernels SET status = ? WHERE id = ?", "tt",
-                       ok ? "runnable" : "probe_failed", it->id);
+                       it->old_key, p->probe_s, now, g->run_id, p->binding, p->bindings);
+    if (rc >= 0) /* the binding tune launches it with: the one that ran clean */
+        rc = store_run(g->s, "UPDATE kernels SET status = ?, binding = ? WHERE id = ?", "ttt",
+                       ok ? "runnable" : "probe_failed", ok ? p->binding : NULL, it->id);
     if (rc >= 0)
         rc = store_run(g->s, "DELETE FROM failures WHERE stage = 'execute' AND kernel_id = ? AND "
                        "class IN ('launch_failure','illegal_address','cuda_error','crash',"
@@ -310,8 +315,24 @@ static void probe_one(struct stage *g, const struct item *it, int slot)
     struct probe_result p;
     char *scratch = xasprintf("%s/builds/%s/probe-%lld", g->work_dir, it->old_key,
                               (long long)g->gpu_id);
-    int rc = probe_run(&p, it->old_binary, scratch, g->work_dir, slot, g->device,
-                       g->o->probe_timeout_s, g->sanitizer);
+    struct probe_options po = PROBE_OPTIONS_INIT;
+    po.harness = it->old_binary;
+    po.scratch = scratch;
+    po.work_dir = g->work_dir;
+    po.slot = slot;
+    po.device = g->device;
+    po.timeout_s = g->o->probe_timeout_s;
+    po.sanitizer = g->sanitizer;
+    po.params = it->params;
+    po.large = g->o->probe_size;
+    /* Probes share the GPU with each other, never with a measurement (lscat tune). */
+    struct gpulock gl = { -1 };
+    int rc = g->gpu_uuid[0] ? gpulock_acquire(&gl, g->gpu_uuid, 0, NULL, -1, NULL) : 0;
+    if (rc == 0)
+        rc = probe_run(&p, &po);
+    else
+        memset(&p, 0, sizeof(p));
+    gpulock_release(&gl);
     pthread_mutex_lock(&g->lock);
     if (rc == 0 && record_probe(g, it, &p) < 0) {
         g->store_failed = 1;
@@ -327,8 +348,12 @@ static void probe_one(struct stage *g, const struct item *it, int slot)
             g->c->probe_failed++;
         if (p.sanitizer && strcmp(p.sanitizer, "out_of_bounds") == 0)
             g->c->out_of_bounds++;
+        if (p.outcome == PROBE_OK && p.binding && strcmp(p.binding, probe_bindings[0]) != 0)
+            g->c->rebound++;
+        g->c->small_only += p.small_only;
         log_event(LOG_DEBUG, "probed", "kernel", it->id, "outcome",
-                  probe_outcome_name(p.outcome), "detail", p.detail ? p.detail : "", NULL);
+                  probe_outcome_name(p.outcome), "binding", p.binding ? p.binding : "",
+                  "detail", p.detail ? p.detail : "", NULL);
     } else {
         g->c->errors++;
         log_event(LOG_WARN, "probe_error", "kernel", it->id, "error", lscat_error_last(), NULL);
@@ -377,7 +402,7 @@ static int load_probe_items(struct stage *g)
     g->count = 0;
     struct store_stmt *st = NULL;
     int rc = store_prepare(&st, g->s,
-        "SELECT k.id, b.binary_path, b.cache_key FROM kernels k JOIN builds b ON "
+        "SELECT k.id, b.binary_path, b.cache_key, k.params FROM kernels k JOIN builds b ON "
         "b.kernel_id = k.id AND b.arch = ? AND b.status = 'ok' WHERE k.status IN "
         "('built','runnable','probe_failed') AND (? IS NULL OR k.id LIKE ? || '%') AND NOT "
         "EXISTS (SELECT 1 FROM probes p WHERE p.kernel_id = k.id AND p.gpu_id = ? AND "
@@ -391,6 +416,7 @@ static int load_probe_items(struct stage *g)
         it->id = dup_col(st, 0);
         it->old_binary = abs_path(g->work_dir, store_col_text(st, 1), NULL);
         it->old_key = dup_col(st, 2);
+        it->params = dup_col(st, 3);
         rc = 0;
     }
     store_finalize(st);
@@ -436,6 +462,8 @@ static int probe_phase(struct stage *g)
     if (rc < 0 || g->count == 0)
         goto done;
     g->device = g->o->device;
+    if (gpu)
+        snprintf(g->gpu_uuid, sizeof(g->gpu_uuid), "%s", gpu->uuid);
     if (g->o->sanitize && !(g->sanitizer = find_sanitizer(g->env.nvcc ? g->env.nvcc
                                                            : "/usr/local/cuda/bin/nvcc")))
         log_warn("--sanitize: compute-sanitizer not found beside nvcc; probing without it");
@@ -567,9 +595,11 @@ void execute_counts_json(char **out, const struct execute_counts *c)
 {
     *out = xasprintf("{\"kernels\":%d,\"cached\":%d,\"built_first_try\":%d,"
                      "\"built_after_repair\":%d,\"build_failed\":%d,\"probed\":%d,"
-                     "\"runnable\":%d,\"probe_failed\":%d,\"out_of_bounds\":%d,\"errors\":%d,"
-                     "\"gpu_present\":%d,\"build_wall_s\":%.3f}",
+                     "\"runnable\":%d,\"rebound\":%d,\"small_only\":%d,\"probe_failed\":%d,"
+                     "\"out_of_bounds\":%d,\"errors\":%d,\"gpu_present\":%d,"
+                     "\"build_wall_s\":%.3f}",
                      c->kernels, c->cached, c->built_first_try, c->built_after_repair,
-                     c->build_failed, c->probed, c->runnable, c->probe_failed, c->out_of_bounds,
-                     c->errors, c->gpu_present, c->build_wall_s);
+                     c->build_failed, c->probed, c->runnable, c->rebound, c->small_only,
+                     c->probe_failed,
+                     c->out_of_bounds, c->errors, c->gpu_present, c->build_wall_s);
 }

@@ -25,14 +25,18 @@ struct execute_options {
     int sanitize;            /* also run compute-sanitizer */
     int device;              /* GPU index for probes */
     const char *kernel;      /* only kernels whose id starts with this, NULL = all */
+    int probe_size;          /* W = H of the probe's large configurations (default 2024, the
+                                largest default sweep size); 0 = small configurations only */
 };
-#define EXECUTE_OPTIONS_INIT { NULL, NULL, 1, 5, 300, 30, EXECUTE_PROBE_AUTO, 0, 0, NULL }
+#define EXECUTE_OPTIONS_INIT { NULL, NULL, 1, 5, 300, 30, EXECUTE_PROBE_AUTO, 0, 0, NULL, 2024 }
 
 struct execute_counts {
     int kernels;             /* considered */
     int cached;              /* unchanged since their last build: nothing done */
     int built_first_try, built_after_repair, build_failed;
     int probed, runnable, probe_failed, out_of_bounds;
+    int rebound;             /* runnable with a binding other than the default */
+    int small_only;          /* runnable, but no binding ran clean at --probe-size */
     int errors;              /* could not be tried (I/O): reported, not recorded as failures */
     int gpu_present;
     double build_wall_s;     /* wall time of the build phase */

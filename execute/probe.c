@@ -1,6 +1,7 @@
 /* Probe runs and their classification. The harness contract (CONTRACTS.md): one JSON line per
  * configuration with "status"; a sticky CUDA error ends it with exit 4. The outcome is the first
- * CUDA error's kind, else ok when some configuration ran, else what the exit status says. */
+ * CUDA error's kind, else ok when some configuration ran, else what the exit status says. The
+ * probe tries the harness's role bindings in order and keeps the first that runs clean. */
 #include "execute/probe.h"
 
 #include "common/error.h"
@@ -35,11 +36,40 @@ static char *json_str(const char *line, const char *key)
     return xstrndup(p, (size_t)(e - p));
 }
 
+const char *const probe_bindings[] = { "area", "side", NULL };
+
+/* Per binding after the first: the roles whose value differs from the default's. */
+static const char *const binding_roles[][4] = { { NULL }, { "size", NULL } };
+
+int probe_binding_matters(int b, const char *params)
+{
+    if (b <= 0)
+        return b == 0;
+    if (!params)
+        return 1;
+    for (int i = 0; binding_roles[b][i]; i++) {
+        char pat[64];
+        snprintf(pat, sizeof(pat), "\"role\":\"%s\"", binding_roles[b][i]);
+        if (strstr(params, pat))
+            return 1;
+    }
+    return 0;
+}
+
+/* The integer after "key": in a JSON line, or -1. */
+static long json_int(const char *line, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof(pat), "\"%s\":", key);
+    const char *p = strstr(line, pat);
+    return p ? strtol(p + strlen(pat), NULL, 10) : -1;
+}
+
 static enum probe_outcome error_kind(const char *err)
 {
     if (strstr(err, "illegal memory access") || strstr(err, "illegal address") ||
         strstr(err, "misaligned address") || strstr(err, "out of bounds") ||
-        strstr(err, "ILLEGAL_ADDRESS"))
+        strstr(err, "ILLEGAL_ADDRESS") || strstr(err, "global/shared address space"))
         return PROBE_ILLEGAL_ADDRESS;
     if (strstr(err, "launch failure") || strstr(err, "launch timed out") ||
         strstr(err, "LAUNCH_FAILED") || strstr(err, "unspecified launch"))
@@ -68,8 +98,18 @@ void probe_classify(struct probe_result *out, const struct proc_result *r, const
         char *st = json_str(line, "status");
         if (st && strcmp(st, "ok") == 0)
             ok_lines++;
-        else if (st && strcmp(st, "cuda_error") == 0 && !first_err)
+        else if (st && strcmp(st, "cuda_error") == 0 && !first_err) {
             first_err = json_str(line, "error");
+            const char *blk = strstr(line, "\"block\":[");
+            long bx = 0, by = 0, bz = 0;
+            if (first_err && json_int(line, "w") > 0 && blk && /* where: the size says a lot */
+                sscanf(blk, "\"block\":[%ld,%ld,%ld]", &bx, &by, &bz) == 3) {
+                char *at = xasprintf("%s (at %ldx%ld, block %ldx%ldx%ld)", first_err,
+                                     json_int(line, "w"), json_int(line, "h"), bx, by, bz);
+                free(first_err);
+                first_err = at;
+            }
+        }
         else if (st && strcmp(st, "invalid_config") == 0 && !first_invalid)
             first_invalid = json_str(line, "error");
         if (st && !first_err && strcmp(st, "cuda_error") == 0)
@@ -129,17 +169,18 @@ void probe_classify_sanitizer(struct probe_result *out, const struct proc_result
     }
 }
 
-static int run_in_sandbox(struct proc_result *r, const char *const *argv, const char *scratch,
-                          const char *work_dir, int slot, double timeout_s)
+static int run_in_sandbox(struct proc_result *r, const char *const *argv,
+                          const struct probe_options *po, const char *stdin_text,
+                          double timeout_s)
 {
     struct sandbox_options o = SANDBOX_OPTIONS_INIT;
     o.argv = argv;
-    o.scratch_dir = scratch;
-    o.ro_dir = work_dir;
-    o.slot = slot;
+    o.scratch_dir = po->scratch;
+    o.ro_dir = po->work_dir;
+    o.slot = po->slot;
     o.gpu = 1;
-    o.stdin_data = PROBE_STDIN;
-    o.stdin_len = strlen(PROBE_STDIN);
+    o.stdin_data = stdin_text;
+    o.stdin_len = strlen(stdin_text);
     o.timeout_s = timeout_s;
     o.cpu_s = timeout_s * 2;
     o.file_bytes = (size_t)64 << 20;
@@ -147,41 +188,164 @@ static int run_in_sandbox(struct proc_result *r, const char *const *argv, const 
     return sandbox_run(r, &o);
 }
 
-int probe_run(struct probe_result *out, const char *harness, const char *scratch,
-              const char *work_dir, int slot, int device, double timeout_s, const char *sanitizer)
+/* One run of the harness with binding b: plain on the small and large configurations, or under
+ * compute-sanitizer on the small ones. Fills out's outcome or its sanitizer verdict. */
+/* Whether the small configurations (all but large x large) reported and none hit a CUDA
+ * error. */
+static int small_clean(const char *results, int large)
 {
-    memset(out, 0, sizeof(*out));
-    char dev[16];
-    snprintf(dev, sizeof(dev), "%d", device);
-    char *results = fs_join(scratch, "probe.jsonl");
+    int ok = 0, lines = 0, bad = 0;
+    for (const char *p = results; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        char *line = xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
+        char *st = json_str(line, "status");
+        long w = json_int(line, "w"), h = json_int(line, "h");
+        if (st && w > 0 && !(w == large && h == large)) {
+            lines++;
+            ok += strcmp(st, "ok") == 0;
+            bad += strcmp(st, "cuda_error") == 0;
+        }
+        free(st);
+        free(line);
+        p = nl ? nl + 1 : NULL;
+    }
+    return ok > 0 && !bad && lines == 2; /* PROBE_STDIN's two */
+}
+
+static int run_binding(struct probe_result *out, const struct probe_options *o, int b,
+                       int sanitize, int large)
+{
+    char dev[16], cfg[160];
+    snprintf(dev, sizeof(dev), "%d", o->device);
+    snprintf(cfg, sizeof(cfg), "%s", PROBE_STDIN);
+    if (!sanitize && large)
+        snprintf(cfg + strlen(cfg), sizeof(cfg) - strlen(cfg), "%d %d 16 16 1\n%d %d 256 1 1\n",
+                 o->large, o->large, o->large, o->large);
+    char *results = fs_join(o->scratch, "probe.jsonl");
+    const char *argv[24];
+    int n = 0;
+    if (sanitize) {
+        const char *s[] = { o->sanitizer, "--tool", "memcheck", "--print-limit", "10",
+                            "--error-exitcode", "86" };
+        for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+            argv[n++] = s[i];
+    }
+    const char *h[] = { o->harness, "--probe", "--device", dev, "--results", results };
+    for (size_t i = 0; i < sizeof(h) / sizeof(h[0]); i++)
+        argv[n++] = h[i];
+    if (b > 0) { /* the default needs no flag: harnesses generated before bindings lack it */
+        argv[n++] = "--bind";
+        argv[n++] = probe_bindings[b];
+    }
+    argv[n] = NULL;
     struct proc_result r;
     struct buf text = BUF_INIT;
     text.cap_bytes = 1 << 20;
-    fs_remove_tree(scratch);
-    int rc = fs_mkdirs(scratch, 0755);
-    const char *argv[] = { harness, "--probe", "--device", dev, "--results", results, NULL };
-    double t0 = fs_mono_s();
+    fs_remove_tree(o->scratch);
+    int rc = fs_mkdirs(o->scratch, 0755);
     if (rc == 0)
-        rc = run_in_sandbox(&r, argv, scratch, work_dir, slot, timeout_s);
+        rc = run_in_sandbox(&r, argv, o, cfg, sanitize ? o->timeout_s * 10 : o->timeout_s);
     else
         memset(&r, 0, sizeof(r)), buf_init(&r.out, 0), buf_init(&r.err, 0);
-    out->probe_s = fs_mono_s() - t0;
-    if (rc == 0) {
+    if (rc == 0 && sanitize) {
+        probe_classify_sanitizer(out, &r);
+    } else if (rc == 0) {
         buf_read_file(&text, results);
         probe_classify(out, &r, text.data);
+        out->small_ok = out->outcome == PROBE_OK || small_clean(text.data, o->large);
     }
     proc_result_release(&r);
-    if (rc == 0 && sanitizer && out->outcome != PROBE_TIMEOUT) { /* a hang stays a hang */
-        const char *sargv[] = { sanitizer, "--tool", "memcheck", "--print-limit", "10",
-                                "--error-exitcode", "86", harness, "--probe", "--device", dev,
-                                "--results", results, NULL };
-        rc = run_in_sandbox(&r, sargv, scratch, work_dir, slot, timeout_s * 10);
-        if (rc == 0)
-            probe_classify_sanitizer(out, &r);
-        proc_result_release(&r);
-    }
     buf_release(&text);
     free(results);
+    return rc;
+}
+
+static int sanitizer_flagged(const struct probe_result *p)
+{
+    return p->sanitizer && (!strcmp(p->sanitizer, "out_of_bounds") ||
+                            !strcmp(p->sanitizer, "errors"));
+}
+
+static void add_json_field(struct buf *b, const char *key, const char *v)
+{
+    buf_addf(b, ",\"%s\":", key);
+    if (v)
+        buf_add_json_str(b, v, strlen(v));
+    else
+        buf_adds(b, "null");
+}
+
+static void tries_json(struct buf *out, const struct probe_result *t, int n)
+{
+    buf_addch(out, '[');
+    for (int i = 0; i < n; i++) {
+        buf_adds(out, i ? ",{\"binding\":" : "{\"binding\":");
+        buf_add_json_str(out, t[i].binding, strlen(t[i].binding));
+        add_json_field(out, "outcome", probe_outcome_name(t[i].outcome));
+        add_json_field(out, "detail", t[i].detail);
+        add_json_field(out, "sanitizer", t[i].sanitizer);
+        add_json_field(out, "sanitizer_detail", t[i].sanitizer_detail);
+        buf_addch(out, '}');
+    }
+    buf_addch(out, ']');
+}
+
+/* Clean at the small sizes only: runnable as before bindings existed; tune measures what it can
+ * and gives up at the size that fails. The detail says what the large size gave. */
+static void mark_small_only(struct probe_result *p, int large)
+{
+    char *d = xasprintf("small sizes only; at %dx%d: %s%s%s", large, large,
+                        probe_outcome_name(p->outcome), p->detail ? ": " : "",
+                        p->detail ? p->detail : "");
+    free(p->detail);
+    p->detail = d;
+    p->outcome = PROBE_OK;
+    p->small_only = 1;
+}
+
+int probe_run(struct probe_result *out, const struct probe_options *o)
+{
+    struct probe_result t[8];
+    int nt = 0, pick = -1, fallback = -1, small = -1, rc = 0, large = 0;
+    double t0 = fs_mono_s();
+    memset(out, 0, sizeof(*out));
+    memset(t, 0, sizeof(t));
+    /* The large size is there to choose among bindings: where no other binding changes a value
+     * of this kernel, the small configurations decide, as before bindings (tune gives up what
+     * fails at large sizes after --max-failures). */
+    for (int b = 1; probe_bindings[b] && o->large > 0; b++)
+        large |= probe_binding_matters(b, o->params);
+    for (int b = 0; probe_bindings[b] && nt < 8 && rc == 0 && pick < 0; b++) {
+        if (!probe_binding_matters(b, o->params))
+            continue;
+        struct probe_result *p = &t[nt++];
+        rc = run_binding(p, o, b, 0, large);
+        p->binding = xstrdup(probe_bindings[b]);
+        if (rc == 0 && p->outcome == PROBE_OK && o->sanitizer)
+            rc = run_binding(p, o, b, 1, 0);
+        if (rc == 0 && p->outcome == PROBE_OK && !sanitizer_flagged(p))
+            pick = nt - 1;
+        else if (rc == 0 && p->outcome == PROBE_OK && fallback < 0)
+            fallback = nt - 1;
+        else if (rc == 0 && p->small_ok && small < 0)
+            small = nt - 1;
+    }
+    struct buf j = BUF_INIT;
+    tries_json(&j, t, nt); /* what each binding really gave */
+    if (pick < 0 && fallback < 0 && small >= 0) {
+        mark_small_only(&t[small], o->large);
+        pick = small;
+    }
+    if (pick < 0)
+        pick = fallback >= 0 ? fallback : 0; /* ran ok with a report, else the default's */
+    if (nt > 0) {
+        *out = t[pick];
+        memset(&t[pick], 0, sizeof(t[pick]));
+    }
+    out->bindings = buf_detach(&j, NULL);
+    out->probe_s = fs_mono_s() - t0;
+    for (int i = 0; i < nt; i++)
+        probe_result_release(&t[i]);
     return rc;
 }
 
@@ -190,6 +354,8 @@ void probe_result_release(struct probe_result *r)
     free(r->detail);
     free(r->sanitizer);
     free(r->sanitizer_detail);
+    free(r->binding);
+    free(r->bindings);
     memset(r, 0, sizeof(*r));
 }
 

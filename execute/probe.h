@@ -18,8 +18,35 @@ struct probe_result {
     char *detail;           /* the error text, signal, or the last stderr line */
     char *sanitizer;        /* NULL, "clean", "out_of_bounds", "errors", "unavailable" */
     char *sanitizer_detail; /* the first sanitizer report line */
-    double probe_s;
+    double probe_s;         /* every run of the probe together */
+    char *binding;          /* the binding this outcome describes: the chosen one when ok,
+                               else the default's (probe_run) */
+    char *bindings;         /* JSON array of every binding tried and what it gave (probe_run) */
+    int small_ok;           /* the small configurations ran clean (the large ones may not) */
+    int small_only;         /* probe_run: ok only because no binding ran clean at the large
+                               size and this one did at the small ones (detail says more) */
 };
+
+/* The role bindings of generated harnesses (`--bind`, isolate/harness_body.cu.in's
+ * lscat_bindings; docs/isolate.md "Bindings"), in the order the probe tries them. The first is
+ * the default, which a harness uses without --bind. NULL-terminated. */
+extern const char *const probe_bindings[];
+
+/* Whether binding `b` gives some parameter of `params` (kernels.params JSON) another value than
+ * the default binding does: only then is it worth a run. 1 when params is NULL (unknown). */
+int probe_binding_matters(int b, const char *params);
+
+struct probe_options {
+    const char *harness;    /* absolute path */
+    const char *scratch;    /* the probe's folder (created; emptied before each run) */
+    const char *work_dir;   /* read-only inside the sandbox */
+    int slot, device;
+    double timeout_s;       /* per run; the sanitizer gets 10x */
+    const char *sanitizer;  /* compute-sanitizer to run after a clean run, or NULL */
+    const char *params;     /* kernels.params, to skip bindings that change nothing; may be NULL */
+    int large;              /* W = H of the large configurations (0: small ones only) */
+};
+#define PROBE_OPTIONS_INIT { NULL, NULL, NULL, 0, 0, 30.0, NULL, NULL, 2024 }
 
 struct gpu_info {
     int index;
@@ -27,7 +54,9 @@ struct gpu_info {
     long long memory_bytes;
 };
 
-/* The configurations a probe runs: a 1D and a 2D block shape on a small matrix. */
+/* The small configurations every probe run starts with (and all that the sanitizer runs): a 1D
+ * and a 2D block shape on a small matrix. Plain runs add the same shapes at probe_options.large,
+ * where an overrun is no longer hidden inside cudaMalloc's granularity. */
 #define PROBE_STDIN "1024 1 256 1 1\n64 64 16 16 1\n"
 
 const char *probe_outcome_name(enum probe_outcome o);
@@ -36,11 +65,15 @@ const char *probe_outcome_name(enum probe_outcome o);
  * GPU needed): the rules are in docs/execute.md. */
 void probe_classify(struct probe_result *out, const struct proc_result *r, const char *results);
 
-/* Run `harness` (absolute) --probe on `device` in the sandbox (scratch folder `scratch`, which
- * is created), then under compute-sanitizer when `sanitizer` names it. 0, or LSCAT_ERR when it
- * could not be started at all. */
-int probe_run(struct probe_result *out, const char *harness, const char *scratch,
-              const char *work_dir, int slot, int device, double timeout_s, const char *sanitizer);
+/* The probe plan (docs/execute.md "Probe plan"): for each binding in order (skipping those that
+ * change no value of this kernel), run the harness --probe in the sandbox on the small and,
+ * when some other binding could matter, the large configurations; when that runs ok and
+ * o->sanitizer is set, run compute-sanitizer (memcheck) on the small ones. The first binding
+ * that runs ok with no sanitizer report is kept; else the first that ran ok (its report kept:
+ * out_of_bounds); else the first that ran clean at the small sizes (ok, small_only, as the probe
+ * before bindings would have had it); else the result is the default binding's. *out is filled
+ * either way. 0, or LSCAT_ERR when a run could not be started at all. */
+int probe_run(struct probe_result *out, const struct probe_options *o);
 void probe_result_release(struct probe_result *r);
 
 /* Classify compute-sanitizer's report (its stdout+stderr). Sets sanitizer/_detail. */

@@ -24,7 +24,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ISOLATE_VERSION "1"
+#define ISOLATE_VERSION "3" /* 3: closures bring function template specialisations */
+
+extern const char harness_body_text[];
+
+/* ISOLATE_VERSION + a hash of the harness body: what parses.isolate_version records, so that a
+ * new harness generator makes the next run parse again and rewrite generated files. */
+static const char *isolate_version(void)
+{
+    static char v[32];
+    if (!v[0]) {
+        char hex[65];
+        sha256_hex(hex, harness_body_text, strlen(harness_body_text));
+        snprintf(v, sizeof(v), "%s+%.12s", ISOLATE_VERSION, hex);
+    }
+    return v;
+}
 
 struct task {
     int64_t source_id;
@@ -254,7 +269,23 @@ static int write_meta(struct run *r, const char *id, const char *dir, const stru
     return rc;
 }
 
-/* Write the kernel's folder (once: it is content-addressed) and its rows. */
+/* Rewrite <dir>/<name> with `want` when its content differs (atomically). */
+static int refresh_file(const char *dir, const char *name, const struct buf *want)
+{
+    char *path = fs_join(dir, name);
+    struct buf have = BUF_INIT;
+    int rc = 0;
+    if (buf_read_file(&have, path) < 0 || have.len != want->len ||
+        memcmp(have.data, want->data, want->len) != 0)
+        rc = fs_write_atomic(path, want->data, want->len);
+    buf_release(&have);
+    free(path);
+    return rc < 0 ? lscat_error_wrap("cannot refresh '%s/%s' (disk full? check --work)", dir,
+                                     name) : 0;
+}
+
+/* Write the kernel's folder (content-addressed: once, then only generated files refreshed)
+ * and its rows. */
 static int store_kernel(struct run *r, const struct task *t, const struct record *k)
 {
     struct harness_kernel hk = { record_str(k, "name"), record_str(k, "call"),
@@ -280,8 +311,14 @@ static int store_kernel(struct run *r, const struct task *t, const struct record
     reldir = xasprintf("kernels/%.2s/%s", id, id);
     dir = fs_join(r->o->work_dir, reldir);
     add_params_json(&params, k, &hk);
-    if (!fs_is_dir(dir)) {
-        harness_generate(&harness, &hk);
+    harness_generate(&harness, &hk);
+    if (fs_is_dir(dir)) {
+        /* Made by an older isolate: bring the generated files up to date (kernel.cu is the
+         * folder's identity and never changes). */
+        if ((rc = refresh_file(dir, "harness.cu", &harness)) < 0 ||
+            (rc = refresh_file(dir, "params.json", &params)) < 0)
+            goto done;
+    } else {
         char *tmp = xasprintf("%s.tmp.%d", dir, (int)getpid());
         char *f1 = xasprintf("%s/kernel.cu", tmp), *f2 = xasprintf("%s/harness.cu", tmp),
              *f3 = xasprintf("%s/params.json", tmp);
@@ -378,7 +415,8 @@ static int unchanged(struct run *r, const struct task *t)
     int64_t n = 0;
     pthread_mutex_lock(&r->lock);
     store_query_int(&n, r->s, "SELECT count(*) FROM parses WHERE source_id = ? AND path = ? "
-                              "AND sha256 = ?", "itt", t->source_id, t->rel, t->sha);
+                              "AND sha256 = ? AND isolate_version = ?", "ittt", t->source_id,
+                    t->rel, t->sha, isolate_version());
     pthread_mutex_unlock(&r->lock);
     return n > 0;
 }
@@ -469,9 +507,10 @@ static int store_outcome(struct run *r, struct task *t, struct outcome *o)
     }
     if (rc >= 0)
         rc = store_run(r->s, "INSERT OR REPLACE INTO parses(source_id, path, sha256, status, "
-                             "reason, kernels, parse_s, max_rss_kb) VALUES (?,?,?,?,?,?,?,?)",
-                       "itttt" "idi", t->source_id, t->rel, t->sha, o->status, o->reason,
-                       (int64_t)kernels, o->parse_s, (int64_t)o->max_rss_kb);
+                             "reason, kernels, parse_s, max_rss_kb, isolate_version) VALUES "
+                             "(?,?,?,?,?,?,?,?,?)",
+                       "itttt" "idit", t->source_id, t->rel, t->sha, o->status, o->reason,
+                       (int64_t)kernels, o->parse_s, (int64_t)o->max_rss_kb, isolate_version());
     if (rc >= 0)
         rc = store_commit(r->s);
     else

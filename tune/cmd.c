@@ -3,15 +3,19 @@
  * record the run, turn the outcome into an exit code. */
 #include "common/cli.h"
 #include "common/error.h"
+#include "common/fs.h"
 #include "common/log.h"
+#include "common/xalloc.h"
 #include "dataset/store.h"
 #include "tune/gpus.h"
 #include "tune/sweep.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage[] = "lscat tune [--gpus all|0,1] [--sizes LIST] [--blocks LIST] "
                             "[--remeasure] [options]";
@@ -19,7 +23,8 @@ static const char usage[] = "lscat tune [--gpus all|0,1] [--sizes LIST] [--block
 enum {
     OPT_GPUS = 1, OPT_SIZES, OPT_BLOCKS, OPT_TIMEOUT, OPT_STARTUP, OPT_MAX_FAILURES,
     OPT_REMEASURE, OPT_KERNEL, OPT_LIMIT, OPT_WARMUP, OPT_SAMPLES, OPT_MIN_SAMPLE_MS,
-    OPT_TARGET_REL_MAD, OPT_L2_FLUSH, OPT_LOCK_CLOCKS, OPT_I_OWN, OPT_NO_PRESTART,
+    OPT_TARGET_REL_MAD, OPT_L2_FLUSH, OPT_LOCK_CLOCKS, OPT_I_OWN, OPT_NO_PRESTART, OPT_FOLLOW,
+    OPT_NO_RUNNER, OPT_RUNNER_KERNELS,
 };
 static const struct cli_opt opts[] = {
     { "gpus", 0, "LIST", "GPUs to use: 'all' (default) or CUDA indices, e.g. 0,1", OPT_GPUS },
@@ -36,6 +41,13 @@ static const struct cli_opt opts[] = {
       "marked superseded)", OPT_REMEASURE },
     { "no-prestart", 0, NULL, "start each harness only when its kernel's turn comes (default: "
       "the next kernel's harness starts, held, while one is measured)", OPT_NO_PRESTART },
+    { "no-runner", 0, NULL, "one harness process per kernel (default: kernels with a "
+      "harness.so run in one long-lived lscat-runner per GPU)", OPT_NO_RUNNER },
+    { "runner-kernels", 0, "N", "recycle a GPU's lscat-runner after N kernels (default "
+      "200)", OPT_RUNNER_KERNELS },
+    { "follow", 0, NULL, "while an `lscat execute` runs on this store on this host, keep "
+      "measuring the kernels it makes runnable; end when it has ended and all are measured",
+      OPT_FOLLOW },
     { "kernel", 0, "PREFIX", "only kernels whose id starts with PREFIX", OPT_KERNEL },
     { "limit", 0, "N", "at most N kernels", OPT_LIMIT },
     { "warmup", 0, "N", "harness: untimed runs first (default 3)", OPT_WARMUP },
@@ -55,8 +67,8 @@ static const struct cli_opt opts[] = {
 struct args {
     const char *gpus, *sizes, *blocks, *kernel;
     double timeout_s, startup_s;
-    long max_failures, limit, lock_mhz;
-    int remeasure, i_own, l2_flush, no_prestart;
+    long max_failures, limit, lock_mhz, runner_kernels;
+    int remeasure, i_own, l2_flush, no_prestart, follow, no_runner;
     const char *timing[16];
     int ntiming;
     char *dup[8];
@@ -86,6 +98,10 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_REMEASURE: a->remeasure = 1; return 0;
     case OPT_I_OWN: a->i_own = 1; return 0;
     case OPT_NO_PRESTART: a->no_prestart = 1; return 0;
+    case OPT_NO_RUNNER: a->no_runner = 1; return 0;
+    case OPT_RUNNER_KERNELS:
+        return cli_parse_int(&a->runner_kernels, "--runner-kernels", arg, 1, 1L << 30);
+    case OPT_FOLLOW: a->follow = 1; return 0;
     case OPT_TIMEOUT: return cli_parse_double(&a->timeout_s, "--timeout", arg, 0.1, 86400);
     case OPT_STARTUP: return cli_parse_double(&a->startup_s, "--startup-timeout", arg, 0, 3600);
     case OPT_MAX_FAILURES: return cli_parse_int(&a->max_failures, "--max-failures", arg, 1, 1000);
@@ -120,11 +136,16 @@ static void help(void)
            "configuration; after --max-failures the kernel is given up (failures table).\n"
            "One worker per GPU, dynamic dispatch, one kernel per GPU at a time; each GPU model\n"
            "measures each kernel once. Resumable: a second run measures only what is missing.\n"
+           "A GPU is locked while a kernel is measured on it (LSCAT_LOCK_DIR, default\n"
+           "/tmp/lscat-locks): other lscat runs (execute's probes, another tune) wait.\n"
+           "With --follow, run it beside `lscat execute`: the GPUs measure while the CPUs\n"
+           "build the next kernels.\n"
            "Without a CUDA device it says so and exits 0. See docs/tune.md.\n\n"
            "Options:\n",
            usage);
     cli_print_options(stdout, opts);
-    printf("\nEnvironment: LSCAT_GPUINFO overrides the GPU discovery helper (lscat-gpuinfo).\n");
+    printf("\nEnvironment: LSCAT_GPUINFO overrides the GPU discovery helper (lscat-gpuinfo),\n"
+           "LSCAT_RUNNER the long-lived harness host (lscat-runner, beside lscat-tune).\n");
     cli_print_common_help(stdout);
 }
 
@@ -133,6 +154,27 @@ static void on_signal(int sig)
 {
     (void)sig;
     g_stop = 1;
+}
+
+/* lscat-runner: $LSCAT_RUNNER, else beside this program; NULL when there is none. */
+static char *runner_path(void)
+{
+    const char *env = getenv("LSCAT_RUNNER");
+    char self[PATH_MAX];
+    if (env && *env)
+        return access(env, X_OK) == 0 ? xstrdup(env) : NULL;
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0)
+        return NULL;
+    self[n] = 0;
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = 0;
+    char *p = fs_join(self, "lscat-runner");
+    if (access(p, X_OK) == 0)
+        return p;
+    free(p);
+    return NULL;
 }
 
 static void print_summary(const struct tune_counts *c)
@@ -151,6 +193,7 @@ static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, 
     struct store *s = NULL;
     struct tune_options o;
     struct tune_counts c;
+    char *runner = NULL;
     int64_t run_id = 0;
     int code = LSCAT_EXIT_FATAL, locked = 0;
     char counts[1024];
@@ -174,6 +217,11 @@ static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, 
     o.max_failures = (int)a->max_failures;
     o.remeasure = a->remeasure;
     o.no_prestart = a->no_prestart;
+    runner = a->no_runner ? NULL : runner_path();
+    o.runner = runner;
+    o.runner_kernels = a->runner_kernels ? (int)a->runner_kernels : 200;
+    o.follow = a->follow;
+    o.follow_interval_s = 1.0;
     o.kernel_prefix = a->kernel;
     o.limit_kernels = (int)a->limit;
     o.timing_args = a->timing;
@@ -200,6 +248,7 @@ done:
     }
     store_free(s);
     tune_space_release(&o.space);
+    free(runner);
     return code;
 }
 

@@ -4,8 +4,8 @@
 NVCC_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
 NVCC_FLAGS := -O2 -std=c++17 $(NVCC_ARCH) -I. -Xcompiler -Wall,-Wextra,-Werror
 
-TUNE_OBJS := $(B)/tune/stats.o $(B)/tune/space.o $(B)/tune/runner.o $(B)/tune/gpus.o \
-             $(B)/tune/sweep.o
+TUNE_OBJS := $(B)/tune/stats.o $(B)/tune/space.o $(B)/tune/runner.o $(B)/tune/runner_host.o \
+             $(B)/tune/gpus.o $(B)/tune/sweep.o
 $(B)/libtune.a: $(TUNE_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
@@ -16,16 +16,29 @@ $(B)/bin/lscat-tune: $(B)/tune/cmd.o $(B)/libtune.a $(B)/libstore.a $(B)/libcomm
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(TUNE_LIBS) $(LDLIBS)
 
+# lscat-runner: the long-lived harness host (one per GPU; it dlopens harness.so files). Host-only
+# C that loads libcuda at run time, so it builds and runs (with --no-cuda) where there is no
+# CUDA too. Built without sanitizers, like the stand-ins below: it runs harness code, whose
+# crashes must be real signals, and ASan's shadow memory clashes with CUDA's mappings.
+PROGRAMS += $(B)/bin/lscat-runner
+$(B)/bin/lscat-runner: tune/runnerd.c tune/nvml_dl.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=c11 -O2 -g -Wall -Wextra -Werror -o $@ $< -ldl
+
 TEST_DIRS += tune
 TEST_LIBS_tune := $(TUNE_LIBS)
 
 # Stand-ins for CPU-only tests: a harness speaking the protocol that crashes/hangs on chosen
 # configurations, and an NVML that refuses to lock clocks. Built without sanitizers: their
 # crashes must be real signals, as a harness's are.
-TUNE_TEST_HELPERS := $(B)/tests/tune/support/fake_harness $(B)/tests/tune/support/libfake_nvml.so
+TUNE_TEST_HELPERS := $(B)/tests/tune/support/fake_harness $(B)/tests/tune/support/fake_harness.so \
+                     $(B)/tests/tune/support/libfake_nvml.so
 $(B)/tests/tune/support/fake_harness: tests/tune/support/fake_harness.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $<
+$(B)/tests/tune/support/fake_harness.so: tests/tune/support/fake_harness.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DFAKE_HARNESS_SO -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -o $@ $<
 $(B)/tests/tune/support/libfake_nvml.so: tests/tune/support/fake_nvml.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -o $@ $<
@@ -36,13 +49,14 @@ ifeq ($(SANITIZE),1)
 # CUDA programs are not built under sanitizers (ASan's shadow memory and CUDA's mappings clash).
 SKIPPED += lscat-gpuinfo tune-gpu-tests tune-fixture-harnesses
 else
+# Position-independent: also linked into the fixtures' harness.so (lscat-runner loads them).
 $(B)/tune/timing.cu.o: tune/timing.cu tune/timing.h tune/nvml_dl.h
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCC_FLAGS) -c $< -o $@
+	$(NVCC) $(NVCC_FLAGS) -Xcompiler -fPIC -c $< -o $@
 # Host-only stats for nvcc links (no sanitizer runtime in CUDA programs).
 $(B)/tune/stats.cu-host.o: tune/stats.c tune/timing.h
 	@mkdir -p $(@D)
-	$(NVCC) -O2 -I. -x c -c $< -o $@
+	$(NVCC) -O2 -I. -Xcompiler -fPIC -x c -c $< -o $@
 TIMING_CORE := $(B)/tune/timing.cu.o $(B)/tune/stats.cu-host.o
 
 PROGRAMS += $(B)/bin/lscat-gpuinfo
@@ -58,11 +72,16 @@ $(B)/tests/tune/gpu_%: tests/tune/gpu_%.cu $(TIMING_CORE) $(B)/libtest.a $(B)/li
 # Fixture kernels: a folder per kernel with harness.cu, built like execute builds harnesses.
 TUNE_FIXTURES := $(patsubst tests/tune/fixtures/%/harness.cu,$(B)/tests/tune/fixtures/%/harness,\
                    $(wildcard tests/tune/fixtures/*/harness.cu))
-$(B)/tests/tune/fixtures/%/harness: tests/tune/fixtures/%/harness.cu \
-                                    tests/tune/fixtures/harness_main.h $(TIMING_CORE)
+# As execute builds them: one PIC object linked as the executable and as harness.so.
+$(B)/tests/tune/fixtures/%/harness.o: tests/tune/fixtures/%/harness.cu \
+                                      tests/tune/fixtures/harness_main.h tune/timing.h
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCC_FLAGS) -o $@ $< $(TIMING_CORE)
-PROGRAMS += $(TUNE_GPU_TESTS) $(TUNE_FIXTURES)
+	$(NVCC) $(NVCC_FLAGS) -Xcompiler -fPIC -c $< -o $@
+$(B)/tests/tune/fixtures/%/harness: $(B)/tests/tune/fixtures/%/harness.o $(TIMING_CORE)
+	$(NVCC) $(NVCC_FLAGS) -o $@ $^
+$(B)/tests/tune/fixtures/%/harness.so: $(B)/tests/tune/fixtures/%/harness.o $(TIMING_CORE)
+	$(NVCC) $(NVCC_FLAGS) -shared -Xlinker -Bsymbolic -o $@ $^
+PROGRAMS += $(TUNE_GPU_TESTS) $(TUNE_FIXTURES) $(TUNE_FIXTURES:%=%.so)
 endif
 else
 SKIPPED += lscat-gpuinfo tune-gpu-tests tune-fixture-harnesses

@@ -32,6 +32,7 @@ enum { NVML_DL_CLOCK_SM = 1, NVML_DL_CLOCK_MEM = 2, NVML_DL_TEMPERATURE_GPU = 0 
 struct nvml_dl {
     void *lib;
     int (*init)(void);
+    int (*shutdown)(void);
     int (*handle_by_uuid)(const char *uuid, nvml_dl_device *out);
     int (*clock_info)(nvml_dl_device dev, int type, unsigned *mhz);
     int (*max_clock_info)(nvml_dl_device dev, int type, unsigned *mhz);
@@ -57,6 +58,7 @@ static inline int nvml_dl_load(struct nvml_dl *nv, const char *path)
     if (!nv->lib)
         return NVML_DL_NO_LIBRARY;
     NVML_DL_SYM(nv, init, "nvmlInit_v2");
+    NVML_DL_SYM(nv, shutdown, "nvmlShutdown");
     NVML_DL_SYM(nv, handle_by_uuid, "nvmlDeviceGetHandleByUUID");
     NVML_DL_SYM(nv, clock_info, "nvmlDeviceGetClockInfo");
     NVML_DL_SYM(nv, max_clock_info, "nvmlDeviceGetMaxClockInfo");
@@ -75,6 +77,16 @@ static inline int nvml_dl_load(struct nvml_dl *nv, const char *path)
         memset(nv, 0, sizeof(*nv));
     }
     return rc;
+}
+
+/* Undo nvml_dl_load: nvmlShutdown (NVML counts its initialisations) and dlclose. */
+static inline void nvml_dl_unload(struct nvml_dl *nv)
+{
+    if (nv->lib && nv->shutdown)
+        nv->shutdown();
+    if (nv->lib)
+        dlclose(nv->lib);
+    memset(nv, 0, sizeof(*nv));
 }
 
 /* What an NVML code means, in words that say what to do. */

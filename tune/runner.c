@@ -1,8 +1,10 @@
 /* One harness process at a time per kernel and GPU: spawn it in its own process group with the
  * remaining configurations on stdin (a memfd, so nothing blocks), read result lines from a
  * pipe it opens as /dev/fd/3, and watch a per-configuration deadline. Crashes, sticky CUDA
- * errors (exit 4) and hangs restart it at the next configuration. */
+ * errors (exit 4) and hangs restart it at the next configuration. The child-process plumbing
+ * and the judgement here also serve lscat-runner (tune/runner_host.c, tune/runner_proc.h). */
 #include "tune/runner.h"
+#include "tune/runner_proc.h"
 
 #include "common/buf.h"
 #include "common/error.h"
@@ -24,11 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TAIL_BYTES 2048
-
 extern char **environ;
 
-static double now_s(void)
+double runner_now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -100,19 +100,8 @@ done:
     return kind;
 }
 
-/* A running harness: pid (= its process group), pipes, partial line, output tail. */
-struct child {
-    pid_t pid;
-    int res_fd, out_fd;
-    int gate_fd;           /* prestarted: its stdin's write end, -1 once configurations went */
-    struct buf line;
-    char tail[TAIL_BYTES];
-    size_t tail_len;
-    int status;  /* wait status once reaped */
-    int reaped;
-};
 
-static void format_configs(struct buf *b, const struct tune_config *c, int n)
+void runner_format_configs(struct buf *b, const struct tune_config *c, int n)
 {
     for (int i = 0; i < n; i++)
         buf_addf(b, "%d %d %d %d %d\n", c[i].w, c[i].h, c[i].bx, c[i].by, c[i].bz);
@@ -124,7 +113,7 @@ static int write_configs(const struct tune_config *c, int n)
     if (fd < 0)
         return -1;
     struct buf b = BUF_INIT;
-    format_configs(&b, c, n);
+    runner_format_configs(&b, c, n);
     size_t off = 0;
     while (off < b.len) {
         ssize_t w = write(fd, b.data + off, b.len - off);
@@ -154,48 +143,32 @@ static void exec_child(const char *const *argv, const char *const *env, int in_f
     _exit(127);
 }
 
-/* Start the harness. gated: stdin is a pipe we fill later (ch->gate_fd), else a memfd
- * holding cfgs. */
-static int spawn(struct child *ch, const struct runner_options *o, const struct tune_config *c,
-                 int n, int occupancy, int gated)
+/* Start argv[0] in its own process group: stdin a pipe we write later (gated: its write end
+ * in ch->gate_fd) or in_fd; fd 3 and stdout/stderr pipes to us. Consumes in_fd. */
+int runner_proc_start(struct runner_proc *ch, const char *const *argv, const char *const *env,
+                       int in_fd, int gated)
 {
-    const char *argv[64];
-    char dev[16];
-    int na = 0, res[2] = { -1, -1 }, out[2] = { -1, -1 }, gate[2] = { -1, -1 }, in_fd = -1;
+    int res[2] = { -1, -1 }, out[2] = { -1, -1 }, gate[2] = { -1, -1 };
     int rc = 0;
-    argv[na++] = o->harness;
-    argv[na++] = "--results";
-    argv[na++] = "/dev/fd/3";
-    if (o->device >= 0) {
-        snprintf(dev, sizeof(dev), "%d", o->device);
-        argv[na++] = "--device";
-        argv[na++] = dev;
-    }
-    if (occupancy)
-        argv[na++] = "--occupancy";
-    for (int i = 0; o->extra_args && o->extra_args[i] && na < 62; i++)
-        argv[na++] = o->extra_args[i];
-    argv[na] = NULL;
     memset(ch, 0, sizeof(*ch));
     ch->res_fd = ch->out_fd = ch->gate_fd = -1;
+    ch->done_rc = -1;
     buf_init(&ch->line, 256);
     if (gated && pipe2(gate, O_CLOEXEC) == 0) {
         in_fd = gate[0];
         gate[0] = -1;
-    } else if (!gated) {
-        in_fd = write_configs(c, n);
     }
     if (in_fd < 0 || pipe2(res, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0) {
-        rc = lscat_error_set("cannot set up pipes for '%s': %s", o->harness, strerror(errno));
+        rc = lscat_error_set("cannot set up pipes for '%s': %s", argv[0], strerror(errno));
         goto done;
     }
     ch->pid = fork();
     if (ch->pid < 0) {
-        rc = lscat_error_set("cannot start '%s': %s", o->harness, strerror(errno));
+        rc = lscat_error_set("cannot start '%s': %s", argv[0], strerror(errno));
         goto done;
     }
     if (ch->pid == 0)
-        exec_child(argv, o->env, in_fd, res[1], out[1]);
+        exec_child(argv, env, in_fd, res[1], out[1]);
     setpgid(ch->pid, ch->pid);
     ch->res_fd = res[0];
     ch->out_fd = out[0];
@@ -217,7 +190,39 @@ done:
     return rc;
 }
 
-static void keep_tail(struct child *ch, const char *d, size_t n)
+/* The harness's arguments after argv[0]: results on fd 3, device, occupancy, extra options. */
+int runner_harness_args(const char **argv, int max, char dev[16], const struct runner_options *o,
+                        int occupancy)
+{
+    int na = 0;
+    argv[na++] = "--results";
+    argv[na++] = "/dev/fd/3";
+    if (o->device >= 0) {
+        snprintf(dev, 16, "%d", o->device);
+        argv[na++] = "--device";
+        argv[na++] = dev;
+    }
+    if (occupancy)
+        argv[na++] = "--occupancy";
+    for (int i = 0; o->extra_args && o->extra_args[i] && na < max - 1; i++)
+        argv[na++] = o->extra_args[i];
+    argv[na] = NULL;
+    return na;
+}
+
+/* Start the harness. gated: stdin is a pipe we fill later (ch->gate_fd), else a memfd
+ * holding cfgs. */
+static int spawn(struct runner_proc *ch, const struct runner_options *o,
+                 const struct tune_config *c, int n, int occupancy, int gated)
+{
+    const char *argv[64];
+    char dev[16];
+    argv[0] = o->harness;
+    runner_harness_args(argv + 1, 63, dev, o, occupancy);
+    return runner_proc_start(ch, argv, o->env, gated ? -1 : write_configs(c, n), gated);
+}
+
+static void keep_tail(struct runner_proc *ch, const char *d, size_t n)
 {
     if (n >= TAIL_BYTES) {
         memcpy(ch->tail, d + n - TAIL_BYTES, TAIL_BYTES);
@@ -234,7 +239,7 @@ static void keep_tail(struct child *ch, const char *d, size_t n)
 }
 
 /* Read what is there; returns 0 at EOF, 1 otherwise. */
-static int drain(int fd, struct child *ch, int is_results)
+int runner_proc_drain(int fd, struct runner_proc *ch, int is_results)
 {
     char b[8192];
     while (1) {
@@ -242,7 +247,8 @@ static int drain(int fd, struct child *ch, int is_results)
         if (r == 0)
             return 0;
         if (r < 0)
-            return errno == EINTR ? drain(fd, ch, is_results) : (errno == EAGAIN ? 1 : 0);
+            return errno == EINTR ? runner_proc_drain(fd, ch, is_results)
+                                  : (errno == EAGAIN ? 1 : 0);
         if (is_results)
             buf_add(&ch->line, b, (size_t)r);
         else
@@ -250,7 +256,7 @@ static int drain(int fd, struct child *ch, int is_results)
     }
 }
 
-static void kill_child(struct child *ch)
+static void kill_child(struct runner_proc *ch)
 {
     if (ch->pid > 0) {
         kill(-ch->pid, SIGKILL);
@@ -274,18 +280,18 @@ static void *reaper(void *arg)
 /* A harness that has reported everything is left to exit on its own (CUDA context teardown
  * takes a good part of a second) while the sweep goes on; a detached thread reaps it, and
  * anything it left in its process group is killed now. */
-static void reap_later(struct child *ch)
+void runner_proc_reap_later(struct runner_proc *ch)
 {
     pthread_t t;
     pthread_attr_t a;
     pthread_attr_init(&a);
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
     if (pthread_create(&t, &a, reaper, (void *)(intptr_t)ch->pid) == 0)
-        ch->reaped = 1; /* child_release must not wait */
+        ch->reaped = 1; /* runner_proc_release must not wait */
     pthread_attr_destroy(&a);
 }
 
-static void child_release(struct child *ch)
+void runner_proc_release(struct runner_proc *ch)
 {
     kill_child(ch);
     if (ch->res_fd >= 0)
@@ -298,11 +304,11 @@ static void child_release(struct child *ch)
 }
 
 /* Hand a prestarted harness its configurations (they fit the pipe: checked at prestart). */
-static void open_gate(struct child *ch, const struct tune_config *c, int n)
+static void open_gate(struct runner_proc *ch, const struct tune_config *c, int n)
 {
     struct buf b = BUF_INIT;
     size_t off = 0;
-    format_configs(&b, c, n);
+    runner_format_configs(&b, c, n);
     while (off < b.len) {
         ssize_t w = write(ch->gate_fd, b.data + off, b.len - off);
         if (w < 0 && errno == EINTR)
@@ -322,10 +328,10 @@ int runner_prestart(struct runner_child **out, const struct runner_options *o,
                     const struct tune_config *cfgs, int n)
 {
     struct buf b = BUF_INIT;
-    struct child *ch;
+    struct runner_proc *ch;
     int rc;
     *out = NULL;
-    format_configs(&b, cfgs, n);
+    runner_format_configs(&b, cfgs, n);
     size_t len = b.len;
     buf_release(&b);
     if (len > GATE_MAX_BYTES)
@@ -333,7 +339,7 @@ int runner_prestart(struct runner_child **out, const struct runner_options *o,
     ch = xcalloc(1, sizeof(*ch));
     rc = spawn(ch, o, cfgs, n, o->want_occupancy, 1);
     if (rc < 0) {
-        child_release(ch);
+        runner_proc_release(ch);
         free(ch);
         return rc;
     }
@@ -345,12 +351,12 @@ void runner_child_free(struct runner_child *c)
 {
     if (!c)
         return;
-    child_release((struct child *)c);
+    runner_proc_release((struct runner_proc *)c);
     free(c);
 }
 
 /* The last bytes of the harness's own output, on one line, for error messages. */
-static void tail_text(char *out, size_t size, const struct child *ch)
+void runner_proc_tail(char *out, size_t size, const struct runner_proc *ch)
 {
     size_t start = ch->tail_len > 300 ? ch->tail_len - 300 : 0, k = 0;
     for (size_t j = start; j < ch->tail_len && k + 1 < size; j++) {
@@ -361,7 +367,7 @@ static void tail_text(char *out, size_t size, const struct child *ch)
 }
 
 /* Record cfg as crashed/timeout with a message, without a line from the harness. */
-static int record_failure(const struct runner_callbacks *cb, struct runner_summary *out,
+int runner_record_failure(const struct runner_callbacks *cb, struct runner_summary *out,
                           const struct tune_config *cfg, const char *status, const char *msg)
 {
     struct tune_result r;
@@ -374,10 +380,10 @@ static int record_failure(const struct runner_callbacks *cb, struct runner_summa
     return cb->on_result(cb->ctx, &r);
 }
 
-enum { P_DONE = 0, P_FAILED = 1, P_GIVE_UP = 2, P_STOPPED = 3 };
 
-/* Handle the complete lines received so far. Returns 0, P_GIVE_UP, or <0 (callback). */
-static int take_lines(struct child *ch, struct runner_summary *out, const struct tune_config *cfgs,
+/* Handle the complete lines received so far. Returns 0, RUNNER_GIVE_UP, or <0 (callback). */
+int runner_take_lines(struct runner_proc *ch, struct runner_summary *out,
+                      const struct tune_config *cfgs,
                       int n, int *i, const struct runner_callbacks *cb, double *deadline,
                       double timeout_s)
 {
@@ -388,8 +394,20 @@ static int take_lines(struct child *ch, struct runner_summary *out, const struct
         memmove(ch->line.data, nl + 1, ch->line.len - len - 1);
         buf_setlen(&ch->line, ch->line.len - len - 1);
         struct tune_result r;
-        int ob = 0, og = 0, rc = 0;
-        int kind = runner_parse_line(&r, &ob, &og, line);
+        int ob = 0, og = 0, rc = 0, kind = 0;
+        if (line[0] == '@') { /* lscat-runner's markers */
+            int code = -1, off = 0;
+            if (!strncmp(line, "@ready", 6))
+                ch->ready = 1;
+            else if (sscanf(line, "@done %d%n", &code, &off) == 1) {
+                ch->done_rc = code;
+                snprintf(ch->done_msg, sizeof(ch->done_msg), "%s", line + off + (line[off] == ' '));
+                free(line);
+                return 0; /* the kernel is over: what follows belongs to the next */
+            }
+        } else {
+            kind = runner_parse_line(&r, &ob, &og, line);
+        }
         if (kind == 2 && cb->on_header)
             cb->on_header(cb->ctx, line);
         else if (kind == 3 && cb->on_occupancy)
@@ -401,12 +419,12 @@ static int take_lines(struct child *ch, struct runner_summary *out, const struct
                          r.cfg.w, r.cfg.h, r.cfg.bx, r.cfg.by, r.cfg.bz,
                          *i >= n ? "none" : "the next configuration in input order");
                 free(line);
-                return P_GIVE_UP;
+                return RUNNER_GIVE_UP;
             }
             out->results++;
             out->ok += strcmp(r.status, "ok") == 0;
             (*i)++;
-            *deadline = now_s() + timeout_s;
+            *deadline = runner_now_s() + timeout_s;
             rc = cb->on_result(cb->ctx, &r);
         }
         free(line);
@@ -417,24 +435,25 @@ static int take_lines(struct child *ch, struct runner_summary *out, const struct
 }
 
 /* How the process ended decides what the configuration in flight was. */
-static int judge_exit(struct child *ch, struct runner_summary *out, const struct tune_config *cfgs,
+int runner_judge_exit(struct runner_proc *ch, struct runner_summary *out,
+                      const struct tune_config *cfgs,
                       int n, int *i, const struct runner_callbacks *cb)
 {
     char msg[512], tail[320];
     int st = ch->status, rc;
-    tail_text(tail, sizeof(tail), ch);
+    runner_proc_tail(tail, sizeof(tail), ch);
     if (WIFEXITED(st) && (WEXITSTATUS(st) == 2 || WEXITSTATUS(st) == 127)) {
         snprintf(out->reason, sizeof(out->reason), "harness %s (exit %d): %s",
                  WEXITSTATUS(st) == 2 ? "refused its command line or input" : "could not run",
                  WEXITSTATUS(st), tail);
-        return P_GIVE_UP;
+        return RUNNER_GIVE_UP;
     }
     if (WIFEXITED(st) && WEXITSTATUS(st) == 4) {
         out->sticky_errors++;
-        return *i >= n ? P_DONE : P_FAILED;
+        return *i >= n ? RUNNER_DONE : RUNNER_FAILED;
     }
     if (*i >= n)
-        return P_DONE;
+        return RUNNER_DONE;
     if (WIFSIGNALED(st))
         snprintf(msg, sizeof(msg), "harness killed by signal %d (%s): %s", WTERMSIG(st),
                  strsignal(WTERMSIG(st)), tail);
@@ -442,9 +461,9 @@ static int judge_exit(struct child *ch, struct runner_summary *out, const struct
         snprintf(msg, sizeof(msg), "harness exited with status %d before reporting this "
                  "configuration: %s", WEXITSTATUS(st), tail);
     out->crashes++;
-    rc = record_failure(cb, out, &cfgs[*i], "crashed", msg);
+    rc = runner_record_failure(cb, out, &cfgs[*i], "crashed", msg);
     (*i)++;
-    return rc < 0 ? rc : P_FAILED;
+    return rc < 0 ? rc : RUNNER_FAILED;
 }
 
 static int run_process(struct runner_summary *out, const struct runner_options *o,
@@ -452,16 +471,16 @@ static int run_process(struct runner_summary *out, const struct runner_options *
                        const struct runner_callbacks *cb, int occupancy,
                        struct runner_child *pre)
 {
-    struct child ch;
+    struct runner_proc ch;
     int rc = 0;
     if (pre) {
-        ch = *(struct child *)pre;
+        ch = *(struct runner_proc *)pre;
         free(pre);
         open_gate(&ch, cfgs + *i, n - *i);
     } else {
         rc = spawn(&ch, o, cfgs + *i, n - *i, occupancy, 0);
     }
-    double deadline = now_s() + o->config_timeout_s + o->startup_s;
+    double deadline = runner_now_s() + o->config_timeout_s + o->startup_s;
     int res_open = 1, out_open = 1;
     if (rc < 0)
         goto done;
@@ -469,51 +488,52 @@ static int run_process(struct runner_summary *out, const struct runner_options *
     while (1) {
         struct pollfd p[2] = { { res_open ? ch.res_fd : -1, POLLIN, 0 },
                                { out_open ? ch.out_fd : -1, POLLIN, 0 } };
-        double left = deadline - now_s();
+        double left = deadline - runner_now_s();
         int wait_ms = left <= 0 ? 0 : (left > 0.1 ? 100 : (int)(left * 1000) + 1);
         poll(p, 2, wait_ms);
         if (res_open)
-            res_open = drain(ch.res_fd, &ch, 1);
+            res_open = runner_proc_drain(ch.res_fd, &ch, 1);
         if (out_open)
-            out_open = drain(ch.out_fd, &ch, 0);
-        rc = take_lines(&ch, out, cfgs, n, i, cb, &deadline, o->config_timeout_s);
+            out_open = runner_proc_drain(ch.out_fd, &ch, 0);
+        rc = runner_take_lines(&ch, out, cfgs, n, i, cb, &deadline, o->config_timeout_s);
         if (rc != 0)
             goto done;
         if (o->stop && *o->stop) {
             out->interrupted = 1;
-            rc = P_STOPPED;
+            rc = RUNNER_STOPPED;
             goto done;
         }
         if (*i >= n && !ch.reaped) { /* all reported: its exit (context teardown) is not ours */
-            reap_later(&ch);
-            rc = P_DONE;
+            runner_proc_reap_later(&ch);
+            rc = RUNNER_DONE;
             goto done;
         }
         if (!ch.reaped && waitpid(ch.pid, &ch.status, WNOHANG) == ch.pid) {
             ch.reaped = 1;
             kill(-ch.pid, SIGKILL); /* anything it left behind */
             if (res_open)
-                drain(ch.res_fd, &ch, 1);
-            drain(ch.out_fd, &ch, 0);
-            if ((rc = take_lines(&ch, out, cfgs, n, i, cb, &deadline, o->config_timeout_s)) != 0)
+                runner_proc_drain(ch.res_fd, &ch, 1);
+            runner_proc_drain(ch.out_fd, &ch, 0);
+            rc = runner_take_lines(&ch, out, cfgs, n, i, cb, &deadline, o->config_timeout_s);
+            if (rc != 0)
                 goto done;
-            rc = judge_exit(&ch, out, cfgs, n, i, cb);
+            rc = runner_judge_exit(&ch, out, cfgs, n, i, cb);
             goto done;
         }
-        if (now_s() > deadline && *i < n) {
+        if (runner_now_s() > deadline && *i < n) {
             char msg[128];
             kill_child(&ch);
             snprintf(msg, sizeof(msg), "no result within %.1f s: killed",
                      o->config_timeout_s + (out->results == 0 ? o->startup_s : 0));
             out->timeouts++;
-            rc = record_failure(cb, out, &cfgs[*i], "timeout", msg);
+            rc = runner_record_failure(cb, out, &cfgs[*i], "timeout", msg);
             (*i)++;
-            rc = rc < 0 ? rc : P_FAILED;
+            rc = rc < 0 ? rc : RUNNER_FAILED;
             goto done;
         }
     }
 done:
-    child_release(&ch);
+    runner_proc_release(&ch);
     return rc;
 }
 
@@ -525,19 +545,33 @@ int runner_run(struct runner_summary *out, const struct runner_options *o,
     memset(out, 0, sizeof(*out));
     if (n == 0)
         runner_child_free(pre);
+    int use_host = o->host && o->harness_so && !runner_host_broken(o->host);
+    if (use_host) {
+        runner_child_free(pre); /* prestarted for nothing: the runner takes it */
+        pre = NULL;
+    }
     while (i < n) {
-        rc = run_process(out, o, cfgs, n, &i, cb, occupancy, pre);
+        if (use_host) {
+            rc = runner_run_in_host(out, o, cfgs, n, &i, cb, occupancy);
+            if (rc == RUNNER_FALLBACK) {
+                out->fell_back = 1;
+                use_host = 0;
+                continue; /* the same configurations, as harness processes */
+            }
+        } else {
+            rc = run_process(out, o, cfgs, n, &i, cb, occupancy, pre);
+        }
         pre = NULL;
         occupancy = 0;
         if (rc < 0)
             return rc;
-        if (rc == P_STOPPED)
+        if (rc == RUNNER_STOPPED)
             return 0;
-        if (rc == P_GIVE_UP) {
+        if (rc == RUNNER_GIVE_UP) {
             out->given_up = 1;
             return 0;
         }
-        if (rc == P_FAILED && ++failures >= o->max_failures && i < n) {
+        if (rc == RUNNER_FAILED && ++failures >= o->max_failures && i < n) {
             out->given_up = 1;
             snprintf(out->reason, sizeof(out->reason),
                      "%d harness failures (%d crashed, %d timed out, %d sticky CUDA errors); "
@@ -545,7 +579,7 @@ int runner_run(struct runner_summary *out, const struct runner_options *o,
                      failures, out->crashes, out->timeouts, out->sticky_errors, n - i, n);
             return 0;
         }
-        if (rc == P_DONE && i < n) {
+        if (rc == RUNNER_DONE && i < n) {
             /* exited 0 (or 4) with configurations left and nothing recorded: never loop */
             if (++failures >= o->max_failures) {
                 out->given_up = 1;

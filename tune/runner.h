@@ -33,6 +33,7 @@ struct runner_callbacks {
 };
 
 struct runner_child;
+struct runner_host;
 
 struct runner_options {
     const char *harness;           /* the binary */
@@ -45,13 +46,17 @@ struct runner_options {
     int want_occupancy;            /* pass --occupancy to the first process */
     const volatile int *stop;      /* when it becomes nonzero: kill the child, return */
     struct runner_child *prestarted; /* from runner_prestart with the same cfgs; consumed */
+    struct runner_host *host;      /* a long-lived lscat-runner: run harness_so in it */
+    const char *harness_so;        /* the kernel's harness.so (with host) */
 };
-#define RUNNER_OPTIONS_INIT { NULL, NULL, NULL, 0, 30.0, 10.0, 5, 0, NULL, NULL }
+#define RUNNER_OPTIONS_INIT { NULL, NULL, NULL, 0, 30.0, 10.0, 5, 0, NULL, NULL, NULL, NULL }
 
 struct runner_summary {
     int results;       /* configurations reported (any status) */
     int ok;
-    int processes;     /* harness processes started */
+    int processes;     /* harness processes started (lscat-runner starts included) */
+    int in_runner;     /* 1 when lscat-runner ran (part of) the kernel */
+    int fell_back;     /* 1 when the runner could not load harness.so or start: processes ran it */
     int crashes, timeouts, sticky_errors; /* process failures by kind */
     int given_up;      /* 1 when the kernel was given up; reason says why */
     int interrupted;   /* 1 when *stop ended it */
@@ -72,6 +77,22 @@ int runner_prestart(struct runner_child **out, const struct runner_options *o,
                     const struct tune_config *cfgs, int n);
 /* Kill and reap a prestarted harness that will not be used. NULL is a no-op. */
 void runner_child_free(struct runner_child *c);
+
+/* A long-lived lscat-runner for one GPU (docs/tune.md "Runner"): harness.so files run in it
+ * one kernel after another, so process start and CUDA context creation are paid once. It is
+ * started lazily (or now, with runner_host_start), restarted after a crash, a timeout or a
+ * sticky CUDA error, and recycled after max_kernels kernels. `program` is lscat-runner, `env`
+ * its full environment (NULL = ours), `device` its --device. Not thread-safe: one per worker.
+ * runner_run uses it when o->host and o->harness_so are set. */
+int runner_host_new(struct runner_host **out, const char *program, const char *const *env,
+                    int device, int max_kernels);
+/* Start the runner now if it is not running (its start overlaps whatever comes next). Returns
+ * 0 or a negative code. */
+int runner_host_start(struct runner_host *h);
+/* 1 when the runner could not be started or did not answer: the caller should stop using it. */
+int runner_host_broken(const struct runner_host *h);
+/* Ask the runner to quit, reap it in the background, free. NULL is a no-op. */
+void runner_host_free(struct runner_host *h);
 
 /* Parse one harness result line into `out` (for tests and for `tune` itself). Returns 1 for a
  * result line, 2 for a header, 3 for an occupancy line, 0 for anything else. */

@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/gpulock.h"
 #include "common/log.h"
 #include "common/progress.h"
 #include "common/xalloc.h"
@@ -12,15 +13,22 @@
 #include "tune/runner.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
 
+/* The binding a harness uses without --bind (isolate/harness_body.cu.in's lscat_bindings[0]).
+ * Only other bindings are passed, so harnesses generated before bindings existed still run. */
+#define DEFAULT_BINDING "area"
+
 struct kernel {
     char *id, *name;
+    char *binding;        /* kernels.binding: execute's choice; NULL = the default */
     char **bins, **archs; /* one per ok build */
     int nbuilds;
     size_t cap;
@@ -44,8 +52,10 @@ struct worker;
 struct shared {
     pthread_mutex_t mu;
     const struct tune_options *o;
-    struct kernel *kernels;
+    struct store *plan_store; /* the caller's connection: planning, re-planning (under mu) */
+    struct kernel **kernels;  /* pointers: re-planning grows the array under running workers */
     int nkernels;
+    size_t kernels_cap;
     struct model *models;
     int nmodels;
     struct tune_counts *counts;
@@ -63,9 +73,11 @@ struct worker {
     pthread_t thread;
     struct store *s;
     char **env;
+    struct runner_host *host; /* this GPU's lscat-runner, or NULL */
     int kernels_done, kernels_total;
     /* the kernel in flight */
     const struct kernel *k;
+    char binding[16];     /* what its harness says it runs with (header), else what was asked */
     int occupancy_block, occupancy_grid, have_occupancy;
 };
 
@@ -75,27 +87,33 @@ static int load_kernels(struct shared *sh, struct store *s)
 {
     const struct tune_options *o = sh->o;
     struct store_stmt *st = NULL;
-    size_t cap = 0;
-    int rc = store_prepare(&st, s,
-                           "SELECT k.id, k.name, b.binary_path, b.arch FROM kernels k "
+    int from = sh->nkernels;
+    /* temp.tune_seen: the kernels already planned by this run, so that re-planning (--follow)
+     * adds only kernels that became runnable since. */
+    int rc = store_run(s, "CREATE TEMP TABLE IF NOT EXISTS tune_seen(id TEXT PRIMARY KEY)", "");
+    if (rc >= 0)
+        rc = store_prepare(&st, s,
+                           "SELECT k.id, k.name, b.binary_path, b.arch, k.binding FROM kernels k "
                            "JOIN builds b ON b.kernel_id = k.id "
                            "WHERE k.status = 'runnable' AND b.status = 'ok' "
                            "AND b.binary_path IS NOT NULL AND k.id LIKE ? || '%' "
+                           "AND k.id NOT IN (SELECT id FROM temp.tune_seen) "
                            "ORDER BY k.id, b.arch");
     if (rc < 0)
         return rc;
     store_bind(st, "t", o->kernel_prefix ? o->kernel_prefix : "");
     while ((rc = store_step(st)) == STORE_ROW) {
         const char *id = store_col_text(st, 0);
-        struct kernel *k = sh->nkernels ? &sh->kernels[sh->nkernels - 1] : NULL;
+        struct kernel *k = sh->nkernels > from ? sh->kernels[sh->nkernels - 1] : NULL;
         if (!k || strcmp(k->id, id) != 0) {
             if (o->limit_kernels && sh->nkernels >= o->limit_kernels)
                 continue;
-            XGROW(sh->kernels, (size_t)sh->nkernels + 1, cap);
-            k = &sh->kernels[sh->nkernels++];
-            memset(k, 0, sizeof(*k));
+            XGROW(sh->kernels, (size_t)sh->nkernels + 1, sh->kernels_cap);
+            k = xcalloc(1, sizeof(*k));
+            sh->kernels[sh->nkernels++] = k;
             k->id = xstrdup(id);
             k->name = xstrdup(store_col_text(st, 1));
+            k->binding = store_col_text(st, 4) ? xstrdup(store_col_text(st, 4)) : NULL;
         }
         size_t bcap = k->cap;
         XGROW(k->bins, (size_t)k->nbuilds + 1, bcap);
@@ -105,6 +123,9 @@ static int load_kernels(struct shared *sh, struct store *s)
         k->archs[k->nbuilds++] = xstrdup(store_col_text(st, 3) ? store_col_text(st, 3) : "");
     }
     store_finalize(st);
+    for (int k = from; k < sh->nkernels && rc >= 0; k++)
+        rc = store_run(s, "INSERT OR IGNORE INTO temp.tune_seen(id) VALUES (?)", "t",
+                       sh->kernels[k]->id);
     return rc < 0 ? rc : 0;
 }
 
@@ -119,7 +140,7 @@ static int plan_item(struct item *it, struct store *s, const struct shared *sh, 
     int rc = store_query_int(&given_up, s,
                              "SELECT count(*) FROM tune_kernels t JOIN gpus g ON g.id = t.gpu_id "
                              "WHERE t.kernel_id = ? AND g.name = ? AND t.status = 'given_up'",
-                             "tt", sh->kernels[k].id, model);
+                             "tt", sh->kernels[k]->id, model);
     if (rc < 0 || given_up)
         return rc < 0 ? rc : 0;
     it->kernel = k;
@@ -133,7 +154,7 @@ static int plan_item(struct item *it, struct store *s, const struct shared *sh, 
                        "AND (? = 0 OR m.run_id = ?)");
     if (rc < 0)
         return rc;
-    store_bind(st, "ttIi", sh->kernels[k].id, model, o->remeasure, o->run_id);
+    store_bind(st, "ttIi", sh->kernels[k]->id, model, o->remeasure, o->run_id);
     while ((rc = store_step(st)) == STORE_ROW) {
         struct tune_config c = { (int)store_col_int(st, 0), (int)store_col_int(st, 1),
                                  (int)store_col_int(st, 2), (int)store_col_int(st, 3),
@@ -148,9 +169,39 @@ static int plan_item(struct item *it, struct store *s, const struct shared *sh, 
     return rc < 0 ? rc : 1;
 }
 
+/* Plan kernels [from, nkernels) on every GPU model: queue what is missing. */
+static int plan_kernels(struct shared *sh, struct store *s, int from)
+{
+    int rc = 0;
+    for (int m = 0; m < sh->nmodels && rc >= 0; m++) {
+        struct model *md = &sh->models[m];
+        int added = 0;
+        for (int k = from; k < sh->nkernels && rc >= 0; k++) {
+            struct item it;
+            memset(&it, 0, sizeof(it));
+            rc = plan_item(&it, s, sh, k, md->name);
+            if (rc > 0 && it.nmissing > 0) {
+                XGROW(md->items, (size_t)md->n + 1, md->cap);
+                md->items[md->n++] = it;
+                sh->counts->kernels_planned++;
+                sh->counts->configs_planned += it.nmissing;
+                added++;
+            } else {
+                free(it.missing);
+            }
+        }
+        for (int w = 0; w < sh->nworkers; w++)
+            if (sh->workers[w].model == m)
+                sh->workers[w].kernels_total += added;
+    }
+    return rc < 0 ? rc : 0;
+}
+
 static int plan(struct shared *sh, struct store *s, const struct tune_gpu *gpus, int n)
 {
-    int rc = load_kernels(sh, s);
+    int rc = store_run(s, "DROP TABLE IF EXISTS temp.tune_seen", ""); /* a new run */
+    if (rc >= 0)
+        rc = load_kernels(sh, s);
     for (int g = 0; g < n && rc >= 0; g++) {
         int m = 0;
         while (m < sh->nmodels && strcmp(sh->models[m].name, gpus[g].name) != 0)
@@ -162,20 +213,9 @@ static int plan(struct shared *sh, struct store *s, const struct tune_gpu *gpus,
         struct model *md = &sh->models[sh->nmodels++];
         memset(md, 0, sizeof(*md));
         snprintf(md->name, sizeof(md->name), "%s", gpus[g].name);
-        for (int k = 0; k < sh->nkernels && rc >= 0; k++) {
-            struct item it;
-            memset(&it, 0, sizeof(it));
-            rc = plan_item(&it, s, sh, k, md->name);
-            if (rc > 0 && it.nmissing > 0) {
-                XGROW(md->items, (size_t)md->n + 1, md->cap);
-                md->items[md->n++] = it;
-                sh->counts->kernels_planned++;
-                sh->counts->configs_planned += it.nmissing;
-            } else {
-                free(it.missing);
-            }
-        }
     }
+    if (rc >= 0)
+        rc = plan_kernels(sh, s, 0);
     sh->counts->models = sh->nmodels;
     return rc < 0 ? rc : 0;
 }
@@ -204,20 +244,20 @@ static int record_result(struct worker *w, const struct tune_result *r)
             "block_z, grid_x, grid_y, grid_z, status, error, median_ns, min_ns, max_ns, mean_ns, "
             "stddev_ns, mad_ns, p10_ns, p90_ns, samples, launches_per_sample, "
             "sm_clock_mhz_before, sm_clock_mhz_after, mem_clock_mhz, temp_c_before, "
-            "temp_c_after, clocks_locked, l2_flush, measured_at, run_id) VALUES (?, ?, ?, ?, ?, "
-            "?, ?, NULLIF(?, 0), NULLIF(?, 0), NULLIF(?, 0), ?, NULLIF(?, ''), "
+            "temp_c_after, clocks_locked, l2_flush, measured_at, run_id, binding) VALUES (?, ?, "
+            "?, ?, ?, ?, ?, NULLIF(?, 0), NULLIF(?, 0), NULLIF(?, 0), ?, NULLIF(?, ''), "
             "CASE WHEN ? THEN ? END, CASE WHEN ? THEN ? END, CASE WHEN ? THEN ? END, "
             "CASE WHEN ? THEN ? END, CASE WHEN ? THEN ? END, CASE WHEN ? THEN ? END, "
             "CASE WHEN ? THEN ? END, CASE WHEN ? THEN ? END, NULLIF(?, 0), NULLIF(?, 0), "
             "NULLIF(?, -1), NULLIF(?, -1), NULLIF(?, -1), NULLIF(?, -1), NULLIF(?, -1), ?, ?, "
-            "?, ?)",
-            "tiIIIIIIIIttIdIdIdIdIdIdIdIdIIIIIIIIIti", w->k->id, w->gpu->id, r->cfg.w, r->cfg.h,
+            "?, ?, ?)",
+            "tiIIIIIIIIttIdIdIdIdIdIdIdIdIIIIIIIIItit", w->k->id, w->gpu->id, r->cfg.w, r->cfg.h,
             r->cfg.bx, r->cfg.by, r->cfg.bz, r->grid[0], r->grid[1], r->grid[2], r->status,
             r->error, ok, r->median_ns, ok, r->min_ns, ok, r->max_ns, ok, r->mean_ns, ok,
             r->stddev_ns, ok, r->mad_ns, ok, r->p10_ns, ok, r->p90_ns, r->samples,
             r->launches_per_sample, r->sm_mhz_before, r->sm_mhz_after, r->mem_mhz,
             r->temp_c_before, r->temp_c_after, o->clocks_locked || r->clocks_locked,
-            o->l2_flush, now, o->run_id);
+            o->l2_flush, now, o->run_id, w->binding);
     if (rc >= 0)
         rc = store_commit(w->s);
     if (rc < 0)
@@ -259,6 +299,12 @@ static void on_occupancy(void *ctx, int block, int grid)
 static void on_header(void *ctx, const char *json)
 {
     struct worker *w = ctx;
+    const char *b = strstr(json, "\"binding\":\"");
+    if (b) { /* what the harness says it runs with is what gets recorded */
+        b += strlen("\"binding\":\"");
+        size_t n = strcspn(b, "\"");
+        snprintf(w->binding, sizeof(w->binding), "%.*s", (int)(n < 15 ? n : 15), b);
+    }
     if (!strstr(json, w->gpu->uuid))
         log_event(LOG_WARN, "tune_gpu_mismatch", "kernel", w->k->id, "want", w->gpu->uuid,
                   "header", json, NULL);
@@ -334,8 +380,9 @@ struct prep {
     const struct kernel *k;
     struct tune_config *cfgs;
     int n;
-    char *bin;
+    char *bin, *so;              /* so: harness.so beside the binary, or NULL */
     int runnable;                /* the binary exists and is executable */
+    const char **args;           /* timing options + --bind (NULL-terminated), for ro */
     struct runner_options ro;
     struct runner_child *child;  /* prestarted harness, or NULL */
 };
@@ -345,19 +392,36 @@ static int prep_init(struct prep *p, struct worker *w, const struct item *it)
     const struct tune_options *o = w->sh->o;
     int64_t occ = 0;
     memset(p, 0, sizeof(*p));
-    p->k = &w->sh->kernels[it->kernel];
+    p->k = w->sh->kernels[it->kernel];
     p->cfgs = xcalloc((size_t)it->nmissing, sizeof(*p->cfgs));
     for (int i = 0; i < o->space.n; i++)
         if (it->missing[i])
             p->cfgs[p->n++] = o->space.configs[i];
     p->bin = binary_for(w, p->k);
     p->runnable = access(p->bin, X_OK) == 0;
+    if (w->host && !runner_host_broken(w->host)) {
+        p->so = xasprintf("%s.so", p->bin);
+        if (access(p->so, R_OK) != 0) {
+            free(p->so);
+            p->so = NULL;
+        }
+    }
     int rc = store_query_int(&occ, w->s, "SELECT count(*) FROM tune_kernels WHERE kernel_id = ? "
                              "AND gpu_id = ? AND occupancy_block IS NOT NULL", "ti", p->k->id,
                              w->gpu->id);
+    int na = 0;
+    while (o->timing_args && o->timing_args[na])
+        na++;
+    p->args = xcalloc((size_t)na + 3, sizeof(*p->args));
+    for (int i = 0; i < na; i++)
+        p->args[i] = o->timing_args[i];
+    if (p->k->binding && strcmp(p->k->binding, DEFAULT_BINDING) != 0) {
+        p->args[na++] = "--bind";
+        p->args[na++] = p->k->binding;
+    }
     struct runner_options ro = RUNNER_OPTIONS_INIT;
     ro.harness = p->bin;
-    ro.extra_args = o->timing_args;
+    ro.extra_args = p->args;
     ro.env = (const char *const *)w->env;
     ro.device = 0; /* CUDA_VISIBLE_DEVICES names exactly this GPU */
     ro.config_timeout_s = o->config_timeout_s;
@@ -365,6 +429,8 @@ static int prep_init(struct prep *p, struct worker *w, const struct item *it)
     ro.max_failures = o->max_failures;
     ro.want_occupancy = occ == 0;
     ro.stop = o->stop;
+    ro.host = p->so ? w->host : NULL;
+    ro.harness_so = p->so;
     p->ro = ro;
     return rc;
 }
@@ -374,6 +440,8 @@ static void prep_release(struct prep *p)
     runner_child_free(p->child);
     free(p->cfgs);
     free(p->bin);
+    free(p->args);
+    free(p->so);
     memset(p, 0, sizeof(*p));
 }
 
@@ -384,6 +452,8 @@ static int run_kernel(struct worker *w, struct prep *p)
     int rc;
     w->k = p->k;
     w->have_occupancy = 0;
+    snprintf(w->binding, sizeof(w->binding), "%s",
+             p->k->binding ? p->k->binding : DEFAULT_BINDING);
     if ((rc = set_tune_kernel(w, "running", NULL)) < 0)
         return rc;
     if (!p->runnable) {
@@ -396,7 +466,12 @@ static int run_kernel(struct worker *w, struct prep *p)
     rc = runner_run(&sum, &p->ro, p->cfgs, p->n, &cb);
     pthread_mutex_lock(&w->sh->mu);
     w->sh->counts->processes += sum.processes;
+    w->sh->counts->runner_kernels += sum.in_runner;
+    w->sh->counts->runner_fallbacks += sum.fell_back;
     pthread_mutex_unlock(&w->sh->mu);
+    if (sum.fell_back)
+        log_event(LOG_WARN, "tune_runner_fallback", "kernel", p->k->id, "gpu", w->gpu->uuid,
+                  "reason", sum.reason, NULL);
     if (rc < 0 || sum.interrupted)
         return rc;
     if (sum.given_up)
@@ -407,6 +482,27 @@ static int run_kernel(struct worker *w, struct prep *p)
     pthread_mutex_lock(&w->sh->mu);
     w->sh->counts->kernels_done++;
     pthread_mutex_unlock(&w->sh->mu);
+    return rc;
+}
+
+/* run_kernel with the GPU held exclusively. A stop while waiting is not an error. */
+static int run_locked(struct worker *w, struct prep *p)
+{
+    struct gpulock l;
+    double waited = 0;
+    int rc = gpulock_acquire(&l, w->gpu->uuid, 1, w->sh->o->stop, -1, &waited);
+    if (rc == LSCAT_EBUSY)
+        return 0;
+    if (rc < 0)
+        return rc;
+    if (waited > 1) {
+        char s[32];
+        snprintf(s, sizeof(s), "%.1f", waited);
+        log_event(LOG_INFO, "tune_gpu_waited", "gpu", w->gpu->uuid, "seconds", s, "lock_dir",
+                  gpulock_dir(), NULL);
+    }
+    rc = run_kernel(w, p);
+    gpulock_release(&l);
     return rc;
 }
 
@@ -439,42 +535,128 @@ static void update_note(struct shared *sh)
     progress_note(sh->prog, note);
 }
 
-/* The next kernel for this worker's GPU model, or NULL. */
-static const struct item *take(struct shared *sh, struct worker *w)
+/* Whether an `lscat execute` run on this host is still in progress on this store (its
+ * stage_runs row has no end and its process is alive): --follow keeps waiting for the kernels it
+ * will make runnable. Runs of other hosts are not waited for (their pid means nothing here). */
+static int execute_in_progress(struct store *s)
 {
-    const struct item *it = NULL;
-    pthread_mutex_lock(&sh->mu);
-    struct model *m = &sh->models[w->model];
-    if (!sh->failed && !(sh->o->stop && *sh->o->stop) && m->next < m->n)
-        it = &m->items[m->next++];
-    pthread_mutex_unlock(&sh->mu);
-    return it;
+    char host[256] = "";
+    struct store_stmt *st = NULL;
+    int active = 0, rc;
+    gethostname(host, sizeof(host) - 1);
+    rc = store_prepare(&st, s, "SELECT pid FROM stage_runs WHERE stage = 'execute' AND "
+                       "ended_at IS NULL AND host = ? AND pid IS NOT NULL");
+    if (rc < 0)
+        return rc;
+    store_bind(st, "t", host);
+    while (!active && (rc = store_step(st)) == STORE_ROW) {
+        char path[64], stat[512];
+        snprintf(path, sizeof(path), "/proc/%lld/stat", (long long)store_col_int(st, 0));
+        FILE *f = fopen(path, "r");
+        size_t n = f ? fread(stat, 1, sizeof(stat) - 1, f) : 0;
+        if (f)
+            fclose(f);
+        stat[n] = 0;
+        const char *paren = strrchr(stat, ')'); /* "pid (comm) S ...": alive, not a zombie */
+        active = paren && strstr(stat, "(lscat-execute)") && paren[1] == ' ' &&
+                 paren[2] != 'Z' && paren[2] != 'X';
+    }
+    store_finalize(st);
+    return rc < 0 ? rc : active;
+}
+
+/* --follow: add the kernels that became runnable since the last planning. Called with mu held
+ * (the plan store is only used under it); returns 0 or a negative code. */
+static int replan(struct shared *sh)
+{
+    int from = sh->nkernels;
+    int rc = load_kernels(sh, sh->plan_store);
+    if (rc >= 0)
+        rc = plan_kernels(sh, sh->plan_store, from);
+    if (rc >= 0 && sh->nkernels > from) {
+        char k[16];
+        snprintf(k, sizeof(k), "%d", sh->nkernels - from);
+        log_event(LOG_INFO, "tune_follow_planned", "kernels", k, NULL);
+        progress_set_total(sh->prog, (uint64_t)sh->counts->configs_planned);
+    }
+    return rc;
+}
+
+static void nap_s(double s)
+{
+    struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+    nanosleep(&ts, NULL);
+}
+
+/* The next kernel for this worker's GPU model into *out: 1 when taken; 0 when there is none
+ * (with --follow and may_wait: none now and no execute run in progress that could make more
+ * runnable; without may_wait: none now); or a negative code (store failure while re-planning). */
+static int take(struct item *out, struct shared *sh, struct worker *w, int may_wait)
+{
+    const struct tune_options *o = sh->o;
+    for (;;) {
+        int rc = 0, wait = 0;
+        pthread_mutex_lock(&sh->mu);
+        struct model *m = &sh->models[w->model];
+        if (sh->failed || (o->stop && *o->stop)) {
+            rc = 0;
+        } else if (m->next < m->n) {
+            *out = m->items[m->next++]; /* by value: re-planning may move the array */
+            rc = 1;
+        } else if (o->follow) {
+            /* Look at execute first, then re-plan: when execute had ended, the re-plan saw
+             * everything it made runnable, and an empty result means the end. */
+            int active = execute_in_progress(sh->plan_store);
+            rc = active < 0 ? active : replan(sh);
+            if (rc >= 0 && m->next < m->n)
+                *out = m->items[m->next++], rc = 1;
+            else if (rc >= 0)
+                wait = active > 0;
+        }
+        pthread_mutex_unlock(&sh->mu);
+        if (!wait || !may_wait)
+            return rc;
+        nap_s(o->follow_interval_s > 0 ? o->follow_interval_s : 1.0);
+    }
 }
 
 /* Take kernels until none are left. While one kernel is measured, the next one's harness is
  * already started and held before its first configuration (unless --no-prestart), so process
- * start and context creation cost no GPU time. */
+ * start and context creation cost no GPU time. The GPU is locked (common/gpulock.h) for each
+ * kernel's measurement, so that no other lscat (a probe, another tune) runs on it meanwhile. */
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
     struct shared *sh = w->sh;
     struct prep cur, next;
-    const struct item *it;
+    struct item it;
     memset(&cur, 0, sizeof(cur));
     memset(&next, 0, sizeof(next));
     int rc = store_open(&w->s, sh->o->db_path, 0);
-    if (rc >= 0 && (it = take(sh, w)) != NULL)
-        rc = prep_init(&cur, w, it);
-    while (rc >= 0 && cur.k) {
-        if ((it = take(sh, w)) != NULL) {
-            rc = prep_init(&next, w, it);
-            if (rc >= 0 && next.runnable && !sh->o->no_prestart &&
+    if (rc >= 0 && sh->o->runner) { /* started now: its context creation overlaps planning */
+        runner_host_new(&w->host, sh->o->runner, (const char *const *)w->env, 0,
+                        sh->o->runner_kernels);
+        if (runner_host_start(w->host) < 0) {
+            log_event(LOG_WARN, "tune_runner_failed", "gpu", w->gpu->uuid, "error",
+                      lscat_error_last(), NULL);
+        } else {
+            pthread_mutex_lock(&sh->mu);
+            sh->counts->processes++;
+            pthread_mutex_unlock(&sh->mu);
+        }
+    }
+    while (rc >= 0) {
+        if (!cur.k && ((rc = take(&it, sh, w, 1)) <= 0 || (rc = prep_init(&cur, w, &it)) < 0))
+            break;
+        if ((rc = take(&it, sh, w, 0)) > 0) {
+            rc = prep_init(&next, w, &it);
+            if (rc >= 0 && next.runnable && !next.so && !sh->o->no_prestart &&
                 runner_prestart(&next.child, &next.ro, next.cfgs, next.n) < 0)
                 log_event(LOG_WARN, "tune_prestart_failed", "kernel", next.k->id, "error",
                           lscat_error_last(), NULL);
         }
         if (rc >= 0)
-            rc = run_kernel(w, &cur);
+            rc = run_locked(w, &cur);
         prep_release(&cur);
         cur = next;
         memset(&next, 0, sizeof(next));
@@ -485,6 +667,8 @@ static void *worker_main(void *arg)
     }
     prep_release(&cur);
     prep_release(&next);
+    runner_host_free(w->host);
+    w->host = NULL;
     if (rc < 0) {
         pthread_mutex_lock(&sh->mu);
         if (!sh->failed)
@@ -501,14 +685,17 @@ static void *worker_main(void *arg)
 static void shared_release(struct shared *sh)
 {
     for (int k = 0; k < sh->nkernels; k++) {
-        for (int b = 0; b < sh->kernels[k].nbuilds; b++) {
-            free(sh->kernels[k].bins[b]);
-            free(sh->kernels[k].archs[b]);
+        struct kernel *kn = sh->kernels[k];
+        for (int b = 0; b < kn->nbuilds; b++) {
+            free(kn->bins[b]);
+            free(kn->archs[b]);
         }
-        free(sh->kernels[k].bins);
-        free(sh->kernels[k].archs);
-        free(sh->kernels[k].id);
-        free(sh->kernels[k].name);
+        free(kn->bins);
+        free(kn->archs);
+        free(kn->id);
+        free(kn->name);
+        free(kn->binding);
+        free(kn);
     }
     free(sh->kernels);
     for (int m = 0; m < sh->nmodels; m++) {
@@ -535,6 +722,7 @@ int tune_sweep(struct tune_counts *out, struct store *s, const struct tune_optio
     memset(&sh, 0, sizeof(sh));
     pthread_mutex_init(&sh.mu, NULL);
     sh.o = o;
+    sh.plan_store = s;
     sh.counts = out;
     sh.nworkers = n;
     sh.workers = xcalloc((size_t)(n ? n : 1), sizeof(*sh.workers));
@@ -582,8 +770,10 @@ void tune_counts_json(char *out, int size, const struct tune_counts *c)
              "{\"gpus\":%d,\"models\":%d,\"kernels_planned\":%d,\"kernels_done\":%d,"
              "\"kernels_given_up\":%d,\"configs_planned\":%d,\"configs_reported\":%d,\"ok\":%d,"
              "\"cuda_error\":%d,\"invalid_config\":%d,\"crashed\":%d,\"timeout\":%d,"
-             "\"processes\":%d,\"interrupted\":%d}",
+             "\"processes\":%d,\"runner_kernels\":%d,\"runner_fallbacks\":%d,"
+             "\"interrupted\":%d}",
              c->gpus, c->models, c->kernels_planned, c->kernels_done, c->kernels_given_up,
              c->configs_planned, c->configs_reported, c->ok, c->cuda_error, c->invalid_config,
-             c->crashed, c->timeout, c->processes, c->interrupted);
+             c->crashed, c->timeout, c->processes, c->runner_kernels, c->runner_fallbacks,
+             c->interrupted);
 }

@@ -27,6 +27,12 @@ struct tune_options {
     int l2_flush;                  /* recorded with each measurement (and passed on) */
     int clocks_locked;             /* recorded; children get LSCAT_CLOCKS_LOCKED=1 */
     int no_prestart;               /* 1: start each harness only when its kernel's turn comes */
+    const char *runner;            /* lscat-runner: kernels with a harness.so run in one
+                                      long-lived process per GPU; NULL = harness processes */
+    int runner_kernels;            /* recycle a runner after this many kernels (0 = never) */
+    int follow;                    /* 1: while an `lscat execute` of this host runs on the store,
+                                    * keep taking the kernels it makes runnable */
+    double follow_interval_s;      /* how often to look for them (default 1 s) */
     int64_t run_id;
     const volatile int *stop;      /* set by a signal handler: finish cleanly, soon */
 };
@@ -37,6 +43,7 @@ struct tune_counts {
     int configs_planned, configs_reported;
     int ok, cuda_error, invalid_config, crashed, timeout;
     int processes;
+    int runner_kernels, runner_fallbacks; /* kernels run in lscat-runner; sent back to processes */
     int interrupted;
 };
 

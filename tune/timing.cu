@@ -208,6 +208,29 @@ done:
     return rc;
 }
 
+void timing_release_process_state(void)
+{
+    if (g_slots_device >= 0) {
+        int dev = -1;
+        cudaGetDevice(&dev);
+        for (int k = 0; k < 2 && dev == g_slots_device; k++) {
+            cudaEventDestroy(g_slots[k].a);
+            cudaEventDestroy(g_slots[k].b);
+        }
+        memset(g_slots, 0, sizeof(g_slots));
+        g_slots_device = -1;
+    }
+    if (g_flags)
+        cudaFreeHost(g_flags);
+    g_flags = NULL;
+    if (g_nvml_state > 0) {
+        nvml_dl_unload(&g_nvml);
+        g_nvml_handle = NULL;
+        g_nvml_dev = -1;
+    }
+    g_nvml_state = 0;
+}
+
 /* Wait for a sample and return its per-launch time. */
 static int sample_finish(double *ns_out, struct slot *sl, int launches)
 {

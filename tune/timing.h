@@ -79,6 +79,12 @@ int timing_measure_host(struct timing_stats *out, const struct timing_options *o
                         timing_host_fn fn, void *ctx);
 const char *timing_error_string(int code);
 
+/* Free what the timing core keeps between measurements (sample events, the pinned blocker
+ * flags) and drop its NVML reference. For harnesses that run inside a long-lived process
+ * (lscat-runner loads harness.so files one after another): call it before returning. Safe to
+ * call when nothing was measured; a later measurement sets everything up again. */
+void timing_release_process_state(void);
+
 /* Fill `out` for CUDA device `device` (CUDA runtime + NVML). Returns 0 or a cudaError_t. */
 int timing_device_info_get(struct timing_device_info *out, int device);
 

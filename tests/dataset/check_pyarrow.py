@@ -46,7 +46,8 @@ def tables(since):
             ("source_bytes", "k.source_bytes", "int"), ("source", "k.dir", "source"), ("source_raw", "k.dir", "source_raw"),
             ("occurrences", "(SELECT count(*) FROM kernel_occurrences x WHERE x.kernel_id = k.id)", "int"),
             ("registers", "(SELECT registers FROM builds b WHERE b.kernel_id = k.id AND b.status = 'ok')", "int"),
-            ("repairs", "(SELECT fixes FROM builds b WHERE b.kernel_id = k.id)", "text")]),
+            ("repairs", "(SELECT fixes FROM builds b WHERE b.kernel_id = k.id)", "text"),
+            ("binding", "k.binding", "text")]),
         "occurrences": ("kernel_occurrences o JOIN sources s ON s.id = o.source_id LEFT JOIN repos r ON r.id = s.repo_id"
                         " ORDER BY o.kernel_id, r.full_name, o.path, o.line", [
             ("kernel_id", "o.kernel_id", "text"), ("repository", "r.full_name", "text"), ("commit", "r.commit_sha", "text"),
@@ -60,7 +61,8 @@ def tables(since):
             ("height", "m.height", "int"), ("block_x", "m.block_x", "int"), ("block_y", "m.block_y", "int"),
             ("block_z", "m.block_z", "int"), ("status", "m.status", "text"), ("error", "m.error", "text")] +
             [(f"{s}_ns", f"m.{s}_ns", "real") for s in ("median", "min", "max", "mean", "stddev", "mad", "p10", "p90")] +
-            [("samples", "m.samples", "int"), ("clocks_locked", "m.clocks_locked", "bool"), ("l2_flush", "m.l2_flush", "bool")]),
+            [("samples", "m.samples", "int"), ("clocks_locked", "m.clocks_locked", "bool"), ("l2_flush", "m.l2_flush", "bool"),
+             ("binding", "m.binding", "text")]),
         "failures": (f"failures f WHERE f.created_at >= '{since}' ORDER BY f.id", [
             ("stage", "f.stage", "text"), ("subject", "f.subject", "text"), ("kernel_id", "f.kernel_id", "text"),
             ("class", "f.class", "text"), ("message", "f.message", "text")]),

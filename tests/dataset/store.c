@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/sha256.h"
+#include "common/xalloc.h"
 #include "dataset/status.h"
 #include "dataset/store.h"
 #include "schema/schema.h"
@@ -109,6 +110,51 @@ static void test_store__refuses_a_store_from_a_newer_lscat_and_leaves_it_untouch
     CHECK_CONTAINS(lscat_error_last(), "upgrade lscat");
     file_hash(after, p);
     CHECK_STR(after, before);
+    free(p);
+}
+
+/* A store as lscat with schema v1 left it (stores of v1 exist): every row survives the move to
+ * the latest schema, and the v2 columns say what v1 measured with (binding 'area'). */
+static void test_store__migrates_a_v1_store_keeping_every_row(void)
+{
+    char *p = db_path("v1.db");
+    char *v1 = xasprintf("%s PRAGMA user_version = 1; PRAGMA application_id = %d;"
+        "INSERT INTO kernels(id, name, dir, params, param_count, status, created_at) VALUES "
+        "('k1', 'matmul', 'kernels/k1', '{}', 4, 'runnable', 't0'), "
+        "('k2', 'saxpy', 'kernels/k2', '{}', 4, 'probe_failed', 't0');"
+        "INSERT INTO gpus(id, uuid, name, first_seen) VALUES (1, 'GPU-1', 'H100', 't0');"
+        "INSERT INTO probes(kernel_id, gpu_id, outcome, detail, probed_at) VALUES "
+        "('k1', 1, 'ok', NULL, 't0'), ('k2', 1, 'illegal_address', 'illegal', 't0');"
+        "INSERT INTO measurements(kernel_id, gpu_id, width, height, block_x, block_y, status, "
+        "median_ns, measured_at) VALUES ('k1', 1, 240, 240, 16, 16, 'ok', 1234.5, 't1'), "
+        "('k1', 1, 240, 240, 64, 1, 'ok', 999.0, 't1');",
+        schema_migrations[0].sql, STORE_APPLICATION_ID);
+    raw_sql(p, v1);
+    free(v1);
+    struct store *s = NULL;
+    CHECK_OK(store_open(&s, p, 0));
+    CHECK_INT(store_schema_version(s), ==, schema_version_latest);
+    CHECK(schema_version_latest >= 2);
+    int64_t v = 0;
+    CHECK_OK(store_query_int(&v, s, "SELECT count(*) FROM kernels WHERE binding IS NULL AND "
+                             "status IN ('runnable', 'probe_failed')", NULL));
+    CHECK_INT(v, ==, 2);
+    CHECK_OK(store_query_int(&v, s, "SELECT count(*) FROM probes WHERE binding IS NULL AND "
+                             "bindings IS NULL AND (outcome = 'ok' OR detail = 'illegal')", NULL));
+    CHECK_INT(v, ==, 2);
+    CHECK_OK(store_query_int(&v, s, "SELECT count(*) FROM measurements WHERE binding = 'area' "
+                             "AND median_ns IN (1234.5, 999.0) AND measured_at = 't1'", NULL));
+    CHECK_INT(v, ==, 2);
+    /* v2 rows carry their binding */
+    CHECK_INT(store_run(s, "UPDATE kernels SET binding = 'side' WHERE id = 'k1'", NULL), ==, 1);
+    CHECK_INT(store_run(s, "INSERT INTO measurements(kernel_id, gpu_id, width, height, block_x, "
+                        "block_y, status, measured_at, binding) VALUES ('k1', 1, 496, 496, 16, "
+                        "16, 'ok', 't2', 'side')", NULL), ==, 1);
+    store_free(s);
+    CHECK_OK(store_open(&s, p, STORE_READONLY)); /* migrated once: read-only opens now */
+    CHECK_OK(store_query_int(&v, s, "SELECT count(*) FROM measurements", NULL));
+    CHECK_INT(v, ==, 3);
+    store_free(s);
     free(p);
 }
 
@@ -402,6 +448,7 @@ int main(void)
     TEST_RUN(test_store__a_second_writer_waits_for_the_first);
     TEST_RUN(test_store__creates_and_migrates_an_empty_store_to_the_latest_schema);
     TEST_RUN(test_store__reopening_keeps_rows_and_does_not_migrate_again);
+    TEST_RUN(test_store__migrates_a_v1_store_keeping_every_row);
     TEST_RUN(test_store__refuses_a_store_from_a_newer_lscat_and_leaves_it_untouched);
     TEST_RUN(test_store__refuses_a_file_that_is_not_sqlite_without_modifying_it);
     TEST_RUN(test_store__refuses_a_corrupt_store_without_modifying_it);

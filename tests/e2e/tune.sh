@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # lscat tune end to end with the real program: option handling, the clock-locking refusals,
-# the no-GPU path of `make run`, and SIGKILL in the middle of a sweep followed by a resume.
+# the no-GPU path of `make run`, and SIGKILL in the middle of a sweep followed by a resume, with
+# harness processes and again with the real lscat-runner (host-only: LSCAT_RUNNER_NO_CUDA=1)
+# running the stand-in's harness.so builds.
 # Without a GPU the harnesses and GPUs are stand-ins (tests/tune/support/), real processes.
 . "$(dirname "$0")/lib.sh"
 ROOT=${LSCAT_ROOT:-$PWD}
@@ -65,4 +67,40 @@ if [ "$current" = 54 ] && [ "$total" = 54 ]; then t_ok tune__resume_completes_th
 # per GPU at most two were begun twice: the one running and one whose line was not yet committed
 if [ "$started" -le 58 ]; then t_ok tune__resume_redoes_at_most_the_items_in_flight; else t_fail tune__resume_redoes_at_most_the_items_in_flight "$started configurations begun for 54"; fi
 t_expect tune__third_run_does_nothing 0 lscat tune "${SPACE[@]}" && t_contains tune__third_run_plans_nothing "$T_OUT" "0 kernel run(s) planned"
+
+# The same kill and resume with harness.so files: the kernels run in one lscat-runner per GPU.
+export LSCAT_DB=$T_TMP/work/runner.db LSCAT_RUNNER_NO_CUDA=1
+lscat init >/dev/null 2>&1
+specs=()
+for i in 1 2 3 4 5 6; do
+    mkdir -p "$LSCAT_WORK/builds/r$i"
+    cp "$FAKE" "$LSCAT_WORK/builds/r$i/harness"
+    cp "$FAKE.so" "$LSCAT_WORK/builds/r$i/harness.so"
+    echo "slow 80" >"$LSCAT_WORK/builds/r$i/harness.behavior"
+    specs+=("r$i=builds/r$i/harness")
+done
+python3 "$ROOT/tests/tune/support/seed_store.py" "$LSCAT_DB" "${specs[@]}"
+lscat tune "${SPACE[@]}" >"$T_OUT" 2>"$T_ERR" &
+pid=$!
+sleep 1.2
+kill -9 "$pid"
+{ wait "$pid"; } 2>/dev/null
+sleep 0.3
+if pgrep -f "$LSCAT_BIN/lscat-runner" >/dev/null; then t_fail tune__kill_leaves_no_runner_running "an lscat-runner outlived lscat-tune"; else t_ok tune__kill_leaves_no_runner_running; fi
+t_expect tune__runner_resume_exits_0 0 lscat tune "${SPACE[@]}"
+read -r total current pids counts < <(python3 - "$LSCAT_DB" "$LSCAT_WORK" <<'PY'
+import sqlite3, sys, glob
+db = sqlite3.connect(sys.argv[1])
+t = db.execute("select count(*) from measurements").fetchone()[0]
+c = db.execute("select count(*) from measurements where superseded = 0 and status = 'ok'").fetchone()[0]
+p = {l.split()[1] for f in glob.glob(sys.argv[2] + "/builds/r*/harness.log") for l in open(f) if l.startswith("start")}
+k = db.execute("select counts from stage_runs where stage = 'tune' order by id desc limit 1").fetchone()[0]
+print(t, c, len(p), k.replace(" ", ""))
+PY
+)
+if [ "$current" = 54 ] && [ "$total" = 54 ]; then t_ok tune__runner_resume_completes_the_sweep_without_duplicates; else t_fail tune__runner_resume_completes_the_sweep_without_duplicates "total $total, current ok $current"; fi
+# two runs x two GPUs: at most four processes ran the six kernels
+case "$counts" in *'"runner_fallbacks":0'*) ;; *) pids=99 ;; esac
+if [ "$pids" -le 4 ]; then t_ok tune__runner_hosts_many_kernels_per_process; else t_fail tune__runner_hosts_many_kernels_per_process "$pids processes, $counts"; fi
+unset LSCAT_RUNNER_NO_CUDA
 t_done

@@ -49,6 +49,11 @@ static void test_probe__classifies_cuda_errors_by_kind(void)
     expect(classify(4, 0, 0, "", HEADER "{\"status\":\"cuda_error\",\"error\":\"an illegal memory "
                                         "access was encountered\"}\n"),
            PROBE_ILLEGAL_ADDRESS, "illegal memory access");
+    /* a wild generic pointer far past every allocation (matmul's n = W*H at 2024x2024, H100) */
+    expect(classify(4, 0, 0, "", HEADER "{\"w\":2024,\"h\":2024,\"block\":[16,16,1],\"status\":"
+                                        "\"cuda_error\",\"error\":\"operation not supported on "
+                                        "global/shared address space\"}\n"),
+           PROBE_ILLEGAL_ADDRESS, "address space (at 2024x2024, block 16x16x1)");
     expect(classify(4, 0, 0, "", HEADER "{\"status\":\"cuda_error\",\"error\":\"unspecified launch "
                                         "failure\"}\n"), PROBE_LAUNCH_FAILURE, NULL);
     expect(classify(4, 0, 0, "", HEADER "{\"status\":\"ok\"}\n{\"status\":\"cuda_error\",\"error\":"

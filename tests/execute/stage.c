@@ -121,6 +121,11 @@ static void test_execute__builds_a_clean_kernel_first_try_with_ptxas_resources(v
     CHECK_STR(kst, "built");
     char *abs = fs_join(env.work, bin);
     CHECK(fs_exists(abs));
+    char *so = xasprintf("%s.so", abs), *obj = xasprintf("%s.o", abs);
+    CHECK(fs_exists(so));   /* the same object linked for lscat-runner (docs/tune.md) */
+    CHECK(!fs_exists(obj)); /* linked twice, not kept */
+    free(so);
+    free(obj);
     free(abs);
     free(px);
     free(bin);

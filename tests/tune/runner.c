@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct seen {
@@ -40,21 +41,21 @@ static int on_result(void *ctx, const struct tune_result *r)
     return 0;
 }
 
-/* A private copy of the stand-in harness with the given behaviour; returns its path. */
+/* A private copy of the stand-in harness (executable and harness.so) with the given behaviour;
+ * returns the executable's path. */
 static const char *fake(const char *behavior)
 {
     static char path[1024];
-    char cmd[2048];
+    char cmd[4096];
     const char *tb = getenv("LSCAT_TEST_BIN");
     snprintf(path, sizeof(path), "%s/harness", test_tmpdir());
-    snprintf(cmd, sizeof(cmd), "cp %s/tune/support/fake_harness %s",
+    snprintf(cmd, sizeof(cmd), "cp %s/tune/support/fake_harness %s && cp "
+             "%s/tune/support/fake_harness.so %s.so", tb && *tb ? tb : "build/tests", path,
              tb && *tb ? tb : "build/tests", path);
     CHECK(system(cmd) == 0);
-    if (behavior) {
-        char bpath[1100];
-        snprintf(bpath, sizeof(bpath), "%s.behavior", path);
-        test_write_file(bpath, behavior, strlen(behavior));
-    }
+    char bpath[1100];
+    snprintf(bpath, sizeof(bpath), "%s.behavior", path);
+    test_write_file(bpath, behavior ? behavior : "", behavior ? strlen(behavior) : 0);
     return path;
 }
 
@@ -236,6 +237,230 @@ static void test_runner__a_harness_done_reporting_is_not_waited_for(void)
     CHECK(fs_mono_s() - t0 < 2.0);
 }
 
+/* ---- lscat-runner: the real program, host-only (LSCAT_RUNNER_NO_CUDA=1), loading the
+ * stand-in's harness.so build; a crash of a configuration is a real signal in the runner. */
+
+static char runner_prog[1024];
+
+static struct runner_host *host(int max_kernels)
+{
+    struct runner_host *h = NULL;
+    CHECK_OK(runner_host_new(&h, runner_prog, NULL, 0, max_kernels));
+    return h;
+}
+
+static void run_host(struct runner_summary *sum, struct seen *s, struct runner_host *h,
+                     const char *harness, double timeout_s, int max_failures)
+{
+    char so[1100];
+    struct runner_options o = RUNNER_OPTIONS_INIT;
+    struct runner_callbacks cb = { on_header, on_occupancy, on_result, s };
+    snprintf(so, sizeof(so), "%s.so", harness);
+    o.harness = harness;
+    o.harness_so = so;
+    o.host = h;
+    o.config_timeout_s = timeout_s;
+    o.startup_s = 0.5;
+    o.max_failures = max_failures;
+    o.want_occupancy = 1;
+    memset(s, 0, sizeof(*s));
+    CHECK_OK(runner_run(sum, &o, cfgs, 4, &cb));
+}
+
+/* How many distinct pids the stand-in logged as "start <pid>". */
+static int distinct_starts(const char *harness)
+{
+    struct buf b = BUF_INIT;
+    char path[1100];
+    int pids[64], n = 0;
+    snprintf(path, sizeof(path), "%s.log", harness);
+    if (buf_read_file(&b, path) == 0)
+        for (const char *p = b.data; (p = strstr(p, "start ")) != NULL; p++) {
+            int pid = atoi(p + 6), k = 0;
+            while (k < n && pids[k] != pid)
+                k++;
+            if (k == n && n < 64)
+                pids[n++] = pid;
+        }
+    buf_release(&b);
+    return n;
+}
+
+static void test_runner_host__kernels_run_one_after_another_in_one_process(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    struct runner_host *h = host(0);
+    const char *hp = fake(NULL);
+    for (int k = 0; k < 3; k++) {
+        run_host(&sum, &s, h, hp, 10, 5);
+        CHECK_INT(sum.ok, ==, 4);
+        CHECK_INT(s.headers, ==, 1);
+        CHECK_INT(s.occ_block, ==, 768);
+        CHECK(sum.in_runner && !sum.fell_back);
+        CHECK_INT(sum.processes, ==, k == 0 ? 1 : 0); /* started once */
+    }
+    CHECK_INT(count_in_log(hp, "start"), ==, 3);
+    CHECK_INT(distinct_starts(hp), ==, 1); /* three kernels, one process */
+    CHECK_INT(count_in_log(hp, "cfg 496 496 64 1 1"), ==, 3);
+    runner_host_free(h);
+}
+
+static void test_runner_host__crash_kills_the_runner_and_a_new_one_takes_the_next(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    struct runner_host *h = host(0);
+    const char *hp = fake("crash 240 240 64 1\n");
+    run_host(&sum, &s, h, hp, 10, 5);
+    CHECK_INT(s.n, ==, 4);
+    CHECK_STR(s.r[0].status, "ok");
+    CHECK_STR(s.r[1].status, "crashed");
+    CHECK_CONTAINS(s.r[1].error, "signal 11");
+    CHECK_CONTAINS(s.r[1].error, "about to crash"); /* the output tail */
+    CHECK_STR(s.r[2].status, "ok");
+    CHECK_STR(s.r[3].status, "ok");
+    CHECK_INT(sum.crashes, ==, 1);
+    CHECK_INT(sum.processes, ==, 2);
+    CHECK_INT(distinct_starts(hp), ==, 2);
+    CHECK_INT(count_in_log(hp, "cfg 240 240 64 1 1"), ==, 1);
+    /* the replacement goes on serving kernels */
+    run_host(&sum, &s, h, fake(NULL), 10, 5);
+    CHECK_INT(sum.ok, ==, 4);
+    CHECK_INT(sum.processes, ==, 0);
+    runner_host_free(h);
+}
+
+static void test_runner_host__hang_is_killed_and_recorded_as_timeout(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    struct runner_host *h = host(0);
+    double t0 = fs_mono_s();
+    run_host(&sum, &s, h, fake("hang 496 496 16 16\n"), 0.5, 5);
+    CHECK_INT(s.n, ==, 4);
+    CHECK_STR(s.r[2].status, "timeout");
+    CHECK_CONTAINS(s.r[2].error, "no result within 0.5 s");
+    CHECK_STR(s.r[3].status, "ok");
+    CHECK_INT(sum.timeouts, ==, 1);
+    CHECK_INT(sum.processes, ==, 2);
+    CHECK(fs_mono_s() - t0 < 5);
+    runner_host_free(h);
+}
+
+static void test_runner_host__sticky_error_ends_the_runner_and_the_kernel_goes_on(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    struct runner_host *h = host(0);
+    const char *hp = fake("sticky 240 240 16 16\ninvalid 496 496 64 1\n");
+    run_host(&sum, &s, h, hp, 10, 5);
+    CHECK_INT(s.n, ==, 4);
+    CHECK_STR(s.r[0].status, "cuda_error");
+    CHECK_CONTAINS(s.r[0].error, "illegal memory access");
+    CHECK_STR(s.r[1].status, "ok");
+    CHECK_STR(s.r[3].status, "invalid_config");
+    CHECK_INT(sum.sticky_errors, ==, 1);
+    CHECK_INT(sum.processes, ==, 2);
+    CHECK_INT(distinct_starts(hp), ==, 2);
+    runner_host_free(h);
+}
+
+static void test_runner_host__repeated_failures_and_refusals_give_the_kernel_up(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    struct runner_host *h = host(0);
+    run_host(&sum, &s, h, fake("crash * * * *\n"), 10, 2);
+    CHECK(sum.given_up);
+    CHECK_INT(s.n, ==, 2);
+    CHECK_CONTAINS(sum.reason, "2 harness failures (2 crashed");
+    run_host(&sum, &s, h, fake("refuse\n"), 10, 5);
+    CHECK(sum.given_up);
+    CHECK_INT(s.n, ==, 0);
+    CHECK_CONTAINS(sum.reason, "refused");
+    CHECK_CONTAINS(sum.reason, "refusing as told");
+    runner_host_free(h);
+}
+
+static void test_runner_host__a_harness_so_that_cannot_load_runs_as_a_process(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    struct runner_host *h = host(0);
+    const char *hp = fake(NULL);
+    char so[1100];
+    snprintf(so, sizeof(so), "%s.so", hp);
+    test_write_file(so, "not an ELF file", 15);
+    run_host(&sum, &s, h, hp, 10, 5);
+    CHECK(sum.fell_back);
+    CHECK_CONTAINS(sum.reason, "lscat-runner:");
+    CHECK_INT(sum.ok, ==, 4);
+    CHECK_INT(s.headers, ==, 1);
+    CHECK_INT(s.occ_block, ==, 768);
+    CHECK_INT(count_in_log(hp, "start"), ==, 1); /* the executable, once */
+    CHECK(!runner_host_broken(h));
+    runner_host_free(h);
+}
+
+static void test_runner_host__a_runner_that_cannot_start_is_not_used_again(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    struct runner_host *h = NULL;
+    const char *hp = fake(NULL);
+    char bad[1100];
+    snprintf(bad, sizeof(bad), "%s/bad-runner", test_tmpdir());
+    test_write_file(bad, "#!/bin/sh\necho no CUDA device here >&2\nexit 3\n", 45);
+    CHECK(chmod(bad, 0755) == 0);
+    CHECK_OK(runner_host_new(&h, bad, NULL, 0, 0));
+    run_host(&sum, &s, h, hp, 10, 5);
+    CHECK(sum.fell_back);
+    CHECK_CONTAINS(sum.reason, "no CUDA device here");
+    CHECK_INT(sum.ok, ==, 4);
+    CHECK(runner_host_broken(h));
+    runner_host_free(h);
+}
+
+static void test_runner_host__is_recycled_after_max_kernels(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    struct runner_host *h = host(2);
+    const char *hp = fake(NULL);
+    int started = 0;
+    for (int k = 0; k < 5; k++) {
+        run_host(&sum, &s, h, hp, 10, 5);
+        CHECK_INT(sum.ok, ==, 4);
+        started += sum.processes;
+    }
+    CHECK_INT(started, ==, 3);
+    CHECK_INT(distinct_starts(hp), ==, 3);
+    runner_host_free(h);
+}
+
+static void test_runner_host__stop_flag_kills_the_runner_and_returns(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    volatile int stop = 0;
+    struct runner_host *h = host(0);
+    struct runner_options o = RUNNER_OPTIONS_INIT;
+    struct runner_callbacks cb = { NULL, NULL, on_result, &s };
+    char so[1100];
+    memset(&s, 0, sizeof(s));
+    o.harness = fake("hang * * * *\n");
+    snprintf(so, sizeof(so), "%s.so", o.harness);
+    o.harness_so = so;
+    o.host = h;
+    o.stop = &stop;
+    stop = 1;
+    CHECK_OK(runner_run(&sum, &o, cfgs, 4, &cb));
+    CHECK(sum.interrupted);
+    CHECK_INT(s.n, ==, 0);
+    runner_host_free(h);
+}
+
 static void test_runner__parses_result_lines_and_ignores_noise(void)
 {
     struct tune_result r;
@@ -256,6 +481,8 @@ static void test_runner__parses_result_lines_and_ignores_noise(void)
 
 int main(void)
 {
+    snprintf(runner_prog, sizeof(runner_prog), "%s/lscat-runner", test_bin_dir());
+    setenv("LSCAT_RUNNER_NO_CUDA", "1", 1);
     TEST_RUN(test_runner__one_process_measures_every_configuration);
     TEST_RUN(test_runner__crash_is_recorded_and_the_harness_restarts_at_the_next);
     TEST_RUN(test_runner__hang_is_killed_after_the_timeout_and_recorded);
@@ -266,5 +493,14 @@ int main(void)
     TEST_RUN(test_runner__a_prestarted_harness_waits_and_is_used);
     TEST_RUN(test_runner__a_harness_done_reporting_is_not_waited_for);
     TEST_RUN(test_runner__parses_result_lines_and_ignores_noise);
+    TEST_RUN(test_runner_host__kernels_run_one_after_another_in_one_process);
+    TEST_RUN(test_runner_host__crash_kills_the_runner_and_a_new_one_takes_the_next);
+    TEST_RUN(test_runner_host__hang_is_killed_and_recorded_as_timeout);
+    TEST_RUN(test_runner_host__sticky_error_ends_the_runner_and_the_kernel_goes_on);
+    TEST_RUN(test_runner_host__repeated_failures_and_refusals_give_the_kernel_up);
+    TEST_RUN(test_runner_host__a_harness_so_that_cannot_load_runs_as_a_process);
+    TEST_RUN(test_runner_host__a_runner_that_cannot_start_is_not_used_again);
+    TEST_RUN(test_runner_host__is_recycled_after_max_kernels);
+    TEST_RUN(test_runner_host__stop_flag_kills_the_runner_and_returns);
     return test_done();
 }

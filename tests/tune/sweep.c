@@ -8,13 +8,21 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/gpulock.h"
 #include "dataset/store.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static char work[1024], db[1100];
+static int g_follow; /* the next sweep() runs with --follow */
+static int with_so;       /* setup() also copies the stand-in's harness.so build */
+static const char *runner; /* tune_options.runner for sweep() */
 
 /* A store with `n` runnable kernels k0.., each with its own copy of the stand-in harness. */
 static struct store *setup(int n, const char *const *behaviors)
@@ -31,6 +39,11 @@ static struct store *setup(int n, const char *const *behaviors)
         snprintf(cmd, sizeof(cmd), "mkdir -p %s/builds/%s && cp %s/tune/support/fake_harness "
                  "%s/%s", work, id, tb && *tb ? tb : "build/tests", work, rel);
         CHECK(system(cmd) == 0);
+        if (with_so) {
+            snprintf(cmd, sizeof(cmd), "cp %s/tune/support/fake_harness.so %s/%s.so",
+                     tb && *tb ? tb : "build/tests", work, rel);
+            CHECK(system(cmd) == 0);
+        }
         if (behaviors && behaviors[i]) {
             char p[1200];
             snprintf(p, sizeof(p), "%s/%s.behavior", work, rel);
@@ -74,6 +87,10 @@ static void sweep(struct tune_counts *c, struct store *s, const struct tune_gpu 
     o.max_failures = max_failures;
     o.remeasure = remeasure;
     o.run_id = run_id;
+    o.runner = runner;
+    o.runner_kernels = 2;
+    o.follow = g_follow;
+    o.follow_interval_s = 0.1;
     CHECK_OK(tune_sweep(c, s, &o, g, n));
     tune_space_release(&o.space);
 }
@@ -206,12 +223,186 @@ static void test_sweep__crashes_hangs_and_give_ups_are_recorded(void)
     store_free(s);
 }
 
+static void test_sweep__launches_each_kernel_with_its_binding_and_records_it(void)
+{
+    /* k1 runs clean only with --bind side; k2 is a harness from before bindings (exits 2 on
+     * --bind) whose probe chose the default, so it must get no flag at all */
+    const char *b[] = { NULL, "sticky * * * * area\n", "nobind\n" };
+    struct store *s = setup(3, b);
+    struct tune_gpu g[1];
+    struct tune_counts c;
+    gpus_of(g, 1, 1, s);
+    CHECK_OK(store_run(s, "UPDATE kernels SET binding = 'side' WHERE id = 'k1'", NULL));
+    CHECK_OK(store_run(s, "UPDATE kernels SET binding = 'area' WHERE id = 'k2'", NULL));
+    sweep(&c, s, g, 1, 0, 3);
+    CHECK_INT(c.ok, ==, 12);
+    CHECK_INT(c.kernels_given_up, ==, 0);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k1' AND status = 'ok' "
+                   "AND binding = 'side'"), ==, 4);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id != 'k1' AND status = "
+                   "'ok' AND binding = 'area'"), ==, 8);
+    CHECK_INT(log_count(1, "bind side"), ==, 1);
+    CHECK_INT(log_count(0, "bind area"), ==, 1);
+    CHECK_INT(log_count(2, "bind area"), ==, 1);
+    store_free(s);
+}
+
+/* With lscat-runner (the real program, host-only) and harness.so files: one runner per GPU
+ * serves the kernels (recycled after 2), crashes and hangs restart it, a kernel without a
+ * harness.so runs as a process, and the store holds what a process sweep would write. */
+static void test_sweep__kernels_with_a_harness_so_run_in_the_runner(void)
+{
+    char rp[1100];
+    const char *b[] = { NULL, "crash 64 64 64 1\nhang 128 128 16 16\n", NULL, NULL, NULL };
+    snprintf(rp, sizeof(rp), "%s/lscat-runner", test_bin_dir());
+    with_so = 1;
+    runner = rp;
+    struct store *s = setup(5, b);
+    struct tune_gpu g[2];
+    struct tune_counts c;
+    char path[1200];
+    snprintf(path, sizeof(path), "%s/builds/k4/harness.so", work);
+    CHECK(unlink(path) == 0);
+    gpus_of(g, 2, 1, s);
+    sweep(&c, s, g, 2, 0, 3);
+    with_so = 0;
+    runner = NULL;
+    CHECK_INT(c.kernels_done, ==, 5);
+    CHECK_INT(c.runner_kernels, ==, 4);
+    CHECK_INT(c.runner_fallbacks, ==, 0);
+    CHECK_INT(c.crashed, ==, 1);
+    CHECK_INT(c.timeout, ==, 1);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE status = 'ok'"), ==, 18);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k1' AND status = "
+                   "'crashed' AND error LIKE '%signal 11%'"), ==, 1);
+    CHECK_INT(q(s, "SELECT count(*) FROM tune_kernels WHERE occupancy_block = 768"), ==, 5);
+    for (int k = 0; k < 5; k++)
+        CHECK_INT(log_count(k, "cfg "), ==, 4);
+    /* nothing left: a second run starts nothing */
+    runner = rp;
+    sweep(&c, s, g, 2, 0, 3);
+    runner = NULL;
+    CHECK_INT(c.kernels_planned, ==, 0);
+    store_free(s);
+}
+
+/* A process that stands in for a running `lscat execute`: its comm must be lscat-execute. */
+static pid_t fake_execute(struct store *s)
+{
+    char exe[1100], host[256] = "";
+    snprintf(exe, sizeof(exe), "%s/lscat-execute", work);
+    char cmd[2400];
+    snprintf(cmd, sizeof(cmd), "cp /bin/sleep %s", exe);
+    CHECK(system(cmd) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl(exe, exe, "60", (char *)NULL);
+        _exit(127);
+    }
+    gethostname(host, sizeof(host) - 1);
+    CHECK_OK(store_run(s, "INSERT INTO stage_runs(stage, args, host, pid, lscat_version, "
+                       "started_at) VALUES ('execute', '[]', ?, ?, 'test', 'now')", "ti", host,
+                       (int)pid));
+    usleep(100 * 1000); /* exec'd */
+    return pid;
+}
+
+struct later {
+    pid_t execute;
+    double made_runnable_at, ended_at;
+};
+
+/* While the sweep follows: make k1 runnable after a while, then end the execute run. */
+static void *execute_goes_on(void *arg)
+{
+    struct later *l = arg;
+    struct store *s = NULL;
+    usleep(800 * 1000);
+    if (store_open(&s, db, 0) == 0) {
+        store_run(s, "UPDATE kernels SET status = 'runnable' WHERE id = 'k1'", NULL);
+        store_free(s);
+    }
+    l->made_runnable_at = fs_mono_s();
+    usleep(800 * 1000);
+    kill(l->execute, SIGKILL);
+    waitpid(l->execute, NULL, 0);
+    l->ended_at = fs_mono_s();
+    return NULL;
+}
+
+static void test_sweep__follow_measures_what_a_running_execute_makes_runnable(void)
+{
+    struct store *s = setup(2, NULL);
+    struct tune_gpu g[1];
+    struct tune_counts c;
+    struct later l = { 0, 0, 0 };
+    pthread_t t;
+    gpus_of(g, 1, 1, s);
+    CHECK_OK(store_run(s, "UPDATE kernels SET status = 'built' WHERE id = 'k1'", NULL));
+    l.execute = fake_execute(s);
+    CHECK(pthread_create(&t, NULL, execute_goes_on, &l) == 0);
+    g_follow = 1;
+    sweep(&c, s, g, 1, 0, 5);
+    g_follow = 0;
+    double done = fs_mono_s();
+    pthread_join(t, NULL);
+    CHECK(done >= l.ended_at); /* it waited for the execute run to end */
+    CHECK_INT(c.kernels_planned, ==, 2);
+    CHECK_INT(c.ok, ==, 8);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k1' AND status = 'ok'"),
+              ==, 4);
+    /* no execute run in progress (the row is left open, as by a killed run): no waiting */
+    double t0 = fs_mono_s();
+    g_follow = 1;
+    sweep(&c, s, g, 1, 0, 5);
+    g_follow = 0;
+    CHECK(fs_mono_s() - t0 < 1.0);
+    CHECK_INT(c.kernels_planned, ==, 0);
+    store_free(s);
+}
+
+static void test_sweep__a_gpu_held_by_another_process_is_waited_for(void)
+{
+    struct store *s = setup(1, NULL);
+    struct tune_gpu g[1];
+    struct tune_counts c;
+    int p[2];
+    char ch;
+    gpus_of(g, 1, 1, s);
+    CHECK(pipe(p) == 0);
+    pid_t h = fork();
+    if (h == 0) { /* e.g. a probe of `lscat execute`, for 1 s */
+        struct gpulock l;
+        if (gpulock_acquire(&l, "GPU-fake-0", 0, NULL, 5, NULL) != 0 || write(p[1], "x", 1) != 1)
+            _exit(3);
+        usleep(1000 * 1000);
+        _exit(0);
+    }
+    CHECK(read(p[0], &ch, 1) == 1);
+    double t0 = fs_mono_s();
+    sweep(&c, s, g, 1, 0, 5);
+    CHECK(fs_mono_s() - t0 >= 0.8);
+    CHECK_INT(c.ok, ==, 4);
+    waitpid(h, NULL, 0);
+    close(p[0]);
+    close(p[1]);
+    store_free(s);
+}
+
 int main(void)
 {
+    char *locks = fs_join(test_tmpdir(), "locks");
+    setenv("LSCAT_LOCK_DIR", locks, 1);
+    free(locks);
+    setenv("LSCAT_RUNNER_NO_CUDA", "1", 1);
     TEST_RUN(test_sweep__two_gpus_share_the_kernels_and_each_is_measured_once);
     TEST_RUN(test_sweep__a_second_run_measures_only_what_is_missing);
     TEST_RUN(test_sweep__remeasure_supersedes_and_keeps_old_rows);
     TEST_RUN(test_sweep__each_gpu_model_measures_each_kernel);
     TEST_RUN(test_sweep__crashes_hangs_and_give_ups_are_recorded);
+    TEST_RUN(test_sweep__launches_each_kernel_with_its_binding_and_records_it);
+    TEST_RUN(test_sweep__kernels_with_a_harness_so_run_in_the_runner);
+    TEST_RUN(test_sweep__follow_measures_what_a_running_execute_makes_runnable);
+    TEST_RUN(test_sweep__a_gpu_held_by_another_process_is_waited_for);
     return test_done();
 }

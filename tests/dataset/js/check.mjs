@@ -28,7 +28,8 @@ const tables = {
       ['occurrences', '(SELECT count(*) FROM kernel_occurrences x WHERE x.kernel_id = k.id)', 'int'],
       ['registers', '(SELECT registers FROM builds b WHERE b.kernel_id = k.id AND b.status = \'ok\')', 'int'],
       ['repairs', '(SELECT fixes FROM builds b WHERE b.kernel_id = k.id)', 'text'],
-      ['sanitizer', '(SELECT group_concat(sanitizer) FROM probes p WHERE p.kernel_id = k.id)', 'text']],
+      ['sanitizer', '(SELECT group_concat(sanitizer) FROM probes p WHERE p.kernel_id = k.id)', 'text'],
+      ['binding', K + 'binding', 'text']],
   },
   occurrences: {
     from: 'kernel_occurrences o JOIN sources s ON s.id = o.source_id LEFT JOIN repos r ON r.id = s.repo_id ORDER BY o.kernel_id, r.full_name, o.path, o.line',
@@ -47,7 +48,8 @@ const tables = {
       ['status', 'm.status', 'text'], ['error', 'm.error', 'text'],
       ...['median', 'min', 'max', 'mean', 'stddev', 'mad', 'p10', 'p90'].map(s => [`${s}_ns`, `m.${s}_ns`, 'real']),
       ['samples', 'm.samples', 'int'], ['sm_clock_mhz_before', 'm.sm_clock_mhz_before', 'int'],
-      ['clocks_locked', 'm.clocks_locked', 'bool'], ['l2_flush', 'm.l2_flush', 'bool'], ['measured_at', 'm.measured_at', 'text']],
+      ['clocks_locked', 'm.clocks_locked', 'bool'], ['l2_flush', 'm.l2_flush', 'bool'], ['binding', 'm.binding', 'text'],
+      ['measured_at', 'm.measured_at', 'text']],
   },
   failures: {
     from: `failures f WHERE f.created_at >= '${since}' ORDER BY f.id`,

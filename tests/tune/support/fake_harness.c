@@ -5,7 +5,15 @@
  *   sticky W H BX BY   report cuda_error, exit 4           invalid W H BX BY  invalid_config
  *   refuse             exit 2 at once                      slow MS            sleep per config
  *   linger MS          sleep before exiting (as a long CUDA context teardown would)
- * Every process start and configuration begun is appended to `<this binary>.log`. */
+ *   nobind             exit 2 on --bind, as harnesses generated before bindings do
+ * A rule may end with a binding (`sticky 2024 2024 * * area`): then it applies only when the
+ * harness runs with that --bind (default area), as a kernel whose sizes mean something else.
+ * Every process start (with its binding) and configuration begun is appended to
+ * `<this binary>.log`.
+ * Built a second time as fake_harness.so (-fPIC -shared): lscat-runner loads it and calls
+ * lscat_harness_main, as it does a real harness.so; argv[0] is then `<dir>/<name>.so`, and the
+ * .behavior and .log files are those of `<dir>/<name>`, so one copy of each plays both ways.
+ * `start <pid>` in the log tells processes from kernels run in one runner. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,27 +23,43 @@
 
 struct rule {
     char action[16];
-    char f[4][16];
+    char f[5][16];
 };
 
 static struct rule rules[64];
-static int nrules, slow_ms, linger_ms;
+static int nrules, slow_ms, linger_ms, nobind, bind_given;
+static const char *binding = "area";
+
+/* argv[0] without a trailing ".so". */
+static const char *self_name(const char *argv0)
+{
+    static char name[4096];
+    size_t n = strlen(argv0);
+    snprintf(name, sizeof(name), "%s", argv0);
+    if (n > 3 && n < sizeof(name) && !strcmp(name + n - 3, ".so"))
+        name[n - 3] = 0;
+    return name;
+}
 
 static void load_rules(const char *self)
 {
-    char path[4096], line[256];
+    char path[4200], line[256];
+    nrules = slow_ms = linger_ms = nobind = 0; /* a runner may keep us loaded */
     snprintf(path, sizeof(path), "%s.behavior", self);
     FILE *f = fopen(path, "r");
     if (!f)
         return;
     while (fgets(line, sizeof(line), f) && nrules < 64) {
         struct rule *r = &rules[nrules];
-        int n = sscanf(line, "%15s %15s %15s %15s %15s", r->action, r->f[0], r->f[1], r->f[2],
-                       r->f[3]);
+        strcpy(r->f[4], "*");
+        int n = sscanf(line, "%15s %15s %15s %15s %15s %15s", r->action, r->f[0], r->f[1],
+                       r->f[2], r->f[3], r->f[4]);
         if (n >= 1 && strcmp(r->action, "slow") == 0)
             slow_ms = atoi(r->f[0]);
         else if (n >= 1 && strcmp(r->action, "linger") == 0)
             linger_ms = atoi(r->f[0]);
+        else if (n >= 1 && strcmp(r->action, "nobind") == 0)
+            nobind = 1;
         else if (n >= 1)
             nrules++;
     }
@@ -54,7 +78,8 @@ static const char *action_for(int w, int h, int bx, int by)
         if (strcmp(r->action, "refuse") == 0)
             continue;
         if (field_matches(r->f[0], w) && field_matches(r->f[1], h) &&
-            field_matches(r->f[2], bx) && field_matches(r->f[3], by))
+            field_matches(r->f[2], bx) && field_matches(r->f[3], by) &&
+            (!strcmp(r->f[4], "*") || !strcmp(r->f[4], binding)))
             return r->action;
     }
     return "ok";
@@ -62,7 +87,7 @@ static const char *action_for(int w, int h, int bx, int by)
 
 static void log_line(const char *self, const char *fmt, int a, int b, int c, int d, int e)
 {
-    char path[4096];
+    char path[4200];
     snprintf(path, sizeof(path), "%s.log", self);
     FILE *f = fopen(path, "a");
     if (!f)
@@ -71,10 +96,11 @@ static void log_line(const char *self, const char *fmt, int a, int b, int c, int
     fclose(f);
 }
 
-int main(int argc, char **argv)
+static int fake_main(int argc, char **argv)
 {
     const char *results = NULL;
     int occupancy = 0;
+    binding = "area", bind_given = 0; /* a runner may keep us loaded */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--occupancy") || !strcmp(a, "--l2-flush") || !strcmp(a, "--probe"))
@@ -85,13 +111,27 @@ int main(int argc, char **argv)
             i++;
         else if (i + 1 < argc && !strcmp(a, "--results"))
             results = argv[++i];
+        else if (i + 1 < argc && !strcmp(a, "--bind"))
+            binding = argv[++i], bind_given = 1;
         else {
             fprintf(stderr, "fake_harness: unknown option '%s'\n", a);
             return 2;
         }
     }
-    load_rules(argv[0]);
-    log_line(argv[0], "start %d\n", (int)getpid(), 0, 0, 0, 0);
+    const char *self = self_name(argv[0]);
+    load_rules(self);
+    if (nobind && bind_given) {
+        fprintf(stderr, "harness: unknown option\n");
+        return 2;
+    }
+    log_line(self, "start %d\n", (int)getpid(), 0, 0, 0, 0);
+    char logp[4200];
+    snprintf(logp, sizeof(logp), "%s.log", self);
+    FILE *lf = fopen(logp, "a");
+    if (lf) {
+        fprintf(lf, "bind %s\n", binding);
+        fclose(lf);
+    }
     for (int i = 0; i < nrules; i++)
         if (!strcmp(rules[i].action, "refuse")) {
             fprintf(stderr, "fake_harness: refusing as told\n");
@@ -102,7 +142,8 @@ int main(int argc, char **argv)
         return 2;
     const char *uuid = getenv("CUDA_VISIBLE_DEVICES");
     fprintf(out, "{\"harness\":1,\"kernel\":\"fake\",\"device\":0,\"gpu\":\"Fake GPU\","
-                 "\"uuid\":\"%s\",\"cc\":\"9.0\"}\n", uuid ? uuid : "GPU-none");
+                 "\"uuid\":\"%s\",\"cc\":\"9.0\",\"binding\":\"%s\"}\n", uuid ? uuid : "GPU-none",
+            binding);
     if (occupancy)
         fprintf(out, "{\"occupancy_block\":768,\"occupancy_grid\":264}\n");
     fflush(out);
@@ -111,7 +152,7 @@ int main(int argc, char **argv)
         int w, h, bx, by, bz;
         if (line[0] == '#' || sscanf(line, "%d %d %d %d %d", &w, &h, &bx, &by, &bz) != 5)
             continue;
-        log_line(argv[0], "cfg %d %d %d %d %d\n", w, h, bx, by, bz);
+        log_line(self, "cfg %d %d %d %d %d\n", w, h, bx, by, bz);
         printf("kernel printf noise for %d %d\n", w, bx); /* as a kernel's printf would */
         fflush(stdout);
         if (slow_ms) {
@@ -153,5 +194,20 @@ int main(int argc, char **argv)
         struct timespec ts = { linger_ms / 1000, (long)(linger_ms % 1000) * 1000000L };
         nanosleep(&ts, NULL);
     }
+    if (out != stdout)
+        fclose(out);
     return 0;
 }
+
+#ifdef FAKE_HARNESS_SO
+int lscat_harness_main(int argc, char **argv);
+int lscat_harness_main(int argc, char **argv)
+{
+    return fake_main(argc, argv);
+}
+#else
+int main(int argc, char **argv)
+{
+    return fake_main(argc, argv);
+}
+#endif

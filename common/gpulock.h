@@ -1,0 +1,27 @@
+/* One GPU, one piece of timed work at a time, across processes: `lscat tune` takes a GPU
+ * exclusively while it measures a kernel; `lscat execute`'s probe runs share it with each other
+ * but never overlap a measurement. Two files per GPU under the lock folder (flock(2), so a
+ * killed holder releases at once): "<uuid>.lock" (shared or exclusive) and "<uuid>.turn", a
+ * turnstile taken briefly by everyone before the real lock, so a waiting measurement is not
+ * starved by a stream of probes. */
+#ifndef LSCAT_GPULOCK_H
+#define LSCAT_GPULOCK_H
+
+struct gpulock {
+    int fd; /* -1 when not held */
+};
+
+/* The lock folder: $LSCAT_LOCK_DIR, else /tmp/lscat-locks (created, mode 1777 like /tmp, so
+ * several users of one machine exclude each other). Returns a static string. */
+const char *gpulock_dir(void);
+
+/* Take the lock of GPU `uuid` (exclusive or shared). Waits, polling every few milliseconds,
+ * until it is free, `*stop` becomes nonzero (returns LSCAT_EBUSY) or `timeout_s` passes (< 0:
+ * no limit; returns LSCAT_ETIMEOUT). `waited_s` (may be NULL) gets the time spent waiting.
+ * Returns 0 or a negative code with the error slot set. */
+int gpulock_acquire(struct gpulock *out, const char *uuid, int exclusive,
+                    const volatile int *stop, double timeout_s, double *waited_s);
+/* Release (a no-op when not held). */
+void gpulock_release(struct gpulock *l);
+
+#endif

@@ -1,0 +1,139 @@
+/* Tests for common/gpulock.c with real processes holding real flock(2) locks: exclusive excludes
+ * everyone, shared holders coexist, a waiting exclusive request is served before newer shared
+ * ones (the turnstile), a killed holder frees the GPU, and stop/timeout end a wait. */
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/gpulock.h"
+#include "tests/support/test.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void use_tmp_lock_dir(void)
+{
+    char *d = fs_join(test_tmpdir(), "locks");
+    setenv("LSCAT_LOCK_DIR", d, 1);
+    free(d);
+}
+
+/* A child that takes the lock, writes one byte to `ready`, then holds it until killed. */
+static pid_t holder(const char *uuid, int exclusive)
+{
+    int p[2];
+    char c;
+    if (pipe(p) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct gpulock l;
+        close(p[0]);
+        if (gpulock_acquire(&l, uuid, exclusive, NULL, 5, NULL) != 0)
+            _exit(3);
+        if (write(p[1], "x", 1) != 1)
+            _exit(4);
+        for (;;)
+            pause();
+    }
+    close(p[1]);
+    ssize_t n = read(p[0], &c, 1);
+    close(p[0]);
+    return n == 1 ? pid : -1;
+}
+
+static void kill_holder(pid_t pid)
+{
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+static void test_gpulock__exclusive_excludes_another_exclusive_until_released(void)
+{
+    use_tmp_lock_dir();
+    pid_t h = holder("GPU-aaaa", 1);
+    CHECK(h > 0);
+    struct gpulock l;
+    CHECK_INT(gpulock_acquire(&l, "GPU-aaaa", 1, NULL, 0.2, NULL), ==, LSCAT_ETIMEOUT);
+    CHECK_CONTAINS(lscat_error_last(), "GPU-aaaa");
+    CHECK_INT(gpulock_acquire(&l, "GPU-aaaa", 0, NULL, 0.2, NULL), ==, LSCAT_ETIMEOUT);
+    /* another GPU is free */
+    CHECK_OK(gpulock_acquire(&l, "GPU-bbbb", 1, NULL, 0.2, NULL));
+    gpulock_release(&l);
+    kill_holder(h); /* a killed holder frees the GPU at once */
+    double waited = -1;
+    CHECK_OK(gpulock_acquire(&l, "GPU-aaaa", 1, NULL, 2, &waited));
+    CHECK(waited >= 0 && waited < 1);
+    gpulock_release(&l);
+    gpulock_release(&l); /* twice is a no-op */
+}
+
+static void test_gpulock__shared_holders_coexist_and_block_exclusive(void)
+{
+    use_tmp_lock_dir();
+    pid_t a = holder("GPU-cccc", 0);
+    CHECK(a > 0);
+    struct gpulock l;
+    CHECK_OK(gpulock_acquire(&l, "GPU-cccc", 0, NULL, 0.5, NULL));
+    gpulock_release(&l);
+    CHECK_INT(gpulock_acquire(&l, "GPU-cccc", 1, NULL, 0.2, NULL), ==, LSCAT_ETIMEOUT);
+    kill_holder(a);
+    CHECK_OK(gpulock_acquire(&l, "GPU-cccc", 1, NULL, 1, NULL));
+    gpulock_release(&l);
+}
+
+/* A shared holder is in flight; an exclusive request waits (holding the turnstile); a newer
+ * shared request must then wait too instead of overtaking it. */
+static void test_gpulock__waiting_exclusive_is_not_overtaken_by_new_shared(void)
+{
+    use_tmp_lock_dir();
+    pid_t a = holder("GPU-dddd", 0);
+    CHECK(a > 0);
+    pid_t w = fork();
+    if (w == 0) { /* the waiting measurement */
+        struct gpulock l;
+        _exit(gpulock_acquire(&l, "GPU-dddd", 1, NULL, 10, NULL) == 0 ? 0 : 1);
+    }
+    usleep(200 * 1000); /* let it reach the wait */
+    struct gpulock l;
+    CHECK_INT(gpulock_acquire(&l, "GPU-dddd", 0, NULL, 0.3, NULL), ==, LSCAT_ETIMEOUT);
+    kill_holder(a); /* the probe ends: the measurement gets the GPU */
+    int st = 0;
+    CHECK_INT(waitpid(w, &st, 0), ==, w);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    CHECK_OK(gpulock_acquire(&l, "GPU-dddd", 0, NULL, 1, NULL));
+    gpulock_release(&l);
+}
+
+static void test_gpulock__stop_flag_ends_the_wait(void)
+{
+    use_tmp_lock_dir();
+    pid_t h = holder("GPU-eeee", 1);
+    CHECK(h > 0);
+    volatile int stop = 1;
+    struct gpulock l;
+    CHECK_INT(gpulock_acquire(&l, "GPU-eeee", 1, &stop, -1, NULL), ==, LSCAT_EBUSY);
+    CHECK_INT(l.fd, ==, -1);
+    kill_holder(h);
+}
+
+static void test_gpulock__unwritable_lock_folder_is_a_clear_error(void)
+{
+    setenv("LSCAT_LOCK_DIR", "/proc/lscat-no-such-folder", 1);
+    struct gpulock l;
+    CHECK(gpulock_acquire(&l, "GPU-ffff", 1, NULL, 0.1, NULL) < 0);
+    CHECK_CONTAINS(lscat_error_last(), "LSCAT_LOCK_DIR");
+    use_tmp_lock_dir();
+    CHECK_INT(gpulock_acquire(&l, "", 1, NULL, 0.1, NULL), ==, LSCAT_EINVALID);
+}
+
+int main(void)
+{
+    TEST_RUN(test_gpulock__exclusive_excludes_another_exclusive_until_released);
+    TEST_RUN(test_gpulock__shared_holders_coexist_and_block_exclusive);
+    TEST_RUN(test_gpulock__waiting_exclusive_is_not_overtaken_by_new_shared);
+    TEST_RUN(test_gpulock__stop_flag_ends_the_wait);
+    TEST_RUN(test_gpulock__unwritable_lock_folder_is_a_clear_error);
+    return test_done();
+}

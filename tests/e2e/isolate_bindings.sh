@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Role bindings of generated harnesses (docs/isolate.md "Bindings"), with the real nvcc and no
+# GPU: the golden harnesses of tests/isolate/fixtures/harness-golden are built with the
+# documented command; --help, a bad --bind, and --show-args (the values each parameter gets for
+# W x H under a binding, printed without any CUDA call) are checked; the binding list the probe
+# tries (execute/probe.c) is the harness's own, in the same order.
+. "$(dirname "$0")/lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+G=$ROOT/tests/isolate/fixtures/harness-golden
+NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
+B=$T_TMP/b; mkdir -p "$B"
+
+# The probe's list and the harness's list, name by name and in order.
+h=$(sed -n 's/^static const char \*const lscat_bindings\[\] = { \(.*\), nullptr };$/\1/p' "$ROOT/isolate/harness_body.cu.in")
+p=$(sed -n 's/^const char \*const probe_bindings\[\] = { \(.*\), NULL };$/\1/p' "$ROOT/execute/probe.c")
+if [ -n "$h" ] && [ "$h" = "$p" ]; then t_ok isolate_bindings__the_probe_tries_the_harness_bindings_in_order
+else t_fail isolate_bindings__the_probe_tries_the_harness_bindings_in_order "harness '$h', probe '$p'"; fi
+
+names="isolate_bindings__harnesses_build isolate_bindings__help_exits_0_and_names_the_bindings isolate_bindings__an_unknown_binding_is_a_usage_error isolate_bindings__bad_show_args_are_a_usage_error isolate_bindings__area_binds_a_size_to_w_times_h isolate_bindings__side_binds_a_size_to_the_side isolate_bindings__side_keeps_widths_and_heights isolate_bindings__an_element_count_kernel_under_area"
+if [ ! -x "$NVCC" ]; then for n in $names; do t_skip "$n" "nvcc not found ($NVCC)"; done; t_done; fi
+
+"$NVCC" -std=c++17 -arch=sm_90 -I"$ROOT" -c "$ROOT/tune/timing.cu" -o "$B/timing.o" 2>"$B/timing.log" &&
+    "$NVCC" -I"$ROOT" -c "$ROOT/tune/stats.c" -o "$B/stats.o" 2>"$B/stats.log"
+ok=1
+for k in matmul_square saxpy transpose; do
+    (cd "$G/$k" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$B/timing.o" "$B/stats.o" \
+        -o "$B/$k" >"$B/$k.log" 2>&1) || { ok=0; echo "$k: $(grep -m2 error "$B/$k.log")" >&2; }
+done
+if [ $ok = 1 ]; then t_ok isolate_bindings__harnesses_build
+else t_fail isolate_bindings__harnesses_build "see above"; t_done; fi
+
+if t_expect isolate_bindings__help_exits_0_and_names_the_bindings 0 "$B/matmul_square" --help; then
+    grep -qF -- '--bind area|side' "$T_OUT" || t_fail isolate_bindings__help_exits_0_and_names_the_bindings "$(head -c 300 "$T_OUT")"
+fi
+if t_expect isolate_bindings__an_unknown_binding_is_a_usage_error 2 "$B/matmul_square" --bind cube; then
+    grep -qF 'unknown --bind' "$T_ERR" || t_fail isolate_bindings__an_unknown_binding_is_a_usage_error "$(cat "$T_ERR")"
+fi
+t_expect isolate_bindings__bad_show_args_are_a_usage_error 2 "$B/matmul_square" --show-args 0 5
+
+show() { "$B/$1" "${@:2}" 2>&1; }
+out=$(show matmul_square --show-args 240 240)
+case "$out" in '{"kernel":"matmul_square","binding":"area","w":240,"h":240,"args":[{"role":"buffer","elems":58624},{"role":"buffer","elems":58624},{"role":"buffer","elems":58624},{"role":"size","value":57600}]}')
+    t_ok isolate_bindings__area_binds_a_size_to_w_times_h ;;
+    *) t_fail isolate_bindings__area_binds_a_size_to_w_times_h "$out" ;; esac
+out=$(show matmul_square --bind side --show-args 496 240)
+case "$out" in *'"binding":"side","w":496,"h":240,'*'{"role":"size","value":240}]}')
+    t_ok isolate_bindings__side_binds_a_size_to_the_side ;;
+    *) t_fail isolate_bindings__side_binds_a_size_to_the_side "$out" ;; esac
+out=$(show transpose --bind side --show-args 496 240)
+case "$out" in *'{"role":"width","value":496},{"role":"height","value":240}]}')
+    t_ok isolate_bindings__side_keeps_widths_and_heights ;;
+    *) t_fail isolate_bindings__side_keeps_widths_and_heights "$out" ;; esac
+out=$(show saxpy --show-args 256 256)
+case "$out" in *'"binding":"area"'*'"args":[{"role":"size","value":65536},{"role":"scale","value":1},{"role":"buffer","elems":66560},{"role":"buffer","elems":66560}]}')
+    t_ok isolate_bindings__an_element_count_kernel_under_area ;;
+    *) t_fail isolate_bindings__an_element_count_kernel_under_area "$out" ;; esac
+t_done

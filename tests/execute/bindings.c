@@ -1,0 +1,209 @@
+/* The probe's search over role bindings (execute/probe.c probe_run) against real child
+ * processes in the real sandbox: tune's stand-in harness plays a kernel whose configurations
+ * fail under some --bind (no GPU here), a stand-in compute-sanitizer reports out-of-bounds
+ * accesses for chosen bindings. Checks which binding is kept and what each try recorded. */
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/xalloc.h"
+#include "execute/probe.h"
+#include "tests/support/test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define SIZE_PARAMS "{\"params\":[{\"name\":\"A\",\"role\":\"buffer\"},{\"name\":\"n\",\"role\":\"size\"}]}"
+#define NO_SIZE_PARAMS "{\"params\":[{\"name\":\"A\",\"role\":\"buffer\"},{\"name\":\"w\",\"role\":\"width\"}]}"
+
+static int counter;
+
+/* A folder (reachable by the sandbox's unprivileged uid) holding a copy of the stand-in harness
+ * that behaves as `behavior` says; *out_harness is its path. Returns the folder. */
+static char *harness_with(char **out_harness, const char *behavior)
+{
+    const char *tb = getenv("LSCAT_TEST_BIN");
+    char *dir = xasprintf("%s/h%d", test_tmpdir(), counter++);
+    chmod(test_tmpdir(), 0755);
+    CHECK_OK(fs_mkdirs(dir, 0755));
+    *out_harness = fs_join(dir, "harness");
+    char *cmd = xasprintf("cp %s/tune/support/fake_harness %s", tb && *tb ? tb : "build/tests",
+                          *out_harness);
+    CHECK(system(cmd) == 0);
+    free(cmd);
+    char *b = xasprintf("%s.behavior", *out_harness);
+    test_write_file(b, behavior, strlen(behavior));
+    chmod(b, 0644);
+    free(b);
+    return dir;
+}
+
+/* A stand-in compute-sanitizer: runs the harness, then reports a clean run when it was bound to
+ * one of `clean` (space-separated), else an out-of-bounds read. */
+static char *sanitizer_with(const char *dir, const char *clean)
+{
+    char *p = fs_join(dir, "compute-sanitizer");
+    char *text = xasprintf(
+        "#!/bin/sh\nb=area; prev=\nfor a in \"$@\"; do [ \"$prev\" = --bind ] && b=$a; "
+        "prev=$a; done\nwhile [ \"$1\" != 86 ]; do shift; done; shift\n\"$@\" >/dev/null 2>&1\n"
+        "case \" %s \" in *\" $b \"*) echo '========= ERROR SUMMARY: 0 errors' ;;\n"
+        "*) echo '========= Invalid __global__ read of size 4 bytes'; "
+        "echo '========= ERROR SUMMARY: 1 error'; exit 86 ;; esac\n", clean);
+    test_write_file(p, text, strlen(text));
+    chmod(p, 0755);
+    free(text);
+    return p;
+}
+
+static void probe(struct probe_result *out, const char *behavior, const char *params,
+                  int large, const char *clean)
+{
+    char *h = NULL, *dir = harness_with(&h, behavior);
+    char *scratch = fs_join(dir, "scratch");
+    char *san = clean ? sanitizer_with(dir, clean) : NULL;
+    struct probe_options o = PROBE_OPTIONS_INIT;
+    o.harness = h;
+    o.scratch = scratch;
+    o.work_dir = dir;
+    o.timeout_s = 3;
+    o.params = params;
+    o.large = large;
+    o.sanitizer = san;
+    CHECK_OK(probe_run(out, &o));
+    printf("# %s -> %s %s | %s\n", params ? params + 10 : "-", out->binding,
+           probe_outcome_name(out->outcome), out->bindings);
+    free(h);
+    free(dir);
+    free(scratch);
+    free(san);
+}
+
+static int tries(const struct probe_result *p)
+{
+    int n = 0;
+    for (const char *s = p->bindings; s && (s = strstr(s, "{\"binding\":")); s++)
+        n++;
+    return n;
+}
+
+static void test_bindings__the_default_is_kept_when_it_runs_clean(void)
+{
+    struct probe_result p;
+    probe(&p, "", SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "area");
+    CHECK_INT(tries(&p), ==, 1);
+    probe_result_release(&p);
+}
+
+static void test_bindings__an_overrun_at_the_large_size_moves_to_side(void)
+{
+    struct probe_result p;
+    probe(&p, "sticky 2024 2024 * * area\n", SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "side");
+    CHECK_INT(tries(&p), ==, 2);
+    CHECK_CONTAINS(p.bindings, "{\"binding\":\"area\",\"outcome\":\"illegal_address\","
+                               "\"detail\":\"an illegal memory access was encountered (at "
+                               "2024x2024, block 16x16x1)\"");
+    CHECK_CONTAINS(p.bindings, "{\"binding\":\"side\",\"outcome\":\"ok\",\"detail\":null");
+    probe_result_release(&p);
+}
+
+static void test_bindings__without_the_large_size_the_overrun_stays_hidden(void)
+{
+    struct probe_result p;
+    probe(&p, "sticky 2024 2024 * * area\n", SIZE_PARAMS, 0, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "area");
+    probe_result_release(&p);
+}
+
+static void test_bindings__a_kernel_without_size_parameters_tries_only_the_default(void)
+{
+    struct probe_result p;
+    /* nothing to choose: the large size is not run (tune gives up what fails there) */
+    probe(&p, "sticky 2024 2024 * * area\n", NO_SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "area");
+    CHECK(!p.small_only);
+    CHECK_INT(tries(&p), ==, 1);
+    probe_result_release(&p);
+    probe(&p, "sticky 64 64 * * area\n", NO_SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");
+    CHECK_INT(tries(&p), ==, 1);
+    CHECK(!probe_binding_matters(1, NO_SIZE_PARAMS));
+    CHECK(probe_binding_matters(1, SIZE_PARAMS));
+    CHECK(probe_binding_matters(1, NULL));
+    CHECK(probe_binding_matters(0, NO_SIZE_PARAMS));
+    probe_result_release(&p);
+}
+
+static void test_bindings__when_every_binding_fails_the_default_reason_is_kept(void)
+{
+    struct probe_result p;
+    probe(&p, "sticky 64 64 * * area\ncrash 1024 1 * * side\n", SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");
+    CHECK_CONTAINS(p.detail, "at 64x64, block 16x16x1");
+    CHECK_STR(p.binding, "area");
+    CHECK_CONTAINS(p.bindings, "{\"binding\":\"side\",\"outcome\":\"crash\"");
+    probe_result_release(&p);
+}
+
+static void test_bindings__failing_large_everywhere_keeps_the_first_clean_at_small_sizes(void)
+{
+    struct probe_result p;
+    /* area overruns at the large size, side breaks a small one: runnable as before bindings,
+     * with the default, and the detail says what failed; then a hang at the large size */
+    probe(&p, "sticky 2024 2024 * * area\nsticky 1024 1 * * side\n", SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "area");
+    CHECK(p.small_only);
+    CHECK_CONTAINS(p.detail, "small sizes only; at 2024x2024: illegal_address: an illegal "
+                             "memory access was encountered (at 2024x2024, block 16x16x1)");
+    CHECK_CONTAINS(p.bindings, "{\"binding\":\"area\",\"outcome\":\"illegal_address\"");
+    probe_result_release(&p);
+    probe(&p, "hang 2024 2024 * *\n", SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK(p.small_only);
+    CHECK_CONTAINS(p.detail, "at 2024x2024: timeout");
+    CHECK_INT(tries(&p), ==, 2);
+    probe_result_release(&p);
+}
+
+static void test_bindings__a_sanitizer_report_moves_to_the_next_binding(void)
+{
+    struct probe_result p;
+    probe(&p, "", SIZE_PARAMS, 2024, "side");
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "side");
+    CHECK_STR(p.sanitizer, "clean");
+    CHECK_CONTAINS(p.bindings, "{\"binding\":\"area\",\"outcome\":\"ok\",\"detail\":null,"
+                               "\"sanitizer\":\"out_of_bounds\"");
+    probe_result_release(&p);
+}
+
+static void test_bindings__flagged_everywhere_keeps_the_first_that_ran_with_its_report(void)
+{
+    struct probe_result p;
+    probe(&p, "", SIZE_PARAMS, 2024, "none");
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "area");
+    CHECK_STR(p.sanitizer, "out_of_bounds");
+    CHECK_INT(tries(&p), ==, 2);
+    probe_result_release(&p);
+}
+
+int main(void)
+{
+    TEST_RUN(test_bindings__the_default_is_kept_when_it_runs_clean);
+    TEST_RUN(test_bindings__an_overrun_at_the_large_size_moves_to_side);
+    TEST_RUN(test_bindings__without_the_large_size_the_overrun_stays_hidden);
+    TEST_RUN(test_bindings__a_kernel_without_size_parameters_tries_only_the_default);
+    TEST_RUN(test_bindings__when_every_binding_fails_the_default_reason_is_kept);
+    TEST_RUN(test_bindings__failing_large_everywhere_keeps_the_first_clean_at_small_sizes);
+    TEST_RUN(test_bindings__a_sanitizer_report_moves_to_the_next_binding);
+    TEST_RUN(test_bindings__flagged_everywhere_keeps_the_first_that_ran_with_its_report);
+    return test_done();
+}

@@ -1,0 +1,182 @@
+/* Role bindings on a real GPU (make test-gpu): the golden isolated kernels matmul_square (n is a
+ * square matrix's side) and saxpy (n is an element count) from tests/isolate/fixtures/
+ * harness-golden are built and probed by execute with compute-sanitizer; matmul_square must get
+ * `side`, saxpy keep `area`; then the real `lscat tune` sweeps both over the default 7 sizes x
+ * 20 blocks with those bindings and no configuration may hit a CUDA error. Skips with "no CUDA
+ * device" elsewhere. */
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/sha256.h"
+#include "common/xalloc.h"
+#include "execute/execute.h"
+#include "execute/probe.h"
+#include "tests/execute/support/fixture.h"
+#include "tests/support/test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *const names[] = { "matmul_square", "saxpy" };
+static struct fixture_env env;
+static char ids[2][65];
+static int ready, tuned;
+
+static int have_gpu(void)
+{
+    struct gpu_info *g = NULL;
+    int n = 0;
+    probe_list_gpus(&g, &n);
+    free(g);
+    return n > 0;
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    struct buf b = BUF_INIT;
+    CHECK_OK(buf_read_file(&b, from));
+    CHECK_OK(fs_write_atomic(to, b.data, b.len));
+    chmod(to, 0644);
+    buf_release(&b);
+}
+
+/* Add golden kernel `name` as isolate would have: its folder and its parameter model. */
+static void add_golden(const char *name, char id_out[65])
+{
+    char *g = xasprintf("%s/tests/isolate/fixtures/harness-golden/%s", env.root, name);
+    char *seed = xasprintf("golden:%s", name);
+    sha256_hex(id_out, seed, strlen(seed));
+    char *rel = xasprintf("kernels/%.2s/%s", id_out, id_out);
+    char *dir = fs_join(env.work, rel);
+    CHECK_OK(fs_mkdirs(dir, 0755));
+    const char *files[] = { "kernel.cu", "harness.cu", "params.json" };
+    for (int i = 0; i < 3; i++) {
+        char *a = fs_join(g, files[i]), *b = fs_join(dir, files[i]);
+        copy_file(a, b);
+        free(a);
+        free(b);
+    }
+    struct buf params = BUF_INIT;
+    char *pj = fs_join(dir, "params.json");
+    CHECK_OK(buf_read_file(&params, pj));
+    CHECK_OK(store_run(env.s, "INSERT INTO kernels(id, name, dir, params, param_count, "
+                       "created_at) VALUES (?, ?, ?, ?, 4, 'now')", "tttt", id_out, name, rel,
+                       params.data));
+    CHECK_OK(store_run(env.s, "INSERT INTO kernel_occurrences(kernel_id, source_id, path, line) "
+                       "VALUES (?, 1, ?, 1)", "tt", id_out, name));
+    buf_release(&params);
+    free(pj); free(g); free(seed); free(rel); free(dir);
+}
+
+static char *text(const char *sql, const char *id)
+{
+    char *v = NULL;
+    CHECK_OK(store_query_text(&v, env.s, sql, "t", id));
+    return v;
+}
+
+static int64_t count(const char *sql, const char *id)
+{
+    int64_t v = -1;
+    CHECK_OK(store_query_int(&v, env.s, sql, "t", id));
+    return v;
+}
+
+static void test_gpu_bindings__execute_probes_the_golden_kernels(void)
+{
+    if (!have_gpu())
+        test_skip("no CUDA device");
+    if (!fixture_have_nvcc())
+        test_skip("nvcc not found");
+    CHECK_OK(fixture_env_init(&env));
+    for (int i = 0; i < 2; i++)
+        add_golden(names[i], ids[i]);
+    struct execute_options o = EXECUTE_OPTIONS_INIT;
+    struct execute_counts c;
+    o.jobs = 2;
+    o.sanitize = 1;
+    o.probe_timeout_s = 30;
+    CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
+    ready = 1;
+    CHECK_INT(c.runnable, ==, 2);
+    CHECK_INT(c.rebound, ==, 1);
+}
+
+static void check_probe(int i, const char *binding, int want_tries)
+{
+    if (!have_gpu())
+        test_skip("no CUDA device");
+    if (!ready)
+        test_fail(__FILE__, __LINE__, "the probe run did not complete");
+    char *b = text("SELECT binding FROM kernels WHERE id = ? AND status = 'runnable'", ids[i]);
+    char *pb = text("SELECT binding FROM probes WHERE kernel_id = ?", ids[i]);
+    char *tries = text("SELECT bindings FROM probes WHERE kernel_id = ?", ids[i]);
+    char *san = text("SELECT sanitizer FROM probes WHERE kernel_id = ?", ids[i]);
+    printf("# %s: binding %s, sanitizer %s, tries %s\n", names[i], b ? b : "-", san ? san : "-",
+           tries ? tries : "-");
+    CHECK_STR(b, binding);
+    CHECK_STR(pb, binding);
+    CHECK_STR(san, "clean");
+    int n = 0;
+    for (const char *s = tries; s && (s = strstr(s, "{\"binding\":")); s++)
+        n++;
+    CHECK_INT(n, ==, want_tries);
+    free(b); free(pb); free(tries); free(san);
+}
+
+static void test_gpu_bindings__a_square_matrix_kernel_gets_side(void)
+{
+    check_probe(0, "side", 2);
+}
+
+static void test_gpu_bindings__an_element_count_kernel_keeps_area(void)
+{
+    check_probe(1, "area", 1);
+}
+
+static void test_gpu_bindings__tune_sweeps_every_size_without_a_cuda_error(void)
+{
+    if (!have_gpu())
+        test_skip("no CUDA device");
+    if (!ready)
+        test_fail(__FILE__, __LINE__, "the probe run did not complete");
+    const char *bin = getenv("LSCAT_BIN");
+    char *db = fs_join(env.work, "lscat.db");
+    char *cmd = xasprintf("%s/lscat --db %s --work %s -q tune --samples 3 --min-sample-ms 0.2 "
+                          ">%s/tune.log 2>&1", bin && *bin ? bin : "build/bin", db, env.work,
+                          env.work);
+    int rc = system(cmd);
+    tuned = 1;
+    CHECK_INT(rc, ==, 0);
+    for (int i = 0; i < 2; i++) {
+        const char *want = i == 0 ? "side" : "area";
+        int64_t sizes = count("SELECT count(DISTINCT width) FROM measurements WHERE kernel_id = ? "
+                              "AND status = 'ok'", ids[i]);
+        int64_t errors = count("SELECT count(*) FROM measurements WHERE kernel_id = ? AND "
+                               "status NOT IN ('ok', 'invalid_config')", ids[i]);
+        char *sql = xasprintf("SELECT count(*) FROM measurements WHERE kernel_id = ? AND "
+                              "binding != '%s'", want);
+        int64_t other = count(sql, ids[i]);
+        printf("# %s: %lld sizes ok, %lld failed configurations, %lld rows of another binding\n",
+               names[i], (long long)sizes, (long long)errors, (long long)other);
+        CHECK_INT(sizes, ==, 7);
+        CHECK_INT(errors, ==, 0);
+        CHECK_INT(other, ==, 0);
+        free(sql);
+    }
+    free(cmd);
+    free(db);
+}
+
+int main(void)
+{
+    TEST_RUN(test_gpu_bindings__execute_probes_the_golden_kernels);
+    TEST_RUN(test_gpu_bindings__a_square_matrix_kernel_gets_side);
+    TEST_RUN(test_gpu_bindings__an_element_count_kernel_keeps_area);
+    TEST_RUN(test_gpu_bindings__tune_sweeps_every_size_without_a_cuda_error);
+    if (ready)
+        fixture_env_release(&env);
+    return test_done();
+}

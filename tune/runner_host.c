@@ -1,0 +1,259 @@
+/* The tune side of lscat-runner (tune/runnerd.c): one long-lived process per GPU that runs
+ * kernels' harness.so files one after another (docs/tune.md "Runner"). Started lazily,
+ * restarted after a crash, hang or sticky error, recycled after max_kernels kernels; a kernel
+ * whose harness.so cannot be loaded runs as a harness process instead. */
+#include "tune/runner.h"
+#include "tune/runner_proc.h"
+
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/xalloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct runner_host {
+    char *program;
+    const char *const *env;
+    int device, max_kernels;
+    struct runner_proc ch;
+    int running, kernels, broken;
+    struct buf pending; /* control bytes not yet written to its stdin */
+};
+
+int runner_host_new(struct runner_host **out, const char *program, const char *const *env,
+                    int device, int max_kernels)
+{
+    struct runner_host *h = xcalloc(1, sizeof(*h));
+    h->program = xstrdup(program);
+    h->env = env;
+    h->device = device;
+    h->max_kernels = max_kernels;
+    buf_init(&h->pending, 0);
+    signal(SIGPIPE, SIG_IGN); /* a runner that died must not take us with it */
+    *out = h;
+    return 0;
+}
+
+int runner_host_start(struct runner_host *h)
+{
+    const char *argv[4];
+    char dev[16];
+    int rc;
+    if (h->running || h->broken)
+        return 0;
+    snprintf(dev, sizeof(dev), "%d", h->device);
+    argv[0] = h->program;
+    argv[1] = "--device";
+    argv[2] = dev;
+    argv[3] = NULL;
+    rc = runner_proc_start(&h->ch, argv, h->env, -1, 1);
+    if (rc < 0) {
+        runner_proc_release(&h->ch);
+        h->broken = 1;
+        return rc;
+    }
+    fcntl(h->ch.gate_fd, F_SETFL, O_NONBLOCK);
+    h->running = 1;
+    h->kernels = 0;
+    buf_setlen(&h->pending, 0);
+    return 0;
+}
+
+int runner_host_broken(const struct runner_host *h)
+{
+    return h->broken;
+}
+
+/* Stop it: `graceful` asks it to quit first (recycling, the end); either way its process group
+ * is killed and a detached thread reaps it, so its CUDA context teardown is never waited for. */
+static void host_stop(struct runner_host *h, int graceful)
+{
+    if (!h->running)
+        return;
+    if (graceful && h->ch.gate_fd >= 0) {
+        ssize_t w = write(h->ch.gate_fd, "@quit\n", 6); /* courtesy: it is killed anyway */
+        (void)w;
+    }
+    if (!h->ch.reaped)
+        runner_proc_reap_later(&h->ch);
+    runner_proc_release(&h->ch);
+    h->running = 0;
+}
+
+void runner_host_free(struct runner_host *h)
+{
+    if (!h)
+        return;
+    host_stop(h, 1);
+    buf_release(&h->pending);
+    free(h->program);
+    free(h);
+}
+
+/* "@run\t<so>\t<args...>" + configurations + "@end". Returns -1 when an argument cannot
+ * travel on one tab-separated line. */
+static int host_queue(struct runner_host *h, const struct runner_options *o,
+                      const struct tune_config *c, int n, int occupancy)
+{
+    const char *argv[64];
+    char dev[16];
+    int na = runner_harness_args(argv, 64, dev, o, occupancy);
+    if (strpbrk(o->harness_so, "\t\n"))
+        return -1;
+    buf_addf(&h->pending, "@run\t%s", o->harness_so);
+    for (int i = 0; i < na; i++) {
+        if (strpbrk(argv[i], "\t\n"))
+            return -1;
+        buf_addf(&h->pending, "\t%s", argv[i]);
+    }
+    buf_addch(&h->pending, '\n');
+    runner_format_configs(&h->pending, c, n);
+    buf_adds(&h->pending, "@end\n");
+    return 0;
+}
+
+static void host_flush(struct runner_host *h)
+{
+    while (h->pending.len > 0) {
+        ssize_t w = write(h->ch.gate_fd, h->pending.data, h->pending.len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w < 0 && errno != EAGAIN)
+                buf_setlen(&h->pending, 0); /* it died: its exit status tells */
+            return;
+        }
+        memmove(h->pending.data, h->pending.data + w, h->pending.len - (size_t)w);
+        buf_setlen(&h->pending, h->pending.len - (size_t)w);
+    }
+}
+
+/* The kernel ended with "@done rc" from the runner. */
+static int host_done(struct runner_host *h, struct runner_summary *out,
+                     const struct tune_config *cfgs, int n, int *i,
+                     const struct runner_callbacks *cb)
+{
+    int code = h->ch.done_rc;
+    if (code == 126) { /* could not load harness.so: the executable runs it */
+        snprintf(out->reason, sizeof(out->reason), "lscat-runner: %s", h->ch.done_msg);
+        return RUNNER_FALLBACK;
+    }
+    h->kernels++;
+    if (code == 0)
+        return RUNNER_DONE; /* with configurations unreported, runner_run counts a failure */
+    if (code == 3 || code == 4) /* device unusable / context gone: a fresh runner */
+        host_stop(h, 0);
+    h->ch.status = (code & 0xff) << 8; /* judged as that exit status */
+    return runner_judge_exit(&h->ch, out, cfgs, n, i, cb);
+}
+
+/* The runner process ended while a kernel ran in it. */
+static int host_exited(struct runner_host *h, struct runner_summary *out,
+                       const struct tune_config *cfgs, int n, int *i,
+                       const struct runner_callbacks *cb)
+{
+    int rc;
+    if (!h->ch.ready) { /* it never got a context: do without it */
+        char tail[320];
+        runner_proc_tail(tail, sizeof(tail), &h->ch);
+        snprintf(out->reason, sizeof(out->reason), "lscat-runner could not start: %s", tail);
+        h->broken = 1;
+        host_stop(h, 0);
+        return RUNNER_FALLBACK;
+    }
+    rc = runner_judge_exit(&h->ch, out, cfgs, n, i, cb);
+    host_stop(h, 0);
+    return rc;
+}
+
+static int host_timeout(struct runner_host *h, struct runner_summary *out,
+                        const struct runner_options *o, const struct tune_config *cfgs, int *i,
+                        const struct runner_callbacks *cb, int first)
+{
+    char msg[128];
+    int rc;
+    host_stop(h, 0);
+    snprintf(msg, sizeof(msg), "no result within %.1f s: killed",
+             o->config_timeout_s + (first ? o->startup_s : 0));
+    out->timeouts++;
+    rc = runner_record_failure(cb, out, &cfgs[*i], "timeout", msg);
+    (*i)++;
+    return rc < 0 ? rc : RUNNER_FAILED;
+}
+
+/* Run cfgs[*i..n-1] of one kernel in the GPU's runner, (re)starting it when needed. Returns
+ * RUNNER_* as run_process does, or RUNNER_FALLBACK: run the rest as harness processes. */
+int runner_run_in_host(struct runner_summary *out, const struct runner_options *o,
+                       const struct tune_config *cfgs, int n, int *i,
+                       const struct runner_callbacks *cb, int occupancy)
+{
+    struct runner_host *h = o->host;
+    struct runner_proc *ch = &h->ch;
+    int rc, first_i = *i;
+    if (h->running && h->max_kernels > 0 && h->kernels >= h->max_kernels)
+        host_stop(h, 1); /* recycled: whatever a harness leaked goes with it */
+    if (!h->running) {
+        if (runner_host_start(h) < 0) {
+            snprintf(out->reason, sizeof(out->reason), "%s", lscat_error_last());
+            return RUNNER_FALLBACK;
+        }
+        out->processes++;
+    }
+    if (host_queue(h, o, cfgs + *i, n - *i, occupancy) < 0) {
+        buf_setlen(&h->pending, 0);
+        snprintf(out->reason, sizeof(out->reason), "an argument holds a tab or newline");
+        return RUNNER_FALLBACK;
+    }
+    out->in_runner = 1;
+    ch->done_rc = -1;
+    ch->tail_len = 0; /* the output tail is this kernel's */
+    double deadline = runner_now_s() + o->config_timeout_s + o->startup_s;
+    while (1) {
+        struct pollfd p[3] = { { ch->res_fd, POLLIN, 0 }, { ch->out_fd, POLLIN, 0 },
+                               { h->pending.len ? ch->gate_fd : -1, POLLOUT, 0 } };
+        double left = deadline - runner_now_s();
+        poll(p, 3, left <= 0 ? 0 : (left > 0.1 ? 100 : (int)(left * 1000) + 1));
+        host_flush(h);
+        runner_proc_drain(ch->res_fd, ch, 1);
+        runner_proc_drain(ch->out_fd, ch, 0);
+        rc = runner_take_lines(ch, out, cfgs, n, i, cb, &deadline, o->config_timeout_s);
+        if (rc != 0) {
+            host_stop(h, 0); /* a callback error or a protocol breach */
+            return rc;
+        }
+        if (ch->done_rc >= 0)
+            return host_done(h, out, cfgs, n, i, cb);
+        if (o->stop && *o->stop) {
+            host_stop(h, 0);
+            out->interrupted = 1;
+            return RUNNER_STOPPED;
+        }
+        if (waitpid(ch->pid, &ch->status, WNOHANG) == ch->pid) {
+            ch->reaped = 1;
+            kill(-ch->pid, SIGKILL); /* anything it left behind */
+            runner_proc_drain(ch->res_fd, ch, 1);
+            runner_proc_drain(ch->out_fd, ch, 0);
+            rc = runner_take_lines(ch, out, cfgs, n, i, cb, &deadline, o->config_timeout_s);
+            if (rc != 0) {
+                host_stop(h, 0);
+                return rc;
+            }
+            if (ch->done_rc >= 0 && ch->done_rc != 126) {
+                rc = host_done(h, out, cfgs, n, i, cb);
+                host_stop(h, 0);
+                return rc;
+            }
+            return host_exited(h, out, cfgs, n, i, cb);
+        }
+        if (runner_now_s() > deadline && *i < n)
+            return host_timeout(h, out, o, cfgs, i, cb, *i == first_i);
+    }
+}

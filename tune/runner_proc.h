@@ -1,0 +1,64 @@
+/* Internal to tune/runner.c and tune/runner_host.c: a child process driven over pipes (a
+ * harness, or lscat-runner) and the judgement of its results, shared by the two ways a kernel
+ * runs. Not for other modules: use tune/runner.h. */
+#ifndef LSCAT_TUNE_RUNNER_PROC_H
+#define LSCAT_TUNE_RUNNER_PROC_H
+
+#include "common/buf.h"
+#include "tune/runner.h"
+
+#include <sys/types.h>
+
+#define TAIL_BYTES 2048
+
+/* A running harness: pid (= its process group), pipes, partial line, output tail. */
+struct runner_proc {
+    pid_t pid;
+    int res_fd, out_fd;
+    int gate_fd;           /* prestarted: its stdin's write end, -1 once configurations went */
+    struct buf line;
+    char tail[TAIL_BYTES];
+    size_t tail_len;
+    int status;  /* wait status once reaped */
+    int reaped;
+    int ready;             /* lscat-runner: said "@ready" */
+    int done_rc;           /* lscat-runner: the last "@done" code, -1 = none yet */
+    char done_msg[256];
+};
+
+/* How one process (or one kernel in lscat-runner) ended. */
+enum { RUNNER_DONE = 0, RUNNER_FAILED = 1, RUNNER_GIVE_UP = 2, RUNNER_STOPPED = 3,
+       RUNNER_FALLBACK = 4 };
+
+double runner_now_s(void);
+void runner_format_configs(struct buf *b, const struct tune_config *c, int n);
+/* Start argv[0] in its own process group (see runner.c). Consumes in_fd. */
+int runner_proc_start(struct runner_proc *ch, const char *const *argv, const char *const *env,
+                      int in_fd, int gated);
+/* The harness's arguments after argv[0]; returns their count. */
+int runner_harness_args(const char **argv, int max, char dev[16], const struct runner_options *o,
+                        int occupancy);
+/* Read what is there; 0 at EOF. */
+int runner_proc_drain(int fd, struct runner_proc *ch, int is_results);
+void runner_proc_reap_later(struct runner_proc *ch);
+/* Kill its process group (reaping it unless already reaped), close its pipes. */
+void runner_proc_release(struct runner_proc *ch);
+void runner_proc_tail(char *out, size_t size, const struct runner_proc *ch);
+int runner_record_failure(const struct runner_callbacks *cb, struct runner_summary *out,
+                          const struct tune_config *cfg, const char *status, const char *msg);
+/* Handle the complete lines received; stops after lscat-runner's "@done". Returns 0,
+ * RUNNER_GIVE_UP (protocol breach) or <0 (callback). */
+int runner_take_lines(struct runner_proc *ch, struct runner_summary *out,
+                      const struct tune_config *cfgs, int n, int *i,
+                      const struct runner_callbacks *cb, double *deadline, double timeout_s);
+/* What the process's end (ch->status) means for the configuration in flight. */
+int runner_judge_exit(struct runner_proc *ch, struct runner_summary *out,
+                      const struct tune_config *cfgs, int n, int *i,
+                      const struct runner_callbacks *cb);
+/* Run cfgs[*i..n-1] of one kernel in o->host (tune/runner_host.c); RUNNER_FALLBACK: run the
+ * rest as harness processes. */
+int runner_run_in_host(struct runner_summary *out, const struct runner_options *o,
+                       const struct tune_config *cfgs, int n, int *i,
+                       const struct runner_callbacks *cb, int occupancy);
+
+#endif
