@@ -265,3 +265,47 @@ void proc_describe(struct buf *out, const struct proc_result *r, const struct pr
     else
         buf_addf(out, "exit %d", r->exit_code);
 }
+
+int proc_spawn(struct proc_child *out, const struct proc_options *o)
+{
+    int in[2] = { -1, -1 }, outp[2] = { -1, -1 }, null_fd = -1;
+    out->pid = -1;
+    out->in_fd = out->out_fd = -1;
+    if (!o->argv || !o->argv[0])
+        return lscat_error_set("proc_spawn: no program given");
+    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0 ||
+        (null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0) {
+        int rc = lscat_error_set("cannot create a pipe: %s", strerror(errno));
+        close_fd(&in[0]), close_fd(&in[1]), close_fd(&outp[0]), close_fd(&outp[1]);
+        return rc;
+    }
+    signal(SIGPIPE, SIG_IGN); /* a dead child's stdin must not kill us */
+    pid_t pid = fork();
+    if (pid < 0) {
+        close_fd(&in[0]), close_fd(&in[1]), close_fd(&outp[0]), close_fd(&outp[1]);
+        close_fd(&null_fd);
+        return lscat_error_set("cannot start '%s': %s", o->argv[0], strerror(errno));
+    }
+    if (pid == 0)
+        child(o, in[0], outp[1], null_fd);
+    setpgid(pid, pid);
+    close_fd(&in[0]);
+    close_fd(&outp[1]);
+    close_fd(&null_fd);
+    out->pid = pid;
+    out->in_fd = in[1];
+    out->out_fd = outp[0];
+    return 0;
+}
+
+void proc_child_kill(struct proc_child *c)
+{
+    close_fd(&c->in_fd);
+    close_fd(&c->out_fd);
+    if (c->pid > 0) {
+        kill(-c->pid, SIGKILL);
+        kill(c->pid, SIGKILL);
+        waitpid(c->pid, NULL, 0);
+    }
+    c->pid = -1;
+}

@@ -68,6 +68,23 @@ struct proc_result {
 int proc_run(struct proc_result *out, const struct proc_options *opts);
 void proc_result_release(struct proc_result *r);
 
+/* A long-lived child with pipes, for a service spoken to in requests and replies (execute's
+ * resolver client): stdin and stdout are pipes (close-on-exec in the parent), stderr goes to
+ * /dev/null; argv, env, cwd, limits and child_setup as for proc_run (stdin_data, timeout_s,
+ * out_cap_bytes and stdout_path are ignored: the caller reads with its own deadline). The
+ * child runs in its own process group. */
+struct proc_child {
+    pid_t pid;               /* -1 when not running */
+    int in_fd;               /* write requests here */
+    int out_fd;              /* read replies here */
+};
+
+/* Start it. Returns 0, or LSCAT_ERR when it could not be started (*out then holds no child).
+ * An exec failure shows as the child exiting with 127 (its stdout reaches EOF). */
+int proc_spawn(struct proc_child *out, const struct proc_options *opts);
+/* Close both pipes, SIGKILL the child's process group and reap it. Safe to call twice. */
+void proc_child_kill(struct proc_child *c);
+
 /* "exit 3", "signal 11 (Segmentation fault)", "timeout after 5.0 s": for messages. */
 void proc_describe(struct buf *out, const struct proc_result *r, const struct proc_options *o);
 

@@ -98,8 +98,14 @@ static void help(void)
            "with a size parameter) at --probe-size; the first that runs clean is kept\n"
            "(kernels.binding) and tune launches the kernel with it.\n"
            "Without a device it builds and repairs and says that probing needs one.\n"
+           "Declarations and headers a kernel lacks are pulled from its repository through\n"
+           "lscat-isolate's libclang service ('lscat isolate resolve --serve', started once,\n"
+           "when needed), with what they depend on; where lscat-isolate is missing or fails,\n"
+           "through a textual search (fixes say '(isolate)' or '(text)').\n"
            "Environment: LSCAT_SHARE_DIR (where tune/timing.cu lives), CUDA_HOME,\n"
-           "LSCAT_SANDBOX=fallback|none (weaker sandbox, for tests). See docs/execute.md.\n\n"
+           "LSCAT_SANDBOX=fallback|none (weaker sandbox, for tests), LSCAT_BIN (where to find\n"
+           "lscat-isolate; default: beside this program, then PATH), LSCAT_RESOLVE_TIMEOUT_S\n"
+           "(per resolver request, default 120). See docs/execute.md.\n\n"
            "Options:\n", usage);
     cli_print_options(stdout, opts);
     cli_print_common_help(stdout);

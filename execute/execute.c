@@ -11,8 +11,8 @@
 #include "common/progress.h"
 #include "common/xalloc.h"
 #include "execute/build.h"
+#include "execute/isoresolve.h"
 #include "execute/probe.h"
-#include "execute/reposearch.h"
 #include "execute/sandbox.h"
 
 #include <pthread.h>
@@ -499,6 +499,30 @@ static char *detect_arch(void)
     return buf_detach(&a, NULL);
 }
 
+/* Repository lookups of the repair loop: lscat-isolate's libclang service, started on first
+ * use; the textual search when it is missing or fails. LSCAT_RESOLVE_TIMEOUT_S (tests) sets the
+ * per-request limit. */
+static struct isoresolve *new_resolver(void)
+{
+    struct isoresolve_options ro = ISORESOLVE_OPTIONS_INIT;
+    const char *t = getenv("LSCAT_RESOLVE_TIMEOUT_S");
+    ro.timeout_s = t && *t ? atof(t) : 0;
+    return isoresolve_new(&ro);
+}
+
+static void log_resolver(const struct isoresolve *r)
+{
+    int served, fallback, starts;
+    isoresolve_stats(r, &served, &fallback, &starts);
+    if (served + fallback == 0)
+        return;
+    char a[24], b[24], c[24];
+    snprintf(a, sizeof a, "%d", served);
+    snprintf(b, sizeof b, "%d", fallback);
+    snprintf(c, sizeof c, "%d", starts);
+    log_event(LOG_INFO, "repair_lookups", "isolate", a, "text", b, "service_starts", c, NULL);
+}
+
 int execute_run(struct execute_counts *out, struct store *s, const char *work_dir,
                 const struct execute_options *o, int64_t run_id)
 {
@@ -513,8 +537,9 @@ int execute_run(struct execute_counts *out, struct store *s, const char *work_di
     pthread_mutex_init(&g.lock, NULL);
     char *arch = o->arch ? xstrdup(o->arch) : detect_arch();
     struct buf why = BUF_INIT;
+    struct isoresolve *resolver = new_resolver();
     struct build_config cfg = { work_dir, arch, o->nvcc, o->build_timeout_s, o->max_attempts,
-                                &reposearch_resolver };
+                                isoresolve_resolver(resolver) };
     int rc = fs_mkdirs(work_dir, 0755);
     if (rc == 0 && sandbox_describe(&why, sandbox_detect(work_dir)))
         log_warn("sandbox: %s", why.data);
@@ -543,6 +568,9 @@ int execute_run(struct execute_counts *out, struct store *s, const char *work_di
     progress_free(g.bar);
     g.bar = NULL;
     out->build_wall_s = fs_mono_s() - t0;
+    log_resolver(resolver);
+    isoresolve_free(resolver); /* repairs are over: the service child goes */
+    resolver = NULL;
     if (g.store_failed)
         rc = lscat_error_set("%s", g.store_error);
     if (rc == 0 && o->probe != EXECUTE_PROBE_NEVER)
@@ -550,6 +578,7 @@ int execute_run(struct execute_counts *out, struct store *s, const char *work_di
     if (rc == 0 && g.store_failed)
         rc = lscat_error_set("%s", g.store_error);
 done:
+    isoresolve_free(resolver);
     for (size_t i = 0; i < g.count; i++)
         item_free(&g.items[i]);
     free(g.items);

@@ -112,6 +112,7 @@ static const struct ident_header header_table[] = {
     { "std::sqrt", "<cmath>" }, { "std::abs", "<cmath>" }, { "std::exp", "<cmath>" },
     { "std::function", "<functional>" }, { "std::map", "<map>" }, { "std::array", "<array>" },
     { "std::complex", "<complex>" }, { "std::unique_ptr", "<memory>" },
+    { "std::chrono", "<chrono>" }, { "std::thread", "<thread>" },
     { "curandState", "<curand_kernel.h>" }, { "curandState_t", "<curand_kernel.h>" },
     { "curand_init", "<curand_kernel.h>" }, { "curand_uniform", "<curand_kernel.h>" },
     { "curand_normal", "<curand_kernel.h>" }, { "curand", "<curand_kernel.h>" },
@@ -436,10 +437,14 @@ static void missing_headers(struct buf *src, struct round *r, const struct repai
         if (d->cls != CLASS_MISSING_HEADER || !d->subject)
             continue;
         char *path = NULL;
+        const char *via = "";
         if (in->resolver && in->resolver->find_header && in->repo_root && in->include_dir &&
-            in->resolver->find_header(in->resolver->ctx, in->repo_root, d->subject, &path) == 0 &&
+            in->resolver->find_header(in->resolver->ctx, in->repo_root, d->subject, &path,
+                                      &via) == 0 &&
             copy_header(path, in->include_dir, d->subject) == 0) {
-            note(r, "pull_header:%s%s", d->subject, NULL);
+            char *what = xasprintf("%s(%s)", d->subject, via);
+            note(r, "pull_header:%s%s", what, NULL);
+            free(what);
             free(path);
             continue;
         }
@@ -456,10 +461,68 @@ static void missing_headers(struct buf *src, struct round *r, const struct repai
     }
 }
 
+/* Where pulled declarations go: after the includes and the #define lines that follow them
+ * (isolate emits a kernel's macros there), so a pulled declaration may use the kernel's macros. */
+static size_t pull_position(const char *s)
+{
+    size_t at = srcscan_after_includes(s);
+    for (;;) {
+        size_t p = at;
+        while (s[p] == ' ' || s[p] == '\t')
+            p++;
+        if (s[p] == '\n') {
+            at = p + 1;
+            continue;
+        }
+        if (strncmp(s + p, "#define", 7) != 0)
+            return at;
+        for (; s[p]; p++) /* the logical line: backslash-newlines continue it */
+            if (s[p] == '\n' && (p == 0 || s[p - 1] != '\\'))
+                break;
+        at = s[p] ? p + 1 : p;
+    }
+}
+
+/* Start of the top-level declaration where `ident` (last part of a qualified name) is first
+ * used in code, or (size_t)-1. */
+static size_t first_use(const char *s, const char *ident)
+{
+    const char *last = strrchr(ident, ':');
+    struct srcscan sc;
+    size_t start, end, brace, at = (size_t)-1;
+    srcscan_init(&sc, s, strlen(s));
+    long w = srcscan_find_word(s, &sc, last ? last + 1 : ident, 0);
+    if (w >= 0 && srcscan_top_span(s, &sc, (size_t)w, &start, &end, &brace) == 0 &&
+        start <= (size_t)w)
+        at = start;
+    srcscan_release(&sc);
+    return at;
+}
+
+/* Where this round's pulled declarations go, in the order pulled (a later one may rely on an
+ * earlier one: the resolver leaves out what the kernel already has): just before the first
+ * top-level declaration that uses any of the missing names, so they see everything the kernel
+ * defines above it; else after the includes and leading #defines. */
+static size_t pull_start(const char *s, const struct repair_input *in)
+{
+    size_t at = (size_t)-1;
+    for (size_t i = 0; i < in->diags->count; i++) {
+        const struct diag *d = &in->diags->items[i];
+        if ((d->cls == CLASS_UNDECLARED_IDENTIFIER || d->cls == CLASS_UNKNOWN_TYPE ||
+             d->cls == CLASS_INCOMPLETE_TYPE) && d->subject && !repair_header_for(d->subject)) {
+            size_t u = first_use(s, d->subject);
+            at = u < at ? u : at;
+        }
+    }
+    size_t top = pull_position(s);
+    return at == (size_t)-1 || at < top ? top : at;
+}
+
 /* Undeclared names: a standard/CUDA header, else a declaration from the repository. */
 static void missing_names(struct buf *src, struct round *r, const struct repair_input *in)
 {
     struct buf added = BUF_INIT; /* "|name|" of names handled this round */
+    size_t pull_at = (size_t)-1; /* where the next pulled block goes: in the order pulled */
     for (size_t i = 0; i < in->diags->count; i++) {
         const struct diag *d = &in->diags->items[i];
         if ((d->cls != CLASS_UNDECLARED_IDENTIFIER && d->cls != CLASS_UNKNOWN_TYPE &&
@@ -476,6 +539,8 @@ static void missing_names(struct buf *src, struct round *r, const struct repair_
             char *line = xasprintf("#include %s\n", h);
             if (!strstr(src->data, line)) {
                 insert_at(src, 0, line);
+                if (pull_at != (size_t)-1)
+                    pull_at += strlen(line);
                 note(r, "add_header:%s%s", h, NULL);
             }
             free(line);
@@ -484,13 +549,20 @@ static void missing_names(struct buf *src, struct round *r, const struct repair_
         if (!in->resolver || !in->resolver->find_decl || !in->repo_root)
             continue;
         struct buf text = BUF_INIT, origin = BUF_INIT;
-        if (in->resolver->find_decl(in->resolver->ctx, in->repo_root, d->subject, &text,
-                                    &origin) == 0 && !strstr(src->data, text.data)) {
-            char *block = xasprintf("/* lscat execute: pulled from %s */\n%s\n", origin.data,
-                                    text.data);
-            insert_at(src, srcscan_after_includes(src->data), block);
+        const char *via = "";
+        if (in->resolver->find_decl(in->resolver->ctx, in->repo_root, d->subject, src->data,
+                                    &text, &origin, &via) == 0 && text.len &&
+            !strstr(src->data, text.data)) {
+            char *block = xasprintf("/* lscat execute: pulled from %s (%s) */\n%s\n", origin.data,
+                                    via, text.data);
+            if (pull_at == (size_t)-1)
+                pull_at = pull_start(src->data, in);
+            insert_at(src, pull_at, block);
+            pull_at += strlen(block);
             free(block);
-            note(r, "pull_decl:%s@%s", d->subject, origin.data);
+            char *what = xasprintf("%s@%s(%s)", d->subject, origin.data, via);
+            note(r, "pull_decl:%s%s", what, NULL);
+            free(what);
         }
         buf_release(&text);
         buf_release(&origin);

@@ -11,17 +11,21 @@
 #include "common/buf.h"
 #include "execute/classify.h"
 
-/* Where repairs find what the kernel's repository defines. isolate's closure machinery can
- * serve this; execute/reposearch.c is a textual search of the repository tree. */
+/* Where repairs find what the kernel's repository defines: execute/isoresolve.c asks
+ * lscat-isolate's libclang service (with the declaration's own closure), execute/reposearch.c
+ * searches the text. Each answer names the resolver that gave it in *via ("isolate", "text"),
+ * a static string, recorded in the fix. */
 struct repair_resolver {
     /* Append to `out` the source text of a declaration or macro named `ident` (a #define, a
      * typedef/using, a struct/class/union/enum, a constant, a __device__ function) found under
-     * `repo_root`; `origin` gets "path:line". 0 when found, LSCAT_ENOTFOUND when not. */
-    int (*find_decl)(void *ctx, const char *repo_root, const char *ident, struct buf *out,
-                     struct buf *origin);
+     * `repo_root`, and what it needs that `have` (the kernel's current source, may be NULL)
+     * lacks; `origin` gets "path:line". 0 when found, LSCAT_ENOTFOUND when not. */
+    int (*find_decl)(void *ctx, const char *repo_root, const char *ident, const char *have,
+                     struct buf *out, struct buf *origin, const char **via);
     /* The absolute path of a file under `repo_root` that `#include "<name>"` meant (caller
      * frees), or LSCAT_ENOTFOUND. */
-    int (*find_header)(void *ctx, const char *repo_root, const char *name, char **path_out);
+    int (*find_header)(void *ctx, const char *repo_root, const char *name, char **path_out,
+                       const char **via);
     void *ctx;
 };
 
@@ -43,6 +47,6 @@ int repair_apply(struct buf *src, struct buf *fixes, const struct repair_input *
 const char *repair_header_for(const char *ident);
 
 /* Bumped whenever a strategy changes: part of the build cache key. */
-#define REPAIR_VERSION 3
+#define REPAIR_VERSION 5
 
 #endif

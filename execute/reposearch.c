@@ -69,9 +69,11 @@ static int header_visit(void *ctx, const char *path)
     return 0;
 }
 
-int reposearch_find_header(void *ctx, const char *repo_root, const char *name, char **path_out)
+int reposearch_find_header(void *ctx, const char *repo_root, const char *name, char **path_out,
+                           const char **via)
 {
     (void)ctx;
+    *via = "text";
     struct header_search h = { name, NULL };
     *path_out = NULL;
     walk(repo_root, 0, header_visit, &h);
@@ -201,10 +203,12 @@ static int decl_visit(void *ctx, const char *path)
     return found;
 }
 
-int reposearch_find_decl(void *ctx, const char *repo_root, const char *ident, struct buf *out,
-                         struct buf *origin)
+int reposearch_find_decl(void *ctx, const char *repo_root, const char *ident, const char *have,
+                         struct buf *out, struct buf *origin, const char **via)
 {
     (void)ctx;
+    (void)have;
+    *via = "text";
     struct decl_search d = { repo_root, ident, out, origin };
     if (strchr(ident, ':') || !walk(repo_root, 0, decl_visit, &d))
         return lscat_error_setc(LSCAT_ENOTFOUND, "no declaration of '%s' under '%s'", ident,

@@ -9,8 +9,10 @@
 /* The resolver backed by reposearch_find_decl / reposearch_find_header (ctx unused). */
 extern const struct repair_resolver reposearch_resolver;
 
-int reposearch_find_decl(void *ctx, const char *repo_root, const char *ident, struct buf *out,
-                         struct buf *origin);
-int reposearch_find_header(void *ctx, const char *repo_root, const char *name, char **path_out);
+/* *via is set to "text". `have` is not consulted (the caller checks the text it gets). */
+int reposearch_find_decl(void *ctx, const char *repo_root, const char *ident, const char *have,
+                         struct buf *out, struct buf *origin, const char **via);
+int reposearch_find_header(void *ctx, const char *repo_root, const char *name, char **path_out,
+                           const char **via);
 
 #endif

@@ -6,6 +6,7 @@
 #include "common/xalloc.h"
 #include "dataset/store.h"
 #include "isolate/isolate.h"
+#include "isolate/resolve.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,8 @@
 #include <unistd.h>
 
 static const char usage[] = "lscat isolate [--path DIR] [--timeout S] [--mem-mb N] "
-                            "[--max-file-bytes N] [--cuda-home DIR]";
+                            "[--max-file-bytes N] [--cuda-home DIR]\n"
+                            "       lscat isolate resolve --serve [--cuda-home DIR]";
 
 enum { OPT_PATH = 1, OPT_TIMEOUT, OPT_MEM, OPT_MAXFILE, OPT_CUDA };
 static const struct cli_opt opts[] = {
@@ -62,7 +64,10 @@ static void help(void)
            "same content are not parsed again. Failures (parse_failed, parse_timeout,\n"
            "file_skipped, include_refused, missing_header, kernel_without_body,\n"
            "unsupported_template, non_utf8) are recorded in the failures table. docs/isolate.md has\n"
-           "the closure rules, the parameter model and the harness rules.\n\nOptions:\n",
+           "the closure rules, the parameter model and the harness rules.\n\n"
+           "'lscat isolate resolve --serve' (internal, started by lscat execute's repair loop)\n"
+           "answers requests on stdin: the repository's definition of a name a kernel lacks,\n"
+           "with its own closure, and the file an #include meant ('resolve --help').\n\nOptions:\n",
            usage);
     cli_print_options(stdout, opts);
     cli_print_common_help(stdout);
@@ -79,10 +84,79 @@ static char *self_exe(const char *argv0)
     return xstrdup(argv0);
 }
 
+static const char resolve_usage[] = "lscat isolate resolve --serve [--cuda-home DIR]";
+
+static int resolve_opt(void *ctx, int id, const char *arg)
+{
+    const char **a = ctx;
+    a[id - 1] = arg ? arg : "1";
+    return 0;
+}
+
+/* Is `a` an option of the stage that takes a value (so the next word is not a subcommand)? */
+static int takes_value(const char *a)
+{
+    for (const struct cli_opt *o = opts; o->long_name; o++)
+        if (o->arg_name && a[0] == '-' && a[1] == '-' && strcmp(a + 2, o->long_name) == 0)
+            return 1;
+    return 0;
+}
+
+/* `resolve --serve`: the service execute's repair loop talks to (isolate/resolve.h). */
+static int resolve_main(int argc, char **argv)
+{
+    static const struct cli_opt ropts[] = {
+        { "serve", 0, NULL, "serve requests on stdin until EOF (the only mode)", 1 },
+        { "cuda-home", 0, "DIR", "CUDA toolkit whose headers parsing uses ($CUDA_HOME, else "
+                                 "/usr/local/cuda)", 2 },
+        CLI_OPT_END,
+    };
+    const char *a[2] = { NULL, NULL };
+    struct cli cli;
+    int code = LSCAT_EXIT_OK, rc = cli_parse(&cli, "lscat-isolate resolve", argc, argv, ropts,
+                                             resolve_opt, a);
+    if (rc == CLI_HELP) {
+        printf("usage: %s\n\n"
+               "Internal: lscat execute starts this service once per run when its repair loop\n"
+               "needs a declaration or a header from a kernel's repository. One request per line\n"
+               "on stdin, one framed record per reply on stdout (isolate/record.h):\n"
+               "  ping                            -> pong {version}\n"
+               "  decl ROOT IDENT [KERNEL_BYTES]  -> decl {text, origin, pieces, parses}: the\n"
+               "      repository's definition of IDENT (macro, type, typedef, enum, function,\n"
+               "      variable) with its closure, as isolate cuts a kernel's; KERNEL_BYTES bytes\n"
+               "      of the kernel's source follow the line, and pieces it holds are left out\n"
+               "  header ROOT NAME                -> header {path}: the file #include \"NAME\" meant\n"
+               "  otherwise                       -> notfound {message} or error {message}\n"
+               "docs/isolate.md describes it.\n\nOptions:\n", resolve_usage);
+        cli_print_options(stdout, ropts);
+        cli_print_common_help(stdout);
+    } else if (rc < 0 || cli.nargs > 0 || !a[0]) {
+        if (rc >= 0)
+            lscat_error_set(cli.nargs ? "unexpected argument '%s'" : "resolve needs --serve%s",
+                            cli.nargs ? cli.args[0] : "");
+        code = cli_usage_error(&cli, resolve_usage);
+    } else {
+        const char *cuda = a[1] ? a[1] : getenv("CUDA_HOME") && *getenv("CUDA_HOME")
+                                               ? getenv("CUDA_HOME") : "/usr/local/cuda";
+        if (resolve_serve(stdin, stdout, cuda) < 0) {
+            fprintf(stderr, "lscat-isolate resolve: %s\n", lscat_error_last());
+            code = LSCAT_EXIT_FATAL;
+        }
+    }
+    cli_release(&cli);
+    return code;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--worker") == 0)
         return isolate_worker_main(argc - 2, argv + 2);
+    int sub = cli_find_subcommand(argc, argv);
+    if (sub > 0 && strcmp(argv[sub], "resolve") == 0 && !takes_value(argv[sub - 1])) {
+        for (int i = sub; i > 1; i--) /* global options before the word stay */
+            argv[i] = argv[i - 1];
+        return resolve_main(argc - 1, argv + 1);
+    }
     struct cli cli;
     struct args a = { NULL, NULL, 120, 8192, 4000000 };
     struct store *s = NULL;

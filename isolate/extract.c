@@ -317,6 +317,8 @@ struct closure {
     int dynshared;
     int cur_unit;
     struct buf libc_includes;
+    const char *have;  /* extract_tu_decl: text already in the kernel (pieces in it are left out) */
+    int pieces;        /* pieces emitted */
 };
 
 static int has_unit(struct closure *cl, int idx);
@@ -469,7 +471,7 @@ static void add_unit(struct closure *cl, int idx)
     clang_visitChildren(cl->x->tops[idx].c, refs_visit, cl);
 }
 
-/* Explicit and partial specialisations of a class template the closure uses
+/* Explicit and partial specialisations of a class or function template the closure uses
  * (template <> struct vec3<float> { ... };): the primary template alone is not enough. */
 static void push_specializations(struct closure *cl)
 {
@@ -477,8 +479,8 @@ static void push_specializations(struct closure *cl)
     for (size_t i = 0; i < x->ntops; i++) {
         enum CXCursorKind k = clang_getCursorKind(x->tops[i].c);
         if (k != CXCursor_StructDecl && k != CXCursor_ClassDecl &&
-            k != CXCursor_ClassTemplatePartialSpecialization)
-            continue;
+            k != CXCursor_ClassTemplatePartialSpecialization && k != CXCursor_FunctionDecl)
+            continue; /* FunctionDecl: template <> float cast<float>(float) { ... } */
         CXCursor t = clang_getSpecializedCursorTemplate(x->tops[i].c);
         if (clang_Cursor_isNull(t) || has_unit(cl, (int)i))
             continue;
@@ -737,32 +739,65 @@ static void emit_namespaces(struct buf *b, CXCursor c, int open)
     }
 }
 
+/* Append `piece` (whose identifying text is its [core, core + core_len) part) unless the text
+ * the caller already has contains it. */
+static void add_piece(struct buf *b, struct closure *cl, const struct buf *piece, size_t core,
+                      size_t core_len)
+{
+    if (cl->have && core_len) {
+        char *c = xstrndup(piece->data + core, core_len);
+        int known = strstr(cl->have, c) != NULL;
+        free(c);
+        if (known)
+            return;
+    }
+    buf_add(b, piece->data, piece->len);
+    cl->pieces++;
+}
+
 static void emit_source(struct buf *b, struct closure *cl)
 {
     struct ctx *x = cl->x;
-    buf_add(b, cl->libc_includes.data, cl->libc_includes.len);
-    emit_includes(b, cl);
+    struct buf inc = BUF_INIT, piece = BUF_INIT;
+    buf_add(&inc, cl->libc_includes.data, cl->libc_includes.len);
+    emit_includes(&inc, cl);
+    for (const char *p = inc.data; *p;) { /* line by line: each #include is a piece */
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+        buf_reset(&piece);
+        buf_add(&piece, p, n);
+        add_piece(b, cl, &piece, 0, piece.len);
+        p += n;
+    }
     for (size_t i = 0; i < x->nmacros; i++) {
         struct macro_def *m = &x->macros[i];
         if (!cl->macro_used[i] || !m->in_tree)
             continue;
-        buf_adds(b, "#define ");
-        add_text(b, x, m->file, m->start, m->end);
-        buf_addch(b, '\n');
+        buf_reset(&piece);
+        buf_adds(&piece, "#define ");
+        add_text(&piece, x, m->file, m->start, m->end);
+        buf_addch(&piece, '\n');
+        add_piece(b, cl, &piece, 0, piece.len);
     }
     qsort(cl->units, cl->nunits, sizeof *cl->units, cmp_int);
     for (size_t i = 0; i < cl->nunits; i++) {
         struct top_decl *t = &x->tops[cl->units[i]];
         if (contained(cl, cl->units[i]))
             continue;
-        emit_namespaces(b, t->c, 1);
-        add_text(b, x, t->file, t->start, t->end);
+        buf_reset(&piece);
+        emit_namespaces(&piece, t->c, 1);
+        size_t core = piece.len;
+        add_text(&piece, x, t->file, t->start, t->end);
+        size_t core_len = piece.len - core;
         enum CXCursorKind k = clang_getCursorKind(t->c);
         int is_fn_def = (k == CXCursor_FunctionDecl || k == CXCursor_FunctionTemplate ||
                          k == CXCursor_CXXMethod) && clang_isCursorDefinition(t->c);
-        buf_adds(b, is_fn_def ? "\n" : ";\n");
-        emit_namespaces(b, t->c, 0);
+        buf_adds(&piece, is_fn_def ? "\n" : ";\n");
+        emit_namespaces(&piece, t->c, 0);
+        add_piece(b, cl, &piece, core, core_len);
     }
+    buf_release(&inc);
+    buf_release(&piece);
 }
 
 static void emit_kernel(struct ctx *x, CXCursor k)
@@ -917,10 +952,12 @@ static const char *const no_cuda_defines[] = {
     "-include", "__clang_cuda_builtin_vars.h", /* threadIdx, blockIdx, blockDim, gridDim */
     "-D__syncthreads()=((void)0)", NULL };
 
-int extract_file(struct buf *out, const struct extract_options *o)
+/* Parse o->file into x->tu with isolate's arguments (CUDA, the tree's -I folders, refused
+ * includes as empty files). `*parse_s` gets the parse time. Returns 0 or LSCAT_ERR. */
+static int parse_tu(struct ctx *x, CXIndex index, const struct extract_options *o,
+                    double *parse_s)
 {
     int rc = 0;
-    struct ctx x = { .o = o, .root_len = strlen(o->root), .out = out };
     const char **args = xcalloc((size_t)o->n_include_dirs * 2 + 32, sizeof *args);
     char *cuda_path = xasprintf("--cuda-path=%s", o->cuda_home);
     char *cccl = xasprintf("%s/include/cccl", o->cuda_home);
@@ -955,26 +992,17 @@ int extract_file(struct buf *out, const struct extract_options *o)
     struct CXUnsavedFile *empty = xcalloc(rf.n + 1, sizeof *empty);
     for (size_t i = 0; i < rf.n; i++)
         empty[i] = (struct CXUnsavedFile){ rf.paths[i], "", 0 };
-    CXIndex index = clang_createIndex(0, 0);
     double t0 = fs_mono_s();
     enum CXErrorCode e = clang_parseTranslationUnit2(
         index, o->file, args, na, empty, (unsigned)rf.n,
-        CXTranslationUnit_DetailedPreprocessingRecord | CXTranslationUnit_KeepGoing, &x.tu);
-    if (e != CXError_Success || !x.tu) {
+        CXTranslationUnit_DetailedPreprocessingRecord | CXTranslationUnit_KeepGoing, &x->tu);
+    *parse_s = fs_mono_s() - t0;
+    if (e != CXError_Success || !x->tu) {
+        x->tu = NULL;
         rc = lscat_error_set("libclang could not parse '%s' (error %d)", o->file, (int)e);
         goto done;
     }
-    report_diagnostics(&x, fs_mono_s() - t0);
-    clang_visitChildren(clang_getTranslationUnitCursor(x.tu), top_visit, &x);
-    clang_getInclusions(x.tu, inclusion_visit, &x);
-    for (size_t i = 0; i < x.nkernels; i++)
-        emit_kernel(&x, x.kernels[i]);
-    report_bodiless(&x);
 done:
-    if (x.tu)
-        clang_disposeTranslationUnit(x.tu);
-    clang_disposeIndex(index);
-    ctx_release(&x);
     srctext_refusals_release(&rf);
     free(empty);
     free(cuda_path);
@@ -982,4 +1010,186 @@ done:
     free(cuda_rt);
     free(args);
     return rc;
+}
+
+/* The top-level declarations, macros, includes and the inclusion graph of x->tu. */
+static void collect(struct ctx *x)
+{
+    clang_visitChildren(clang_getTranslationUnitCursor(x->tu), top_visit, x);
+    clang_getInclusions(x->tu, inclusion_visit, x);
+}
+
+int extract_file(struct buf *out, const struct extract_options *o)
+{
+    struct ctx x = { .o = o, .root_len = strlen(o->root), .out = out };
+    CXIndex index = clang_createIndex(0, 0);
+    double parse_s = 0;
+    int rc = parse_tu(&x, index, o, &parse_s);
+    if (rc == 0) {
+        report_diagnostics(&x, parse_s);
+        collect(&x);
+        for (size_t i = 0; i < x.nkernels; i++)
+            emit_kernel(&x, x.kernels[i]);
+        report_bodiless(&x);
+    }
+    if (x.tu)
+        clang_disposeTranslationUnit(x.tu);
+    clang_disposeIndex(index);
+    ctx_release(&x);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ declaration lookup */
+
+struct extract_tu {
+    struct ctx x;
+    struct extract_options o;
+    CXIndex index;
+    struct buf notes;   /* notes of the parse (refused includes): not reported by lookups */
+};
+
+int extract_tu_parse(struct extract_tu **out, const struct extract_options *o)
+{
+    struct extract_tu *t = xcalloc(1, sizeof *t);
+    double parse_s = 0;
+    *out = NULL;
+    t->o = *o;
+    t->o.root = xstrdup(o->root);
+    t->o.file = xstrdup(o->file);
+    t->o.cuda_home = xstrdup(o->cuda_home);
+    t->o.include_dirs = NULL; /* only needed by the parse */
+    t->o.n_include_dirs = 0;
+    buf_init(&t->notes, 0);
+    t->x.o = &t->o;
+    t->x.root_len = strlen(o->root);
+    t->x.out = &t->notes;
+    t->index = clang_createIndex(0, 0);
+    int rc = parse_tu(&t->x, t->index, o, &parse_s);
+    if (rc < 0) {
+        extract_tu_free(t);
+        return rc;
+    }
+    collect(&t->x);
+    *out = t;
+    return 0;
+}
+
+void extract_tu_free(struct extract_tu *t)
+{
+    if (!t)
+        return;
+    if (t->x.tu)
+        clang_disposeTranslationUnit(t->x.tu);
+    clang_disposeIndex(t->index);
+    ctx_release(&t->x);
+    buf_release(&t->notes);
+    free((char *)t->o.root);
+    free((char *)t->o.file);
+    free((char *)t->o.cuda_home);
+    free(t);
+}
+
+/* Does `c` name `ident` ("Matrix", or qualified "ns::Matrix")? */
+static int names_ident(CXCursor c, const char *ident)
+{
+    const char *last = strrchr(ident, ':');
+    CXString s = clang_getCursorSpelling(c);
+    int same = clang_getCString(s) && strcmp(clang_getCString(s), last ? last + 1 : ident) == 0;
+    clang_disposeString(s);
+    if (same && last) {
+        char *q = kparams_qualified_name(c, 0);
+        same = strcmp(q, ident) == 0;
+        free(q);
+    }
+    return same;
+}
+
+struct enum_hit { const char *ident; int hit; };
+
+static enum CXChildVisitResult enum_visit(CXCursor c, CXCursor p, void *d)
+{
+    (void)p;
+    struct enum_hit *e = d;
+    if (clang_getCursorKind(c) == CXCursor_EnumConstantDecl && names_ident(c, e->ident)) {
+        e->hit = 1;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Continue;
+}
+
+/* Can top-level declaration `c` stand for `ident`: a definition (type, function, variable), an
+ * alias, or an enum holding an enumerator of that name? */
+static int defines_ident(CXCursor c, const char *ident)
+{
+    enum CXCursorKind k = clang_getCursorKind(c);
+    switch (k) {
+    case CXCursor_EnumDecl:
+        if (clang_isCursorDefinition(c)) {
+            struct enum_hit e = { ident, 0 };
+            clang_visitChildren(c, enum_visit, &e);
+            if (e.hit)
+                return 1;
+        }
+        /* fall through */
+    case CXCursor_StructDecl: case CXCursor_ClassDecl: case CXCursor_UnionDecl:
+    case CXCursor_ClassTemplate: case CXCursor_FunctionDecl: case CXCursor_FunctionTemplate:
+    case CXCursor_VarDecl:
+        return clang_isCursorDefinition(c) && names_ident(c, ident);
+    case CXCursor_TypedefDecl: case CXCursor_TypeAliasDecl: case CXCursor_TypeAliasTemplateDecl:
+    case CXCursor_NamespaceAlias:
+        return names_ident(c, ident);
+    default:
+        return 0;
+    }
+}
+
+static void origin_of(struct buf *origin, struct ctx *x, CXCursor c)
+{
+    unsigned line = 0;
+    CXFile f = location_file(c, &line);
+    buf_addf(origin, "%s:%u", rel_path(x, f), line);
+}
+
+int extract_tu_decl(struct buf *out, struct buf *origin, int *pieces, struct extract_tu *t,
+                    const char *ident, const char *have)
+{
+    struct ctx *x = &t->x;
+    struct closure cl = { .x = x, .libc_includes = BUF_INIT, .have = have };
+    int found = 0, mi = macro_by_name(x, ident);
+    *pieces = 0;
+    cl.macro_used = xcalloc(x->nmacros + 1, 1);
+    if (mi >= 0 && !x->macros[mi].in_tree)
+        mi = -1; /* a system macro: not the repository's to give */
+    for (size_t i = 0; mi < 0 && i < x->ntops; i++) {
+        if (!in_tree(x, x->tops[i].file) || !defines_ident(x->tops[i].c, ident))
+            continue;
+        if (!found)
+            origin_of(origin, x, x->tops[i].c);
+        push_decl(&cl, x->tops[i].c);
+        found = 1;
+    }
+    if (mi >= 0) {
+        buf_addf(origin, "%s:", rel_path(x, x->macros[mi].file));
+        unsigned line = 0;
+        location_file(x->macros[mi].c, &line);
+        buf_addf(origin, "%u", line);
+        use_macro(&cl, mi);
+        found = 1;
+    }
+    if (found) {
+        for (int round = 0; round < 8 && cl.nwork > 0; round++) {
+            close_work(&cl);
+            push_specializations(&cl);
+        }
+        close_usings(&cl);
+        close_macros(&cl);
+        emit_source(out, &cl);
+        *pieces = cl.pieces;
+    }
+    free(cl.units);
+    free(cl.macro_used);
+    free(cl.sysfiles);
+    free(cl.work);
+    buf_release(&cl.libc_includes);
+    return found ? 0 : LSCAT_ENOTFOUND;
 }

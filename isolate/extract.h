@@ -25,4 +25,26 @@ struct extract_options {
  * libclang could not parse the file at all. */
 int extract_file(struct buf *out, const struct extract_options *o);
 
+/* A parsed file kept for declaration lookups (`lscat isolate resolve`): the same parse and the
+ * same closure machinery as extract_file, started from a named declaration or macro instead of
+ * a kernel. */
+struct extract_tu;
+
+/* Parse `o->file` (include_dirs are only read during the call). *out is the caller's
+ * (extract_tu_free). Returns 0, or LSCAT_ERR when libclang could not parse it at all. */
+int extract_tu_parse(struct extract_tu **out, const struct extract_options *o);
+void extract_tu_free(struct extract_tu *t);
+
+/* The repository's definition of `ident` (a macro of the tree, else every namespace-scope
+ * definition of that name in the tree's files that this unit sees: type, typedef/using,
+ * enum holding such an enumerator, function, variable; `ns::name` qualified) with its closure,
+ * emitted as extract_file emits a kernel's (system includes, macros, declarations in
+ * translation-unit order). Each piece (an #include line, a macro, a declaration) whose text
+ * `have` (the kernel's current source; NULL = none) already contains is left out. Appends the
+ * source to `out`, "path:line" (relative to the tree) of the definition to `origin`, the
+ * number of pieces emitted to *pieces. Returns 0, or LSCAT_ENOTFOUND when the unit defines
+ * no such name in the tree. */
+int extract_tu_decl(struct buf *out, struct buf *origin, int *pieces, struct extract_tu *t,
+                    const char *ident, const char *have);
+
 #endif

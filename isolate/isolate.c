@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ISOLATE_VERSION "2"
+#define ISOLATE_VERSION "3" /* 3: closures bring function template specialisations */
 
 extern const char harness_body_text[];
 

@@ -104,6 +104,7 @@ static void test_repair__adds_each_header_once(void)
     CHECK_STR(f, "\"add_header:<cstdio>\"");
     free(f);
     CHECK_STR(repair_header_for("curand_init"), "<curand_kernel.h>");
+    CHECK_STR(repair_header_for("std::chrono"), "<chrono>");
     CHECK(repair_header_for("no_such_thing") == NULL);
     buf_release(&s);
 }
@@ -129,16 +130,20 @@ static void test_reposearch__finds_macros_typedefs_structs_and_functions(void)
                            "namespace cg = cooperative_groups;" };
     for (int i = 0; names[i]; i++) {
         struct buf out = BUF_INIT, origin = BUF_INIT;
-        CHECK_OK(reposearch_find_decl(NULL, repo, names[i], &out, &origin));
+        const char *via = NULL;
+        CHECK_OK(reposearch_find_decl(NULL, repo, names[i], NULL, &out, &origin, &via));
+        CHECK_STR(via, "text");
         CHECK_CONTAINS(out.data, want[i]);
         CHECK_CONTAINS(origin.data, "src/util.cuh:");
         buf_release(&out);
         buf_release(&origin);
     }
     struct buf out = BUF_INIT, origin = BUF_INIT;
-    CHECK_INT(reposearch_find_decl(NULL, repo, "nothing_here", &out, &origin), ==, LSCAT_ENOTFOUND);
+    const char *via = NULL;
+    CHECK_INT(reposearch_find_decl(NULL, repo, "nothing_here", NULL, &out, &origin, &via), ==,
+              LSCAT_ENOTFOUND);
     char *path = NULL;
-    CHECK_OK(reposearch_find_header(NULL, repo, "common_defs.h", &path));
+    CHECK_OK(reposearch_find_header(NULL, repo, "common_defs.h", &path, &via));
     CHECK_CONTAINS(path, "/repo/common_defs.h");
     free(path);
     buf_release(&out);
