@@ -17,7 +17,8 @@ static const char usage[] = "lscat execute [--arch sm_90,sm_80] [-j N] [--attemp
                             "[--kernel ID]";
 
 enum { OPT_ARCH = 1, OPT_ATTEMPTS, OPT_BUILD_TIMEOUT, OPT_PROBE_TIMEOUT, OPT_NO_PROBE,
-       OPT_PROBE_ANYWAY, OPT_SANITIZE, OPT_DEVICE, OPT_KERNEL, OPT_NVCC, OPT_PROBE_SIZE };
+       OPT_PROBE_ANYWAY, OPT_SANITIZE, OPT_DEVICE, OPT_KERNEL, OPT_NVCC, OPT_PROBE_SIZE,
+       OPT_BUILD_ROUND };
 
 static const struct cli_opt opts[] = {
     { "arch", 0, "LIST", "architectures to build for, e.g. sm_90,sm_80 (default: those of the "
@@ -36,6 +37,9 @@ static const struct cli_opt opts[] = {
     { "probe-size", 0, "N", "W = H of the probe's large configurations, where overruns show "
                             "(default 2024, tune's largest default size; 0: small ones only)",
       OPT_PROBE_SIZE },
+    { "build-round", 0, "N", "with a GPU: build N kernels, probe them, build the next N, so "
+      "runnable kernels appear early for `lscat tune --follow` (default 8 x -j; 0: build all "
+      "first)", OPT_BUILD_ROUND },
     { "device", 0, "N", "GPU index to probe on (default 0)", OPT_DEVICE },
     { "kernel", 0, "ID", "only kernels whose id starts with ID", OPT_KERNEL },
     { "nvcc", 0, "PATH", "the nvcc to use (default $CUDA_HOME/bin/nvcc, "
@@ -59,6 +63,11 @@ static int on_opt(void *ctx, int id, const char *arg)
         if (cli_parse_int(&n, "--attempts", arg, 1, 16) < 0)
             return LSCAT_EINVALID;
         o->max_attempts = (int)n;
+        return 0;
+    case OPT_BUILD_ROUND:
+        if (cli_parse_int(&n, "--build-round", arg, 0, 1L << 30) < 0)
+            return LSCAT_EINVALID;
+        o->build_round = n ? (int)n : -1;
         return 0;
     case OPT_PROBE_SIZE:
         if (cli_parse_int(&n, "--probe-size", arg, 0, 65536) < 0)

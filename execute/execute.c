@@ -256,8 +256,7 @@ static void *build_worker(void *arg)
 static void run_pool(struct stage *g, int jobs, void *(*fn)(void *))
 {
     pthread_t *t = xcalloc((size_t)jobs, sizeof(*t));
-    struct worker *w = xcalloc((size_t)jobs, sizeof(*w));
-    g->next = 0;
+    struct worker *w = xcalloc((size_t)jobs, sizeof(*w)); /* from g->next up to g->count */
     int started = 0;
     for (int i = 0; i < jobs; i++) {
         w[i] = (struct worker){ g, i };
@@ -464,16 +463,55 @@ static int probe_phase(struct stage *g)
     g->device = g->o->device;
     if (gpu)
         snprintf(g->gpu_uuid, sizeof(g->gpu_uuid), "%s", gpu->uuid);
-    if (g->o->sanitize && !(g->sanitizer = find_sanitizer(g->env.nvcc ? g->env.nvcc
-                                                           : "/usr/local/cuda/bin/nvcc")))
+    if (g->o->sanitize && !g->sanitizer &&
+        !(g->sanitizer = find_sanitizer(g->env.nvcc ? g->env.nvcc : "/usr/local/cuda/bin/nvcc")))
         log_warn("--sanitize: compute-sanitizer not found beside nvcc; probing without it");
     g->bar = progress_new("probe", g->count);
+    g->next = 0;
     run_pool(g, g->o->jobs < 4 ? g->o->jobs : 4, probe_worker);
     progress_free(g->bar);
     g->bar = NULL;
 done:
     free(gpus);
     return rc;
+}
+
+/* Probe what the builds so far made, between two build rounds: the build items are set aside
+ * while probe_phase uses the stage's item list. */
+static int probe_round(struct stage *g)
+{
+    struct item *items = g->items;
+    size_t count = g->count, alloc = g->alloc, next = g->next;
+    struct progress *bar = g->bar;
+    g->items = NULL;
+    g->count = g->alloc = g->next = 0;
+    g->bar = NULL;
+    int rc = probe_phase(g);
+    for (size_t i = 0; i < g->count; i++)
+        item_free(&g->items[i]);
+    free(g->items);
+    g->items = items;
+    g->count = count;
+    g->alloc = alloc;
+    g->next = next;
+    g->bar = bar;
+    return rc;
+}
+
+/* Whether probes will run: a GPU with the --device index, or --probe-anyway. */
+static int will_probe(const struct execute_options *o)
+{
+    struct gpu_info *gpus = NULL;
+    int n = 0, found = 0;
+    if (o->probe == EXECUTE_PROBE_NEVER)
+        return 0;
+    if (o->probe == EXECUTE_PROBE_FORCE)
+        return 1;
+    probe_list_gpus(&gpus, &n);
+    for (int i = 0; i < n; i++)
+        found |= gpus[i].index == o->device;
+    free(gpus);
+    return found;
 }
 
 /* ---------------------------------------------------------------- the stage */
@@ -561,13 +599,29 @@ int execute_run(struct execute_counts *out, struct store *s, const char *work_di
     if (g.count > 0)
         log_event(LOG_INFO, "build_start", "kernels", nk, "arch", g.env.arch, "nvcc",
                   g.env.nvcc_version, "jobs", nj, NULL);
-    double t0 = fs_mono_s();
+    double t0 = fs_mono_s(), probe_s = 0;
     g.bar = g.count > 0 ? progress_new("build", g.count) : NULL;
-    if (g.count > 0)
-        run_pool(&g, o->jobs > 0 ? o->jobs : 1, build_worker);
+    /* In rounds when probing: each round's runnable kernels are in the store (for tune
+     * --follow, and for a run that is killed) while the next round builds. */
+    size_t total = g.count, jobs = (size_t)(o->jobs > 0 ? o->jobs : 1);
+    size_t round = o->build_round > 0 ? (size_t)o->build_round : 8 * jobs;
+    if (o->build_round < 0 || total <= round || !will_probe(o))
+        round = total;
+    for (size_t start = 0; rc == 0 && start < total && !g.store_failed; start += round) {
+        g.next = start;
+        g.count = start + round < total ? start + round : total;
+        run_pool(&g, (int)jobs, build_worker);
+        out->build_rounds++;
+        if (g.count < total && !g.store_failed) {
+            double p0 = fs_mono_s();
+            rc = probe_round(&g);
+            probe_s += fs_mono_s() - p0;
+        }
+    }
+    g.count = total;
     progress_free(g.bar);
     g.bar = NULL;
-    out->build_wall_s = fs_mono_s() - t0;
+    out->build_wall_s = fs_mono_s() - t0 - probe_s;
     log_resolver(resolver);
     isoresolve_free(resolver); /* repairs are over: the service child goes */
     resolver = NULL;
@@ -597,9 +651,10 @@ void execute_counts_json(char **out, const struct execute_counts *c)
                      "\"built_after_repair\":%d,\"build_failed\":%d,\"probed\":%d,"
                      "\"runnable\":%d,\"rebound\":%d,\"small_only\":%d,\"probe_failed\":%d,"
                      "\"out_of_bounds\":%d,\"errors\":%d,\"gpu_present\":%d,"
-                     "\"build_wall_s\":%.3f}",
+                     "\"build_rounds\":%d,\"build_wall_s\":%.3f}",
                      c->kernels, c->cached, c->built_first_try, c->built_after_repair,
                      c->build_failed, c->probed, c->runnable, c->rebound, c->small_only,
                      c->probe_failed,
-                     c->out_of_bounds, c->errors, c->gpu_present, c->build_wall_s);
+                     c->out_of_bounds, c->errors, c->gpu_present, c->build_rounds,
+                     c->build_wall_s);
 }

@@ -27,8 +27,11 @@ struct execute_options {
     const char *kernel;      /* only kernels whose id starts with this, NULL = all */
     int probe_size;          /* W = H of the probe's large configurations (default 2024, the
                                 largest default sweep size); 0 = small configurations only */
+    int build_round;         /* when probing: build this many kernels, probe them, go on (so
+                                runnable kernels appear early, for tune --follow); 0 = 8 x jobs;
+                                < 0 = build everything first */
 };
-#define EXECUTE_OPTIONS_INIT { NULL, NULL, 1, 5, 300, 30, EXECUTE_PROBE_AUTO, 0, 0, NULL, 2024 }
+#define EXECUTE_OPTIONS_INIT { NULL, NULL, 1, 5, 300, 30, EXECUTE_PROBE_AUTO, 0, 0, NULL, 2024, 0 }
 
 struct execute_counts {
     int kernels;             /* considered */
@@ -39,7 +42,8 @@ struct execute_counts {
     int small_only;          /* runnable, but no binding ran clean at --probe-size */
     int errors;              /* could not be tried (I/O): reported, not recorded as failures */
     int gpu_present;
-    double build_wall_s;     /* wall time of the build phase */
+    int build_rounds;        /* build rounds, each followed by the probes of what it built */
+    double build_wall_s;     /* wall time of the build phase (probes between rounds excluded) */
 };
 
 /* Run the stage on the store `s` with work folder `work_dir` (absolute). Returns 0 when it ran

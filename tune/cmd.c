@@ -46,7 +46,8 @@ static const struct cli_opt opts[] = {
     { "runner-kernels", 0, "N", "recycle a GPU's lscat-runner after N kernels (default "
       "200)", OPT_RUNNER_KERNELS },
     { "follow", 0, NULL, "while an `lscat execute` runs on this store on this host, keep "
-      "measuring the kernels it makes runnable; end when it has ended and all are measured",
+      "measuring the kernels it makes runnable; end when it has ended and all are measured "
+      "(started first, it waits up to 30 s for an execute run to begin)",
       OPT_FOLLOW },
     { "kernel", 0, "PREFIX", "only kernels whose id starts with PREFIX", OPT_KERNEL },
     { "limit", 0, "N", "at most N kernels", OPT_LIMIT },
@@ -222,6 +223,7 @@ static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, 
     o.runner_kernels = a->runner_kernels ? (int)a->runner_kernels : 200;
     o.follow = a->follow;
     o.follow_interval_s = 1.0;
+    o.follow_grace_s = 30.0;
     o.kernel_prefix = a->kernel;
     o.limit_kernels = (int)a->limit;
     o.timing_args = a->timing;

@@ -56,6 +56,8 @@ struct shared {
     struct kernel **kernels;  /* pointers: re-planning grows the array under running workers */
     int nkernels;
     size_t kernels_cap;
+    int follow_seen;          /* --follow: an execute run was seen in progress */
+    double t_start;           /* when the sweep began (fs_mono_s) */
     struct model *models;
     int nmodels;
     struct tune_counts *counts;
@@ -607,11 +609,14 @@ static int take(struct item *out, struct shared *sh, struct worker *w, int may_w
             /* Look at execute first, then re-plan: when execute had ended, the re-plan saw
              * everything it made runnable, and an empty result means the end. */
             int active = execute_in_progress(sh->plan_store);
+            if (active > 0)
+                sh->follow_seen = 1;
             rc = active < 0 ? active : replan(sh);
             if (rc >= 0 && m->next < m->n)
                 *out = m->items[m->next++], rc = 1;
-            else if (rc >= 0)
-                wait = active > 0;
+            else if (rc >= 0) /* started first: give execute follow_grace_s to appear */
+                wait = active > 0 || (!sh->follow_seen &&
+                                      fs_mono_s() - sh->t_start < o->follow_grace_s);
         }
         pthread_mutex_unlock(&sh->mu);
         if (!wait || !may_wait)
@@ -723,6 +728,7 @@ int tune_sweep(struct tune_counts *out, struct store *s, const struct tune_optio
     pthread_mutex_init(&sh.mu, NULL);
     sh.o = o;
     sh.plan_store = s;
+    sh.t_start = fs_mono_s();
     sh.counts = out;
     sh.nworkers = n;
     sh.workers = xcalloc((size_t)(n ? n : 1), sizeof(*sh.workers));

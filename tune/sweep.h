@@ -33,6 +33,8 @@ struct tune_options {
     int follow;                    /* 1: while an `lscat execute` of this host runs on the store,
                                     * keep taking the kernels it makes runnable */
     double follow_interval_s;      /* how often to look for them (default 1 s) */
+    double follow_grace_s;         /* started before execute: how long to wait for one to
+                                    * appear (default 30 s) */
     int64_t run_id;
     const volatile int *stop;      /* set by a signal handler: finish cleanly, soon */
 };

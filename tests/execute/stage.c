@@ -343,6 +343,37 @@ static void test_execute__sandboxed_probes_stop_misbehaving_host_code_and_go_on(
     free(outside);
 }
 
+/* With probing, kernels are built in rounds and each round's are probed before the next round
+ * builds: runnable kernels reach the store early (tune --follow measures them meanwhile). */
+static void test_execute__builds_in_rounds_and_probes_each_round(void)
+{
+    need_run();
+    int64_t kernels = 0;
+    CHECK_OK(store_query_int(&kernels, env.s, "SELECT count(*) FROM kernels", NULL));
+    CHECK_OK(store_run(env.s, "DELETE FROM probes", NULL));
+    struct execute_options o = EXECUTE_OPTIONS_INIT;
+    struct execute_counts c;
+    o.jobs = 2;
+    o.arch = "sm_90";
+    o.probe = EXECUTE_PROBE_FORCE;
+    o.probe_timeout_s = 3;
+    o.build_round = 5;
+    CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
+    CHECK_INT(c.kernels, ==, (int)kernels);
+    CHECK_INT(c.build_rounds, ==, (int)((kernels + 4) / 5));
+    int64_t built = 0, probed = 0;
+    CHECK_OK(store_query_int(&built, env.s, "SELECT count(*) FROM builds WHERE status = 'ok'",
+                             NULL));
+    CHECK_OK(store_query_int(&probed, env.s, "SELECT count(DISTINCT kernel_id) FROM probes",
+                             NULL));
+    CHECK(built > 5);
+    CHECK_INT(probed, ==, built); /* every round's builds were probed, the last round's too */
+    /* without probing there are no rounds */
+    o.probe = EXECUTE_PROBE_NEVER;
+    CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
+    CHECK_INT(c.build_rounds, ==, 1);
+}
+
 int main(void)
 {
     have_nvcc = fixture_have_nvcc();
@@ -367,6 +398,7 @@ int main(void)
     TEST_RUN(test_execute__a_second_run_rebuilds_nothing);
     TEST_RUN(test_execute__an_edited_kernel_times_out_then_is_rebuilt);
     TEST_RUN(test_execute__sandboxed_probes_stop_misbehaving_host_code_and_go_on);
+    TEST_RUN(test_execute__builds_in_rounds_and_probes_each_round);
     fixture_env_release(&env);
     return test_done();
 }

@@ -20,7 +20,8 @@
 #include <unistd.h>
 
 static char work[1024], db[1100];
-static int g_follow; /* the next sweep() runs with --follow */
+static int g_follow;         /* the next sweep() runs with --follow */
+static double g_grace = 5.0; /* its follow_grace_s */
 static int with_so;       /* setup() also copies the stand-in's harness.so build */
 static const char *runner; /* tune_options.runner for sweep() */
 
@@ -91,6 +92,7 @@ static void sweep(struct tune_counts *c, struct store *s, const struct tune_gpu 
     o.runner_kernels = 2;
     o.follow = g_follow;
     o.follow_interval_s = 0.1;
+    o.follow_grace_s = g_grace;
     CHECK_OK(tune_sweep(c, s, &o, g, n));
     tune_space_release(&o.space);
 }
@@ -312,16 +314,19 @@ struct later {
     double made_runnable_at, ended_at;
 };
 
-/* While the sweep follows: make k1 runnable after a while, then end the execute run. */
+/* While the sweep follows (it started first): an execute run begins, makes k1 runnable after a
+ * while, then ends. */
 static void *execute_goes_on(void *arg)
 {
     struct later *l = arg;
     struct store *s = NULL;
+    usleep(300 * 1000);
+    if (store_open(&s, db, 0) != 0)
+        return NULL;
+    l->execute = fake_execute(s);
     usleep(800 * 1000);
-    if (store_open(&s, db, 0) == 0) {
-        store_run(s, "UPDATE kernels SET status = 'runnable' WHERE id = 'k1'", NULL);
-        store_free(s);
-    }
+    store_run(s, "UPDATE kernels SET status = 'runnable' WHERE id = 'k1'", NULL);
+    store_free(s);
     l->made_runnable_at = fs_mono_s();
     usleep(800 * 1000);
     kill(l->execute, SIGKILL);
@@ -339,7 +344,6 @@ static void test_sweep__follow_measures_what_a_running_execute_makes_runnable(vo
     pthread_t t;
     gpus_of(g, 1, 1, s);
     CHECK_OK(store_run(s, "UPDATE kernels SET status = 'built' WHERE id = 'k1'", NULL));
-    l.execute = fake_execute(s);
     CHECK(pthread_create(&t, NULL, execute_goes_on, &l) == 0);
     g_follow = 1;
     sweep(&c, s, g, 1, 0, 5);
@@ -351,11 +355,15 @@ static void test_sweep__follow_measures_what_a_running_execute_makes_runnable(vo
     CHECK_INT(c.ok, ==, 8);
     CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k1' AND status = 'ok'"),
               ==, 4);
-    /* no execute run in progress (the row is left open, as by a killed run): no waiting */
+    CHECK(l.execute > 0);
+    /* no execute run in progress (the row is left open, as by a killed run): no waiting
+     * beyond the grace period */
     double t0 = fs_mono_s();
     g_follow = 1;
+    g_grace = 0.2;
     sweep(&c, s, g, 1, 0, 5);
     g_follow = 0;
+    g_grace = 5.0;
     CHECK(fs_mono_s() - t0 < 1.0);
     CHECK_INT(c.kernels_planned, ==, 0);
     store_free(s);
