@@ -9,6 +9,7 @@
 #include "execute/execute.h"
 
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -120,6 +121,13 @@ static void help(void)
     cli_print_common_help(stdout);
 }
 
+static volatile int g_stop;
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
 int main(int argc, char **argv)
 {
     struct cli cli;
@@ -149,9 +157,16 @@ int main(int argc, char **argv)
         goto done;
     }
     began = 1;
+    /* SIGINT/SIGTERM (e.g. `timeout`): the builds and probes in flight finish and are
+     * recorded, nothing new starts, the run is recorded as interrupted. */
+    o.stop = &g_stop;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
     rc = execute_run(&c, s, work, &o, run_id);
     if (rc < 0) {
         fprintf(stderr, "lscat-execute: %s\n", lscat_error_last());
+        code = LSCAT_EXIT_FATAL;
+    } else if (c.interrupted) {
         code = LSCAT_EXIT_FATAL;
     } else if (c.build_failed || c.probe_failed || c.errors) {
         code = LSCAT_EXIT_FAILURES;
@@ -165,6 +180,9 @@ int main(int argc, char **argv)
                  c.built_after_repair, c.build_failed, c.probed, c.runnable, c.rebound,
                  c.small_only, c.probe_failed,
                  c.gpu_present || c.probed ? "" : " (probing needs a CUDA device)");
+        if (c.interrupted)
+            fprintf(stderr, "lscat-execute: interrupted; run again to build and probe what "
+                            "is missing\n");
     }
 done:
     if (began && store_run_end(s, run_id, code, counts) < 0)

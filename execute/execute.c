@@ -243,7 +243,7 @@ static void *build_worker(void *arg)
     for (;;) {
         pthread_mutex_lock(&g->lock);
         size_t i = g->next++;
-        int stop = g->store_failed;
+        int stop = g->store_failed || (g->o->stop && *g->o->stop);
         pthread_mutex_unlock(&g->lock);
         if (i >= g->count || stop)
             break;
@@ -369,7 +369,7 @@ static void *probe_worker(void *arg)
     for (;;) {
         pthread_mutex_lock(&g->lock);
         size_t i = g->next++;
-        int stop = g->store_failed;
+        int stop = g->store_failed || (g->o->stop && *g->o->stop);
         pthread_mutex_unlock(&g->lock);
         if (i >= g->count || stop)
             break;
@@ -607,7 +607,8 @@ int execute_run(struct execute_counts *out, struct store *s, const char *work_di
     size_t round = o->build_round > 0 ? (size_t)o->build_round : 8 * jobs;
     if (o->build_round < 0 || total <= round || !will_probe(o))
         round = total;
-    for (size_t start = 0; rc == 0 && start < total && !g.store_failed; start += round) {
+    for (size_t start = 0; rc == 0 && start < total && !g.store_failed &&
+                           !(o->stop && *o->stop); start += round) {
         g.next = start;
         g.count = start + round < total ? start + round : total;
         run_pool(&g, (int)jobs, build_worker);
@@ -627,8 +628,10 @@ int execute_run(struct execute_counts *out, struct store *s, const char *work_di
     resolver = NULL;
     if (g.store_failed)
         rc = lscat_error_set("%s", g.store_error);
-    if (rc == 0 && o->probe != EXECUTE_PROBE_NEVER)
+    out->interrupted = o->stop && *o->stop;
+    if (rc == 0 && o->probe != EXECUTE_PROBE_NEVER && !out->interrupted)
         rc = probe_phase(&g);
+    out->interrupted = o->stop && *o->stop;
     if (rc == 0 && g.store_failed)
         rc = lscat_error_set("%s", g.store_error);
 done:
@@ -651,10 +654,10 @@ void execute_counts_json(char **out, const struct execute_counts *c)
                      "\"built_after_repair\":%d,\"build_failed\":%d,\"probed\":%d,"
                      "\"runnable\":%d,\"rebound\":%d,\"small_only\":%d,\"probe_failed\":%d,"
                      "\"out_of_bounds\":%d,\"errors\":%d,\"gpu_present\":%d,"
-                     "\"build_rounds\":%d,\"build_wall_s\":%.3f}",
+                     "\"build_rounds\":%d,\"interrupted\":%d,\"build_wall_s\":%.3f}",
                      c->kernels, c->cached, c->built_first_try, c->built_after_repair,
                      c->build_failed, c->probed, c->runnable, c->rebound, c->small_only,
                      c->probe_failed,
                      c->out_of_bounds, c->errors, c->gpu_present, c->build_rounds,
-                     c->build_wall_s);
+                     c->interrupted, c->build_wall_s);
 }

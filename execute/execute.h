@@ -27,11 +27,12 @@ struct execute_options {
     const char *kernel;      /* only kernels whose id starts with this, NULL = all */
     int probe_size;          /* W = H of the probe's large configurations (default 2024, the
                                 largest default sweep size); 0 = small configurations only */
+    const volatile int *stop; /* set by a signal handler: finish the items in flight, stop */
     int build_round;         /* when probing: build this many kernels, probe them, go on (so
                                 runnable kernels appear early, for tune --follow); 0 = 8 x jobs;
                                 < 0 = build everything first */
 };
-#define EXECUTE_OPTIONS_INIT { NULL, NULL, 1, 5, 300, 30, EXECUTE_PROBE_AUTO, 0, 0, NULL, 2024, 0 }
+#define EXECUTE_OPTIONS_INIT { NULL, NULL, 1, 5, 300, 30, EXECUTE_PROBE_AUTO, 0, 0, NULL, 2024, NULL, 0 }
 
 struct execute_counts {
     int kernels;             /* considered */
@@ -43,6 +44,7 @@ struct execute_counts {
     int errors;              /* could not be tried (I/O): reported, not recorded as failures */
     int gpu_present;
     int build_rounds;        /* build rounds, each followed by the probes of what it built */
+    int interrupted;         /* 1 when *stop ended the run early */
     double build_wall_s;     /* wall time of the build phase (probes between rounds excluded) */
 };
 

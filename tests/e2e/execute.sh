@@ -30,4 +30,34 @@ t_expect "execute__a_second_run_succeeds" 0 lscat execute --arch sm_90 --no-prob
 c=$(sqlite3 "$LSCAT_DB" "SELECT counts FROM stage_runs WHERE stage = 'execute' ORDER BY id DESC LIMIT 1")
 case "$c" in *'"cached":1'*) t_ok "execute__the_second_run_is_all_cached" ;;
     *) t_fail "execute__the_second_run_is_all_cached" "counts $c" ;; esac
+
+# SIGTERM (as from `timeout`): the build in flight finishes, nothing new starts, the run is
+# recorded as interrupted with its counts, exit 3; a second run builds the rest.
+for i in 1 2 3 4 5 6; do
+    id=$(printf 'e2e-int-%d' "$i" | sha256sum | cut -c1-64)
+    kd=$W/kernels/${id:0:2}/$id
+    mkdir -p "$kd/include"
+    sed "s/2.0f \* x\[i\]/$i.5f * x[i]/" tests/execute/fixtures/kernels/ok/kernel.cu >"$kd/kernel.cu"
+    cp tests/execute/fixtures/harness.cu "$kd/"
+    cp tests/execute/fixtures/harness_main.h "$kd/include/"
+    sqlite3 "$LSCAT_DB" "INSERT INTO kernels(id, name, dir, params, param_count, created_at)
+        VALUES ('$id', 'k$i', 'kernels/${id:0:2}/$id', '[]', 2, '2026-11-21T00:00:00Z')"
+done
+lscat execute --arch sm_90 -j 1 --no-probe >"$T_OUT" 2>"$T_ERR" &
+pid=$!
+sleep 1.5
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+row=$(sqlite3 "$LSCAT_DB" "SELECT exit_status || ' ' || (ended_at IS NOT NULL) || ' ' || counts FROM stage_runs WHERE stage = 'execute' ORDER BY id DESC LIMIT 1")
+built=$(sqlite3 "$LSCAT_DB" "SELECT count(*) FROM kernels WHERE status = 'built'")
+case "$rc $row" in
+    "3 3 1 "*'"interrupted":1'*) [ "$built" -lt 7 ] && t_ok execute__sigterm_records_an_interrupted_run \
+        || t_fail execute__sigterm_records_an_interrupted_run "all $built built before the signal" ;;
+    *) t_fail execute__sigterm_records_an_interrupted_run "exit $rc, row: $row" ;;
+esac
+t_contains execute__sigterm_says_run_again "$T_ERR" "interrupted; run again"
+t_expect "execute__the_next_run_builds_the_rest" 0 lscat execute --arch sm_90 -j 1 --no-probe
+built=$(sqlite3 "$LSCAT_DB" "SELECT count(*) FROM kernels WHERE status = 'built'")
+[ "$built" = 7 ] && t_ok execute__nothing_is_lost || t_fail execute__nothing_is_lost "$built of 7 built"
 t_done
