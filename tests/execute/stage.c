@@ -343,6 +343,18 @@ static void test_execute__sandboxed_probes_stop_misbehaving_host_code_and_go_on(
     free(outside);
 }
 
+static void kernel_status(char *out, size_t size, const char *id)
+{
+    struct store_stmt *st = NULL;
+    out[0] = 0;
+    if (store_prepare(&st, env.s, "SELECT status FROM kernels WHERE id = ?") < 0)
+        return;
+    store_bind(st, "t", id);
+    if (store_step(st) == STORE_ROW)
+        snprintf(out, size, "%s", store_col_text(st, 0));
+    store_finalize(st);
+}
+
 /* With probing, kernels are built in rounds and each round's are probed before the next round
  * builds: runnable kernels reach the store early (tune --follow measures them meanwhile). */
 static void test_execute__builds_in_rounds_and_probes_each_round(void)
@@ -372,6 +384,35 @@ static void test_execute__builds_in_rounds_and_probes_each_round(void)
     o.probe = EXECUTE_PROBE_NEVER;
     CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
     CHECK_INT(c.build_rounds, ==, 1);
+    /* A binary gone (a fresh GPU node with the store carried over) is rebuilt with the same
+     * cache key: its probe and verdict stand, nothing is probed again. */
+    struct store_stmt *st = NULL;
+    char *bin = NULL, *kid = NULL;
+    int64_t probe_row = 0, probe_row_after = 0;
+    CHECK_OK(store_prepare(&st, env.s, "SELECT b.binary_path, b.kernel_id, p.rowid FROM builds b "
+                           "JOIN probes p ON p.kernel_id = b.kernel_id AND p.cache_key = "
+                           "b.cache_key WHERE b.status = 'ok' ORDER BY b.kernel_id LIMIT 1"));
+    CHECK_INT(store_step(st), ==, STORE_ROW);
+    bin = xstrdup(store_col_text(st, 0));
+    kid = xstrdup(store_col_text(st, 1));
+    probe_row = store_col_int(st, 2);
+    store_finalize(st);
+    char *abs = bin[0] == '/' ? xstrdup(bin) : fs_join(env.work, bin);
+    CHECK(unlink(abs) == 0);
+    char status_before[32] = "", status_after[32] = "";
+    kernel_status(status_before, sizeof(status_before), kid);
+    o.probe = EXECUTE_PROBE_FORCE;
+    CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
+    CHECK(fs_exists(abs));
+    CHECK_INT(c.probed, ==, 0);
+    CHECK_OK(store_query_int(&probe_row_after, env.s, "SELECT rowid FROM probes WHERE "
+                             "kernel_id = ?", "t", kid));
+    CHECK_INT(probe_row_after, ==, probe_row);
+    kernel_status(status_after, sizeof(status_after), kid);
+    CHECK_STR(status_after, status_before);
+    free(abs);
+    free(bin);
+    free(kid);
 }
 
 int main(void)
