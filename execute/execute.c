@@ -179,7 +179,9 @@ static int record_build(struct stage *g, const struct item *it, const char *key,
 
 /* ---------------------------------------------------------------- build phase */
 
-struct worker { struct stage *g; int slot; };
+/* One item's work (a build, a probe), run by the pool's threads; slot = the thread's index. */
+typedef void (*item_fn)(struct stage *g, const struct item *it, int slot);
+struct worker { struct stage *g; int slot; item_fn one; };
 
 static int is_cached(const struct item *it, const char *key)
 {
@@ -244,7 +246,8 @@ static void build_one(struct stage *g, const struct item *it, int slot)
     build_result_release(&r);
 }
 
-static void *build_worker(void *arg)
+/* Take items from g->next up to g->count until none are left, the store failed or a stop. */
+static void *pool_worker(void *arg)
 {
     struct worker *w = arg;
     struct stage *g = w->g;
@@ -255,25 +258,28 @@ static void *build_worker(void *arg)
         pthread_mutex_unlock(&g->lock);
         if (i >= g->count || stop)
             break;
-        build_one(g, &g->items[i], w->slot);
+        w->one(g, &g->items[i], w->slot);
         progress_add(g->bar, 1);
     }
     return NULL;
 }
 
-static void run_pool(struct stage *g, int jobs, void *(*fn)(void *))
+/* Run `one` over items g->next .. g->count-1 on `jobs` threads. */
+static void run_pool(struct stage *g, int jobs, item_fn one)
 {
     pthread_t *t = xcalloc((size_t)jobs, sizeof(*t));
-    struct worker *w = xcalloc((size_t)jobs, sizeof(*w)); /* from g->next up to g->count */
+    struct worker *w = xcalloc((size_t)jobs, sizeof(*w));
     int started = 0;
     for (int i = 0; i < jobs; i++) {
-        w[i] = (struct worker){ g, i };
-        if (pthread_create(&t[i], NULL, fn, &w[i]) != 0)
+        w[i] = (struct worker){ g, i, one };
+        if (pthread_create(&t[i], NULL, pool_worker, &w[i]) != 0)
             break;
         started++;
     }
-    if (!started)
-        fn(&w[0]);
+    if (!started) {
+        w[0] = (struct worker){ g, 0, one };
+        pool_worker(&w[0]);
+    }
     for (int i = 0; i < started; i++)
         pthread_join(t[i], NULL);
     free(t);
@@ -370,23 +376,6 @@ static void probe_one(struct stage *g, const struct item *it, int slot)
     free(scratch);
 }
 
-static void *probe_worker(void *arg)
-{
-    struct worker *w = arg;
-    struct stage *g = w->g;
-    for (;;) {
-        pthread_mutex_lock(&g->lock);
-        size_t i = g->next++;
-        int stop = g->store_failed || (g->o->stop && *g->o->stop);
-        pthread_mutex_unlock(&g->lock);
-        if (i >= g->count || stop)
-            break;
-        probe_one(g, &g->items[i], w->slot);
-        progress_add(g->bar, 1);
-    }
-    return NULL;
-}
-
 static int register_gpu(struct stage *g, const struct gpu_info *gpu)
 {
     char now[32];
@@ -476,7 +465,7 @@ static int probe_phase(struct stage *g)
         log_warn("--sanitize: compute-sanitizer not found beside nvcc; probing without it");
     g->bar = progress_new("probe", g->count);
     g->next = 0;
-    run_pool(g, g->o->jobs < 4 ? g->o->jobs : 4, probe_worker);
+    run_pool(g, g->o->jobs < 4 ? g->o->jobs : 4, probe_one);
     progress_free(g->bar);
     g->bar = NULL;
 done:
@@ -619,7 +608,7 @@ int execute_run(struct execute_counts *out, struct store *s, const char *work_di
                            !(o->stop && *o->stop); start += round) {
         g.next = start;
         g.count = start + round < total ? start + round : total;
-        run_pool(&g, (int)jobs, build_worker);
+        run_pool(&g, (int)jobs, build_one);
         out->build_rounds++;
         if (g.count < total && !g.store_failed) {
             double p0 = fs_mono_s();
