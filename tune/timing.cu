@@ -243,7 +243,13 @@ static int graph_build(timing_launch_fn fn, void *ctx, int nodes, cudaStream_t s
     }
     for (int i = 0; i < nodes && !rc; i++)
         rc = fn(ctx, (timing_stream_t)g_cap_stream);
-    if (cudaStreamEndCapture(g_cap_stream, &g) != cudaSuccess || rc || !g) {
+    size_t count = 0;
+    if (cudaStreamEndCapture(g_cap_stream, &g) != cudaSuccess || rc || !g ||
+        cudaGraphGetNodes(g, NULL, &count) != cudaSuccess || count < (size_t)nodes ||
+        count % (size_t)nodes != 0) {
+        /* fewer nodes than runs: fn put its work on another stream than the one it was
+         * given (e.g. the legacy stream), where capture does not see it; such a graph would
+         * time nothing */
         if (g)
             cudaGraphDestroy(g);
         cudaGetLastError();

@@ -74,7 +74,9 @@ struct timing_device_info {
     int l2_bytes;
 };
 
-/* Enqueue one run of the work on `stream`. Return 0, or a cudaError_t value. */
+/* Enqueue one run of the work on `stream`, and only there (it may be captured into a graph:
+ * work put on another stream is not captured; a graph with fewer nodes than runs is refused
+ * and the runs go one by one). Return 0, or a cudaError_t value. */
 typedef int (*timing_launch_fn)(void *ctx, timing_stream_t stream);
 /* Run the whole program once and return when the host is done (the core synchronises the
  * device after it). Return 0, or a nonzero error code of the caller's choosing. */

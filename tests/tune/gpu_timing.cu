@@ -338,6 +338,12 @@ static int launch_and_sync(void *ctx, timing_stream_t s)
     return rc ? rc : (int)cudaStreamSynchronize((cudaStream_t)s);
 }
 
+static int launch_on_legacy(void *ctx, timing_stream_t s)
+{
+    (void)s;
+    return launch_stream(ctx, NULL);
+}
+
 static void test_timing__a_launch_that_cannot_be_captured_is_launched_one_by_one(void)
 {
     struct stream_ctx c;
@@ -350,6 +356,17 @@ static void test_timing__a_launch_that_cannot_be_captured_is_launched_one_by_one
     CHECK_INT(s.graph_nodes, ==, 0);
     CHECK(s.launches_per_sample > 1 && s.median_ns > 0);
     CHECK_INT((int)cudaGetLastError(), ==, 0); /* the failed capture left no error behind */
+    /* a launch that ignores the stream it is given goes where capture cannot see it: the
+     * (empty) graph is refused and the launches go one by one, still timed by the events */
+    struct timing_stats one;
+    struct timing_options o = TIMING_OPTIONS_INIT;
+    o.no_graph = 1;
+    CHECK_INT(timing_measure_launch(&one, &o, launch_on_legacy, &c, NULL), ==, 0);
+    CHECK_INT(timing_measure_launch(&s, NULL, launch_on_legacy, &c, NULL), ==, 0);
+    CHECK_INT(s.graph_nodes, ==, 0);
+    fprintf(stderr, "# stream ignored: %.1f ns (refused graph), %.1f ns one by one\n",
+            s.median_ns, one.median_ns);
+    CHECK(s.median_ns > one.median_ns * 0.8 && s.median_ns < one.median_ns * 1.25);
     /* and the next measurement of a capturable launch uses a graph again */
     CHECK_INT(timing_measure_launch(&s, NULL, launch_stream, &c, NULL), ==, 0);
     CHECK(s.graph_nodes > 1);
