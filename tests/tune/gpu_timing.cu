@@ -331,6 +331,44 @@ static void test_timing__a_short_spin_is_measured_closer_through_a_graph(void)
     cudaFree(c.sink);
 }
 
+struct counted_ctx {
+    struct spin_ctx spin;
+    int calls;
+};
+
+static int launch_counted(void *ctx, timing_stream_t s)
+{
+    struct counted_ctx *c = (struct counted_ctx *)ctx;
+    c->calls++;
+    return launch_spin(&c->spin, s);
+}
+
+/* A kernel that fills a sample by itself (5 ms here) is warmed up once, not `warmup` times, and
+ * its calibration run is its first sample: samples + 1 runs in all. A short one gets the full
+ * warm-up. */
+static void test_timing__a_long_kernel_is_warmed_up_once_and_calibrated_by_its_first_sample(void)
+{
+    struct counted_ctx c = { { 10000000, NULL }, 0 };
+    struct timing_options o = TIMING_OPTIONS_INIT;
+    struct timing_stats s;
+    need_device();
+    CHECK(cudaMalloc(&c.spin.sink, sizeof(long long)) == cudaSuccess);
+    o.warmup = 3;
+    o.samples = 10;
+    CHECK_INT(timing_measure_launch(&s, &o, launch_counted, &c, NULL), ==, 0);
+    CHECK_INT(s.launches_per_sample, ==, 1);
+    CHECK_INT(s.samples, ==, 10);
+    CHECK_INT(c.calls, ==, 11);
+    /* 100 cycles: launches/sample L through a graph of G: 3 warm-up + 1 calibration + G
+     * captured + nothing else from the host */
+    c.spin.cycles = 100;
+    c.calls = 0;
+    CHECK_INT(timing_measure_launch(&s, &o, launch_counted, &c, NULL), ==, 0);
+    CHECK(s.graph_nodes > 1);
+    CHECK_INT(c.calls, ==, 3 + 1 + s.graph_nodes);
+    cudaFree(c.spin.sink);
+}
+
 /* A launch function that synchronises cannot be captured: the core launches it one by one. */
 static int launch_and_sync(void *ctx, timing_stream_t s)
 {
@@ -379,6 +417,7 @@ int main(void)
     TEST_RUN(test_timing__short_launches_are_timed_through_a_graph);
     TEST_RUN(test_timing__a_launch_that_cannot_be_captured_is_launched_one_by_one);
     TEST_RUN(test_timing__a_short_spin_is_measured_closer_through_a_graph);
+    TEST_RUN(test_timing__a_long_kernel_is_warmed_up_once_and_calibrated_by_its_first_sample);
     TEST_RUN(test_timing__launch_blocker_times_gpu_execution_not_launch_rate);
     TEST_RUN(test_timing__spin_kernel_is_measured_within_1_percent);
     TEST_RUN(test_timing__host_callback_shape_is_measured_within_1_percent);
