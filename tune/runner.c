@@ -627,13 +627,14 @@ static int apply_skips(struct runner_summary *out, struct skipper *k, struct tun
 }
 
 /* After a process ended with a sticky error: when it belongs to todo[i-1] (the last result,
- * cuda_error) and is that shape's first, add a rule and skip what it covers. *counted says
- * whether the failure counts toward max_failures (not for a shape's first). */
+ * cuda_error, reported by this process: `fresh`) and is that shape's first, add a rule and skip
+ * what it covers. *counted says whether the failure counts toward max_failures (not for a
+ * shape's first). */
 static int note_sticky(struct runner_summary *out, struct skipper *k, struct tune_config *todo,
-                       int *n, int i, int *counted)
+                       int *n, int i, int fresh, int *counted)
 {
     *counted = 1;
-    if (i <= 0 || !k->have_last || strcmp(k->last.status, "cuda_error") != 0 ||
+    if (i <= 0 || !fresh || !k->have_last || strcmp(k->last.status, "cuda_error") != 0 ||
         memcmp(&k->last.cfg, &todo[i - 1], sizeof(k->last.cfg)) != 0)
         return 0;
     for (int j = 0; j < k->n; j++)
@@ -664,7 +665,7 @@ static int run_todo(struct runner_summary *out, const struct runner_options *o,
         pre = NULL;
     }
     while (i < n) {
-        int sticky = out->sticky_errors, counted = 1;
+        int sticky = out->sticky_errors, results = out->results, counted = 1;
         if (use_host) {
             rc = runner_run_in_host(out, o, todo, n, &i, cb, occupancy);
             if (rc == RUNNER_FALLBACK) {
@@ -686,7 +687,7 @@ static int run_todo(struct runner_summary *out, const struct runner_options *o,
             return 0;
         }
         if (out->sticky_errors > sticky) {
-            int src = note_sticky(out, k, todo, &n, i, &counted);
+            int src = note_sticky(out, k, todo, &n, i, out->results > results, &counted);
             if (src < 0)
                 return src;
         }
