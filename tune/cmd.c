@@ -28,8 +28,8 @@ enum {
 };
 static const struct cli_opt opts[] = {
     { "gpus", 0, "LIST", "GPUs to use: 'all' (default) or CUDA indices, e.g. 0,1", OPT_GPUS },
-    { "sizes", 0, "LIST", "matrix sizes, N (square) or WxH (default " TUNE_DEFAULT_SIZES ")",
-      OPT_SIZES },
+    { "sizes", 0, "LIST", "matrix sizes, N (square) or WxH, swept smallest first (default "
+      TUNE_DEFAULT_SIZES ")", OPT_SIZES },
     { "blocks", 0, "LIST", "block shapes, X (1D), XxY or XxYxZ (default: 8x8,16x16,24x24,"
       "32x32 and 64..1024 in steps of 64)", OPT_BLOCKS },
     { "timeout", 0, "S", "per-configuration timeout in seconds (default 30)", OPT_TIMEOUT },
