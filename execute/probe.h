@@ -77,7 +77,8 @@ void probe_classify(struct probe_result *out, const struct proc_result *r, const
 
 /* The probe plan (docs/execute.md "Probe plan"): for each binding in order (skipping those that
  * change no value of this kernel), run the harness --probe in the sandbox on the small and,
- * when some other binding could matter, the large configurations; when that runs ok and
+ * when some other binding could matter, the large configurations (a 2D kernel's: 16x16 blocks
+ * only, probe_is2d); when that runs ok and
  * o->sanitizer is set, run compute-sanitizer (memcheck) on the small ones. The first binding
  * that runs ok with no sanitizer report is kept; else the first that ran ok (its report kept:
  * out_of_bounds); else the first that ran clean at the small sizes (ok, small_only, as the probe
