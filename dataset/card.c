@@ -139,9 +139,18 @@ static void limitations_section(struct buf *out, struct store *s, const struct e
                  (long long)r->sources_not_utf8);
     int64_t bad = count(s, "SELECT count(*) FROM measurements WHERE superseded = 0 AND "
                            "status != 'ok'");
+    int64_t skipped = count(s, "SELECT count(*) FROM measurements WHERE superseded = 0 AND "
+                               "status = 'skipped'");
     if (bad > 0)
         buf_addf(out, "- %lld current measurements are not `ok` (errors, crashes, timeouts, "
-                      "invalid configurations); filter on `status`.\n", (long long)bad);
+                      "invalid configurations, skipped shapes); filter on `status`.\n",
+                 (long long)bad);
+    if (skipped > 0)
+        buf_addf(out, "- %lld of them are `skipped`: not run, because their block shape failed "
+                      "with a sticky CUDA error (e.g. a 1D block overflowing a 2D kernel's "
+                      "fixed shared-memory tile) at a smaller size of the same kernel; `error` "
+                      "names that size. They say nothing about the time the shape would take.\n",
+                 (long long)skipped);
 }
 
 int export_card(struct buf *out, struct store *s, const struct export_options *o,

@@ -85,8 +85,10 @@ static const struct columns_col measurement_cols[] = {
     { "grid_x", I32, 1, "blocks", "grid x (2D blocks: ceil(W/BX); 1D: ceil(W*H/BX))", 0 },
     { "grid_y", I32, 1, "blocks", "grid y", 0 },
     { "grid_z", I32, 1, "blocks", "grid z", 0 },
-    { "status", S, 0, "", "ok, cuda_error, crashed, timeout or invalid_config", 0 },
-    { "error", S, 1, "", "CUDA error text when status is not ok", 0 },
+    { "status", S, 0, "", "ok, cuda_error, crashed, timeout, invalid_config or skipped (not "
+      "run: this block shape failed with a sticky CUDA error at a smaller size of the kernel)", 0 },
+    { "error", S, 1, "", "CUDA error text when status is not ok; for skipped, the shape and the "
+      "size where it failed and that error", 0 },
     { "median_ns", D, 1, "ns", "median time of one launch over the samples", 0 },
     { "min_ns", D, 1, "ns", "fastest sample (per launch)", 0 },
     { "max_ns", D, 1, "ns", "slowest sample (per launch)", 0 },

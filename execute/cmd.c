@@ -106,7 +106,10 @@ static void help(void)
            "Each role binding of the harness (area: a size is W*H elements; side: a size is\n"
            "a square matrix's side) is tried in that order, on small sizes and (for kernels\n"
            "with a size parameter) at --probe-size; the first that runs clean is kept\n"
-           "(kernels.binding) and tune launches the kernel with it.\n"
+           "(kernels.binding) and tune launches the kernel with it. Probe blocks: 256x1x1\n"
+           "and 16x16x1; a 2D kernel (params is2d) gets 16x16x1 only, as its fixed shared\n"
+           "tiles overflow with 1D blocks (tune skips those). A 2D kernel probed before that\n"
+           "rule whose verdict it could change is probed again.\n"
            "Without a device it builds and repairs and says that probing needs one.\n"
            "Declarations and headers a kernel lacks are pulled from its repository through\n"
            "lscat-isolate's libclang service ('lscat isolate resolve --serve', started once,\n"
@@ -174,11 +177,12 @@ int main(int argc, char **argv)
     if (rc == 0) {
         execute_counts_json(&counts, &c);
         log_info("execute: %d kernels, %d cached, %d built (%d after repair), %d failed to "
-                 "build, %d probed: %d runnable (%d with a non-default binding, %d clean at "
-                 "small sizes only), %d failed%s",
+                 "build, %d probed (%d with 2D blocks only, %d again for the 2D plan): %d "
+                 "runnable (%d with a non-default binding, %d clean at small sizes only), %d "
+                 "failed%s",
                  c.kernels, c.cached, c.built_first_try + c.built_after_repair,
-                 c.built_after_repair, c.build_failed, c.probed, c.runnable, c.rebound,
-                 c.small_only, c.probe_failed,
+                 c.built_after_repair, c.build_failed, c.probed, c.probed_2d, c.reprobed,
+                 c.runnable, c.rebound, c.small_only, c.probe_failed,
                  c.gpu_present || c.probed ? "" : " (probing needs a CUDA device)");
         if (c.interrupted)
             fprintf(stderr, "lscat-execute: interrupted; run again to build and probe what "

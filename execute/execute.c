@@ -22,7 +22,8 @@
 
 struct item {
     char *id, *dir, *repo_root, *old_key, *old_status, *old_binary, *old_class;
-    char *params; /* kernels.params (probe phase: which bindings matter) */
+    char *params; /* kernels.params (probe phase: which bindings matter, is2d) */
+    int reprobe;  /* probe phase: probed before with this build (the plan changed since) */
 };
 
 struct stage {
@@ -364,6 +365,8 @@ static void probe_one(struct stage *g, const struct item *it, int slot)
         if (p.outcome == PROBE_OK && p.binding && strcmp(p.binding, probe_bindings[0]) != 0)
             g->c->rebound++;
         g->c->small_only += p.small_only;
+        g->c->probed_2d += probe_is2d(it->params);
+        g->c->reprobed += it->reprobe;
         log_event(LOG_DEBUG, "probed", "kernel", it->id, "outcome",
                   probe_outcome_name(p.outcome), "binding", p.binding ? p.binding : "",
                   "detail", p.detail ? p.detail : "", NULL);
@@ -391,6 +394,17 @@ static int register_gpu(struct stage *g, const struct gpu_info *gpu)
     return rc < 0 ? rc : 0;
 }
 
+/* A probe p (of kernel k, same build) made before 2D kernels were probed with 2D blocks only
+ * (its bindings have no "configs"), of a 2D kernel, whose verdict the 2D-only plan could change:
+ * anything but a plain clean `ok` with the default binding (a failure, `small sizes only`, a
+ * binding chosen because the default failed, a sanitizer report). The plan only drops the 1D
+ * configurations of such kernels, so a clean default `ok` stays what it is. */
+#define PROBE_PLAN_CHANGED                                                                   \
+    "k.params LIKE '%\"is2d\":true%' AND coalesce(p.bindings, '') NOT LIKE '%\"configs\":%' " \
+    "AND NOT (p.outcome = 'ok' AND coalesce(p.binding, 'area') = 'area' AND "                 \
+    "coalesce(p.sanitizer, '') NOT IN ('out_of_bounds', 'errors') AND "                        \
+    "coalesce(p.detail, '') NOT LIKE 'small sizes only%')"
+
 static int load_probe_items(struct stage *g)
 {
     for (size_t i = 0; i < g->count; i++)
@@ -398,13 +412,13 @@ static int load_probe_items(struct stage *g)
     g->count = 0;
     struct store_stmt *st = NULL;
     int rc = store_prepare(&st, g->s,
-        "SELECT k.id, b.binary_path, b.cache_key, k.params FROM kernels k JOIN builds b ON "
-        "b.kernel_id = k.id AND b.arch = ? AND b.status = 'ok' WHERE k.status IN "
-        "('built','runnable','probe_failed') AND (? IS NULL OR k.id LIKE ? || '%') AND NOT "
-        "EXISTS (SELECT 1 FROM probes p WHERE p.kernel_id = k.id AND p.gpu_id = ? AND "
-        "p.cache_key = b.cache_key) ORDER BY k.id");
+        "SELECT k.id, b.binary_path, b.cache_key, k.params, p.kernel_id IS NOT NULL "
+        "FROM kernels k JOIN builds b ON b.kernel_id = k.id AND b.arch = ? AND b.status = 'ok' "
+        "LEFT JOIN probes p ON p.kernel_id = k.id AND p.gpu_id = ? AND p.cache_key = b.cache_key "
+        "WHERE k.status IN ('built','runnable','probe_failed') AND (? IS NULL OR k.id LIKE ? || "
+        "'%') AND (p.kernel_id IS NULL OR (" PROBE_PLAN_CHANGED ")) ORDER BY k.id");
     if (rc == 0)
-        rc = store_bind(st, "ttti", g->arch, g->o->kernel, g->o->kernel, g->gpu_id);
+        rc = store_bind(st, "titt", g->arch, g->gpu_id, g->o->kernel, g->o->kernel);
     while (rc == 0 && (rc = store_step(st)) == STORE_ROW) {
         XGROW(g->items, g->count + 1, g->alloc);
         struct item *it = &g->items[g->count++];
@@ -413,6 +427,7 @@ static int load_probe_items(struct stage *g)
         it->old_binary = abs_path(g->work_dir, store_col_text(st, 1), NULL);
         it->old_key = dup_col(st, 2);
         it->params = dup_col(st, 3);
+        it->reprobe = (int)store_col_int(st, 4);
         rc = 0;
     }
     store_finalize(st);
@@ -649,12 +664,13 @@ void execute_counts_json(char **out, const struct execute_counts *c)
 {
     *out = xasprintf("{\"kernels\":%d,\"cached\":%d,\"built_first_try\":%d,"
                      "\"built_after_repair\":%d,\"build_failed\":%d,\"probed\":%d,"
-                     "\"runnable\":%d,\"rebound\":%d,\"small_only\":%d,\"probe_failed\":%d,"
+                     "\"runnable\":%d,\"rebound\":%d,\"small_only\":%d,\"probed_2d\":%d,"
+                     "\"reprobed\":%d,\"probe_failed\":%d,"
                      "\"out_of_bounds\":%d,\"errors\":%d,\"gpu_present\":%d,"
                      "\"build_rounds\":%d,\"interrupted\":%d,\"build_wall_s\":%.3f}",
                      c->kernels, c->cached, c->built_first_try, c->built_after_repair,
                      c->build_failed, c->probed, c->runnable, c->rebound, c->small_only,
-                     c->probe_failed,
+                     c->probed_2d, c->reprobed, c->probe_failed,
                      c->out_of_bounds, c->errors, c->gpu_present, c->build_rounds,
                      c->interrupted, c->build_wall_s);
 }

@@ -41,6 +41,9 @@ struct execute_counts {
     int probed, runnable, probe_failed, out_of_bounds;
     int rebound;             /* runnable with a binding other than the default */
     int small_only;          /* runnable, but no binding ran clean at --probe-size */
+    int probed_2d;           /* probed with 2D blocks only (params say is2d) */
+    int reprobed;            /* probed again although probed before with this build: a 2D
+                                kernel whose probe predates the 2D-only plan and could change */
     int errors;              /* could not be tried (I/O): reported, not recorded as failures */
     int gpu_present;
     int build_rounds;        /* build rounds, each followed by the probes of what it built */

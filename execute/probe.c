@@ -38,6 +38,11 @@ static char *json_str(const char *line, const char *key)
 
 const char *const probe_bindings[] = { "area", "side", NULL };
 
+int probe_is2d(const char *params)
+{
+    return params && strstr(params, "\"is2d\":true") != NULL;
+}
+
 /* Per binding after the first: the roles whose value differs from the default's. */
 static const char *const binding_roles[][4] = { { NULL }, { "size", NULL } };
 
@@ -188,11 +193,9 @@ static int run_in_sandbox(struct proc_result *r, const char *const *argv,
     return sandbox_run(r, &o);
 }
 
-/* One run of the harness with binding b: plain on the small and large configurations, or under
- * compute-sanitizer on the small ones. Fills out's outcome or its sanitizer verdict. */
-/* Whether the small configurations (all but large x large) reported and none hit a CUDA
- * error. */
-static int small_clean(const char *results, int large)
+/* Whether the small configurations (all but large x large; `want` of them) reported and none
+ * hit a CUDA error. */
+static int small_clean(const char *results, int large, int want)
 {
     int ok = 0, lines = 0, bad = 0;
     for (const char *p = results; p && *p;) {
@@ -209,18 +212,44 @@ static int small_clean(const char *results, int large)
         free(line);
         p = nl ? nl + 1 : NULL;
     }
-    return ok > 0 && !bad && lines == 2; /* PROBE_STDIN's two */
+    return ok > 0 && !bad && lines == want;
 }
 
+/* The probe's stdin: the small configurations (a 2D kernel's 2D one only), then, when `large`,
+ * the same block shapes at o->large x o->large. */
+static void probe_configs(struct buf *out, const struct probe_options *o, int large)
+{
+    int is2d = probe_is2d(o->params);
+    buf_adds(out, is2d ? PROBE_SMALL_2D : PROBE_SMALL_1D PROBE_SMALL_2D);
+    if (large)
+        buf_addf(out, "%d %d 16 16 1\n", o->large, o->large);
+    if (large && !is2d)
+        buf_addf(out, "%d %d 256 1 1\n", o->large, o->large);
+}
+
+/* The configuration lines as a JSON array of "WxH BXxBYxBZ". */
+static char *configs_json(const char *lines)
+{
+    struct buf j = BUF_INIT;
+    int w, h, bx, by, bz, n = 0;
+    buf_addch(&j, '[');
+    for (const char *p = lines; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (sscanf(p, "%d %d %d %d %d", &w, &h, &bx, &by, &bz) == 5)
+            buf_addf(&j, "%s\"%dx%d %dx%dx%d\"", n++ ? "," : "", w, h, bx, by, bz);
+    buf_addch(&j, ']');
+    return buf_detach(&j, NULL);
+}
+
+/* One run of the harness with binding b: plain on the small and large configurations, or under
+ * compute-sanitizer on the small ones. Fills out's outcome (and configs) or its sanitizer
+ * verdict. */
 static int run_binding(struct probe_result *out, const struct probe_options *o, int b,
                        int sanitize, int large)
 {
-    char dev[16], cfg[160];
+    char dev[16];
+    struct buf cfg = BUF_INIT;
     snprintf(dev, sizeof(dev), "%d", o->device);
-    snprintf(cfg, sizeof(cfg), "%s", PROBE_STDIN);
-    if (!sanitize && large)
-        snprintf(cfg + strlen(cfg), sizeof(cfg) - strlen(cfg), "%d %d 16 16 1\n%d %d 256 1 1\n",
-                 o->large, o->large, o->large, o->large);
+    probe_configs(&cfg, o, !sanitize && large);
     char *results = fs_join(o->scratch, "probe.jsonl");
     const char *argv[24];
     int n = 0;
@@ -244,7 +273,7 @@ static int run_binding(struct probe_result *out, const struct probe_options *o, 
     fs_remove_tree(o->scratch);
     int rc = fs_mkdirs(o->scratch, 0755);
     if (rc == 0)
-        rc = run_in_sandbox(&r, argv, o, cfg, sanitize ? o->timeout_s * 10 : o->timeout_s);
+        rc = run_in_sandbox(&r, argv, o, cfg.data, sanitize ? o->timeout_s * 10 : o->timeout_s);
     else
         memset(&r, 0, sizeof(r)), buf_init(&r.out, 0), buf_init(&r.err, 0);
     if (rc == 0 && sanitize) {
@@ -252,10 +281,14 @@ static int run_binding(struct probe_result *out, const struct probe_options *o, 
     } else if (rc == 0) {
         buf_read_file(&text, results);
         probe_classify(out, &r, text.data);
-        out->small_ok = out->outcome == PROBE_OK || small_clean(text.data, o->large);
+        out->small_ok = out->outcome == PROBE_OK ||
+                        small_clean(text.data, o->large, probe_is2d(o->params) ? 1 : 2);
+        free(out->configs);
+        out->configs = configs_json(cfg.data);
     }
     proc_result_release(&r);
     buf_release(&text);
+    buf_release(&cfg);
     free(results);
     return rc;
 }
@@ -285,6 +318,8 @@ static void tries_json(struct buf *out, const struct probe_result *t, int n)
         add_json_field(out, "detail", t[i].detail);
         add_json_field(out, "sanitizer", t[i].sanitizer);
         add_json_field(out, "sanitizer_detail", t[i].sanitizer_detail);
+        buf_adds(out, ",\"configs\":");
+        buf_adds(out, t[i].configs ? t[i].configs : "null");
         buf_addch(out, '}');
     }
     buf_addch(out, ']');
@@ -356,6 +391,7 @@ void probe_result_release(struct probe_result *r)
     free(r->sanitizer_detail);
     free(r->binding);
     free(r->bindings);
+    free(r->configs);
     memset(r, 0, sizeof(*r));
 }
 

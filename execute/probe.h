@@ -21,7 +21,10 @@ struct probe_result {
     double probe_s;         /* every run of the probe together */
     char *binding;          /* the binding this outcome describes: the chosen one when ok,
                                else the default's (probe_run) */
-    char *bindings;         /* JSON array of every binding tried and what it gave (probe_run) */
+    char *bindings;         /* JSON array of every binding tried and what it gave, with the
+                               configurations it ran ("configs", probe_run) */
+    char *configs;          /* the configurations its plain run was given: a JSON array of
+                               "WxH BXxBYxBZ" (also in each entry of bindings) */
     int small_ok;           /* the small configurations ran clean (the large ones may not) */
     int small_only;         /* probe_run: ok only because no binding ran clean at the large
                                size and this one did at the small ones (detail says more) */
@@ -55,9 +58,16 @@ struct gpu_info {
 };
 
 /* The small configurations every probe run starts with (and all that the sanitizer runs): a 1D
- * and a 2D block shape on a small matrix. Plain runs add the same shapes at probe_options.large,
- * where an overrun is no longer hidden inside cudaMalloc's granularity. */
-#define PROBE_STDIN "1024 1 256 1 1\n64 64 16 16 1\n"
+ * block on a 1024x1 matrix and a 2D block on a 64x64 one. Plain runs add the same shapes at
+ * probe_options.large, where an overrun is no longer hidden inside cudaMalloc's granularity.
+ * A 2D kernel (params "is2d": it reads threadIdx.y/blockIdx.y/blockDim.y) is probed with the 2D
+ * shape only: its fixed shared tiles (`tile[16][16]` indexed by threadIdx.x/y) overflow with a
+ * 256-thread 1D block, which says nothing about whether it runs (docs/execute.md "Probe plan"). */
+#define PROBE_SMALL_1D "1024 1 256 1 1\n"
+#define PROBE_SMALL_2D "64 64 16 16 1\n"
+
+/* Whether kernels.params says the kernel is 2D ("is2d":true). 0 when params is NULL. */
+int probe_is2d(const char *params);
 
 const char *probe_outcome_name(enum probe_outcome o);
 
@@ -67,7 +77,8 @@ void probe_classify(struct probe_result *out, const struct proc_result *r, const
 
 /* The probe plan (docs/execute.md "Probe plan"): for each binding in order (skipping those that
  * change no value of this kernel), run the harness --probe in the sandbox on the small and,
- * when some other binding could matter, the large configurations; when that runs ok and
+ * when some other binding could matter, the large configurations (a 2D kernel's: 16x16 blocks
+ * only, probe_is2d); when that runs ok and
  * o->sanitizer is set, run compute-sanitizer (memcheck) on the small ones. The first binding
  * that runs ok with no sanitizer report is kept; else the first that ran ok (its report kept:
  * out_of_bounds); else the first that ran clean at the small sizes (ok, small_only, as the probe

@@ -28,15 +28,16 @@ enum {
 };
 static const struct cli_opt opts[] = {
     { "gpus", 0, "LIST", "GPUs to use: 'all' (default) or CUDA indices, e.g. 0,1", OPT_GPUS },
-    { "sizes", 0, "LIST", "matrix sizes, N (square) or WxH (default " TUNE_DEFAULT_SIZES ")",
-      OPT_SIZES },
+    { "sizes", 0, "LIST", "matrix sizes, N (square) or WxH, swept smallest first (default "
+      TUNE_DEFAULT_SIZES ")", OPT_SIZES },
     { "blocks", 0, "LIST", "block shapes, X (1D), XxY or XxYxZ (default: 8x8,16x16,24x24,"
       "32x32 and 64..1024 in steps of 64)", OPT_BLOCKS },
     { "timeout", 0, "S", "per-configuration timeout in seconds (default 30)", OPT_TIMEOUT },
     { "startup-timeout", 0, "S", "extra seconds for a harness's first configuration "
       "(context creation; default 10)", OPT_STARTUP },
     { "max-failures", 0, "N", "harness crashes/timeouts/sticky errors before a kernel is "
-      "given up on a GPU (default 5)", OPT_MAX_FAILURES },
+      "given up on a GPU (default 5); a block shape's first sticky error is not counted: that "
+      "shape is skipped at the kernel's larger sizes instead", OPT_MAX_FAILURES },
     { "remeasure", 0, NULL, "measure again what is already measured (old rows are kept, "
       "marked superseded)", OPT_REMEASURE },
     { "no-prestart", 0, NULL, "start each harness only when its kernel's turn comes (default: "
@@ -135,10 +136,13 @@ static void help(void)
            "For every runnable kernel (kernels.status = 'runnable' with an ok build), run its\n"
            "harness on every selected GPU model over matrix sizes x block shapes (default\n"
            "LS-CAT's 7 x 20) and record each configuration in `measurements` (status ok,\n"
-           "cuda_error, invalid_config, crashed, timeout), the occupancy API's suggested block\n"
-           "in `tune_kernels`. One harness process per kernel and GPU runs all its\n"
-           "configurations; a crash or hang is recorded and the harness restarted at the next\n"
-           "configuration; after --max-failures the kernel is given up (failures table).\n"
+           "cuda_error, invalid_config, crashed, timeout, skipped), the occupancy API's\n"
+           "suggested block in `tune_kernels`. One harness process per kernel and GPU runs all\n"
+           "its configurations; a crash or hang is recorded and the harness restarted at the\n"
+           "next configuration; after --max-failures the kernel is given up (failures table).\n"
+           "A block shape that fails with a sticky CUDA error (illegal address: e.g. a 1D block\n"
+           "on a 2D kernel's fixed shared tile) is not run at the kernel's larger sizes: those\n"
+           "are recorded 'skipped', with the size where it failed, and count as measured.\n"
            "One worker per GPU, dynamic dispatch, one kernel per GPU at a time; each GPU model\n"
            "measures each kernel once. Resumable: a second run measures only what is missing.\n"
            "A GPU is locked while a kernel is measured on it (LSCAT_LOCK_DIR, default\n"
@@ -186,10 +190,11 @@ static void print_summary(const struct tune_counts *c)
 {
     printf("tune: %d GPU(s), %d kernel run(s) planned: %d done, %d given up; %d of %d "
            "configurations reported (%d ok, %d cuda_error, %d invalid_config, %d crashed, "
-           "%d timeout)%s\n",
+           "%d timeout, %d skipped after %d block shape(s) failed stickily)%s\n",
            c->gpus, c->kernels_planned, c->kernels_done, c->kernels_given_up,
            c->configs_reported, c->configs_planned, c->ok, c->cuda_error, c->invalid_config,
-           c->crashed, c->timeout, c->interrupted ? "; interrupted" : "");
+           c->crashed, c->timeout, c->skipped, c->shapes_failed,
+           c->interrupted ? "; interrupted" : "");
 }
 
 static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, int argc,

@@ -538,29 +538,144 @@ done:
     return rc;
 }
 
-int runner_run(struct runner_summary *out, const struct runner_options *o,
-               const struct tune_config *cfgs, int n, const struct runner_callbacks *cb)
+void tune_skip_describe(char *out, size_t size, const struct tune_skip *s)
 {
-    int i = 0, rc = 0, failures = 0, occupancy = o->want_occupancy;
-    struct runner_child *pre = o->prestarted;
+    snprintf(out, size, "block %dx%dx%d failed with a sticky CUDA error at %dx%d: %s", s->at.bx,
+             s->at.by, s->at.bz, s->at.w, s->at.h, s->error);
+}
+
+int tune_skip_parse(struct tune_skip *out, const struct tune_config *cfg, const char *error)
+{
+    static const char mark[] = " failed with a sticky CUDA error at ";
+    const char *p = error ? strstr(error, mark) : NULL;
+    int w = 0, h = 0, off = 0;
     memset(out, 0, sizeof(*out));
-    if (n == 0)
+    out->at = *cfg;
+    if (!p || sscanf(p + strlen(mark), "%dx%d: %n", &w, &h, &off) != 2 || off == 0 || w <= 0 ||
+        h <= 0)
+        return 0;
+    out->at.w = w;
+    out->at.h = h;
+    snprintf(out->error, sizeof(out->error), "%s", p + strlen(mark) + off);
+    return 1;
+}
+
+/* The skip rules of one kernel's run, and the last result passed on (to tell which
+ * configuration a sticky exit belongs to). Its callbacks wrap the caller's. */
+struct skipper {
+    const struct runner_callbacks *cb;
+    struct tune_skip *v;
+    int n;
+    size_t cap;
+    struct tune_result last;
+    int have_last;
+};
+
+static void sk_header(void *ctx, const char *json)
+{
+    struct skipper *k = ctx;
+    if (k->cb->on_header)
+        k->cb->on_header(k->cb->ctx, json);
+}
+
+static void sk_occupancy(void *ctx, int block, int grid)
+{
+    struct skipper *k = ctx;
+    if (k->cb->on_occupancy)
+        k->cb->on_occupancy(k->cb->ctx, block, grid);
+}
+
+static int sk_result(void *ctx, const struct tune_result *r)
+{
+    struct skipper *k = ctx;
+    k->last = *r;
+    k->have_last = 1;
+    return k->cb->on_result(k->cb->ctx, r);
+}
+
+static int same_shape(const struct tune_config *a, const struct tune_config *b)
+{
+    return a->bx == b->bx && a->by == b->by && a->bz == b->bz;
+}
+
+static const struct tune_skip *skip_for(const struct skipper *k, const struct tune_config *c)
+{
+    for (int j = 0; j < k->n; j++)
+        if (same_shape(&k->v[j].at, c) && c->w >= k->v[j].at.w && c->h >= k->v[j].at.h)
+            return &k->v[j];
+    return NULL;
+}
+
+/* Report every configuration of todo[from..*n) that a rule covers as skipped and drop it from
+ * todo (the rest keep their order). Returns 0 or <0 (callback). */
+static int apply_skips(struct runner_summary *out, struct skipper *k, struct tune_config *todo,
+                       int *n, int from)
+{
+    int kept = from, rc = 0;
+    for (int j = from; j < *n; j++) {
+        const struct tune_skip *s = rc == 0 ? skip_for(k, &todo[j]) : NULL;
+        if (!s) {
+            todo[kept++] = todo[j];
+            continue;
+        }
+        char msg[512];
+        tune_skip_describe(msg, sizeof(msg), s);
+        out->skipped++;
+        rc = runner_record_failure(k->cb, out, &todo[j], "skipped", msg);
+    }
+    *n = kept;
+    return rc;
+}
+
+/* After a process ended with a sticky error: when it belongs to todo[i-1] (the last result,
+ * cuda_error, reported by this process: `fresh`) and is that shape's first, add a rule and skip
+ * what it covers. *counted says whether the failure counts toward max_failures (not for a
+ * shape's first). */
+static int note_sticky(struct runner_summary *out, struct skipper *k, struct tune_config *todo,
+                       int *n, int i, int fresh, int *counted)
+{
+    *counted = 1;
+    if (i <= 0 || !fresh || !k->have_last || strcmp(k->last.status, "cuda_error") != 0 ||
+        memcmp(&k->last.cfg, &todo[i - 1], sizeof(k->last.cfg)) != 0)
+        return 0;
+    for (int j = 0; j < k->n; j++)
+        if (same_shape(&k->v[j].at, &todo[i - 1]))
+            return 0; /* failed before (at a larger size, as listed): counts */
+    XGROW(k->v, (size_t)k->n + 1, k->cap);
+    struct tune_skip *s = &k->v[k->n++];
+    s->at = todo[i - 1];
+    snprintf(s->error, sizeof(s->error), "%.255s", k->last.error);
+    *counted = 0;
+    out->shapes_failed++;
+    return apply_skips(out, k, todo, n, i);
+}
+
+static int run_todo(struct runner_summary *out, const struct runner_options *o,
+                    struct tune_config *todo, int n0, const struct runner_callbacks *cb,
+                    struct skipper *k)
+{
+    int i = 0, n = n0, rc, failures = 0, occupancy = o->want_occupancy;
+    struct runner_child *pre = o->prestarted;
+    if ((rc = apply_skips(out, k, todo, &n, 0)) < 0 || n == 0) {
         runner_child_free(pre);
+        return rc;
+    }
     int use_host = o->host && o->harness_so && !runner_host_broken(o->host);
     if (use_host) {
         runner_child_free(pre); /* prestarted for nothing: the runner takes it */
         pre = NULL;
     }
     while (i < n) {
+        int sticky = out->sticky_errors, results = out->results, counted = 1;
         if (use_host) {
-            rc = runner_run_in_host(out, o, cfgs, n, &i, cb, occupancy);
+            rc = runner_run_in_host(out, o, todo, n, &i, cb, occupancy);
             if (rc == RUNNER_FALLBACK) {
                 out->fell_back = 1;
                 use_host = 0;
                 continue; /* the same configurations, as harness processes */
             }
         } else {
-            rc = run_process(out, o, cfgs, n, &i, cb, occupancy, pre);
+            rc = run_process(out, o, todo, n, &i, cb, occupancy, pre);
         }
         pre = NULL;
         occupancy = 0;
@@ -572,12 +687,20 @@ int runner_run(struct runner_summary *out, const struct runner_options *o,
             out->given_up = 1;
             return 0;
         }
-        if (rc == RUNNER_FAILED && ++failures >= o->max_failures && i < n) {
+        if (out->sticky_errors > sticky) {
+            int src = note_sticky(out, k, todo, &n, i, out->results > results, &counted);
+            if (src < 0)
+                return src;
+        }
+        if (rc == RUNNER_FAILED && counted && ++failures >= o->max_failures && i < n) {
             out->given_up = 1;
             snprintf(out->reason, sizeof(out->reason),
                      "%d harness failures (%d crashed, %d timed out, %d sticky CUDA errors); "
-                     "%d of %d configurations left unmeasured",
-                     failures, out->crashes, out->timeouts, out->sticky_errors, n - i, n);
+                     "%d of %d configurations left unmeasured%s",
+                     failures, out->crashes, out->timeouts,
+                     out->sticky_errors - out->shapes_failed, n - i, n0,
+                     out->shapes_failed ? " (block shapes whose first sticky error skipped "
+                                          "their larger sizes are not counted)" : "");
             return 0;
         }
         if (rc == RUNNER_DONE && i < n) {
@@ -590,4 +713,25 @@ int runner_run(struct runner_summary *out, const struct runner_options *o,
         }
     }
     return 0;
+}
+
+int runner_run(struct runner_summary *out, const struct runner_options *o,
+               const struct tune_config *cfgs, int n, const struct runner_callbacks *cb)
+{
+    struct skipper k;
+    memset(out, 0, sizeof(*out));
+    memset(&k, 0, sizeof(k));
+    k.cb = cb;
+    for (int j = 0; j < o->nskips; j++) {
+        XGROW(k.v, (size_t)k.n + 1, k.cap);
+        k.v[k.n++] = o->skips[j];
+    }
+    struct runner_callbacks tap = { sk_header, sk_occupancy, sk_result, &k };
+    struct tune_config *todo = xmalloc(((size_t)n + 1) * sizeof(*todo));
+    if (n > 0)
+        memcpy(todo, cfgs, (size_t)n * sizeof(*todo));
+    int rc = run_todo(out, o, todo, n, &tap, &k);
+    free(todo);
+    free(k.v);
+    return rc;
 }

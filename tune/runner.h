@@ -10,10 +10,12 @@
 
 #include "tune/space.h"
 
+#include <stddef.h>
+
 /* One configuration's outcome, as the harness reported it or as the runner concluded. */
 struct tune_result {
     struct tune_config cfg;
-    char status[16];    /* ok | cuda_error | invalid_config | crashed | timeout */
+    char status[16];    /* ok | cuda_error | invalid_config | crashed | timeout | skipped */
     char error[512];    /* "" or a message */
     int grid[3];        /* 0 when unknown */
     double median_ns, min_ns, max_ns, mean_ns, stddev_ns, mad_ns, p10_ns, p90_ns;
@@ -23,12 +25,30 @@ struct tune_result {
     int clocks_locked;
 };
 
+/* A block shape that failed with a sticky CUDA error (the harness reported cuda_error and
+ * exited 4) at matrix size at.w x at.h: the kernel's configurations of that shape at sizes at
+ * least as large on both sides are not run but reported `skipped` (docs/tune.md "Skipped
+ * shapes"). A 2D kernel's fixed shared tiles overflow with a 1D block at every size. */
+struct tune_skip {
+    struct tune_config at; /* the block shape and the size where it failed */
+    char error[256];       /* that failure's error text */
+};
+
+/* The `error` of a skipped configuration: "block BXxBYxBZ failed with a sticky CUDA error at
+ * WxH: <error>". */
+void tune_skip_describe(char *out, size_t size, const struct tune_skip *s);
+/* Read back a skipped configuration's error (as tune_skip_describe wrote it) into *out, the
+ * shape taken from `cfg`. Returns 1, or 0 when the text is not one (then out->at = *cfg). */
+int tune_skip_parse(struct tune_skip *out, const struct tune_config *cfg, const char *error);
+
 struct runner_callbacks {
     /* The harness's header line (raw JSON), once per process start. May be NULL. */
     void (*on_header)(void *ctx, const char *json);
     /* With want_occupancy: cudaOccupancyMaxPotentialBlockSize's suggestion. May be NULL. */
     void (*on_occupancy)(void *ctx, int block, int grid);
-    /* Every configuration's outcome, in order. Return <0 to stop (error slot set). */
+    /* Every configuration's outcome, in order, except that the configurations a sticky
+     * failure makes skipped are reported right after that failure. Return <0 to stop (error
+     * slot set). */
     int (*on_result)(void *ctx, const struct tune_result *r);
     void *ctx;
 };
@@ -43,14 +63,19 @@ struct runner_options {
     int device;                    /* --device N; -1 = do not pass */
     double config_timeout_s;       /* no result line for this long: timeout (default 30) */
     double startup_s;              /* added to the first configuration of each process (10) */
-    int max_failures;              /* process failures before giving up (default 5) */
+    int max_failures;              /* process failures before giving up (default 5); a block
+                                      shape's first sticky failure does not count (its larger
+                                      sizes are skipped instead) */
     int want_occupancy;            /* pass --occupancy to the first process */
     const volatile int *stop;      /* when it becomes nonzero: kill the child, return */
     struct runner_child *prestarted; /* from runner_prestart with the same cfgs; consumed */
     struct runner_host *host;      /* a long-lived lscat-runner: run harness_so in it */
     const char *harness_so;        /* the kernel's harness.so (with host) */
+    const struct tune_skip *skips; /* shapes known to fail (earlier runs): skipped from the
+                                      start where they apply; may be NULL */
+    int nskips;
 };
-#define RUNNER_OPTIONS_INIT { NULL, NULL, NULL, 0, 30.0, 10.0, 5, 0, NULL, NULL, NULL, NULL }
+#define RUNNER_OPTIONS_INIT { NULL, NULL, NULL, 0, 30.0, 10.0, 5, 0, NULL, NULL, NULL, NULL, NULL, 0 }
 
 struct runner_summary {
     int results;       /* configurations reported (any status) */
@@ -59,13 +84,17 @@ struct runner_summary {
     int in_runner;     /* 1 when lscat-runner ran (part of) the kernel */
     int fell_back;     /* 1 when the runner could not load harness.so or start: processes ran it */
     int crashes, timeouts, sticky_errors; /* process failures by kind */
+    int shapes_failed; /* sticky errors that were a block shape's first: not counted toward
+                          max_failures; its larger sizes were skipped */
+    int skipped;       /* configurations reported `skipped` */
     int given_up;      /* 1 when the kernel was given up; reason says why */
     int interrupted;   /* 1 when *stop ended it */
     char reason[512];
 };
 
-/* Run cfgs[0..n-1]. Returns 0 (also when the kernel was given up: see out->given_up) or a
- * negative code when the callback failed or no child could be started. */
+/* Run cfgs[0..n-1] (sizes in the order they should run: a shape that fails stickily is
+ * skipped at the later, larger sizes). Returns 0 (also when the kernel was given up: see
+ * out->given_up) or a negative code when the callback failed or no child could be started. */
 int runner_run(struct runner_summary *out, const struct runner_options *o,
                const struct tune_config *cfgs, int n, const struct runner_callbacks *cb);
 

@@ -79,6 +79,17 @@ done:
     return n;
 }
 
+/* Smaller matrices first (by W*H, then W): a block shape that fails stickily at one size is
+ * skipped at the larger ones (runner.h, struct tune_skip), so the small ones must come first. */
+static int size_order(const void *a, const void *b)
+{
+    const int *x = a, *y = b;
+    long ax = (long)x[0] * x[1], ay = (long)y[0] * y[1];
+    if (ax != ay)
+        return ax < ay ? -1 : 1;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
 int tune_space_parse(struct tune_space *out, const char *sizes, const char *blocks)
 {
     int(*sz)[3] = NULL, (*bl)[3] = NULL;
@@ -88,6 +99,7 @@ int tune_space_parse(struct tune_space *out, const char *sizes, const char *bloc
     ns = parse_list(&sz, sizes ? sizes : TUNE_DEFAULT_SIZES, 2, "size");
     if (ns < 0)
         return ns;
+    qsort(sz, (size_t)ns, sizeof(*sz), size_order);
     nb = parse_list(&bl, blocks ? blocks : TUNE_DEFAULT_BLOCKS, 3, "block");
     if (nb < 0) {
         rc = nb;

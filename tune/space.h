@@ -10,7 +10,8 @@ struct tune_config {
 };
 
 struct tune_space {
-    struct tune_config *configs; /* sizes outer, block shapes inner */
+    struct tune_config *configs; /* sizes outer (smallest W*H first, whatever the order
+                                    given), block shapes inner (as given) */
     int n;
 };
 

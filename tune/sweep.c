@@ -286,6 +286,8 @@ static int on_result(void *ctx, const struct tune_result *r)
         c->crashed++;
     else if (!strcmp(r->status, "timeout"))
         c->timeout++;
+    else if (!strcmp(r->status, "skipped"))
+        c->skipped++;
     pthread_mutex_unlock(&sh->mu);
     progress_add(sh->prog, 1);
     return rc < 0 ? lscat_error_wrap("cannot record a measurement of %s", w->k->id) : 0;
@@ -386,9 +388,48 @@ struct prep {
     char *bin, *so;              /* so: harness.so beside the binary, or NULL */
     int runnable;                /* the binary exists and is executable */
     const char **args;           /* timing options + --bind (NULL-terminated), for ro */
+    struct tune_skip *skips;     /* shapes whose larger sizes earlier runs skipped */
+    int nskips;
     struct runner_options ro;
     struct runner_child *child;  /* prestarted harness, or NULL */
 };
+
+/* The skip rules that the kernel's current `skipped` rows on this GPU model record (with
+ * --remeasure: this run's only, as planning counts them): a sweep killed between a shape's
+ * skipped rows goes on skipping it where it stopped, without failing it again. */
+static int load_skips(struct prep *p, struct worker *w)
+{
+    const struct tune_options *o = w->sh->o;
+    struct store_stmt *st = NULL;
+    size_t cap = 0;
+    int rc = store_prepare(&st, w->s,
+                           "SELECT m.width, m.height, m.block_x, m.block_y, m.block_z, m.error "
+                           "FROM measurements m JOIN gpus g ON g.id = m.gpu_id "
+                           "WHERE m.kernel_id = ? AND g.name = ? AND m.superseded = 0 "
+                           "AND m.status = 'skipped' AND (? = 0 OR m.run_id = ?)");
+    if (rc < 0)
+        return rc;
+    store_bind(st, "ttIi", p->k->id, w->gpu->name, o->remeasure, o->run_id);
+    while ((rc = store_step(st)) == STORE_ROW) {
+        struct tune_config c = { (int)store_col_int(st, 0), (int)store_col_int(st, 1),
+                                 (int)store_col_int(st, 2), (int)store_col_int(st, 3),
+                                 (int)store_col_int(st, 4) };
+        struct tune_skip sk;
+        tune_skip_parse(&sk, &c, store_col_text(st, 5));
+        int j = 0; /* one rule per shape: the smallest size it failed at */
+        while (j < p->nskips && !(p->skips[j].at.bx == c.bx && p->skips[j].at.by == c.by &&
+                                  p->skips[j].at.bz == c.bz))
+            j++;
+        if (j == p->nskips) {
+            XGROW(p->skips, (size_t)p->nskips + 1, cap);
+            p->skips[p->nskips++] = sk;
+        } else if (sk.at.w <= p->skips[j].at.w && sk.at.h <= p->skips[j].at.h) {
+            p->skips[j] = sk;
+        }
+    }
+    store_finalize(st);
+    return rc < 0 ? rc : 0;
+}
 
 static int prep_init(struct prep *p, struct worker *w, const struct item *it)
 {
@@ -412,6 +453,8 @@ static int prep_init(struct prep *p, struct worker *w, const struct item *it)
     int rc = store_query_int(&occ, w->s, "SELECT count(*) FROM tune_kernels WHERE kernel_id = ? "
                              "AND gpu_id = ? AND occupancy_block IS NOT NULL", "ti", p->k->id,
                              w->gpu->id);
+    if (rc >= 0)
+        rc = load_skips(p, w);
     int na = 0;
     while (o->timing_args && o->timing_args[na])
         na++;
@@ -434,6 +477,8 @@ static int prep_init(struct prep *p, struct worker *w, const struct item *it)
     ro.stop = o->stop;
     ro.host = p->so ? w->host : NULL;
     ro.harness_so = p->so;
+    ro.skips = p->skips;
+    ro.nskips = p->nskips;
     p->ro = ro;
     return rc;
 }
@@ -445,6 +490,7 @@ static void prep_release(struct prep *p)
     free(p->bin);
     free(p->args);
     free(p->so);
+    free(p->skips);
     memset(p, 0, sizeof(*p));
 }
 
@@ -471,6 +517,7 @@ static int run_kernel(struct worker *w, struct prep *p)
     w->sh->counts->processes += sum.processes;
     w->sh->counts->runner_kernels += sum.in_runner;
     w->sh->counts->runner_fallbacks += sum.fell_back;
+    w->sh->counts->shapes_failed += sum.shapes_failed;
     pthread_mutex_unlock(&w->sh->mu);
     if (sum.fell_back)
         log_event(LOG_WARN, "tune_runner_fallback", "kernel", p->k->id, "gpu", w->gpu->uuid,
@@ -777,10 +824,11 @@ void tune_counts_json(char *out, int size, const struct tune_counts *c)
              "{\"gpus\":%d,\"models\":%d,\"kernels_planned\":%d,\"kernels_done\":%d,"
              "\"kernels_given_up\":%d,\"configs_planned\":%d,\"configs_reported\":%d,\"ok\":%d,"
              "\"cuda_error\":%d,\"invalid_config\":%d,\"crashed\":%d,\"timeout\":%d,"
+             "\"skipped\":%d,\"shapes_failed\":%d,"
              "\"processes\":%d,\"runner_kernels\":%d,\"runner_fallbacks\":%d,"
              "\"interrupted\":%d}",
              c->gpus, c->models, c->kernels_planned, c->kernels_done, c->kernels_given_up,
              c->configs_planned, c->configs_reported, c->ok, c->cuda_error, c->invalid_config,
-             c->crashed, c->timeout, c->processes, c->runner_kernels, c->runner_fallbacks,
+             c->crashed, c->timeout, c->skipped, c->shapes_failed, c->processes, c->runner_kernels, c->runner_fallbacks,
              c->interrupted);
 }

@@ -44,6 +44,9 @@ struct tune_counts {
     int kernels_planned, kernels_done, kernels_given_up;
     int configs_planned, configs_reported;
     int ok, cuda_error, invalid_config, crashed, timeout;
+    int skipped;       /* configurations not run: their block shape failed stickily at a
+                          smaller size of the kernel (runner.h, struct tune_skip) */
+    int shapes_failed; /* block shapes whose sticky failure made such skips */
     int processes;
     int runner_kernels, runner_fallbacks; /* kernels run in lscat-runner; sent back to processes */
     int interrupted;

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 
 #define SIZE_PARAMS "{\"params\":[{\"name\":\"A\",\"role\":\"buffer\"},{\"name\":\"n\",\"role\":\"size\"}]}"
+#define SIZE_PARAMS_2D "{\"is2d\":true,\"params\":[{\"name\":\"A\",\"role\":\"buffer\"},{\"name\":\"n\",\"role\":\"size\"}]}"
+#define NO_SIZE_PARAMS_2D "{\"is2d\":true,\"params\":[{\"name\":\"A\",\"role\":\"buffer\"}]}"
 #define NO_SIZE_PARAMS "{\"params\":[{\"name\":\"A\",\"role\":\"buffer\"},{\"name\":\"w\",\"role\":\"width\"}]}"
 
 static int counter;
@@ -195,6 +197,57 @@ static void test_bindings__flagged_everywhere_keeps_the_first_that_ran_with_its_
     probe_result_release(&p);
 }
 
+/* A 2D kernel with a fixed 16x16 shared tile overruns it with the 256-thread 1D block (the
+ * stand-in fails stickily for every 1D block): the 2D-only plan finds it runnable. */
+static void test_bindings__a_2d_kernel_is_probed_with_2d_blocks_only(void)
+{
+    struct probe_result p;
+    probe(&p, "sticky * * * 1\n", SIZE_PARAMS_2D, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "area");
+    CHECK(!p.small_only);
+    CHECK(p.detail == NULL);
+    CHECK_INT(tries(&p), ==, 1);
+    CHECK_CONTAINS(p.bindings, "\"configs\":[\"64x64 16x16x1\",\"2024x2024 16x16x1\"]}");
+    CHECK(strstr(p.bindings, "256x1x1") == NULL);
+    probe_result_release(&p);
+    /* without a size parameter: the small 2D configuration only */
+    probe(&p, "sticky * * * 1\n", NO_SIZE_PARAMS_2D, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_CONTAINS(p.bindings, "\"configs\":[\"64x64 16x16x1\"]}");
+    probe_result_release(&p);
+    CHECK(probe_is2d(SIZE_PARAMS_2D));
+    CHECK(!probe_is2d(SIZE_PARAMS));
+    CHECK(!probe_is2d(NULL));
+}
+
+static void test_bindings__a_1d_kernel_keeps_both_block_shapes(void)
+{
+    struct probe_result p;
+    probe(&p, "sticky * * * 1\n", SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");
+    CHECK_CONTAINS(p.detail, "at 1024x1, block 256x1x1");
+    CHECK_CONTAINS(p.bindings, "\"configs\":[\"1024x1 256x1x1\",\"64x64 16x16x1\","
+                               "\"2024x2024 16x16x1\",\"2024x2024 256x1x1\"]}");
+    probe_result_release(&p);
+}
+
+static void test_bindings__a_2d_kernel_failing_with_2d_blocks_still_fails(void)
+{
+    struct probe_result p;
+    probe(&p, "sticky 64 64 16 16\n", SIZE_PARAMS_2D, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");
+    CHECK_CONTAINS(p.detail, "at 64x64, block 16x16x1");
+    CHECK_INT(tries(&p), ==, 2);
+    probe_result_release(&p);
+    /* clean at its one small configuration, failing at the large one in both bindings */
+    probe(&p, "sticky 2024 2024 * *\n", SIZE_PARAMS_2D, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK(p.small_only);
+    CHECK_CONTAINS(p.detail, "small sizes only; at 2024x2024: illegal_address");
+    probe_result_release(&p);
+}
+
 int main(void)
 {
     TEST_RUN(test_bindings__the_default_is_kept_when_it_runs_clean);
@@ -205,5 +258,8 @@ int main(void)
     TEST_RUN(test_bindings__failing_large_everywhere_keeps_the_first_clean_at_small_sizes);
     TEST_RUN(test_bindings__a_sanitizer_report_moves_to_the_next_binding);
     TEST_RUN(test_bindings__flagged_everywhere_keeps_the_first_that_ran_with_its_report);
+    TEST_RUN(test_bindings__a_2d_kernel_is_probed_with_2d_blocks_only);
+    TEST_RUN(test_bindings__a_1d_kernel_keeps_both_block_shapes);
+    TEST_RUN(test_bindings__a_2d_kernel_failing_with_2d_blocks_still_fails);
     return test_done();
 }

@@ -415,6 +415,49 @@ static void test_execute__builds_in_rounds_and_probes_each_round(void)
     free(kid);
 }
 
+/* Set kernel `name`'s params and its probe as an older lscat left them (bindings without
+ * "configs": before 2D kernels were probed with 2D blocks only). */
+static void stale_probe(const char *name, const char *params, const char *outcome,
+                        const char *status)
+{
+    CHECK_OK(store_run(env.s, "UPDATE kernels SET params = ?, status = ? WHERE id = ?", "ttt",
+                       params, status, id_of(name)));
+    CHECK_OK(store_run(env.s, "UPDATE probes SET outcome = ?, binding = 'area', sanitizer = NULL, "
+                       "detail = NULL, bindings = '[{\"binding\":\"area\",\"outcome\":\"' || ? "
+                       "|| '\"}]' WHERE kernel_id = ?", "ttt", outcome, outcome, id_of(name)));
+}
+
+/* A changed probe plan re-probes only the kernels whose verdict it could change: 2D kernels
+ * whose probe (same build) predates the 2D-only plan and was not a clean default ok. */
+static void test_execute__probes_made_before_the_2d_plan_are_redone_where_they_could_change(void)
+{
+    need_run();
+    struct execute_options o = EXECUTE_OPTIONS_INIT;
+    struct execute_counts c;
+    o.jobs = 2;
+    o.arch = "sm_90";
+    o.probe = EXECUTE_PROBE_FORCE;
+    o.probe_timeout_s = 3;
+    CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
+    CHECK_INT(c.probed, ==, 0); /* everything probed with this build already */
+    const char *p2d = "{\"is2d\":true,\"params\":[]}", *p1d = "{\"is2d\":false,\"params\":[]}";
+    stale_probe("ok", p2d, "illegal_address", "probe_failed");       /* could change: again */
+    stale_probe("missing_header_shim", p2d, "ok", "runnable");       /* clean ok: stays */
+    stale_probe("missing_header_pull", p1d, "illegal_address", "probe_failed"); /* 1D: stays */
+    CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
+    CHECK_INT(c.probed, ==, 1);
+    CHECK_INT(c.reprobed, ==, 1);
+    CHECK_INT(c.probed_2d, ==, 1);
+    char *bindings = NULL;
+    CHECK_OK(store_query_text(&bindings, env.s, "SELECT bindings FROM probes WHERE kernel_id = ?",
+                              "t", id_of("ok")));
+    CHECK_CONTAINS(bindings, "\"configs\":[\"64x64 16x16x1\"]");
+    free(bindings);
+    /* probed with the 2D plan now: not again, whatever it gave */
+    CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
+    CHECK_INT(c.probed, ==, 0);
+}
+
 int main(void)
 {
     have_nvcc = fixture_have_nvcc();
@@ -440,6 +483,7 @@ int main(void)
     TEST_RUN(test_execute__an_edited_kernel_times_out_then_is_rebuilt);
     TEST_RUN(test_execute__sandboxed_probes_stop_misbehaving_host_code_and_go_on);
     TEST_RUN(test_execute__builds_in_rounds_and_probes_each_round);
+    TEST_RUN(test_execute__probes_made_before_the_2d_plan_are_redone_where_they_could_change);
     fixture_env_release(&env);
     return test_done();
 }

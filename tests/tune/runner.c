@@ -154,10 +154,16 @@ static void test_runner__sticky_cuda_error_keeps_the_line_and_restarts(void)
     CHECK_INT(s.n, ==, 4);
     CHECK_STR(s.r[0].status, "cuda_error");
     CHECK_CONTAINS(s.r[0].error, "illegal memory access");
-    CHECK_STR(s.r[1].status, "ok");
+    /* the shape's larger size is skipped, reported right after the failure */
+    CHECK_STR(s.r[1].status, "skipped");
+    CHECK_INT(s.r[1].cfg.w, ==, 496);
+    CHECK_INT(s.r[1].cfg.bx, ==, 16);
+    CHECK_STR(s.r[2].status, "ok");
     CHECK_STR(s.r[3].status, "invalid_config");
     CHECK_INT(sum.sticky_errors, ==, 1);
+    CHECK_INT(sum.skipped, ==, 1);
     CHECK_INT(sum.processes, ==, 2);
+    CHECK_INT(count_in_log(h, "cfg 496 496 16 16 1"), ==, 0);
 }
 
 static void test_runner__repeated_failures_give_the_kernel_up(void)
@@ -235,6 +241,124 @@ static void test_runner__a_harness_done_reporting_is_not_waited_for(void)
     run(&sum, &s, h, 10, 5);
     CHECK_INT(sum.ok, ==, 4);
     CHECK(fs_mono_s() - t0 < 2.0);
+}
+
+/* 3 sizes x (one 2D, two 1D shapes), sizes outer, as tune_space makes them. */
+static const struct tune_config cfgs9[9] = {
+    { 240, 240, 16, 16, 1 }, { 240, 240, 64, 1, 1 }, { 240, 240, 128, 1, 1 },
+    { 496, 496, 16, 16, 1 }, { 496, 496, 64, 1, 1 }, { 496, 496, 128, 1, 1 },
+    { 784, 784, 16, 16, 1 }, { 784, 784, 64, 1, 1 }, { 784, 784, 128, 1, 1 },
+};
+
+static int count_status(const struct seen *s, const char *status)
+{
+    int n = 0;
+    for (int i = 0; i < s->n; i++)
+        n += strcmp(s->r[i].status, status) == 0;
+    return n;
+}
+
+static void run9(struct runner_summary *sum, struct seen *s, const char *harness,
+                 int max_failures, const struct tune_skip *skips, int nskips,
+                 struct runner_host *host)
+{
+    char so[1100];
+    struct runner_options o = RUNNER_OPTIONS_INIT;
+    struct runner_callbacks cb = { on_header, on_occupancy, on_result, s };
+    snprintf(so, sizeof(so), "%s.so", harness);
+    o.harness = harness;
+    o.config_timeout_s = 10;
+    o.startup_s = 0.5;
+    o.max_failures = max_failures;
+    o.skips = skips;
+    o.nskips = nskips;
+    o.host = host;
+    o.harness_so = host ? so : NULL;
+    memset(s, 0, sizeof(*s));
+    CHECK_OK(runner_run(sum, &o, cfgs9, 9, &cb));
+}
+
+/* A 2D kernel with a fixed shared tile faults with every 1D block (the stand-in fails stickily
+ * for by == 1): each 1D shape fails once, at the smallest size, without counting toward
+ * max_failures (2 here, less than the two shapes), and is skipped at the larger sizes; the 2D
+ * shape is measured at every size. */
+static void test_runner__a_shape_that_fails_stickily_is_skipped_at_larger_sizes(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    const char *h = fake("sticky * * * 1\n");
+    run9(&sum, &s, h, 2, NULL, 0, NULL);
+    CHECK(!sum.given_up);
+    CHECK_INT(s.n, ==, 9);
+    CHECK_INT(count_status(&s, "ok"), ==, 3);
+    CHECK_INT(count_status(&s, "cuda_error"), ==, 2);
+    CHECK_INT(count_status(&s, "skipped"), ==, 4);
+    CHECK_INT(sum.skipped, ==, 4);
+    CHECK_INT(sum.shapes_failed, ==, 2);
+    CHECK_INT(sum.processes, ==, 3);
+    CHECK_INT(count_in_log(h, "cfg 496 496 64 1 1"), ==, 0);
+    CHECK_INT(count_in_log(h, "cfg 784 784 128 1 1"), ==, 0);
+    CHECK_INT(count_in_log(h, "cfg 784 784 16 16 1"), ==, 1);
+    for (int i = 0; i < s.n; i++)
+        if (!strcmp(s.r[i].status, "skipped")) {
+            CHECK_INT(s.r[i].cfg.by, ==, 1);
+            CHECK(s.r[i].cfg.w > 240);
+            CHECK_CONTAINS(s.r[i].error, "failed with a sticky CUDA error at 240x240: an "
+                                         "illegal memory access was encountered");
+            struct tune_skip back;
+            CHECK_INT(tune_skip_parse(&back, &s.r[i].cfg, s.r[i].error), ==, 1);
+            CHECK_INT(back.at.w, ==, 240);
+            CHECK_INT(back.at.bx, ==, s.r[i].cfg.bx);
+            CHECK_STR(back.error, "an illegal memory access was encountered");
+        }
+}
+
+/* Only a shape's first sticky failure is free: crashes count, and so does a shape failing
+ * again at a size its rule does not cover (sizes listed largest first). */
+static void test_runner__crashes_and_repeated_sticky_failures_still_count(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    run9(&sum, &s, fake("crash * * * 1\n"), 2, NULL, 0, NULL);
+    CHECK(sum.given_up);
+    CHECK_INT(count_status(&s, "crashed"), ==, 2);
+    CHECK_INT(count_status(&s, "skipped"), ==, 0);
+    CHECK_CONTAINS(sum.reason, "2 harness failures (2 crashed");
+    static const struct tune_config desc[3] = {
+        { 496, 496, 64, 1, 1 }, { 240, 240, 64, 1, 1 }, { 240, 240, 16, 16, 1 },
+    };
+    struct runner_options o = RUNNER_OPTIONS_INIT;
+    struct runner_callbacks cb = { NULL, NULL, on_result, &s };
+    memset(&s, 0, sizeof(s));
+    o.harness = fake("sticky * * 64 1\n");
+    o.max_failures = 1;
+    CHECK_OK(runner_run(&sum, &o, desc, 3, &cb));
+    CHECK(sum.given_up); /* the second failure of 64x1x1 (at 240, below 496) counted */
+    CHECK_INT(s.n, ==, 2);
+    CHECK_CONTAINS(sum.reason, "1 harness failures (0 crashed, 0 timed out, 1 sticky");
+    CHECK_CONTAINS(sum.reason, "not counted");
+}
+
+/* Rules known from an earlier run (the store's skipped rows) apply from the start: the shape
+ * never runs at the sizes they cover. */
+static void test_runner__skips_known_before_the_run_apply_at_once(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    struct tune_skip known;
+    const struct tune_config at = { 496, 496, 64, 1, 1 };
+    CHECK_INT(tune_skip_parse(&known, &at, "block 64x1x1 failed with a sticky CUDA error at "
+                                           "240x240: an illegal memory access was encountered"),
+              ==, 1);
+    const char *h = fake(NULL);
+    run9(&sum, &s, h, 5, &known, 1, NULL);
+    CHECK_INT(s.n, ==, 9);
+    CHECK_INT(count_status(&s, "skipped"), ==, 3); /* 64x1x1 at 240 too: at or above */
+    CHECK_INT(count_status(&s, "ok"), ==, 6);
+    CHECK_INT(count_in_log(h, "cfg 240 240 64 1 1"), ==, 0);
+    CHECK_INT(sum.processes, ==, 1);
+    CHECK_INT(tune_skip_parse(&known, &at, "an illegal memory access"), ==, 0);
+    CHECK_INT(known.at.w, ==, 496); /* not one of ours: the row's own size */
 }
 
 /* ---- lscat-runner: the real program, host-only (LSCAT_RUNNER_NO_CUDA=1), loading the
@@ -358,11 +482,28 @@ static void test_runner_host__sticky_error_ends_the_runner_and_the_kernel_goes_o
     CHECK_INT(s.n, ==, 4);
     CHECK_STR(s.r[0].status, "cuda_error");
     CHECK_CONTAINS(s.r[0].error, "illegal memory access");
-    CHECK_STR(s.r[1].status, "ok");
+    CHECK_STR(s.r[1].status, "skipped");
+    CHECK_STR(s.r[2].status, "ok");
     CHECK_STR(s.r[3].status, "invalid_config");
     CHECK_INT(sum.sticky_errors, ==, 1);
     CHECK_INT(sum.processes, ==, 2);
     CHECK_INT(distinct_starts(hp), ==, 2);
+    runner_host_free(h);
+}
+
+static void test_runner_host__a_shape_that_fails_stickily_is_skipped_at_larger_sizes(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    struct runner_host *h = host(0);
+    const char *hp = fake("sticky * * * 1\n");
+    run9(&sum, &s, hp, 2, NULL, 0, h);
+    CHECK(sum.in_runner && !sum.fell_back);
+    CHECK(!sum.given_up);
+    CHECK_INT(count_status(&s, "ok"), ==, 3);
+    CHECK_INT(count_status(&s, "cuda_error"), ==, 2);
+    CHECK_INT(count_status(&s, "skipped"), ==, 4);
+    CHECK_INT(distinct_starts(hp), ==, 3); /* a fresh runner after each sticky error */
     runner_host_free(h);
 }
 
@@ -488,6 +629,9 @@ int main(void)
     TEST_RUN(test_runner__hang_is_killed_after_the_timeout_and_recorded);
     TEST_RUN(test_runner__sticky_cuda_error_keeps_the_line_and_restarts);
     TEST_RUN(test_runner__repeated_failures_give_the_kernel_up);
+    TEST_RUN(test_runner__a_shape_that_fails_stickily_is_skipped_at_larger_sizes);
+    TEST_RUN(test_runner__crashes_and_repeated_sticky_failures_still_count);
+    TEST_RUN(test_runner__skips_known_before_the_run_apply_at_once);
     TEST_RUN(test_runner__a_harness_that_refuses_its_input_is_given_up_at_once);
     TEST_RUN(test_runner__stop_flag_kills_the_child_and_returns);
     TEST_RUN(test_runner__a_prestarted_harness_waits_and_is_used);
@@ -497,6 +641,7 @@ int main(void)
     TEST_RUN(test_runner_host__crash_kills_the_runner_and_a_new_one_takes_the_next);
     TEST_RUN(test_runner_host__hang_is_killed_and_recorded_as_timeout);
     TEST_RUN(test_runner_host__sticky_error_ends_the_runner_and_the_kernel_goes_on);
+    TEST_RUN(test_runner_host__a_shape_that_fails_stickily_is_skipped_at_larger_sizes);
     TEST_RUN(test_runner_host__repeated_failures_and_refusals_give_the_kernel_up);
     TEST_RUN(test_runner_host__a_harness_so_that_cannot_load_runs_as_a_process);
     TEST_RUN(test_runner_host__a_runner_that_cannot_start_is_not_used_again);

@@ -23,11 +23,29 @@ static void test_space__accepts_rectangles_3d_blocks_and_drops_duplicates(void)
     struct tune_space s;
     CHECK_OK(tune_space_parse(&s, "100x50, 64,64", "4x4x4,32,32"));
     CHECK_INT(s.n, ==, 4);
-    CHECK_INT(s.configs[0].w, ==, 100);
-    CHECK_INT(s.configs[0].h, ==, 50);
-    CHECK_INT(s.configs[0].bz, ==, 4);
-    CHECK_INT(s.configs[3].h, ==, 64);
-    CHECK_INT(s.configs[3].by, ==, 1);
+    CHECK_INT(s.configs[2].w, ==, 100);
+    CHECK_INT(s.configs[2].h, ==, 50);
+    CHECK_INT(s.configs[2].bz, ==, 4);
+    CHECK_INT(s.configs[1].h, ==, 64);
+    CHECK_INT(s.configs[1].by, ==, 1);
+    tune_space_release(&s);
+}
+
+/* A shape that fails stickily is skipped at the larger sizes that follow it, so sizes run
+ * smallest first whatever their order on the command line; block shapes keep theirs. */
+static void test_space__sizes_run_smallest_first(void)
+{
+    struct tune_space s;
+    CHECK_OK(tune_space_parse(&s, "2024,240,496x100,100x496,1016", "256,16x16"));
+    CHECK_INT(s.n, ==, 10);
+    const int want[5][2] = { { 100, 496 }, { 496, 100 }, { 240, 240 }, { 1016, 1016 },
+                             { 2024, 2024 } };
+    for (int i = 0; i < 5; i++) {
+        CHECK_INT(s.configs[2 * i].w, ==, want[i][0]);
+        CHECK_INT(s.configs[2 * i].h, ==, want[i][1]);
+        CHECK_INT(s.configs[2 * i].bx, ==, 256);
+        CHECK_INT(s.configs[2 * i + 1].by, ==, 16);
+    }
     tune_space_release(&s);
 }
 
@@ -48,6 +66,7 @@ static void test_space__rejects_bad_lists_with_a_message(void)
 int main(void)
 {
     TEST_RUN(test_space__default_is_lscats_7_sizes_by_20_blocks);
+    TEST_RUN(test_space__sizes_run_smallest_first);
     TEST_RUN(test_space__accepts_rectangles_3d_blocks_and_drops_duplicates);
     TEST_RUN(test_space__rejects_bad_lists_with_a_message);
     return test_done();

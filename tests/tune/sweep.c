@@ -24,6 +24,7 @@ static int g_follow;         /* the next sweep() runs with --follow */
 static double g_grace = 5.0; /* its follow_grace_s */
 static int with_so;       /* setup() also copies the stand-in's harness.so build */
 static const char *runner; /* tune_options.runner for sweep() */
+static const char *g_sizes = "64,128", *g_blocks = "16x16,64"; /* sweep()'s space */
 
 /* A store with `n` runnable kernels k0.., each with its own copy of the stand-in harness. */
 static struct store *setup(int n, const char *const *behaviors)
@@ -79,7 +80,7 @@ static void sweep(struct tune_counts *c, struct store *s, const struct tune_gpu 
     struct tune_options o;
     int64_t run_id = 0;
     memset(&o, 0, sizeof(o));
-    CHECK_OK(tune_space_parse(&o.space, "64,128", "16x16,64"));
+    CHECK_OK(tune_space_parse(&o.space, g_sizes, g_blocks));
     CHECK_OK(store_run_begin(&run_id, s, "tune", 0, NULL));
     o.db_path = db;
     o.work_dir = work;
@@ -288,6 +289,92 @@ static void test_sweep__kernels_with_a_harness_so_run_in_the_runner(void)
     store_free(s);
 }
 
+/* A 2D kernel with a fixed shared tile: every 1D block fails stickily (the stand-in's rule
+ * for by == 1). Each 1D shape fails once at the smallest size, is recorded `skipped` at the
+ * larger ones, and the kernel is done, not given up, though max_failures is 1; the 2D shape is
+ * measured at every size. A second run has nothing to do: skipped rows count as measured. */
+static void test_sweep__a_2d_kernels_1d_shapes_are_skipped_and_it_is_not_given_up(void)
+{
+    const char *b[] = { "sticky * * * 1\n" };
+    struct store *s = setup(1, b);
+    struct tune_gpu g[1];
+    struct tune_counts c;
+    g_sizes = "64,128,256";
+    g_blocks = "16x16,64,128";
+    gpus_of(g, 1, 1, s);
+    sweep(&c, s, g, 1, 0, 1);
+    CHECK_INT(c.kernels_done, ==, 1);
+    CHECK_INT(c.kernels_given_up, ==, 0);
+    CHECK_INT(c.ok, ==, 3);
+    CHECK_INT(c.cuda_error, ==, 2);
+    CHECK_INT(c.skipped, ==, 4);
+    CHECK_INT(c.shapes_failed, ==, 2);
+    CHECK_INT(c.configs_reported, ==, 9);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE status = 'ok' AND block_y = 16"), ==,
+              3);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE status = 'skipped' AND block_y = 1 "
+                   "AND width > 64 AND median_ns IS NULL AND error LIKE 'block %x1x1 failed with "
+                   "a sticky CUDA error at 64x64: an illegal memory access%'"), ==, 4);
+    CHECK_INT(q(s, "SELECT count(*) FROM tune_kernels WHERE status = 'done'"), ==, 1);
+    CHECK_INT(q(s, "SELECT count(*) FROM failures WHERE stage = 'tune'"), ==, 0);
+    CHECK_INT(log_count(0, "cfg 128 128 64 1 1"), ==, 0);
+    CHECK_INT(log_count(0, "cfg 256 256 128 1 1"), ==, 0);
+    CHECK_INT(log_count(0, "start"), ==, 3);
+    char json[1024];
+    tune_counts_json(json, sizeof(json), &c);
+    CHECK_CONTAINS(json, "\"skipped\":4,\"shapes_failed\":2,");
+    sweep(&c, s, g, 1, 0, 1);
+    CHECK_INT(c.kernels_planned, ==, 0);
+    /* a run killed after the first skipped rows of each shape: the rest are skipped from the
+     * store's record, without running (or failing) the shape again */
+    CHECK_OK(store_run(s, "DELETE FROM measurements WHERE status = 'skipped' AND width = 256",
+                       NULL));
+    sweep(&c, s, g, 1, 0, 1);
+    CHECK_INT(c.configs_planned, ==, 2);
+    CHECK_INT(c.skipped, ==, 2);
+    CHECK_INT(c.processes, ==, 0);
+    CHECK_INT(log_count(0, "start"), ==, 3);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE status = 'skipped' AND superseded = 0 "
+                   "AND error LIKE '%at 64x64:%'"), ==, 4);
+    /* --remeasure runs everything again: this run's failures decide what it skips */
+    sweep(&c, s, g, 1, 1, 1);
+    CHECK_INT(c.ok, ==, 3);
+    CHECK_INT(c.cuda_error, ==, 2);
+    CHECK_INT(c.skipped, ==, 4);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE superseded = 0"), ==, 9);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE superseded = 1"), ==, 9);
+    g_sizes = "64,128";
+    g_blocks = "16x16,64";
+    store_free(s);
+}
+
+/* The same in lscat-runner: each sticky error ends the runner, a fresh one goes on. */
+static void test_sweep__skips_hold_in_the_runner_too(void)
+{
+    char rp[1100];
+    const char *b[] = { "sticky * * * 1\n" };
+    snprintf(rp, sizeof(rp), "%s/lscat-runner", test_bin_dir());
+    with_so = 1;
+    runner = rp;
+    g_sizes = "64,128,256";
+    g_blocks = "16x16,64,128";
+    struct store *s = setup(1, b);
+    struct tune_gpu g[1];
+    struct tune_counts c;
+    gpus_of(g, 1, 1, s);
+    sweep(&c, s, g, 1, 0, 1);
+    with_so = 0;
+    runner = NULL;
+    g_sizes = "64,128";
+    g_blocks = "16x16,64";
+    CHECK_INT(c.runner_kernels, ==, 1);
+    CHECK_INT(c.kernels_done, ==, 1);
+    CHECK_INT(c.ok, ==, 3);
+    CHECK_INT(c.skipped, ==, 4);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE status = 'skipped'"), ==, 4);
+    store_free(s);
+}
+
 /* A process that stands in for a running `lscat execute`: its comm must be lscat-execute. */
 static pid_t fake_execute(struct store *s)
 {
@@ -410,6 +497,8 @@ int main(void)
     TEST_RUN(test_sweep__crashes_hangs_and_give_ups_are_recorded);
     TEST_RUN(test_sweep__launches_each_kernel_with_its_binding_and_records_it);
     TEST_RUN(test_sweep__kernels_with_a_harness_so_run_in_the_runner);
+    TEST_RUN(test_sweep__a_2d_kernels_1d_shapes_are_skipped_and_it_is_not_given_up);
+    TEST_RUN(test_sweep__skips_hold_in_the_runner_too);
     TEST_RUN(test_sweep__follow_measures_what_a_running_execute_makes_runnable);
     TEST_RUN(test_sweep__a_gpu_held_by_another_process_is_waited_for);
     return test_done();

@@ -6,6 +6,8 @@
  *   refuse             exit 2 at once                      slow MS            sleep per config
  *   linger MS          sleep before exiting (as a long CUDA context teardown would)
  *   nobind             exit 2 on --bind, as harnesses generated before bindings do
+ * `sticky * * * 1` fails every 1D block (BY = 1) stickily and runs 2D ones: a 2D kernel with a
+ * fixed shared tile, as tune's skipped-shapes and execute's 2D-probe tests use it.
  * A rule may end with a binding (`sticky 2024 2024 * * area`): then it applies only when the
  * harness runs with that --bind (default area), as a kernel whose sizes mean something else.
  * Every process start (with its binding) and configuration begun is appended to

@@ -1,0 +1,91 @@
+/* Schema v3 (schema/003_skipped.sql) against real SQLite files: a store that lscat with schema
+ * v2 left (measurements included) moves to v3 with every row and id kept, `skipped` becomes a
+ * valid measurement status, and the constraints that were there still hold. */
+#include "tests/support/test.h"
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/xalloc.h"
+#include "dataset/store.h"
+#include "schema/schema.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void raw_sql(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+    char *err = NULL;
+    int rc = sqlite3_exec(db, sql, NULL, NULL, &err);
+    if (rc != SQLITE_OK) {
+        fprintf(stderr, "%s\n", err ? err : "?");
+        sqlite3_free(err);
+        sqlite3_close(db);
+        test_fail(__FILE__, __LINE__, "raw sql failed");
+    }
+    sqlite3_close(db);
+}
+
+static int64_t q(struct store *s, const char *sql)
+{
+    int64_t v = -1;
+    CHECK_OK(store_query_int(&v, s, sql, NULL));
+    return v;
+}
+
+static void test_schema__a_v2_store_moves_to_v3_keeping_every_measurement(void)
+{
+    CHECK(schema_version_latest >= 3);
+    CHECK_STR(schema_migrations[2].name, "003_skipped");
+    char *p = fs_join(test_tmpdir(), "v2.db");
+    char *v2 = xasprintf(
+        "%s %s PRAGMA user_version = 2; PRAGMA application_id = %d;"
+        "INSERT INTO kernels(id, name, dir, params, param_count, status, created_at) VALUES "
+        "('k1', 'tile', 'kernels/k1', '{\"is2d\":true}', 1, 'runnable', 't0');"
+        "INSERT INTO gpus(id, uuid, name, first_seen) VALUES (1, 'GPU-1', 'H100', 't0');"
+        "INSERT INTO measurements(id, kernel_id, gpu_id, width, height, block_x, block_y, status, "
+        "error, median_ns, measured_at, binding, superseded) VALUES "
+        "(7, 'k1', 1, 240, 240, 16, 16, 'ok', NULL, 1234.5, 't1', 'side', 0), "
+        "(8, 'k1', 1, 240, 240, 256, 1, 'cuda_error', 'illegal', NULL, 't1', 'area', 0), "
+        "(9, 'k1', 1, 240, 240, 16, 16, 'ok', NULL, 1300.0, 't0', 'side', 1);",
+        schema_migrations[0].sql, schema_migrations[1].sql, STORE_APPLICATION_ID);
+    raw_sql(p, v2);
+    free(v2);
+    struct store *s = NULL;
+    CHECK_OK(store_open(&s, p, 0));
+    CHECK_INT(store_schema_version(s), ==, schema_version_latest);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements"), ==, 3);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE id = 7 AND median_ns = 1234.5 AND "
+                   "binding = 'side' AND block_z = 1 AND measured_at = 't1'"), ==, 1);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE id = 8 AND error = 'illegal'"), ==, 1);
+    CHECK_INT(store_run(s, "INSERT INTO measurements(kernel_id, gpu_id, width, height, block_x, "
+                        "block_y, status, error, measured_at) VALUES ('k1', 1, 496, 496, 256, "
+                        "1, 'skipped', 'block 256x1x1 failed with a sticky CUDA error at "
+                        "240x240: illegal', 't2')", NULL), ==, 1);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE status = 'skipped' AND binding = "
+                   "'area'"), ==, 1);
+    /* still refused: an unknown status, a second current row for one configuration, a row of
+     * a kernel that does not exist */
+    CHECK(store_run(s, "INSERT INTO measurements(kernel_id, gpu_id, width, height, block_x, "
+                    "block_y, status, measured_at) VALUES ('k1', 1, 64, 64, 8, 8, 'bogus', 't')",
+                    NULL) < 0);
+    CHECK(store_run(s, "INSERT INTO measurements(kernel_id, gpu_id, width, height, block_x, "
+                    "block_y, status, measured_at) VALUES ('k1', 1, 240, 240, 16, 16, 'ok', 't')",
+                    NULL) < 0);
+    CHECK(store_run(s, "INSERT INTO measurements(kernel_id, gpu_id, width, height, block_x, "
+                    "block_y, status, measured_at) VALUES ('k9', 1, 64, 64, 8, 8, 'ok', 't')",
+                    NULL) < 0);
+    /* deleting the kernel still takes its measurements with it */
+    CHECK_INT(store_run(s, "DELETE FROM kernels WHERE id = 'k1'", NULL), ==, 1);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements"), ==, 0);
+    store_free(s);
+    free(p);
+}
+
+int main(void)
+{
+    TEST_RUN(test_schema__a_v2_store_moves_to_v3_keeping_every_measurement);
+    return test_done();
+}
