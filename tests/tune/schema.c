@@ -1,6 +1,7 @@
-/* Schema v3 (schema/003_skipped.sql) against real SQLite files: a store that lscat with schema
- * v2 left (measurements included) moves to v3 with every row and id kept, `skipped` becomes a
- * valid measurement status, and the constraints that were there still hold. */
+/* Schema v4 (schema/004_skipped.sql, a rebuild of measurements) against real SQLite files: a
+ * store that lscat with schema v3 left (measurements with graph_nodes included) moves to v4
+ * with every row, id and column kept, `skipped` becomes a valid measurement status, and the
+ * constraints that were there still hold. */
 #include "tests/support/test.h"
 
 #include "common/error.h"
@@ -35,22 +36,24 @@ static int64_t q(struct store *s, const char *sql)
     return v;
 }
 
-static void test_schema__a_v2_store_moves_to_v3_keeping_every_measurement(void)
+static void test_schema__a_v3_store_moves_to_v4_keeping_every_measurement(void)
 {
-    CHECK(schema_version_latest >= 3);
-    CHECK_STR(schema_migrations[2].name, "003_skipped");
-    char *p = fs_join(test_tmpdir(), "v2.db");
+    CHECK(schema_version_latest >= 4);
+    CHECK_STR(schema_migrations[2].name, "003_graph_nodes");
+    CHECK_STR(schema_migrations[3].name, "004_skipped");
+    char *p = fs_join(test_tmpdir(), "v3.db");
     char *v2 = xasprintf(
-        "%s %s PRAGMA user_version = 2; PRAGMA application_id = %d;"
+        "%s %s %s PRAGMA user_version = 3; PRAGMA application_id = %d;"
         "INSERT INTO kernels(id, name, dir, params, param_count, status, created_at) VALUES "
         "('k1', 'tile', 'kernels/k1', '{\"is2d\":true}', 1, 'runnable', 't0');"
         "INSERT INTO gpus(id, uuid, name, first_seen) VALUES (1, 'GPU-1', 'H100', 't0');"
         "INSERT INTO measurements(id, kernel_id, gpu_id, width, height, block_x, block_y, status, "
-        "error, median_ns, measured_at, binding, superseded) VALUES "
-        "(7, 'k1', 1, 240, 240, 16, 16, 'ok', NULL, 1234.5, 't1', 'side', 0), "
-        "(8, 'k1', 1, 240, 240, 256, 1, 'cuda_error', 'illegal', NULL, 't1', 'area', 0), "
-        "(9, 'k1', 1, 240, 240, 16, 16, 'ok', NULL, 1300.0, 't0', 'side', 1);",
-        schema_migrations[0].sql, schema_migrations[1].sql, STORE_APPLICATION_ID);
+        "error, median_ns, measured_at, binding, superseded, graph_nodes) VALUES "
+        "(7, 'k1', 1, 240, 240, 16, 16, 'ok', NULL, 1234.5, 't1', 'side', 0, 64), "
+        "(8, 'k1', 1, 240, 240, 256, 1, 'cuda_error', 'illegal', NULL, 't1', 'area', 0, NULL), "
+        "(9, 'k1', 1, 240, 240, 16, 16, 'ok', NULL, 1300.0, 't0', 'side', 1, NULL);",
+        schema_migrations[0].sql, schema_migrations[1].sql, schema_migrations[2].sql,
+        STORE_APPLICATION_ID);
     raw_sql(p, v2);
     free(v2);
     struct store *s = NULL;
@@ -58,7 +61,8 @@ static void test_schema__a_v2_store_moves_to_v3_keeping_every_measurement(void)
     CHECK_INT(store_schema_version(s), ==, schema_version_latest);
     CHECK_INT(q(s, "SELECT count(*) FROM measurements"), ==, 3);
     CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE id = 7 AND median_ns = 1234.5 AND "
-                   "binding = 'side' AND block_z = 1 AND measured_at = 't1'"), ==, 1);
+                   "binding = 'side' AND block_z = 1 AND measured_at = 't1' AND graph_nodes = 64"), ==, 1);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE graph_nodes IS NULL"), ==, 2);
     CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE id = 8 AND error = 'illegal'"), ==, 1);
     CHECK_INT(store_run(s, "INSERT INTO measurements(kernel_id, gpu_id, width, height, block_x, "
                         "block_y, status, error, measured_at) VALUES ('k1', 1, 496, 496, 256, "
@@ -86,6 +90,6 @@ static void test_schema__a_v2_store_moves_to_v3_keeping_every_measurement(void)
 
 int main(void)
 {
-    TEST_RUN(test_schema__a_v2_store_moves_to_v3_keeping_every_measurement);
+    TEST_RUN(test_schema__a_v3_store_moves_to_v4_keeping_every_measurement);
     return test_done();
 }

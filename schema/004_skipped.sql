@@ -1,4 +1,4 @@
--- lscat store, schema v3: 'skipped' measurements. When a block shape fails with a sticky CUDA
+-- lscat store, schema v4: 'skipped' measurements. When a block shape fails with a sticky CUDA
 -- error (an illegal address; the harness exits 4) at one matrix size, tune does not run that
 -- shape at the kernel's larger sizes: it records those configurations with status 'skipped' and
 -- an error naming the shape and the size where it failed ("block 256x1x1 failed with a sticky
@@ -6,9 +6,9 @@
 -- shapes"). A 2D kernel's fixed shared tiles overflow with every 1D block at every size.
 --
 -- SQLite cannot change a CHECK constraint in place, so the table is rebuilt with the same
--- columns (v1's, then v2's binding) and every row, ids included; nothing references it.
+-- columns (v1's, v2's binding, v3's graph_nodes) and every row, ids included; nothing references it.
 
-CREATE TABLE measurements_v3 (
+CREATE TABLE measurements_v4 (
     id             INTEGER PRIMARY KEY,
     kernel_id      TEXT NOT NULL REFERENCES kernels(id) ON DELETE CASCADE,
     gpu_id         INTEGER NOT NULL REFERENCES gpus(id),
@@ -43,22 +43,23 @@ CREATE TABLE measurements_v3 (
     superseded     INTEGER NOT NULL DEFAULT 0,
     measured_at    TEXT NOT NULL,
     run_id         INTEGER REFERENCES stage_runs(id),
-    binding        TEXT NOT NULL DEFAULT 'area'
+    binding        TEXT NOT NULL DEFAULT 'area',
+    graph_nodes    INTEGER
 );
 
-INSERT INTO measurements_v3(id, kernel_id, gpu_id, width, height, block_x, block_y, block_z,
+INSERT INTO measurements_v4(id, kernel_id, gpu_id, width, height, block_x, block_y, block_z,
     grid_x, grid_y, grid_z, status, error, median_ns, min_ns, max_ns, mean_ns, stddev_ns, mad_ns,
     p10_ns, p90_ns, samples, launches_per_sample, sm_clock_mhz_before, sm_clock_mhz_after,
     mem_clock_mhz, temp_c_before, temp_c_after, clocks_locked, l2_flush, superseded, measured_at,
-    run_id, binding)
+    run_id, binding, graph_nodes)
 SELECT id, kernel_id, gpu_id, width, height, block_x, block_y, block_z, grid_x, grid_y, grid_z,
     status, error, median_ns, min_ns, max_ns, mean_ns, stddev_ns, mad_ns, p10_ns, p90_ns, samples,
     launches_per_sample, sm_clock_mhz_before, sm_clock_mhz_after, mem_clock_mhz, temp_c_before,
-    temp_c_after, clocks_locked, l2_flush, superseded, measured_at, run_id, binding
+    temp_c_after, clocks_locked, l2_flush, superseded, measured_at, run_id, binding, graph_nodes
 FROM measurements;
 
 DROP TABLE measurements;
-ALTER TABLE measurements_v3 RENAME TO measurements;
+ALTER TABLE measurements_v4 RENAME TO measurements;
 CREATE UNIQUE INDEX measurements_current
     ON measurements(kernel_id, gpu_id, width, height, block_x, block_y, block_z)
     WHERE superseded = 0;
