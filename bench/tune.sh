@@ -56,13 +56,15 @@ LSCAT_TIMING_GRAPH=0 sweep runner_one_by_one
 sweep norunner --no-runner
 sweep norunner_noprestart --no-runner --no-prestart
 fi
-# Multi-GPU scaling, where there are several GPUs: 30 kernels per GPU on GPU 0 alone, then on all.
+# Multi-GPU scaling, where there are several GPUs: 50 kernels per GPU on GPU 0 alone, then on all.
 NG=$("$BIN/lscat-gpuinfo" 2>/dev/null | wc -l)
 if [ "$NG" -ge 2 ]; then
-    # 30 kernels per GPU: start-up (lscat-gpuinfo opens every GPU: 1.2 s on 4 H200s) and the
-    # last kernel's tail are per run; a nightly sweep is hours long. With 10 per GPU the same
+    # 50 kernels per GPU: start-up (lscat-gpuinfo opens every GPU: 1.2 s on 4 H200s) and the
+    # last kernel's tail are per run; a nightly sweep is hours long. With graphs a fixture kernel
+    # takes ~0.75 s per GPU, so 30 per GPU gave a 4-GPU run of only 26 s (3.59x, session 3); 
+    # the steady rate (first to last measurement) is printed beside it. With 10 per GPU the same
     # 4 H200s gave 3.02x, with 30 per GPU 3.63x.
-    mkspecs scale "${TUNE_BENCH_SCALE_KERNELS:-$((30 * NG))}"
+    mkspecs scale "${TUNE_BENCH_SCALE_KERNELS:-$((50 * NG))}"
     TUNE_BENCH_GPUS=0 sweep one_gpu
     TUNE_BENCH_GPUS=all sweep all_gpus
 fi
@@ -120,6 +122,22 @@ if os.path.exists(f"{tmp}/all_gpus.time"):
         gpus = sqlite3.connect(f"{tmp}/{name}.db").execute(
             "select count(distinct gpu_id) from measurements").fetchone()[0]
         rate[name] = (n / (t1 - t0), gpus)
+    for name in ("one_gpu", "all_gpus"):
+        db = sqlite3.connect(f"{tmp}/{name}.db")
+        t0, t1 = map(float, open(f"{tmp}/{name}.time").read().split())
+        per = db.execute("select gpu_id, count(*), min(measured_at), max(measured_at) from "
+                         "measurements group by 1 order by 1").fetchall()
+        import datetime
+        ts = lambda x: datetime.datetime.strptime(x, "%Y-%m-%dT%H:%M:%SZ").replace(
+            tzinfo=datetime.timezone.utc).timestamp()
+        first = min(ts(p[2]) for p in per)
+        last = max(ts(p[3]) for p in per)
+        n = sum(p[1] for p in per)
+        print(f"tune scaling detail ({name}): wall {t1 - t0:.1f} s; first measurement "
+              f"{first - t0:+.1f} s after start, last {last - t0:+.1f} s (1 s resolution); per GPU "
+              + ", ".join(f"{p[1]} configurations {ts(p[2]) - t0:+.0f}..{ts(p[3]) - t0:+.0f} s"
+                          for p in per)
+              + f"; steady rate {n / max(last - first, 1):.1f}/s")
     g = rate["all_gpus"][1]
     sc = rate["all_gpus"][0] / rate["one_gpu"][0]
     print(f"tune multi-GPU scaling: {g} GPUs {rate['all_gpus'][0]:.1f} configurations/s, 1 GPU "
