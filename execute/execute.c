@@ -177,19 +177,6 @@ static struct isoresolve *new_resolver(void)
     return isoresolve_new(&ro);
 }
 
-static void log_resolver(const struct isoresolve *r)
-{
-    int served, fallback, starts;
-    isoresolve_stats(r, &served, &fallback, &starts);
-    if (served + fallback == 0)
-        return;
-    char a[24], b[24], c[24];
-    snprintf(a, sizeof a, "%d", served);
-    snprintf(b, sizeof b, "%d", fallback);
-    snprintf(c, sizeof c, "%d", starts);
-    log_event(LOG_INFO, "repair_lookups", "isolate", a, "text", b, "service_starts", c, NULL);
-}
-
 /* How many builders and probe workers run: -j builders (probes wait on the GPU most of their
  * time; see docs/execute.md "Builds and probes side by side"), --probe-jobs probe workers
  * (default min(-j, 4)), at most 64 together when each gets its own sandbox uid. */
@@ -235,9 +222,9 @@ int execute_run(struct execute_counts *out, struct store *s, const char *work_di
     pthread_cond_init(&g.moved, NULL);
     char *arch = o->arch ? xstrdup(o->arch) : detect_arch();
     struct buf why = BUF_INIT;
-    struct isoresolve *resolver = new_resolver();
+    g.resolver = new_resolver();
     struct build_config cfg = { work_dir, arch, o->nvcc, o->build_timeout_s, o->max_attempts,
-                                isoresolve_resolver(resolver) };
+                                isoresolve_resolver(g.resolver) };
     int rc = fs_mkdirs(work_dir, 0755), builders = 0, probers = 0;
     if (rc == 0 && sandbox_describe(&why, sandbox_detect(work_dir)))
         log_warn("sandbox: %s", why.data);
@@ -273,8 +260,7 @@ int execute_run(struct execute_counts *out, struct store *s, const char *work_di
     if (g.store_failed)
         rc = lscat_error_set("%s", g.store_error);
 done:
-    log_resolver(resolver);
-    isoresolve_free(resolver);
+    isoresolve_free(g.resolver); /* when no build ran */
     for (size_t i = 0; i < g.count; i++)
         item_free(&g.items[i]);
     free(g.items);

@@ -288,10 +288,28 @@ static int start(pthread_t *t, struct worker *w, struct stage *g, int n, int fir
     return started;
 }
 
-/* The builds are over: their bar goes (its summary line is logged), a "probe" bar counts the
- * probes still queued or running. */
+static void log_resolver(const struct isoresolve *r)
+{
+    int served, fallback, starts;
+    isoresolve_stats(r, &served, &fallback, &starts);
+    if (served + fallback == 0)
+        return;
+    char a[24], b[24], c[24];
+    snprintf(a, sizeof a, "%d", served);
+    snprintf(b, sizeof b, "%d", fallback);
+    snprintf(c, sizeof c, "%d", starts);
+    log_event(LOG_INFO, "repair_lookups", "isolate", a, "text", b, "service_starts", c, NULL);
+}
+
+/* The builds are over: the repairs' lookup service goes, the build bar too (its summary line is
+ * logged), a "probe" bar counts the probes still queued or running. */
 static void builds_done(struct stage *g)
 {
+    if (g->resolver) {
+        log_resolver(g->resolver);
+        isoresolve_free(g->resolver);
+        g->resolver = NULL;
+    }
     pthread_mutex_lock(&g->lock);
     struct progress *done = g->bar;
     g->bar = NULL;

@@ -9,6 +9,7 @@
 #include "common/progress.h"
 #include "execute/build.h"
 #include "execute/execute.h"
+#include "execute/isoresolve.h"
 #include "execute/record.h"
 
 #include <pthread.h>
@@ -29,6 +30,7 @@ struct stage {
     const char *arch;          /* the architecture list builds are for */
     struct record_ctx rec;     /* the store writes (record.h): run, GPU, build env */
     struct build_env env;
+    struct isoresolve *resolver; /* the repairs' lookup service: freed when the builds end */
     pthread_mutex_t core_lock; /* the timing core's one-time build */
     struct item *items;
     size_t count, alloc, next; /* next: the first item no builder took yet */
