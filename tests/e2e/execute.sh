@@ -9,6 +9,9 @@ t_expect "execute__unknown_option_is_a_usage_error" 2 lscat execute --no-such-op
 t_contains "execute__usage_error_says_usage" "$T_ERR" "usage: lscat execute"
 t_expect "execute__help_lists_options_and_exit_codes" 0 lscat execute --help
 t_contains "execute__help_names_the_classes" "$T_OUT" "removed_cuda_api"
+t_contains "execute__help_documents_the_probe_workers" "$T_OUT" "--probe-jobs"
+t_expect "execute__zero_probe_jobs_is_a_usage_error" 2 lscat execute --probe-jobs 0
+t_expect "execute__the_old_build_round_option_is_still_accepted" 0 lscat execute --no-probe --build-round 4
 t_expect "execute__an_empty_store_is_fine" 0 lscat execute --no-probe
 t_contains "execute__says_there_is_nothing_to_build" "$T_ERR" "no kernels to build"
 
