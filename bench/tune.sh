@@ -2,10 +2,11 @@
 # Sweep efficiency on one GPU: time spent inside timed kernel executions (sum over ok
 # measurements of samples x launches_per_sample x mean_ns) over the wall time of `lscat tune`
 # sweeping K short kernels x the default 140 configurations. Target >= 0.8. Side by side in
-# one run: in lscat-runner (default: harness.so loaded into one long-lived process per GPU),
-# the same with the runner keeping every harness.so loaded (LSCAT_RUNNER_KEEP_LOADED=1),
-# --no-runner (a harness process per kernel, prestarted) and --no-runner --no-prestart; the
-# per-configuration medians are compared to show what each way costs in accuracy. Needs a
+# one run: in lscat-runner (default: harness.so loaded into one long-lived process per GPU,
+# samples of short kernels launched as CUDA graphs), the same with launches one by one
+# (LSCAT_TIMING_GRAPH=0, the timing of lscat before graphs), --no-runner (a harness process per
+# kernel, prestarted) and --no-runner --no-prestart; the per-configuration medians are compared
+# to show what each way changes in the times. Needs a
 # CUDA device and the fixture harnesses (built where nvcc exists); otherwise says why and skips.
 set -u
 cd "$(dirname "$0")/.."
@@ -51,7 +52,7 @@ specs=("${specs_all[@]}")
 # TUNE_BENCH_SCALING_ONLY=1: only the multi-GPU scaling (for a short call on a multi-GPU node).
 if [ "${TUNE_BENCH_SCALING_ONLY:-0}" != 1 ]; then
 LSCAT_RUNNER_TRACE=$tmp/runner-trace.txt sweep runner
-LSCAT_RUNNER_KEEP_LOADED=1 sweep runner_keep_loaded
+LSCAT_TIMING_GRAPH=0 sweep runner_one_by_one
 sweep norunner --no-runner
 sweep norunner_noprestart --no-runner --no-prestart
 fi
@@ -87,15 +88,16 @@ python3 - "$tmp" "$K" <<'PY'
 import sqlite3, sys, statistics
 tmp, k = sys.argv[1], sys.argv[2]
 med = {}
-names = ("runner", "runner_keep_loaded", "norunner", "norunner_noprestart")
+names = ("runner", "runner_one_by_one", "norunner", "norunner_noprestart")
 import os
 names = tuple(n for n in names if os.path.exists(f"{tmp}/{n}.time"))
 for name in names:
     db = sqlite3.connect(f"{tmp}/{name}.db")
     t0, t1 = map(float, open(f"{tmp}/{name}.time").read().split())
     wall = t1 - t0
-    n, timed_ns = db.execute("select count(*), sum(samples * launches_per_sample * mean_ns) "
-                             "from measurements where status = 'ok'").fetchone()
+    n, timed_ns, graphs = db.execute("select count(*), sum(samples * launches_per_sample * "
+                                     "mean_ns), sum(graph_nodes > 0) from measurements "
+                                     "where status = 'ok'").fetchone()
     eff = timed_ns / 1e9 / wall
     counts = db.execute("select counts from stage_runs where stage = 'tune' order by id desc "
                         "limit 1").fetchone()[0]
@@ -105,7 +107,7 @@ for name in names:
           f"{n} configurations of {k} kernels in {wall:.2f} s wall, {timed_ns / 1e9:.2f} s inside "
           f"timed kernels, {wall / max(n, 1) * 1e3:.2f} ms per configuration; "
           f"{c.get('processes')} processes, {c.get('runner_kernels')} kernels in the runner, "
-          f"{c.get('crashed')} crashed, {c.get('timeout')} timeouts")
+          f"{c.get('crashed')} crashed, {c.get('timeout')} timeouts; {graphs} through graphs")
     med[name] = {r[:5]: r[5] for r in db.execute(
         "select kernel_id, width, block_x, block_y, block_z, median_ns from measurements where status = 'ok'")}
 import os
@@ -133,12 +135,20 @@ if os.path.exists(trace):
           f"harness {statistics.median(r[1] for r in rows):.1f} ms, dlclose {statistics.median(r[2] for r in rows):.1f} ms; "
           f"harness mains cover {mains / (t1 - t0):.3f} of the sweep's wall time")
 base = "norunner_noprestart" # the strictest isolation: one process per kernel, nothing overlapped
-for name in (names[:-1] if base in names else ()):
+pairs = [(n, base) for n in (names[:-1] if base in names else ())]
+if "runner" in med and "runner_one_by_one" in med:
+    pairs.append(("runner", "runner_one_by_one")) # what graphs change in the times
+for name, base in pairs:
     ratios = [med[name][c] / med[base][c] for c in med[name] if c in med[base]]
     if len(ratios) < 2:
         continue
     q = statistics.quantiles(ratios, n=100, method="inclusive")
+    by_w = {}
+    for c in med[name]:
+        if c in med[base]:
+            by_w.setdefault(c[1], []).append(med[name][c] / med[base][c])
     print(f"tune {name} vs {base}, same configurations: median time ratio "
           f"{statistics.median(ratios):.4f}, p1 {q[0]:.4f}, p99 {q[98]:.4f} over {len(ratios)} "
-          f"configurations")
+          f"configurations; by matrix side: " + ", ".join(
+              f"{w}: {statistics.median(v):.3f}" for w, v in sorted(by_w.items())))
 PY

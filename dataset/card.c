@@ -99,11 +99,15 @@ static int provenance_section(struct buf *out, struct store *s)
 
 static const char methodology[] =
     "\n## Timing methodology\n\n"
-    "Every configuration runs in the kernel's own harness process, with one GPU held by one "
-    "kernel at a time. Grid rule: 2D blocks (BY > 1) get grid (ceil(W/BX), ceil(H/BY), 1); 1D "
+    "Every configuration runs in the kernel's harness (loaded into one long-lived runner "
+    "process per GPU, or as its own process), with one GPU held by one kernel at a time. Grid "
+    "rule: 2D blocks (BY > 1) get grid (ceil(W/BX), ceil(H/BY), 1); 1D "
     "blocks get (ceil(W*H/BX), 1, 1). After warm-up launches, launches are batched so that "
     "each timed sample (CUDA events around the batch) is long enough to resolve; a sample is "
-    "the batch time divided by `launches_per_sample`. Samples repeat until their spread "
+    "the batch time divided by `launches_per_sample`. A batch is captured once into a CUDA "
+    "graph of `graph_nodes` launches and a sample launches that graph, so the kernels run "
+    "back to back without waiting for the host (`graph_nodes` 0: launched one by one). "
+    "Samples repeat until their spread "
     "(MAD relative to the median) is small or a cap is reached. `median_ns` is the median "
     "over samples, with min, max, mean, standard deviation, MAD and the 10th/90th percentiles "
     "beside it; SM/memory clocks and temperature are recorded before and after. Clocks are "

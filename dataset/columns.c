@@ -97,6 +97,9 @@ static const struct columns_col measurement_cols[] = {
     { "p90_ns", D, 1, "ns", "90th percentile", 0 },
     { "samples", I32, 1, "", "timed samples", 0 },
     { "launches_per_sample", I32, 1, "", "launches batched into one timed sample", 0 },
+    { "graph_nodes", I32, 1, "", "launches per CUDA graph when a sample launched a captured "
+      "graph (a sample = launches_per_sample / graph_nodes graph launches); 0 = launched one by "
+      "one from the host; null = measured before lscat recorded it (one by one)", 0 },
     { "sm_clock_mhz_before", I32, 1, "MHz", "SM clock before the configuration", 0 },
     { "sm_clock_mhz_after", I32, 1, "MHz", "SM clock after", 0 },
     { "mem_clock_mhz", I32, 1, "MHz", "memory clock", 0 },
@@ -169,7 +172,7 @@ static const struct columns_table tables[] = {
       "SELECT m.kernel_id, g.name, g.uuid, m.width, m.height, m.block_x, m.block_y, m.block_z,"
       " m.grid_x, m.grid_y, m.grid_z, m.status, m.error, m.median_ns, m.min_ns, m.max_ns,"
       " m.mean_ns, m.stddev_ns, m.mad_ns, m.p10_ns, m.p90_ns, m.samples,"
-      " m.launches_per_sample, m.sm_clock_mhz_before, m.sm_clock_mhz_after, m.mem_clock_mhz,"
+      " m.launches_per_sample, m.graph_nodes, m.sm_clock_mhz_before, m.sm_clock_mhz_after, m.mem_clock_mhz,"
       " m.temp_c_before, m.temp_c_after, m.clocks_locked, m.l2_flush, m.binding, m.measured_at"
       " FROM measurements m JOIN gpus g ON g.id = m.gpu_id"
       " WHERE m.superseded = 0 AND " GPU_FILTER " AND (?2 IS NULL OR m.measured_at >= ?2)"

@@ -152,13 +152,14 @@ static const struct step steps[] = {
       " block_z, grid_x, grid_y, grid_z, status, error, median_ns, min_ns, max_ns, mean_ns,"
       " stddev_ns, mad_ns, p10_ns, p90_ns, samples, launches_per_sample, sm_clock_mhz_before,"
       " sm_clock_mhz_after, mem_clock_mhz, temp_c_before, temp_c_after, clocks_locked,"
-      " l2_flush, superseded, measured_at, run_id, binding) SELECT kernel_id, " GPU("gpu_id") ","
+      " l2_flush, superseded, measured_at, run_id, binding, graph_nodes) SELECT kernel_id, " GPU("gpu_id") ","
       " width, height, block_x, block_y, block_z, grid_x, grid_y, grid_z, status, error, median_ns,"
       " min_ns, max_ns, mean_ns, stddev_ns, mad_ns, p10_ns, p90_ns, samples,"
       " launches_per_sample, sm_clock_mhz_before, sm_clock_mhz_after, mem_clock_mhz,"
       " temp_c_before, temp_c_after, clocks_locked, l2_flush, CASE WHEN s.superseded != 0 OR"
       " EXISTS (SELECT 1 FROM main.measurements m WHERE m.superseded = 0 AND " SAME_CONFIG ")"
-      " THEN 1 ELSE 0 END, measured_at, " RUN("run_id") ", binding FROM shard.measurements s"
+      " THEN 1 ELSE 0 END, measured_at, " RUN("run_id") ", binding, graph_nodes FROM"
+      " shard.measurements s"
       " WHERE NOT EXISTS (SELECT 1 FROM main.measurements m WHERE " SAME_CONFIG " AND m.measured_at ="
       " s.measured_at) ORDER BY s.id" },
     { "failures",

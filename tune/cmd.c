@@ -24,7 +24,7 @@ enum {
     OPT_GPUS = 1, OPT_SIZES, OPT_BLOCKS, OPT_TIMEOUT, OPT_STARTUP, OPT_MAX_FAILURES,
     OPT_REMEASURE, OPT_KERNEL, OPT_LIMIT, OPT_WARMUP, OPT_SAMPLES, OPT_MIN_SAMPLE_MS,
     OPT_TARGET_REL_MAD, OPT_L2_FLUSH, OPT_LOCK_CLOCKS, OPT_I_OWN, OPT_NO_PRESTART, OPT_FOLLOW,
-    OPT_NO_RUNNER, OPT_RUNNER_KERNELS,
+    OPT_NO_RUNNER, OPT_RUNNER_KERNELS, OPT_NO_GRAPH,
 };
 static const struct cli_opt opts[] = {
     { "gpus", 0, "LIST", "GPUs to use: 'all' (default) or CUDA indices, e.g. 0,1", OPT_GPUS },
@@ -58,6 +58,9 @@ static const struct cli_opt opts[] = {
     { "target-rel-mad", 0, "X", "harness: adaptive sampling until MAD/median < X",
       OPT_TARGET_REL_MAD },
     { "l2-flush", 0, NULL, "harness: flush L2 before every sample (cold cache)", OPT_L2_FLUSH },
+    { "no-graph", 0, NULL, "harness: launch a sample's launches one by one from the host "
+      "(default: through a CUDA graph captured from them; lscat before schema v3 timed one by "
+      "one; sets LSCAT_TIMING_GRAPH=0)", OPT_NO_GRAPH },
     { "lock-clocks", 0, "MHZ", "lock SM clocks through NVML for the sweep (needs "
       "--i-own-these-gpus; never on shared machines)", OPT_LOCK_CLOCKS },
     { "i-own-these-gpus", 0, NULL, "consent for --lock-clocks: these GPUs are yours to "
@@ -69,7 +72,7 @@ struct args {
     const char *gpus, *sizes, *blocks, *kernel;
     double timeout_s, startup_s;
     long max_failures, limit, lock_mhz, runner_kernels;
-    int remeasure, i_own, l2_flush, no_prestart, follow, no_runner;
+    int remeasure, i_own, l2_flush, no_prestart, follow, no_runner, no_graph;
     const char *timing[16];
     int ntiming;
     char *dup[8];
@@ -100,6 +103,7 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_I_OWN: a->i_own = 1; return 0;
     case OPT_NO_PRESTART: a->no_prestart = 1; return 0;
     case OPT_NO_RUNNER: a->no_runner = 1; return 0;
+    case OPT_NO_GRAPH: a->no_graph = 1; return 0;
     case OPT_RUNNER_KERNELS:
         return cli_parse_int(&a->runner_kernels, "--runner-kernels", arg, 1, 1L << 30);
     case OPT_FOLLOW: a->follow = 1; return 0;
@@ -211,6 +215,8 @@ static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, 
         locked = 1;
     }
     a->timing[a->ntiming] = NULL;
+    if (a->no_graph) /* read by the timing core in every harness (tune/timing.h) */
+        setenv("LSCAT_TIMING_GRAPH", "0", 1);
     o.db_path = cli->db_path;
     o.work_dir = cli->work_dir;
     o.config_timeout_s = a->timeout_s;

@@ -88,6 +88,7 @@ int runner_parse_line(struct tune_result *out, int *occ_block, int *occ_grid, co
     out->p90_ns = num(o, "p90_ns");
     out->samples = inum(o, "samples", 0);
     out->launches_per_sample = inum(o, "launches_per_sample", 0);
+    out->graph_nodes = inum(o, "graph_nodes", -1);
     out->sm_mhz_before = inum(o, "sm_mhz_before", -1);
     out->sm_mhz_after = inum(o, "sm_mhz_after", -1);
     out->mem_mhz = inum(o, "mem_mhz", -1);

@@ -18,6 +18,7 @@ struct tune_result {
     int grid[3];        /* 0 when unknown */
     double median_ns, min_ns, max_ns, mean_ns, stddev_ns, mad_ns, p10_ns, p90_ns;
     int samples, launches_per_sample;
+    int graph_nodes;    /* launches per CUDA graph (0 one by one); -1 not reported */
     int sm_mhz_before, sm_mhz_after, mem_mhz, temp_c_before, temp_c_after; /* -1 unknown */
     int clocks_locked;
 };

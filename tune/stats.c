@@ -132,9 +132,9 @@ int timing_format_stats(char *out, int size, const struct timing_stats *s)
     addf(out, size, &len,
          ",\"median_ns\":%.1f,\"min_ns\":%.1f,\"max_ns\":%.1f,\"mean_ns\":%.1f,"
          "\"stddev_ns\":%.1f,\"mad_ns\":%.1f,\"p10_ns\":%.1f,\"p90_ns\":%.1f,\"samples\":%d,"
-         "\"launches_per_sample\":%d",
+         "\"launches_per_sample\":%d,\"graph_nodes\":%d",
          s->median_ns, s->min_ns, s->max_ns, s->mean_ns, s->stddev_ns, s->mad_ns, s->p10_ns,
-         s->p90_ns, s->samples, s->launches_per_sample);
+         s->p90_ns, s->samples, s->launches_per_sample, s->graph_nodes);
     addf(out, size, &len,
          ",\"sm_mhz_before\":%d,\"sm_mhz_after\":%d,\"mem_mhz\":%d,\"temp_c_before\":%d,"
          "\"temp_c_after\":%d,\"clocks_locked\":%d",

@@ -246,20 +246,21 @@ static int record_result(struct worker *w, const struct tune_result *r)
             "block_z, grid_x, grid_y, grid_z, status, error, median_ns, min_ns, max_ns, mean_ns, "
             "stddev_ns, mad_ns, p10_ns, p90_ns, samples, launches_per_sample, "
             "sm_clock_mhz_before, sm_clock_mhz_after, mem_clock_mhz, temp_c_before, "
-            "temp_c_after, clocks_locked, l2_flush, measured_at, run_id, binding) VALUES (?, ?, "
+            "temp_c_after, clocks_locked, l2_flush, measured_at, run_id, binding, graph_nodes) "
+            "VALUES (?, ?, "
             "?, ?, ?, ?, ?, NULLIF(?, 0), NULLIF(?, 0), NULLIF(?, 0), ?, NULLIF(?, ''), "
             "CASE WHEN ? THEN ? END, CASE WHEN ? THEN ? END, CASE WHEN ? THEN ? END, "
             "CASE WHEN ? THEN ? END, CASE WHEN ? THEN ? END, CASE WHEN ? THEN ? END, "
             "CASE WHEN ? THEN ? END, CASE WHEN ? THEN ? END, NULLIF(?, 0), NULLIF(?, 0), "
             "NULLIF(?, -1), NULLIF(?, -1), NULLIF(?, -1), NULLIF(?, -1), NULLIF(?, -1), ?, ?, "
-            "?, ?, ?)",
-            "tiIIIIIIIIttIdIdIdIdIdIdIdIdIIIIIIIIItit", w->k->id, w->gpu->id, r->cfg.w, r->cfg.h,
+            "?, ?, ?, CASE WHEN ? THEN ? END)",
+            "tiIIIIIIIIttIdIdIdIdIdIdIdIdIIIIIIIIItitII", w->k->id, w->gpu->id, r->cfg.w, r->cfg.h,
             r->cfg.bx, r->cfg.by, r->cfg.bz, r->grid[0], r->grid[1], r->grid[2], r->status,
             r->error, ok, r->median_ns, ok, r->min_ns, ok, r->max_ns, ok, r->mean_ns, ok,
             r->stddev_ns, ok, r->mad_ns, ok, r->p10_ns, ok, r->p90_ns, r->samples,
             r->launches_per_sample, r->sm_mhz_before, r->sm_mhz_after, r->mem_mhz,
             r->temp_c_before, r->temp_c_after, o->clocks_locked || r->clocks_locked,
-            o->l2_flush, now, o->run_id, w->binding);
+            o->l2_flush, now, o->run_id, w->binding, ok && r->graph_nodes >= 0, r->graph_nodes);
     if (rc >= 0)
         rc = store_commit(w->s);
     if (rc < 0)

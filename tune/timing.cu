@@ -157,9 +157,10 @@ static void slot_release(struct slot *sl)
     }
 }
 
-/* Enqueue one sample: [blocker] event a, `launches` runs, event b; then release the blocker. */
+/* Enqueue one sample: [blocker] event a, the runs, event b; then release the blocker. The runs
+ * are `launches` calls of fn, or `reps` launches of a graph that holds launches / reps. */
 static int sample_enqueue(struct slot *sl, timing_launch_fn fn, void *ctx, cudaStream_t s,
-                          int launches)
+                          int launches, cudaGraphExec_t exec, int reps)
 {
     int rc = 0;
     if (sl->flag) {
@@ -169,14 +170,113 @@ static int sample_enqueue(struct slot *sl, timing_launch_fn fn, void *ctx, cudaS
         CK(cudaGetLastError());
     }
     CK(cudaEventRecord(sl->a, s));
-    for (int i = 0; i < launches; i++) {
-        rc = fn(ctx, (timing_stream_t)s);
-        if (rc)
-            goto done;
+    if (exec) {
+        for (int i = 0; i < reps; i++)
+            CK(cudaGraphLaunch(exec, s));
+    } else {
+        for (int i = 0; i < launches; i++) {
+            rc = fn(ctx, (timing_stream_t)s);
+            if (rc)
+                goto done;
+        }
     }
     CK(cudaEventRecord(sl->b, s));
 done:
     slot_release(sl);
+    return rc;
+}
+
+/* CUDA graphs: a sample of many short launches is a few launches of one graph that holds up to
+ * GRAPH_MAX_NODES of them, captured from fn once per measurement. The host then enqueues a
+ * sample in microseconds, so the GPU never waits for the host between samples (a ~2 us kernel
+ * launched one by one costs the host 3-4 us per launch). Inside a graph, consecutive kernels
+ * also start with less launch latency between them: a sample times the kernels back to back,
+ * closer to their own execution time. The executable graph is kept and updated in place
+ * (cudaGraphExecUpdate) for the next measurement when the topology allows. */
+#define GRAPH_MAX_NODES 128
+
+static cudaStream_t g_cap_stream; /* private capture stream (the legacy stream cannot capture) */
+static int g_cap_device = -1;
+static cudaGraphExec_t g_exec;
+static int g_exec_nodes;
+
+static void graph_release(void)
+{
+    if (g_exec)
+        cudaGraphExecDestroy(g_exec);
+    g_exec = NULL;
+    g_exec_nodes = 0;
+    if (g_cap_stream)
+        cudaStreamDestroy(g_cap_stream);
+    g_cap_stream = NULL;
+    g_cap_device = -1;
+}
+
+/* Whether graphs are wanted: the option, then LSCAT_TIMING_GRAPH=0 (the user's override). */
+static int graph_wanted(const struct timing_options *o)
+{
+    const char *e = getenv("LSCAT_TIMING_GRAPH");
+    return !o->no_graph && !(e && strcmp(e, "0") == 0);
+}
+
+/* Capture `nodes` runs of fn into the kept executable graph, uploaded to stream s. Returns 0,
+ * or -1 when fn cannot be captured (it synchronises, allocates, ...) or the graph cannot be
+ * built: the caller then launches one by one. Errors of a failed capture are cleared. */
+static int graph_build(timing_launch_fn fn, void *ctx, int nodes, cudaStream_t s)
+{
+    int dev = 0, rc = 0;
+    cudaGraph_t g = NULL;
+    if (cudaGetDevice(&dev) != cudaSuccess)
+        return -1;
+    if (g_cap_device != dev) {
+        graph_release();
+        if (cudaStreamCreateWithFlags(&g_cap_stream, cudaStreamNonBlocking) != cudaSuccess) {
+            g_cap_stream = NULL;
+            cudaGetLastError();
+            return -1;
+        }
+        g_cap_device = dev;
+    }
+    if (cudaStreamBeginCapture(g_cap_stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+        cudaGetLastError();
+        return -1;
+    }
+    for (int i = 0; i < nodes && !rc; i++)
+        rc = fn(ctx, (timing_stream_t)g_cap_stream);
+    size_t count = 0;
+    if (cudaStreamEndCapture(g_cap_stream, &g) != cudaSuccess || rc || !g ||
+        cudaGraphGetNodes(g, NULL, &count) != cudaSuccess || count < (size_t)nodes ||
+        count % (size_t)nodes != 0) {
+        /* fewer nodes than runs: fn put its work on another stream than the one it was
+         * given (e.g. the legacy stream), where capture does not see it; such a graph would
+         * time nothing */
+        if (g)
+            cudaGraphDestroy(g);
+        cudaGetLastError();
+        return -1;
+    }
+    rc = -1;
+    if (g_exec && g_exec_nodes == nodes) {
+        cudaGraphExecUpdateResultInfo info;
+        if (cudaGraphExecUpdate(g_exec, g, &info) == cudaSuccess)
+            rc = 0;
+        cudaGetLastError();
+    }
+    if (rc) {
+        if (g_exec)
+            cudaGraphExecDestroy(g_exec);
+        g_exec = NULL;
+        g_exec_nodes = 0;
+        if (cudaGraphInstantiate(&g_exec, g, 0) == cudaSuccess)
+            g_exec_nodes = nodes, rc = 0;
+        else
+            g_exec = NULL, cudaGetLastError();
+    }
+    if (rc == 0 && cudaGraphUpload(g_exec, s) != cudaSuccess) {
+        cudaGetLastError();
+        rc = -1;
+    }
+    cudaGraphDestroy(g);
     return rc;
 }
 
@@ -210,6 +310,7 @@ done:
 
 void timing_release_process_state(void)
 {
+    graph_release(); /* before the harness's module goes: the graph refers to its kernels */
     if (g_slots_device >= 0) {
         int dev = -1;
         cudaGetDevice(&dev);
@@ -283,7 +384,8 @@ int timing_measure_launch(struct timing_stats *out, const struct timing_options 
     size_t flush_bytes = 0;
     int cap = o.max_samples > o.samples ? o.max_samples : o.samples;
     double *v = (double *)calloc((size_t)(cap > 0 ? cap : 1), sizeof(double));
-    int rc = 0, n = 0, launches = 1, pending = -1;
+    int rc = 0, n = 0, launches = 1, pending = -1, nodes = 0, reps = 0;
+    cudaGraphExec_t exec = NULL;
     double one = 0, start;
     memset(out, 0, sizeof(*out));
     gpu_state_before(out);
@@ -296,13 +398,28 @@ int timing_measure_launch(struct timing_stats *out, const struct timing_options 
     CK(cudaGetLastError());
     /* Calibrate: how many launches make a sample of at least min_sample_ms. */
     if (!o.l2_flush) {
-        if ((rc = sample_enqueue(&sl[0], fn, ctx, s, 1)) != 0 ||
+        if ((rc = sample_enqueue(&sl[0], fn, ctx, s, 1, NULL, 0)) != 0 ||
             (rc = sample_finish(&one, &sl[0], 1)) != 0)
             goto done;
         double want_ns = o.min_sample_ms * 1e6;
         if (one > 0 && one < want_ns)
             launches = (int)(want_ns / one) + 1;
-        int most = sl[0].flag ? MAX_LAUNCHES_PER_SAMPLE : 100000;
+        /* a sample of several launches goes through a graph when fn can be captured */
+        if (launches > 1 && graph_wanted(&o)) {
+            int most = sl[0].flag ? MAX_LAUNCHES_PER_SAMPLE * GRAPH_MAX_NODES : 100000;
+            if (launches > most)
+                launches = most;
+            nodes = launches < GRAPH_MAX_NODES ? launches : GRAPH_MAX_NODES;
+            reps = (launches + nodes - 1) / nodes;
+            nodes = (launches + reps - 1) / reps; /* spread evenly: launches = reps x nodes */
+            if (graph_build(fn, ctx, nodes, s) == 0) {
+                exec = g_exec;
+                launches = reps * nodes;
+            } else {
+                nodes = 0;
+            }
+        }
+        int most = exec ? launches : sl[0].flag ? MAX_LAUNCHES_PER_SAMPLE : 100000;
         if (launches > most)
             launches = most;
     }
@@ -314,7 +431,7 @@ int timing_measure_launch(struct timing_stats *out, const struct timing_options 
         if (go) {
             if (o.l2_flush && (rc = l2_flush(s, &flush, &flush_bytes)) != 0)
                 goto done;
-            if ((rc = sample_enqueue(&sl[k], fn, ctx, s, launches)) != 0)
+            if ((rc = sample_enqueue(&sl[k], fn, ctx, s, launches, exec, reps)) != 0)
                 goto done;
         }
         if (pending >= 0) {
@@ -331,6 +448,7 @@ int timing_measure_launch(struct timing_stats *out, const struct timing_options 
         memcpy(out->raw_ns, v, (size_t)n * sizeof(double));
     }
     out->launches_per_sample = launches;
+    out->graph_nodes = exec ? nodes : 0;
     gpu_state_after(out);
     timing_compute_stats(out, v, n);
 done:

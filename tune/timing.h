@@ -2,7 +2,10 @@
  * the tune sweep, by MCTS rollouts and by Seer. Two shapes of work:
  *   - a kernel launch enqueued on a stream: timed with CUDA events; each sample batches as
  *     many launches as needed to last at least min_sample_ms (short kernels are below the
- *     events' resolution otherwise), and the per-launch time is the sample / launches;
+ *     events' resolution otherwise), and the per-launch time is the sample / launches. A batch
+ *     of several launches is captured once into a CUDA graph of up to 128 launches and the
+ *     sample launches that graph (graph_nodes says so; no_graph or LSCAT_TIMING_GRAPH=0 turn it
+ *     off, and a launch function that cannot be captured falls back to launches one by one);
  *   - a host callback that runs a whole program (several streams, copies, MPI): timed with a
  *     monotonic host clock after device synchronisation.
  * Warm-up first; then a fixed number of samples, or adaptive: stop once MAD/median falls under
@@ -33,13 +36,21 @@ struct timing_options {
      * the stream while a sample's launches are enqueued (at most 500 per sample), so samples
      * time GPU execution back to back, not the host's launch rate. */
     int no_launch_blocker;
+    /* 1 = launch one by one from the host. Default 0: a sample of several launches launches a
+     * CUDA graph captured from them (once per measurement), so short kernels run back to back
+     * without waiting for the host. LSCAT_TIMING_GRAPH=0 in the environment has the same
+     * effect as 1 here. */
+    int no_graph;
 };
-#define TIMING_OPTIONS_INIT { 3, 10, 200, 1.0, 0.0, 10.0, 0, 0, 0 }
+#define TIMING_OPTIONS_INIT { 3, 10, 200, 1.0, 0.0, 10.0, 0, 0, 0, 0 }
 
 struct timing_stats {
     double median_ns, min_ns, max_ns, mean_ns, stddev_ns, mad_ns, p10_ns, p90_ns;
     int samples;             /* how many samples the statistics summarise */
     int launches_per_sample; /* launches batched in one sample (1 for host work) */
+    int graph_nodes;         /* launches per CUDA graph when a sample launches a graph (the
+                              * sample is launches_per_sample / graph_nodes graph launches);
+                              * 0 = launched one by one (or host work) */
     double *raw_ns;          /* per-launch time of every sample when keep_raw; owned */
     /* The GPU's state around the measurement, read through NVML (dlopen'ed: -1 when NVML or
      * the reading is unavailable). mem clock is read after. */
@@ -63,7 +74,9 @@ struct timing_device_info {
     int l2_bytes;
 };
 
-/* Enqueue one run of the work on `stream`. Return 0, or a cudaError_t value. */
+/* Enqueue one run of the work on `stream`, and only there (it may be captured into a graph:
+ * work put on another stream is not captured; a graph with fewer nodes than runs is refused
+ * and the runs go one by one). Return 0, or a cudaError_t value. */
 typedef int (*timing_launch_fn)(void *ctx, timing_stream_t stream);
 /* Run the whole program once and return when the host is done (the core synchronises the
  * device after it). Return 0, or a nonzero error code of the caller's choosing. */
@@ -96,7 +109,7 @@ int timing_device_info_get(struct timing_device_info *out, int device);
 int timing_format_header(char *out, int size, const char *kernel,
                          const struct timing_device_info *dev);
 /* The statistics fields of a result line, without braces, starting with a comma:
- * ,"median_ns":…,…,"samples":N,"launches_per_sample":L,"sm_mhz_before":…,… */
+ * ,"median_ns":…,…,"samples":N,"launches_per_sample":L,"graph_nodes":G,"sm_mhz_before":…,… */
 int timing_format_stats(char *out, int size, const struct timing_stats *s);
 
 /* Statistics of n samples (sorted in place). Host-only; tune/stats.c. */

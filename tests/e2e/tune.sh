@@ -67,6 +67,11 @@ if [ "$current" = 54 ] && [ "$total" = 54 ]; then t_ok tune__resume_completes_th
 # per GPU at most two were begun twice: the one running and one whose line was not yet committed
 if [ "$started" -le 58 ]; then t_ok tune__resume_redoes_at_most_the_items_in_flight; else t_fail tune__resume_redoes_at_most_the_items_in_flight "$started configurations begun for 54"; fi
 t_expect tune__third_run_does_nothing 0 lscat tune "${SPACE[@]}" && t_contains tune__third_run_plans_nothing "$T_OUT" "0 kernel run(s) planned"
+# How samples launched is recorded: through graphs by default (the stand-in reports what the
+# timing core would), one by one with --no-graph.
+t_expect tune__no_graph_remeasure_exits_0 0 lscat tune --remeasure --no-graph --kernel k1 --sizes 64 --blocks 64
+graphs=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"select group_concat(graph_nodes || ':' || superseded, ' ') from (select * from measurements where kernel_id = 'k1' and width = 64 and block_x = 64 order by id)\").fetchone()[0])" "$LSCAT_DB")
+if [ "$graphs" = "3:1 0:0" ]; then t_ok tune__graph_nodes_are_recorded_and_no_graph_turns_them_off; else t_fail tune__graph_nodes_are_recorded_and_no_graph_turns_them_off "graph_nodes:superseded = '$graphs'"; fi
 
 # The same kill and resume with harness.so files: the kernels run in one lscat-runner per GPU.
 export LSCAT_DB=$T_TMP/work/runner.db LSCAT_RUNNER_NO_CUDA=1

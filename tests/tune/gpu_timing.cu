@@ -94,9 +94,10 @@ static void check_spin(int host_shape)
         double err = (s.median_ns - want_ns) / want_ns;
         fprintf(stderr, "# calibration %s: %lld cycles at %d MHz (NVML before %d, after %d, "
                 "peak %d): want %.1f ns, median %.1f ns, error %+.3f%%, MAD/median %.4f%%, "
-                "launches/sample %d\n", host_shape ? "host" : "launch", c.cycles, mhz,
-                s.sm_clock_mhz_before, s.sm_clock_mhz_after, d.max_sm_clock_mhz, want_ns,
-                s.median_ns, err * 100, s.mad_ns / s.median_ns * 100, s.launches_per_sample);
+                "launches/sample %d, graph nodes %d\n", host_shape ? "host" : "launch", c.cycles,
+                mhz, s.sm_clock_mhz_before, s.sm_clock_mhz_after, d.max_sm_clock_mhz, want_ns,
+                s.median_ns, err * 100, s.mad_ns / s.median_ns * 100, s.launches_per_sample,
+                s.graph_nodes);
         if (results())
             fprintf(results(), "{\"test\":\"calibration\",\"shape\":\"%s\",\"cycles\":%lld,"
                     "\"mhz\":%d,\"want_ns\":%.1f,\"median_ns\":%.1f,\"error\":%.6f}\n",
@@ -228,6 +229,7 @@ static void test_timing__launch_blocker_times_gpu_execution_not_launch_rate(void
         struct timing_options o = TIMING_OPTIONS_INIT;
         struct timing_stats s;
         o.no_launch_blocker = k;
+        o.no_graph = 1; /* launches one by one in both: graphs are the next test */
         o.samples = 30;
         CHECK_INT(timing_measure_launch(&s, &o, launch_tiny, x, NULL), ==, 0);
         med[k] = s.median_ns;
@@ -244,8 +246,139 @@ static void test_timing__launch_blocker_times_gpu_execution_not_launch_rate(void
     cudaFree(x);
 }
 
+/* A sample of many short launches launches one captured graph of them: reported as
+ * graph_nodes, and never slower per launch than the same launches one by one behind the
+ * blocker (inside a graph consecutive kernels start with less launch latency). */
+static void test_timing__short_launches_are_timed_through_a_graph(void)
+{
+    struct stream_ctx c;
+    double med[3];
+    int lps[3], nodes[3];
+    need_device();
+    c.n = 240 * 240; /* LS-CAT's smallest matrix: a kernel of a few microseconds */
+    CHECK(cudaMalloc(&c.x, c.n * sizeof(float)) == cudaSuccess);
+    CHECK(cudaMalloc(&c.y, c.n * sizeof(float)) == cudaSuccess);
+    cudaMemset(c.x, 0, c.n * sizeof(float));
+    cudaMemset(c.y, 0, c.n * sizeof(float));
+    for (int k = 0; k < 3; k++) { /* graph, one by one with the blocker, one by one without */
+        struct timing_options o = TIMING_OPTIONS_INIT;
+        struct timing_stats s;
+        o.no_graph = k > 0;
+        o.no_launch_blocker = k == 2;
+        o.samples = 30;
+        CHECK_INT(timing_measure_launch(&s, &o, launch_stream, &c, NULL), ==, 0);
+        med[k] = s.median_ns;
+        lps[k] = s.launches_per_sample;
+        nodes[k] = s.graph_nodes;
+    }
+    fprintf(stderr, "# %ld-element kernel per launch: graph %.1f ns (%d launches/sample, %d per "
+            "graph), one by one %.1f ns (%d/sample), without the blocker %.1f ns (%d/sample): "
+            "graph / one by one %.4f\n", c.n, med[0], lps[0], nodes[0], med[1], lps[1], med[2],
+            lps[2], med[0] / med[1]);
+    if (results())
+        fprintf(results(), "{\"test\":\"graph\",\"graph_ns\":%.1f,\"one_by_one_ns\":%.1f,"
+                "\"no_blocker_ns\":%.1f,\"graph_nodes\":%d,\"launches\":%d}\n", med[0], med[1],
+                med[2], nodes[0], lps[0]);
+    CHECK(nodes[0] > 1 && nodes[0] <= 128);
+    CHECK_INT(lps[0] % nodes[0], ==, 0);
+    CHECK_INT(nodes[1], ==, 0);
+    CHECK_INT(nodes[2], ==, 0);
+    CHECK(med[0] > 0 && med[0] <= med[1] * 1.05);
+    /* LSCAT_TIMING_GRAPH=0 turns graphs off as no_graph does */
+    setenv("LSCAT_TIMING_GRAPH", "0", 1);
+    struct timing_stats s;
+    CHECK_INT(timing_measure_launch(&s, NULL, launch_stream, &c, NULL), ==, 0);
+    CHECK_INT(s.graph_nodes, ==, 0);
+    unsetenv("LSCAT_TIMING_GRAPH");
+    cudaFree(c.x);
+    cudaFree(c.y);
+}
+
+/* A spin of a few microseconds, the length of the sweep's smallest kernels: the known duration
+ * against graph and one-by-one timing (one-by-one carries the launch gap between kernels). */
+static void test_timing__a_short_spin_is_measured_closer_through_a_graph(void)
+{
+    struct timing_device_info d;
+    struct spin_ctx c = { 4000, NULL };
+    double err[2], over[2];
+    need_device();
+    CHECK_INT(timing_device_info_get(&d, 0), ==, 0);
+    CHECK(cudaMalloc(&c.sink, sizeof(long long)) == cudaSuccess);
+    for (int k = 0; k < 2; k++) {
+        struct timing_options o = TIMING_OPTIONS_INIT;
+        struct timing_stats s;
+        o.no_graph = k;
+        o.samples = 30;
+        CHECK_INT(timing_measure_launch(&s, &o, launch_spin, &c, NULL), ==, 0);
+        int mhz = s.sm_clock_mhz_after > 0 ? s.sm_clock_mhz_after : d.max_sm_clock_mhz;
+        double want_ns = (double)c.cycles / mhz * 1e3;
+        err[k] = (s.median_ns - want_ns) / want_ns;
+        over[k] = s.median_ns - want_ns;
+        fprintf(stderr, "# short spin %s: %lld cycles at %d MHz: want %.1f ns, median %.1f ns, "
+                "error %+.3f%%, launches/sample %d, graph nodes %d\n", k ? "one by one" : "graph",
+                c.cycles, mhz, want_ns, s.median_ns, err[k] * 100, s.launches_per_sample,
+                s.graph_nodes);
+        if (results())
+            fprintf(results(), "{\"test\":\"short_spin\",\"graph\":%d,\"want_ns\":%.1f,"
+                    "\"median_ns\":%.1f,\"error\":%.6f}\n", !k, want_ns, s.median_ns, err[k]);
+    }
+    /* What is left above the spin is each kernel's own start and drain: measured on an H100,
+     * 0.74 us per kernel inside a graph, 1.69 us one by one (2026-11-21). */
+    fprintf(stderr, "# short spin: per-kernel overhead %.0f ns through a graph, %.0f ns one by "
+            "one\n", over[0], over[1]);
+    CHECK(err[0] < err[1]);
+    CHECK(over[0] > -100 && over[0] < 1500);
+    cudaFree(c.sink);
+}
+
+/* A launch function that synchronises cannot be captured: the core launches it one by one. */
+static int launch_and_sync(void *ctx, timing_stream_t s)
+{
+    int rc = launch_stream(ctx, s);
+    return rc ? rc : (int)cudaStreamSynchronize((cudaStream_t)s);
+}
+
+static int launch_on_legacy(void *ctx, timing_stream_t s)
+{
+    (void)s;
+    return launch_stream(ctx, NULL);
+}
+
+static void test_timing__a_launch_that_cannot_be_captured_is_launched_one_by_one(void)
+{
+    struct stream_ctx c;
+    struct timing_stats s;
+    need_device();
+    c.n = 240 * 240;
+    CHECK(cudaMalloc(&c.x, c.n * sizeof(float)) == cudaSuccess);
+    CHECK(cudaMalloc(&c.y, c.n * sizeof(float)) == cudaSuccess);
+    CHECK_INT(timing_measure_launch(&s, NULL, launch_and_sync, &c, NULL), ==, 0);
+    CHECK_INT(s.graph_nodes, ==, 0);
+    CHECK(s.launches_per_sample > 1 && s.median_ns > 0);
+    CHECK_INT((int)cudaGetLastError(), ==, 0); /* the failed capture left no error behind */
+    /* a launch that ignores the stream it is given goes where capture cannot see it: the
+     * (empty) graph is refused and the launches go one by one, still timed by the events */
+    struct timing_stats one;
+    struct timing_options o = TIMING_OPTIONS_INIT;
+    o.no_graph = 1;
+    CHECK_INT(timing_measure_launch(&one, &o, launch_on_legacy, &c, NULL), ==, 0);
+    CHECK_INT(timing_measure_launch(&s, NULL, launch_on_legacy, &c, NULL), ==, 0);
+    CHECK_INT(s.graph_nodes, ==, 0);
+    fprintf(stderr, "# stream ignored: %.1f ns (refused graph), %.1f ns one by one\n",
+            s.median_ns, one.median_ns);
+    CHECK(s.median_ns > one.median_ns * 0.8 && s.median_ns < one.median_ns * 1.25);
+    /* and the next measurement of a capturable launch uses a graph again */
+    CHECK_INT(timing_measure_launch(&s, NULL, launch_stream, &c, NULL), ==, 0);
+    CHECK(s.graph_nodes > 1);
+    cudaFree(c.x);
+    cudaFree(c.y);
+}
+
 int main(void)
 {
+    TEST_RUN(test_timing__short_launches_are_timed_through_a_graph);
+    TEST_RUN(test_timing__a_launch_that_cannot_be_captured_is_launched_one_by_one);
+    TEST_RUN(test_timing__a_short_spin_is_measured_closer_through_a_graph);
     TEST_RUN(test_timing__launch_blocker_times_gpu_execution_not_launch_rate);
     TEST_RUN(test_timing__spin_kernel_is_measured_within_1_percent);
     TEST_RUN(test_timing__host_callback_shape_is_measured_within_1_percent);

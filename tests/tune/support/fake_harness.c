@@ -141,6 +141,9 @@ static int fake_main(int argc, char **argv)
     if (!out)
         return 2;
     const char *uuid = getenv("CUDA_VISIBLE_DEVICES");
+    /* as the timing core does: samples through graphs unless LSCAT_TIMING_GRAPH=0 */
+    const char *graph_env = getenv("LSCAT_TIMING_GRAPH");
+    int no_graph = graph_env && strcmp(graph_env, "0") == 0;
     fprintf(out, "{\"harness\":1,\"kernel\":\"fake\",\"device\":0,\"gpu\":\"Fake GPU\","
                  "\"uuid\":\"%s\",\"cc\":\"9.0\",\"binding\":\"%s\"}\n", uuid ? uuid : "GPU-none",
             binding);
@@ -184,10 +187,11 @@ static int fake_main(int argc, char **argv)
         fprintf(out, "{\"w\":%d,\"h\":%d,\"block\":[%d,%d,%d],\"grid\":[%d,%d,1],"
                 "\"status\":\"ok\",\"median_ns\":%.1f,\"min_ns\":%.1f,\"max_ns\":%.1f,"
                 "\"mean_ns\":%.1f,\"stddev_ns\":1.0,\"mad_ns\":0.5,\"p10_ns\":%.1f,"
-                "\"p90_ns\":%.1f,\"samples\":10,\"launches_per_sample\":3,"
+                "\"p90_ns\":%.1f,\"samples\":10,\"launches_per_sample\":3,\"graph_nodes\":%d,"
                 "\"sm_mhz_before\":1980,\"sm_mhz_after\":1980,\"mem_mhz\":2619,"
                 "\"temp_c_before\":40,\"temp_c_after\":41,\"clocks_locked\":0}\n",
-                w, h, bx, by, bz, gx, gy, t, t - 2, t + 2, t, t - 1, t + 1);
+                w, h, bx, by, bz, gx, gy, t, t - 2, t + 2, t, t - 1, t + 1,
+                no_graph ? 0 : 3);
         fflush(out);
     }
     if (linger_ms) {
