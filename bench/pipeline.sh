@@ -4,8 +4,9 @@
 #   overlapped: `lscat tune --follow &` beside `lscat execute`: the GPU measures while the CPU
 #   cores build the next kernels.
 # Reports both wall times and their ratio. Needs a CUDA device and nvcc; otherwise skips.
-# execute builds in rounds of PIPE_ROUND kernels (default 16), probing each round before the
-# next, in both modes; the overlap is tune measuring one round while the next one builds.
+# execute probes each kernel as soon as it is built, beside the next builds, with at most
+# PIPE_ROUND built kernels waiting for a probe (--build-ahead, default 16), in both modes; the
+# overlap is tune measuring runnable kernels while the next ones build and probe.
 # Env: PIPE_KERNELS (default 48), PIPE_ROUND, PIPE_SIZES / PIPE_BLOCKS (the tune space), BENCH_JOBS.
 set -u
 cd "$(dirname "$0")/.."
@@ -49,7 +50,7 @@ seed "$tmp/warm"; lscat execute -q --no-probe -j "$J" >/dev/null 2>&1
 
 seed "$tmp/seq"
 t0=$(now)
-lscat execute -q -j "$J" --build-round "$R" >/dev/null 2>&1
+lscat execute -q -j "$J" --build-ahead "$R" >/dev/null 2>&1
 t1=$(now)
 lscat tune -q --gpus 0 --sizes "$SIZES" --blocks "$BLOCKS" >/dev/null 2>&1
 t2=$(now)
@@ -59,10 +60,10 @@ seed "$tmp/ovl"
 t3=$(now)
 lscat tune -q --follow --gpus 0 --sizes "$SIZES" --blocks "$BLOCKS" >/dev/null 2>&1 &
 tpid=$!
-lscat execute -q -j "$J" --build-round "$R" >/dev/null 2>&1
+lscat execute -q -j "$J" --build-ahead "$R" >/dev/null 2>&1
 wait "$tpid"
 t4=$(now)
 ovl_ok=$(count)
 awk -v t0="$t0" -v t1="$t1" -v t2="$t2" -v t3="$t3" -v t4="$t4" -v k="$K" -v j="$J" -v a="$seq_ok" -v b="$ovl_ok" 'BEGIN {
     seq = t2 - t0; ovl = t4 - t3
-    printf "pipeline: %d kernels, -j %d, build rounds of '"$R"': sequential %.2f s (execute %.2f + tune %.2f), overlapped (tune --follow beside execute) %.2f s: %.2fx faster; ok measurements %d vs %d\n", k, j, seq, t1 - t0, t2 - t1, ovl, seq / ovl, a, b }'
+    printf "pipeline: %d kernels, -j %d, --build-ahead '"$R"': sequential %.2f s (execute %.2f + tune %.2f), overlapped (tune --follow beside execute) %.2f s: %.2fx faster; ok measurements %d vs %d\n", k, j, seq, t1 - t0, t2 - t1, ovl, seq / ovl, a, b }'

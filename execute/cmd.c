@@ -15,11 +15,11 @@
 
 static const char usage[] = "lscat execute [--arch sm_90,sm_80] [-j N] [--attempts N] "
                             "[--no-probe] [--sanitize] [--probe-size N] [--device N] "
-                            "[--kernel ID]";
+                            "[--kernel ID] [--probe-jobs N] [--build-ahead N]";
 
 enum { OPT_ARCH = 1, OPT_ATTEMPTS, OPT_BUILD_TIMEOUT, OPT_PROBE_TIMEOUT, OPT_NO_PROBE,
        OPT_PROBE_ANYWAY, OPT_SANITIZE, OPT_DEVICE, OPT_KERNEL, OPT_NVCC, OPT_PROBE_SIZE,
-       OPT_BUILD_ROUND };
+       OPT_BUILD_AHEAD, OPT_BUILD_ROUND, OPT_PROBE_JOBS };
 
 static const struct cli_opt opts[] = {
     { "arch", 0, "LIST", "architectures to build for, e.g. sm_90,sm_80 (default: those of the "
@@ -38,9 +38,13 @@ static const struct cli_opt opts[] = {
     { "probe-size", 0, "N", "W = H of the probe's large configurations, where overruns show "
                             "(default 2024, tune's largest default size; 0: small ones only)",
       OPT_PROBE_SIZE },
-    { "build-round", 0, "N", "with a GPU: build N kernels, probe them, build the next N, so "
-      "runnable kernels appear early for `lscat tune --follow` (default 8 x -j; 0: build all "
-      "first)", OPT_BUILD_ROUND },
+    { "probe-jobs", 0, "N", "probes at a time, beside the -j builds (default min(-j, 4))",
+      OPT_PROBE_JOBS },
+    { "build-ahead", 0, "N", "with probes: builders pause while N built kernels wait for a "
+      "probe, so a stopped run has probed all but N (default 8 x -j; 0: no bound)",
+      OPT_BUILD_AHEAD },
+    { "build-round", 0, "N", "the old name of --build-ahead (builds were done in rounds)",
+      OPT_BUILD_ROUND },
     { "device", 0, "N", "GPU index to probe on (default 0)", OPT_DEVICE },
     { "kernel", 0, "ID", "only kernels whose id starts with ID", OPT_KERNEL },
     { "nvcc", 0, "PATH", "the nvcc to use (default $CUDA_HOME/bin/nvcc, "
@@ -65,10 +69,17 @@ static int on_opt(void *ctx, int id, const char *arg)
             return LSCAT_EINVALID;
         o->max_attempts = (int)n;
         return 0;
+    case OPT_BUILD_AHEAD:
     case OPT_BUILD_ROUND:
-        if (cli_parse_int(&n, "--build-round", arg, 0, 1L << 30) < 0)
+        if (cli_parse_int(&n, id == OPT_BUILD_AHEAD ? "--build-ahead" : "--build-round", arg, 0,
+                          1L << 30) < 0)
             return LSCAT_EINVALID;
-        o->build_round = n ? (int)n : -1;
+        o->build_ahead = n ? (int)n : -1;
+        return 0;
+    case OPT_PROBE_JOBS:
+        if (cli_parse_int(&n, "--probe-jobs", arg, 1, 32) < 0)
+            return LSCAT_EINVALID;
+        o->probe_jobs = (int)n;
         return 0;
     case OPT_PROBE_SIZE:
         if (cli_parse_int(&n, "--probe-size", arg, 0, 65536) < 0)
@@ -101,8 +112,11 @@ static void help(void)
            "removed_cuda_api, host_from_device, link_error, internal_compiler_error, timeout,\n"
            "other) and repaired up to --attempts builds. Every attempt is recorded\n"
            "(build_attempts; logs under <work>/builds/<key>/). With a CUDA device, each built\n"
-           "harness then runs once (--probe) in the sandbox: ok, launch_failure,\n"
+           "harness runs once (--probe) in the sandbox: ok, launch_failure,\n"
            "illegal_address, cuda_error, crash or timeout (probes); ok makes it 'runnable'.\n"
+           "Builds and probes run side by side: a kernel is probed (--probe-jobs at a time)\n"
+           "as soon as it is built, while the next ones build, and is in the store at once\n"
+           "(`lscat tune --follow` picks it up).\n"
            "Each role binding of the harness (area: a size is W*H elements; side: a size is\n"
            "a square matrix's side) is tried in that order, on small sizes and (for kernels\n"
            "with a size parameter) at --probe-size; the first that runs clean is kept\n"

@@ -1,6 +1,6 @@
 /* The execute stage: build every isolated kernel's harness on all cores (cached by content),
- * repair what fails, record every attempt, then probe-run the built harnesses on a GPU in the
- * sandbox. The command (execute/cmd.c) parses options and calls execute_run(). */
+ * repair what fails, record every attempt, and probe-run each built harness on a GPU in the
+ * sandbox while the next ones build. The command (execute/cmd.c) parses options and calls execute_run(). */
 #ifndef LSCAT_EXECUTE_EXECUTE_H
 #define LSCAT_EXECUTE_EXECUTE_H
 
@@ -28,11 +28,12 @@ struct execute_options {
     int probe_size;          /* W = H of the probe's large configurations (default 2024, the
                                 largest default sweep size); 0 = small configurations only */
     const volatile int *stop; /* set by a signal handler: finish the items in flight, stop */
-    int build_round;         /* when probing: build this many kernels, probe them, go on (so
-                                runnable kernels appear early, for tune --follow); 0 = 8 x jobs;
-                                < 0 = build everything first */
+    int build_ahead;         /* when probing: builders wait while this many built kernels wait
+                                for a probe (a killed run has probed all but these);
+                                0 = 8 x jobs; < 0 = no bound */
+    int probe_jobs;          /* probe workers beside the builders; 0 = min(jobs, 4) */
 };
-#define EXECUTE_OPTIONS_INIT { NULL, NULL, 1, 5, 300, 30, EXECUTE_PROBE_AUTO, 0, 0, NULL, 2024, NULL, 0 }
+#define EXECUTE_OPTIONS_INIT { NULL, NULL, 1, 5, 300, 30, EXECUTE_PROBE_AUTO, 0, 0, NULL, 2024, NULL, 0, 0 }
 
 struct execute_counts {
     int kernels;             /* considered */
@@ -46,9 +47,12 @@ struct execute_counts {
                                 kernel whose probe predates the 2D-only plan and could change */
     int errors;              /* could not be tried (I/O): reported, not recorded as failures */
     int gpu_present;
-    int build_rounds;        /* build rounds, each followed by the probes of what it built */
+    int built_while_probing; /* builds (not cached) that finished while a probe ran */
     int interrupted;         /* 1 when *stop ended the run early */
-    double build_wall_s;     /* wall time of the build phase (probes between rounds excluded) */
+    double build_wall_s;     /* from the start of the builds to the end of the last one (the
+                                probes run beside them) */
+    double build_wait_s;     /* builder time spent waiting for probes (--build-ahead bound) */
+    double probe_wait_s;     /* probe worker time spent waiting for a build to probe */
 };
 
 /* Run the stage on the store `s` with work folder `work_dir` (absolute). Returns 0 when it ran

@@ -66,7 +66,7 @@ static int take_uid_block(void)
 
 int sandbox_slot_uid(int slot)
 {
-    return SANDBOX_UID_BASE + uid_block * 64 + slot % 64;
+    return SANDBOX_UID_BASE + uid_block * SANDBOX_UID_SLOTS + slot % SANDBOX_UID_SLOTS;
 }
 
 /* What the child does between fork and exec (async-signal-safe calls only). */

@@ -30,6 +30,7 @@ struct sandbox_caps {
  * concurrent runs never share a uid (after each run every process of the uid is killed). */
 #define SANDBOX_UID_BASE 61000
 #define SANDBOX_UID_BLOCKS 64
+#define SANDBOX_UID_SLOTS 64   /* uids per block: workers with slots >= this share a uid */
 /* The uid worker `slot` runs as (when caps->drop_uid). */
 int sandbox_slot_uid(int slot);
 

@@ -9,6 +9,9 @@ t_expect "execute__unknown_option_is_a_usage_error" 2 lscat execute --no-such-op
 t_contains "execute__usage_error_says_usage" "$T_ERR" "usage: lscat execute"
 t_expect "execute__help_lists_options_and_exit_codes" 0 lscat execute --help
 t_contains "execute__help_names_the_classes" "$T_OUT" "removed_cuda_api"
+t_contains "execute__help_documents_the_probe_workers" "$T_OUT" "--probe-jobs"
+t_expect "execute__zero_probe_jobs_is_a_usage_error" 2 lscat execute --probe-jobs 0
+t_expect "execute__the_old_build_round_option_is_still_accepted" 0 lscat execute --no-probe --build-round 4
 t_expect "execute__an_empty_store_is_fine" 0 lscat execute --no-probe
 t_contains "execute__says_there_is_nothing_to_build" "$T_ERR" "no kernels to build"
 
@@ -60,4 +63,54 @@ t_contains execute__sigterm_says_run_again "$T_ERR" "interrupted; run again"
 t_expect "execute__the_next_run_builds_the_rest" 0 lscat execute --arch sm_90 -j 1 --no-probe
 built=$(sqlite3 "$LSCAT_DB" "SELECT count(*) FROM kernels WHERE status = 'built'")
 [ "$built" = 7 ] && t_ok execute__nothing_is_lost || t_fail execute__nothing_is_lost "$built of 7 built"
+
+# Builds and probes side by side: three kernels whose probe takes 2 s (the probe_waits fixture;
+# no GPU: --probe-anyway, the harness runs no configuration), one builder and one probe worker.
+# The first probe starts as soon as the first kernel is built: before the last build ends.
+for i in 1 2 3; do
+    id=0e2e$(printf 'e2e-pipe-%d' "$i" | sha256sum | cut -c1-60)
+    kd=$W/kernels/${id:0:2}/$id
+    mkdir -p "$kd/include"
+    sed "s/2.0f \* x\[i\]/$i.25f * x[i]/" tests/execute/fixtures/kernels/probe_waits/kernel.cu >"$kd/kernel.cu"
+    cp tests/execute/fixtures/kernels/probe_waits/harness.cu "$kd/"
+    cp tests/execute/fixtures/harness_main.h "$kd/include/"
+    sqlite3 "$LSCAT_DB" "INSERT INTO kernels(id, name, dir, params, param_count, created_at)
+        VALUES ('$id', 'p$i', 'kernels/${id:0:2}/$id', '[]', 2, '2026-11-21T00:00:00Z')"
+done
+PIPE=(lscat execute --arch sm_90 -j 1 --probe-jobs 1 --probe-anyway --kernel 0e2e -v --log-format json)
+counts() { sqlite3 "$LSCAT_DB" "SELECT counts FROM stage_runs WHERE stage = 'execute' ORDER BY id DESC LIMIT 1"; }
+probes() { sqlite3 "$LSCAT_DB" "SELECT count(*) FROM probes WHERE kernel_id LIKE '0e2e%'"; }
+ts_of() { grep "\"event\":\"$1\"" "$T_ERR" | sed 's/^{"ts":"\([^"]*\)".*/\1/' | sort | sed -n "$2"; }
+export LSCAT_TEST_PROBE_SLEEP_S=2
+t_expect "execute__builds_and_probes_three_kernels" 1 "${PIPE[@]}" # 1: no configuration ran (no GPU)
+first_probe=$(ts_of probing 1p)
+last_build=$(ts_of built '$p')
+if [ -n "$first_probe" ] && [ -n "$last_build" ] && [[ "$first_probe" < "$last_build" ]]; then
+    t_ok execute__the_first_probe_starts_before_the_last_build_ends
+else
+    t_fail execute__the_first_probe_starts_before_the_last_build_ends "first probe at '$first_probe', last build at '$last_build'"
+fi
+case "$(counts)" in *'"kernels":3,'*'"built_first_try":3,'*'"probed":3,'*'"probe_failed":3,'*'"interrupted":0'*)
+    t_ok execute__counts_every_build_and_probe ;;
+    *) t_fail execute__counts_every_build_and_probe "counts $(counts)" ;; esac
+
+# SIGTERM while the first of three probes (3 s each) runs: it finishes and is recorded, no other
+# starts, the run is interrupted (exit 3); the next run probes the other two.
+sqlite3 "$LSCAT_DB" "DELETE FROM probes WHERE kernel_id LIKE '0e2e%'; UPDATE kernels SET status = 'built' WHERE id LIKE '0e2e%'"
+export LSCAT_TEST_PROBE_SLEEP_S=3
+: >"$T_ERR"
+"${PIPE[@]}" >"$T_OUT" 2>"$T_ERR" &
+pid=$!
+for _ in $(seq 1 200); do grep -q '"event":"probing"' "$T_ERR" && break; sleep 0.1; done
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+case "$rc $(counts)" in "3 "*'"probed":1,'*'"interrupted":1'*) t_ok execute__sigterm_while_probing_finishes_that_probe_only ;;
+    *) t_fail execute__sigterm_while_probing_finishes_that_probe_only "exit $rc, counts $(counts)" ;; esac
+[ "$(probes)" = 1 ] && t_ok execute__the_probe_in_flight_is_recorded || t_fail execute__the_probe_in_flight_is_recorded "$(probes) probes"
+unset LSCAT_TEST_PROBE_SLEEP_S
+t_expect "execute__the_next_run_probes_the_rest" 1 "${PIPE[@]}"
+case "$(counts)" in *'"cached":3,'*'"probed":2,'*) t_ok execute__the_next_run_probes_only_what_is_missing ;;
+    *) t_fail execute__the_next_run_probes_only_what_is_missing "counts $(counts)" ;; esac
+[ "$(probes)" = 3 ] && t_ok execute__every_kernel_is_probed_once || t_fail execute__every_kernel_is_probed_once "$(probes) probes"
 t_done

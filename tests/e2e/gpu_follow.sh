@@ -5,7 +5,7 @@
 # GPU. Without a CUDA device every check reports skip.
 . "$(dirname "$0")/lib.sh"
 ROOT=${LSCAT_ROOT:-$PWD}
-NAMES="gpu_follow__tune_measures_every_kernel_execute_made_runnable gpu_follow__tune_ends_after_execute gpu_follow__probes_wait_for_a_held_gpu"
+NAMES="gpu_follow__tune_measures_every_kernel_execute_made_runnable gpu_follow__tune_ends_after_execute gpu_follow__probes_wait_for_a_held_gpu gpu_follow__execute_probes_while_it_builds"
 uuid=$("$LSCAT_BIN/lscat-gpuinfo" 2>/dev/null | head -1 | sed -n 's/.*"uuid":"\([^"]*\)".*/\1/p')
 if [ -z "$uuid" ]; then
     for n in $NAMES; do t_skip "$n" "no CUDA device"; done
@@ -50,6 +50,12 @@ if [ "$erc" = 0 ] && [ "$trc" = 0 ] && [ "$runnable" = 12 ] && [ "$measured" = 4
 else
     t_fail gpu_follow__tune_measures_every_kernel_execute_made_runnable "execute $erc, tune $trc, $runnable runnable, $measured of 48 measured"
 fi
+# execute's probes ran beside its builds: some build ended while a probe ran (or waited for
+# tune's lock), and every kernel was probed in the one run.
+counts=$(sql "SELECT counts FROM stage_runs WHERE stage = 'execute' ORDER BY id DESC LIMIT 1")
+case "$counts" in *'"probed":12,'*'"built_while_probing":0,'*) t_fail gpu_follow__execute_probes_while_it_builds "counts $counts" ;;
+    *'"probed":12,'*'"built_while_probing":'*) t_ok gpu_follow__execute_probes_while_it_builds ;;
+    *) t_fail gpu_follow__execute_probes_while_it_builds "counts $counts" ;; esac
 late=$(python3 -c "print(1 if $t_tune_end >= $t_exec_end else 0)")
 started=$(sql "SELECT count(*) FROM stage_runs WHERE stage = 'tune' AND started_at <= (SELECT started_at FROM stage_runs WHERE stage = 'execute')")
 [ "$late" = 1 ] && [ "$started" = 1 ] && t_ok gpu_follow__tune_ends_after_execute || t_fail gpu_follow__tune_ends_after_execute "ended after execute: $late, started before it: $started"

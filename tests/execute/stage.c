@@ -5,6 +5,7 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/sha256.h"
 #include "common/xalloc.h"
 #include "execute/execute.h"
 #include "execute/sandbox.h"
@@ -12,6 +13,7 @@
 #include "tests/support/test.h"
 
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -355,9 +357,9 @@ static void kernel_status(char *out, size_t size, const char *id)
     store_finalize(st);
 }
 
-/* With probing, kernels are built in rounds and each round's are probed before the next round
- * builds: runnable kernels reach the store early (tune --follow measures them meanwhile). */
-static void test_execute__builds_in_rounds_and_probes_each_round(void)
+/* With probing, every build that ran ok (or was cached) is probed, through a short queue
+ * (--build-ahead 3: the builders of cached kernels wait for the probes); without, nothing is. */
+static void test_execute__probes_every_build_through_a_bounded_queue(void)
 {
     need_run();
     int64_t kernels = 0;
@@ -369,21 +371,26 @@ static void test_execute__builds_in_rounds_and_probes_each_round(void)
     o.arch = "sm_90";
     o.probe = EXECUTE_PROBE_FORCE;
     o.probe_timeout_s = 3;
-    o.build_round = 5;
+    o.build_ahead = 3;
     CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
     CHECK_INT(c.kernels, ==, (int)kernels);
-    CHECK_INT(c.build_rounds, ==, (int)((kernels + 4) / 5));
     int64_t built = 0, probed = 0;
     CHECK_OK(store_query_int(&built, env.s, "SELECT count(*) FROM builds WHERE status = 'ok'",
                              NULL));
     CHECK_OK(store_query_int(&probed, env.s, "SELECT count(DISTINCT kernel_id) FROM probes",
                              NULL));
     CHECK(built > 5);
-    CHECK_INT(probed, ==, built); /* every round's builds were probed, the last round's too */
-    /* without probing there are no rounds */
-    o.probe = EXECUTE_PROBE_NEVER;
+    CHECK_INT(probed, ==, built); /* every build was probed, once */
+    CHECK_INT(c.probed, ==, built);
+    CHECK_INT(c.runnable + c.probe_failed, ==, built);
+    o.probe = EXECUTE_PROBE_NEVER; /* without probes: nothing to probe, nothing probed */
+    CHECK_OK(store_run(env.s, "DELETE FROM probes", NULL));
     CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
-    CHECK_INT(c.build_rounds, ==, 1);
+    CHECK_INT(c.probed, ==, 0);
+    CHECK_INT(c.cached, ==, (int)kernels);
+    o.probe = EXECUTE_PROBE_FORCE; /* probed again for the rebuild below */
+    CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
+    CHECK_INT(c.probed, ==, built);
     /* A binary gone (a fresh GPU node with the store carried over) is rebuilt with the same
      * cache key: its probe and verdict stand, nothing is probed again. */
     struct store_stmt *st = NULL;
@@ -458,6 +465,159 @@ static void test_execute__probes_made_before_the_2d_plan_are_redone_where_they_c
     CHECK_INT(c.probed, ==, 0);
 }
 
+/* ---------------------------------------------------------------- builds beside probes */
+
+/* Three copies of the probe_waits fixture (its probe takes time; see its harness.cu) under the
+ * id prefix "00000000", so that --kernel selects them alone. */
+#define WAITS_PREFIX "00000000"
+static char waits_ids[3][65];
+static int waits_added;
+
+static void add_waits_kernels(void)
+{
+    for (int i = 0; i < 3 && !waits_added; i++) {
+        char seed[32], hex[65];
+        snprintf(seed, sizeof(seed), "probe_waits-%d", i);
+        sha256_hex(hex, seed, strlen(seed));
+        snprintf(waits_ids[i], sizeof(waits_ids[i]), "%s%s", WAITS_PREFIX, hex + 8);
+        CHECK_OK(fixture_add_kernel_as(&env, "probe_waits", waits_ids[i]));
+    }
+    waits_added = 1;
+}
+
+/* Harness binaries under <work>/builds/ (what the probe_waits harness counts). */
+static int built_harnesses(void)
+{
+    char *dir = fs_join(env.work, "builds");
+    char *cmd = xasprintf("ls %s/*/harness 2>/dev/null | wc -l", dir);
+    FILE *f = popen(cmd, "r");
+    int n = -1;
+    if (f && fscanf(f, "%d", &n) != 1)
+        n = -1;
+    if (f)
+        pclose(f);
+    free(cmd);
+    free(dir);
+    return n;
+}
+
+static struct execute_options waits_options(void)
+{
+    struct execute_options o = EXECUTE_OPTIONS_INIT;
+    o.jobs = 1;
+    o.probe_jobs = 1;
+    o.arch = "sm_90";
+    o.probe = EXECUTE_PROBE_FORCE;
+    o.probe_timeout_s = 90;
+    o.kernel = WAITS_PREFIX;
+    return o;
+}
+
+/* One builder, one probe worker: the first kernel's probe starts as soon as it is built and
+ * waits until all three are built, so it sees the other two finish while it runs (the probe
+ * of a design that builds everything first would see all three at its start). */
+static void test_execute__probes_a_kernel_while_the_next_ones_build(void)
+{
+    need_run();
+    add_waits_kernels();
+    int before = built_harnesses();
+    CHECK(before > 0);
+    char want[16];
+    snprintf(want, sizeof(want), "%d", before + 3);
+    setenv("LSCAT_TEST_PROBE_WAIT_FOR", want, 1);
+    struct execute_options o = waits_options();
+    struct execute_counts c;
+    int rc = execute_run(&c, env.s, env.work, &o, env.run_id);
+    unsetenv("LSCAT_TEST_PROBE_WAIT_FOR");
+    CHECK_OK(rc);
+    CHECK_INT(c.kernels, ==, 3);
+    CHECK_INT(c.built_first_try, ==, 3);
+    CHECK_INT(c.probed, ==, 3);
+    CHECK_INT(c.errors, ==, 0);
+    CHECK_INT(c.built_while_probing, >=, 1);
+    char *detail = NULL;
+    CHECK_OK(store_query_text(&detail, env.s, "SELECT detail FROM probes WHERE kernel_id = ?",
+                              "t", waits_ids[0]));
+    int first = -1, last = -1;
+    const char *saw = detail ? strstr(detail, "saw ") : NULL;
+    CHECK(saw && sscanf(saw, "saw %d built, then %d", &first, &last) == 2);
+    printf("# first probe saw %d harnesses at its start, %d at its end (%d before the run)\n",
+           first, last, before);
+    CHECK_INT(first, <, before + 3); /* it started before the last build ended */
+    CHECK_INT(last, ==, before + 3);
+    int64_t n = 0;
+    CHECK_OK(store_query_int(&n, env.s, "SELECT count(*) FROM kernels WHERE id LIKE '"
+                             WAITS_PREFIX "%' AND status = 'probe_failed'", NULL));
+    CHECK_INT(n, ==, 3); /* no configuration ran: cuda_error, recorded */
+    free(detail);
+}
+
+/* --build-ahead 1 with probes of 1 s: the builders (of cached kernels, instant) wait. */
+static void test_execute__builders_wait_while_build_ahead_kernels_wait_for_a_probe(void)
+{
+    need_run();
+    add_waits_kernels();
+    CHECK_OK(store_run(env.s, "DELETE FROM probes WHERE kernel_id LIKE '" WAITS_PREFIX "%'",
+                       NULL));
+    setenv("LSCAT_TEST_PROBE_SLEEP_S", "1", 1);
+    struct execute_options o = waits_options();
+    struct execute_counts c;
+    o.build_ahead = 1;
+    int rc = execute_run(&c, env.s, env.work, &o, env.run_id);
+    unsetenv("LSCAT_TEST_PROBE_SLEEP_S");
+    CHECK_OK(rc);
+    CHECK_INT(c.cached, ==, 3);
+    CHECK_INT(c.probed, ==, 3);
+    printf("# builders waited %.2f s, the probe worker %.2f s\n", c.build_wait_s,
+           c.probe_wait_s);
+    CHECK(c.build_wait_s > 0.5); /* the third waited for the first probe (1 s) to end */
+}
+
+static volatile int stop_flag;
+static void *stop_after_1s(void *arg)
+{
+    (void)arg;
+    usleep(1000 * 1000);
+    stop_flag = 1;
+    return NULL;
+}
+
+/* A stop (SIGINT/SIGTERM in lscat-execute) while the first of three probes runs (2 s): that
+ * probe is finished and recorded, the other two are not started; the next run does them. */
+static void test_execute__a_stop_finishes_the_probe_in_flight_and_starts_no_other(void)
+{
+    need_run();
+    add_waits_kernels();
+    CHECK_OK(store_run(env.s, "DELETE FROM probes WHERE kernel_id LIKE '" WAITS_PREFIX "%'",
+                       NULL));
+    setenv("LSCAT_TEST_PROBE_SLEEP_S", "2", 1);
+    struct execute_options o = waits_options();
+    struct execute_counts c;
+    pthread_t t;
+    stop_flag = 0;
+    o.stop = &stop_flag;
+    CHECK(pthread_create(&t, NULL, stop_after_1s, NULL) == 0);
+    int rc = execute_run(&c, env.s, env.work, &o, env.run_id);
+    pthread_join(t, NULL);
+    unsetenv("LSCAT_TEST_PROBE_SLEEP_S");
+    CHECK_OK(rc);
+    CHECK_INT(c.interrupted, ==, 1);
+    CHECK_INT(c.probed, ==, 1);
+    CHECK_INT(c.errors, ==, 0);
+    int64_t n = 0;
+    CHECK_OK(store_query_int(&n, env.s, "SELECT count(*) FROM probes WHERE kernel_id LIKE '"
+                             WAITS_PREFIX "%'", NULL));
+    CHECK_INT(n, ==, 1);
+    o.stop = NULL;
+    CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
+    CHECK_INT(c.interrupted, ==, 0);
+    CHECK_INT(c.cached, ==, 3);
+    CHECK_INT(c.probed, ==, 2);
+    CHECK_OK(store_query_int(&n, env.s, "SELECT count(*) FROM probes WHERE kernel_id LIKE '"
+                             WAITS_PREFIX "%'", NULL));
+    CHECK_INT(n, ==, 3);
+}
+
 int main(void)
 {
     have_nvcc = fixture_have_nvcc();
@@ -482,8 +642,11 @@ int main(void)
     TEST_RUN(test_execute__a_second_run_rebuilds_nothing);
     TEST_RUN(test_execute__an_edited_kernel_times_out_then_is_rebuilt);
     TEST_RUN(test_execute__sandboxed_probes_stop_misbehaving_host_code_and_go_on);
-    TEST_RUN(test_execute__builds_in_rounds_and_probes_each_round);
     TEST_RUN(test_execute__probes_made_before_the_2d_plan_are_redone_where_they_could_change);
+    TEST_RUN(test_execute__probes_every_build_through_a_bounded_queue);
+    TEST_RUN(test_execute__probes_a_kernel_while_the_next_ones_build);
+    TEST_RUN(test_execute__builders_wait_while_build_ahead_kernels_wait_for_a_probe);
+    TEST_RUN(test_execute__a_stop_finishes_the_probe_in_flight_and_starts_no_other);
     fixture_env_release(&env);
     return test_done();
 }

@@ -72,11 +72,17 @@ static int copy(const char *from, const char *to)
 
 int fixture_add_kernel(struct fixture_env *env, const char *name, char id_out[65])
 {
+    char *seed = xasprintf("fixture:%s", name);
+    sha256_hex(id_out, seed, strlen(seed));
+    free(seed);
+    return fixture_add_kernel_as(env, name, id_out);
+}
+
+int fixture_add_kernel_as(struct fixture_env *env, const char *name, const char *id_out)
+{
     char *fx = xasprintf("%s/tests/execute/fixtures", env->root);
     char *src = xasprintf("%s/kernels/%s/kernel.cu", fx, name);
     char *harness = xasprintf("%s/kernels/%s/harness.cu", fx, name);
-    char *seed = xasprintf("fixture:%s", name);
-    sha256_hex(id_out, seed, strlen(seed));
     char *rel = xasprintf("kernels/%.2s/%s", id_out, id_out);
     char *dir = fs_join(env->work, rel);
     char *p1 = fs_join(dir, "kernel.cu"), *p2 = fs_join(dir, "harness.cu");
@@ -97,7 +103,7 @@ int fixture_add_kernel(struct fixture_env *env, const char *name, char id_out[65
     if (rc >= 0)
         rc = store_run(env->s, "INSERT INTO kernel_occurrences(kernel_id, source_id, path, line) "
                        "VALUES (?, 1, ?, 1)", "tt", id_out, name);
-    free(fx); free(src); free(harness); free(seed); free(rel); free(dir);
+    free(fx); free(src); free(harness); free(rel); free(dir);
     free(p1); free(p2); free(p3); free(main_h); free(def);
     return rc < 0 ? rc : 0;
 }

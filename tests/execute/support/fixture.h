@@ -19,6 +19,9 @@ char *fixture_source_root(void);
 int fixture_env_init(struct fixture_env *env);
 /* Add kernel `name` (status 'isolated'); *id_out (65 bytes) receives its id. */
 int fixture_add_kernel(struct fixture_env *env, const char *name, char id_out[65]);
+/* The same with a chosen id (e.g. several copies of one fixture under a common id prefix, for
+ * --kernel). */
+int fixture_add_kernel_as(struct fixture_env *env, const char *name, const char *id);
 /* Close the store, remove the folder. */
 void fixture_env_release(struct fixture_env *env);
 /* Whether nvcc can be found (the same search as execute). */

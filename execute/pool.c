@@ -1,0 +1,356 @@
+/* execute's two worker pools, running at the same time: builders (one nvcc each, in kernel id
+ * order) and probe workers (a few per GPU). A kernel built ok (first try, after repair, or
+ * cached) that this GPU has not probed goes on a FIFO the probe workers take from, so the GPU
+ * probes while the CPU cores build. Results go to the store one transaction per item, under
+ * the stage lock, as each item finishes (tune --follow sees runnable kernels at once). */
+#include "execute/stage.h"
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/gpulock.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int stopped(const struct stage *g)
+{
+    return g->store_failed || (g->o->stop && *g->o->stop);
+}
+
+/* With g->lock held: remember the first store error; everyone stops. */
+static void store_failure(struct stage *g)
+{
+    g->store_failed = 1;
+    if (!g->store_error)
+        g->store_error = xasprintf("cannot record in the store: %s", lscat_error_last());
+}
+
+/* ---------------------------------------------------------------- builds */
+
+static int is_cached(const struct item *it, const char *key)
+{
+    if (!it->old_key || strcmp(it->old_key, key) != 0 || !it->old_status)
+        return 0;
+    if (it->old_class && strcmp(it->old_class, "timeout") == 0)
+        return 0; /* a timeout says more about the machine than the kernel: try again */
+    return strcmp(it->old_status, "failed") == 0 || (it->old_binary && fs_exists(it->old_binary));
+}
+
+static void count_build(struct execute_counts *c, const struct build_result *r)
+{
+    if (!r->ok)
+        c->build_failed++;
+    else if (r->attempts == 1 || strcmp(r->fixes.data, "[]") == 0)
+        c->built_first_try++;
+    else
+        c->built_after_repair++;
+}
+
+/* With g->lock held: queue item `it`, built ok as `key` into `binary` (absolute, taken), for a
+ * probe unless probes are off or this GPU probed that very build. */
+static void queue_probe(struct stage *g, struct item *it, const char *key, char *binary)
+{
+    if (!g->probing || (it->probed_key && strcmp(it->probed_key, key) == 0)) {
+        free(binary);
+        return;
+    }
+    it->probe_key = xstrdup(key);
+    it->probe_binary = binary;
+    g->queue[g->q_tail++] = (size_t)(it - g->items);
+    pthread_cond_broadcast(&g->moved);
+}
+
+static void build_note(struct stage *g)
+{
+    if (!g->probing || !g->bar || g->bar_is_probe)
+        return;
+    char note[64];
+    snprintf(note, sizeof(note), "probed %zu of %zu", g->probes_done, g->q_tail);
+    progress_note(g->bar, note);
+}
+
+static void build_one(struct stage *g, struct item *it, int slot)
+{
+    char key[65];
+    struct build_result r;
+    int rc = build_cache_key(key, &g->env, it->id, it->dir);
+    if (rc == 0 && is_cached(it, key)) {
+        pthread_mutex_lock(&g->lock);
+        g->c->cached++;
+        if (strcmp(it->old_status, "ok") == 0)
+            queue_probe(g, it, key, xstrdup(it->old_binary));
+        progress_add(g->bar, 1);
+        pthread_mutex_unlock(&g->lock);
+        return;
+    }
+    if (rc == 0) {
+        pthread_mutex_lock(&g->core_lock);
+        rc = build_env_ensure_core(&g->env);
+        pthread_mutex_unlock(&g->core_lock);
+        pthread_mutex_lock(&g->lock);
+        if (rc < 0 && !g->store_error) { /* no harness can link without it: stop */
+            g->store_error = xstrdup(lscat_error_last());
+            g->store_failed = 1;
+        }
+        pthread_mutex_unlock(&g->lock);
+    }
+    if (rc == 0)
+        rc = build_kernel(&r, &g->env, key, it->dir, it->repo_root, slot);
+    else
+        memset(&r, 0, sizeof(r)), buf_init(&r.fixes, 0);
+    struct record_prev prev = { it->old_key, it->old_status };
+    pthread_mutex_lock(&g->lock);
+    if (rc == 0 && record_build(&g->rec, it->id, &prev, key, &r) < 0) {
+        store_failure(g);
+        rc = -1;
+    }
+    if (rc == 0) {
+        count_build(g->c, &r);
+        g->c->built_while_probing += g->probes_running > 0;
+        log_event(LOG_DEBUG, "built", "kernel", it->id, "status", r.ok ? "ok" : "failed",
+                  "class", r.ok ? "none" : classify_name(r.final_class), "fixes", r.fixes.data,
+                  NULL);
+        if (r.ok)
+            queue_probe(g, it, key, r.binary_path[0] == '/' ? xstrdup(r.binary_path)
+                                                             : fs_join(g->work_dir, r.binary_path));
+    } else {
+        g->c->errors++;
+        log_event(LOG_WARN, "build_error", "kernel", it->id, "error", lscat_error_last(), NULL);
+    }
+    progress_add(g->bar, 1);
+    pthread_mutex_unlock(&g->lock);
+    build_result_release(&r);
+}
+
+/* ---------------------------------------------------------------- probes */
+
+/* With g->lock held: count probe `p` of `it` and log it. */
+static void count_probe(struct stage *g, const struct item *it, const struct probe_result *p)
+{
+    struct execute_counts *c = g->c;
+    c->probed++;
+    if (p->outcome == PROBE_OK)
+        c->runnable++;
+    else
+        c->probe_failed++;
+    if (p->sanitizer && strcmp(p->sanitizer, "out_of_bounds") == 0)
+        c->out_of_bounds++;
+    if (p->outcome == PROBE_OK && p->binding && strcmp(p->binding, probe_bindings[0]) != 0)
+        c->rebound++;
+    c->small_only += p->small_only;
+    c->probed_2d += probe_is2d(it->params);
+    c->reprobed += it->reprobe;
+    log_event(LOG_DEBUG, "probed", "kernel", it->id, "outcome", probe_outcome_name(p->outcome),
+              "binding", p->binding ? p->binding : "", "detail", p->detail ? p->detail : "",
+              NULL);
+}
+
+static void probe_one(struct stage *g, struct item *it, int slot)
+{
+    struct probe_result p;
+    char *scratch = xasprintf("%s/builds/%s/probe-%lld", g->work_dir, it->probe_key,
+                              (long long)g->rec.gpu_id);
+    struct probe_options po = PROBE_OPTIONS_INIT;
+    po.harness = it->probe_binary;
+    po.scratch = scratch;
+    po.work_dir = g->work_dir;
+    po.slot = slot;
+    po.device = g->device;
+    po.timeout_s = g->o->probe_timeout_s;
+    po.sanitizer = g->sanitizer;
+    po.params = it->params;
+    po.large = g->o->probe_size;
+    /* Probes share the GPU with each other, never with a measurement (lscat tune); a stop
+     * while waiting for tune's measurement starts nothing. */
+    struct gpulock gl = { -1 };
+    int rc = g->gpu_uuid[0] ? gpulock_acquire(&gl, g->gpu_uuid, 0, g->o->stop, -1, NULL) : 0;
+    int waited_out = rc == LSCAT_EBUSY;
+    if (rc == 0) {
+        log_event(LOG_DEBUG, "probing", "kernel", it->id, NULL);
+        rc = probe_run(&p, &po);
+    } else {
+        memset(&p, 0, sizeof(p));
+    }
+    gpulock_release(&gl);
+    pthread_mutex_lock(&g->lock);
+    if (rc == 0 && record_probe(&g->rec, it->id, it->probe_key, &p) < 0) {
+        store_failure(g);
+        rc = -1;
+    }
+    if (rc == 0) {
+        count_probe(g, it, &p);
+    } else if (!waited_out) {
+        g->c->errors++;
+        log_event(LOG_WARN, "probe_error", "kernel", it->id, "error", lscat_error_last(), NULL);
+    }
+    g->probes_done++;
+    g->probes_running--;
+    if (g->bar && g->bar_is_probe)
+        progress_add(g->bar, 1);
+    else
+        build_note(g);
+    pthread_mutex_unlock(&g->lock);
+    probe_result_release(&p);
+    free(scratch);
+}
+
+/* ---------------------------------------------------------------- the pools */
+
+struct worker {
+    struct stage *g;
+    int slot, probe;
+};
+
+static double wait_moved(struct stage *g)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 200 * 1000 * 1000; /* a signal handler cannot signal the condition: poll */
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    double t0 = fs_mono_s();
+    pthread_cond_timedwait(&g->moved, &g->lock, &ts);
+    return fs_mono_s() - t0;
+}
+
+/* With g->lock held: the next item for a builder, waiting while g->ahead built kernels wait
+ * for a probe (unless no probe worker is left); NULL when all are taken or on a stop. */
+static struct item *take_build(struct stage *g)
+{
+    for (;;) {
+        if (stopped(g) || g->next >= g->count)
+            return NULL;
+        if (!g->ahead || !g->probers || g->q_tail - g->q_head < g->ahead)
+            return &g->items[g->next++];
+        g->build_wait_s += wait_moved(g);
+    }
+}
+
+/* With g->lock held: the next item to probe, waiting while builders may still queue one;
+ * NULL when the queue is empty and every builder is done, or on a stop. */
+static struct item *take_probe(struct stage *g)
+{
+    for (;;) {
+        if (stopped(g))
+            return NULL;
+        if (g->q_head < g->q_tail) {
+            g->probes_running++;
+            return &g->items[g->queue[g->q_head++]];
+        }
+        if (!g->builders)
+            return NULL;
+        g->probe_wait_s += wait_moved(g);
+    }
+}
+
+static void *pool_worker(void *arg)
+{
+    struct worker *w = arg;
+    struct stage *g = w->g;
+    struct item *it;
+    pthread_mutex_lock(&g->lock);
+    while ((it = w->probe ? take_probe(g) : take_build(g))) {
+        pthread_cond_broadcast(&g->moved); /* a builder waiting on the bound may go on */
+        pthread_mutex_unlock(&g->lock);
+        (w->probe ? probe_one : build_one)(g, it, w->slot);
+        pthread_mutex_lock(&g->lock);
+    }
+    if (w->probe)
+        g->probers--;
+    else
+        g->builders--;
+    pthread_cond_broadcast(&g->moved);
+    pthread_mutex_unlock(&g->lock);
+    return NULL;
+}
+
+/* Start n workers of a kind on slots first..; returns how many started (counted in g). */
+static int start(pthread_t *t, struct worker *w, struct stage *g, int n, int first, int probe)
+{
+    int started = 0;
+    pthread_mutex_lock(&g->lock);
+    *(probe ? &g->probers : &g->builders) = n;
+    pthread_mutex_unlock(&g->lock);
+    for (int i = 0; i < n; i++) {
+        w[i] = (struct worker){ g, first + i, probe };
+        if (pthread_create(&t[i], NULL, pool_worker, &w[i]) != 0)
+            break;
+        started++;
+    }
+    pthread_mutex_lock(&g->lock);
+    *(probe ? &g->probers : &g->builders) -= n - started;
+    pthread_mutex_unlock(&g->lock);
+    return started;
+}
+
+static void log_resolver(const struct isoresolve *r)
+{
+    int served, fallback, starts;
+    isoresolve_stats(r, &served, &fallback, &starts);
+    if (served + fallback == 0)
+        return;
+    char a[24], b[24], c[24];
+    snprintf(a, sizeof a, "%d", served);
+    snprintf(b, sizeof b, "%d", fallback);
+    snprintf(c, sizeof c, "%d", starts);
+    log_event(LOG_INFO, "repair_lookups", "isolate", a, "text", b, "service_starts", c, NULL);
+}
+
+/* The builds are over: the repairs' lookup service goes, the build bar too (its summary line is
+ * logged), a "probe" bar counts the probes still queued or running. */
+static void builds_done(struct stage *g)
+{
+    if (g->resolver) {
+        log_resolver(g->resolver);
+        isoresolve_free(g->resolver);
+        g->resolver = NULL;
+    }
+    pthread_mutex_lock(&g->lock);
+    struct progress *done = g->bar;
+    g->bar = NULL;
+    g->builds_end_s = fs_mono_s();
+    size_t left = g->q_tail - g->probes_done;
+    if (g->probing && left && !stopped(g)) {
+        g->bar = progress_new("probe", left);
+        g->bar_is_probe = 1;
+    }
+    pthread_mutex_unlock(&g->lock);
+    progress_free(done);
+}
+
+void pool_run(struct stage *g, int builders, int probers)
+{
+    if (!g->probing)
+        probers = 0;
+    pthread_t *t = xcalloc((size_t)(builders + probers), sizeof(*t));
+    struct worker *w = xcalloc((size_t)(builders + probers + 1), sizeof(*w));
+    int nb = start(t, w, g, builders, 0, 0);
+    if (!nb) { /* no thread: this one builds, after the probe workers started */
+        g->builders = 1;
+        w[builders + probers] = (struct worker){ g, 0, 0 };
+    }
+    int np = probers ? start(t + builders, w + builders, g, probers, builders, 1) : 0;
+    if (!nb)
+        pool_worker(&w[builders + probers]);
+    for (int i = 0; i < nb; i++)
+        pthread_join(t[i], NULL);
+    builds_done(g);
+    if (probers && !np) { /* no probe thread: this one probes what was queued */
+        g->probers = 1;
+        w[builders] = (struct worker){ g, builders, 1 };
+        pool_worker(&w[builders]);
+    }
+    for (int i = 0; i < np; i++)
+        pthread_join(t[builders + i], NULL);
+    progress_free(g->bar);
+    g->bar = NULL;
+    free(t);
+    free(w);
+}

@@ -1,0 +1,40 @@
+/* What the execute stage writes to the store: one build's result (builds, build_attempts,
+ * failures, kernels.status), one probe's (probes, kernels.status/binding, failures), the probed
+ * GPU. Each write is one transaction, so a killed run loses at most the items in flight. Not
+ * thread-safe: execute.c calls these under its stage lock, on its one store connection. */
+#ifndef LSCAT_EXECUTE_RECORD_H
+#define LSCAT_EXECUTE_RECORD_H
+
+#include "dataset/store.h"
+#include "execute/build.h"
+#include "execute/probe.h"
+
+#include <stdint.h>
+
+struct record_ctx {
+    struct store *s;
+    const struct build_env *env; /* arch, nvcc version, flags of the builds */
+    int64_t run_id;
+    int64_t gpu_id;              /* gpus.id of the probed GPU (record_gpu) */
+};
+
+/* The kernel's previous build (same arch), as loaded before the run; NULLs when none. */
+struct record_prev {
+    const char *key, *status;
+};
+
+/* Record kernel `id`'s build `r` under cache key `key`. A rebuild with the previous build's key
+ * (its binary was gone) keeps the kernel's probes and verdict; another key drops them.
+ * 0 or a negative code (lscat_error_last()). */
+int record_build(const struct record_ctx *c, const char *id, const struct record_prev *prev,
+                 const char *key, const struct build_result *r);
+
+/* Record the probe `p` of kernel `id`'s harness built under `key` on c->gpu_id. */
+int record_probe(const struct record_ctx *c, const char *id, const char *key,
+                 const struct probe_result *p);
+
+/* Insert the GPU (or the stand-in row "none" when gpu is NULL: --probe-anyway without a
+ * device) unless known; *out its gpus.id. */
+int record_gpu(int64_t *out, struct store *s, const struct gpu_info *gpu);
+
+#endif

@@ -1,0 +1,63 @@
+/* Internal to the execute stage: the state one `lscat execute` run shares between its setup
+ * (execute.c) and its two worker pools (pool.c): builders take kernels in id order, a kernel
+ * that is built (or cached) and needs a probe goes on a FIFO that the probe workers take from,
+ * while the builders go on. Everything shared is guarded by `lock`; the store is only used
+ * under it (one connection, one writer). */
+#ifndef LSCAT_EXECUTE_STAGE_H
+#define LSCAT_EXECUTE_STAGE_H
+
+#include "common/progress.h"
+#include "execute/build.h"
+#include "execute/execute.h"
+#include "execute/isoresolve.h"
+#include "execute/record.h"
+
+#include <pthread.h>
+#include <stddef.h>
+
+struct item {
+    char *id, *dir, *repo_root, *old_key, *old_status, *old_binary, *old_class;
+    char *params;       /* kernels.params (the probe: which bindings matter, is2d) */
+    int reprobe;        /* probed before with this build, but the probe plan changed since */
+    char *probed_key;   /* the cache key this GPU already probed (NULL: none) */
+    char *probe_key;    /* set by the builder when it queues the item for a probe: the build's */
+    char *probe_binary; /* cache key and absolute harness path */
+};
+
+struct stage {
+    struct store *s;
+    const char *work_dir;
+    const struct execute_options *o;
+    const char *arch;          /* the architecture list builds are for */
+    struct record_ctx rec;     /* the store writes (record.h): run, GPU, build env */
+    struct build_env env;
+    struct isoresolve *resolver; /* the repairs' lookup service: freed when the builds end */
+    pthread_mutex_t core_lock; /* the timing core's one-time build */
+    struct item *items;
+    size_t count, alloc, next; /* next: the first item no builder took yet */
+    pthread_mutex_t lock;      /* guards what follows, the store, counts and bars */
+    pthread_cond_t moved;      /* the queue or the number of builders changed */
+    int probing;               /* probes run beside the builds */
+    size_t *queue;             /* item indices waiting for a probe, FIFO (capacity count) */
+    size_t q_head, q_tail;
+    size_t ahead;              /* builders wait while this many wait for a probe; 0: no bound */
+    int builders, probers;     /* workers still running */
+    size_t probes_done, probes_running;
+    double build_wait_s, probe_wait_s;
+    double builds_end_s;       /* fs_mono_s() when the last builder finished */
+    struct execute_counts *c;
+    struct progress *bar;      /* "build" while builders run, then "probe" */
+    int bar_is_probe;
+    int device;
+    char gpu_uuid[96];         /* the probed GPU's lock name (common/gpulock.h), "" when none */
+    char *sanitizer;
+    int store_failed;
+    char *store_error;         /* the first store error of a worker (errors are per thread) */
+};
+
+/* Run the builders (`builders` threads, sandbox slots 0..) and, when g->probing, the probe
+ * workers (`probers` threads, the slots after) over g->items until both are drained, a stop
+ * or a store failure. Returns when every worker is done. */
+void pool_run(struct stage *g, int builders, int probers);
+
+#endif
