@@ -288,8 +288,8 @@ static void hash_tree(struct sha256 *c, const char *dir, const char *rel, int de
     free(names);
 }
 
-int build_cache_key(char out[65], const struct build_env *env, const char *kernel_id,
-                    const char *kernel_dir)
+int build_cache_key(char out[65], char probe_out[65], const struct build_env *env,
+                    const char *kernel_id, const char *kernel_dir)
 {
     struct sha256 c;
     unsigned char d[32];
@@ -312,6 +312,16 @@ int build_cache_key(char out[65], const struct build_env *env, const char *kerne
             hash_tree(&c, inc, "include", 0);
         sha256_update(&c, env->nvcc_version, strlen(env->nvcc_version) + 1);
         sha256_update(&c, env->flags_text, strlen(env->flags_text) + 1);
+        if (probe_out) { /* everything so far, under its own name: never equal to a build key */
+            struct sha256 p = c;
+            unsigned char pd[32];
+            sha256_final(&p, pd);
+            sha256_init(&p);
+            sha256_update(&p, PROBE_KEY_VERSION, sizeof(PROBE_KEY_VERSION));
+            sha256_update(&p, pd, sizeof(pd));
+            sha256_final(&p, pd);
+            sha256_to_hex(probe_out, pd);
+        }
         sha256_update(&c, env->core_hash, 64);
         sha256_final(&c, d);
         sha256_to_hex(out, d);

@@ -50,9 +50,16 @@ char *build_find_share_dir(void);
 
 /* The cache key of a kernel folder: sha256 over the kernel's id, kernel.cu, harness.cu,
  * include/ (paths and contents), nvcc version, flags, timing core and repair versions. The id
- * keeps two kernels with identical files (possible with hand-made folders) in two folders. */
-int build_cache_key(char out[65], const struct build_env *env, const char *kernel_id,
-                    const char *kernel_dir);
+ * keeps two kernels with identical files (possible with hand-made folders) in two folders.
+ * `probe_out` (may be NULL) receives the probe key: the same inputs except the timing core's
+ * hash (a harness's --probe path launches and synchronises without the core's measurement;
+ * docs/execute.md "Probe key"), hashed again under PROBE_KEY_VERSION so that it never equals a
+ * build key. probes.cache_key holds it. */
+int build_cache_key(char out[65], char probe_out[65], const struct build_env *env,
+                    const char *kernel_id, const char *kernel_dir);
+
+/* The name the probe key is hashed under; a new one re-probes every kernel once. */
+#define PROBE_KEY_VERSION "lscat-execute probe key v1"
 
 struct build_attempt {
     int ok;

@@ -190,12 +190,13 @@ int main(int argc, char **argv)
     }
     if (rc == 0) {
         execute_counts_json(&counts, &c);
-        log_info("execute: %d kernels, %d cached, %d built (%d after repair), %d failed to "
-                 "build, %d probed (%d with 2D blocks only, %d again for the 2D plan): %d "
-                 "runnable (%d with a non-default binding, %d clean at small sizes only), %d "
-                 "failed%s",
+        log_info("execute: %d kernels, %d cached, %d built (%d after repair, %d keeping "
+                 "their probes), %d failed to build, %d probed (%d with 2D blocks only, %d "
+                 "again for the 2D plan): %d runnable (%d with a non-default binding, %d clean "
+                 "at small sizes only), %d failed%s",
                  c.kernels, c.cached, c.built_first_try + c.built_after_repair,
-                 c.built_after_repair, c.build_failed, c.probed, c.probed_2d, c.reprobed,
+                 c.built_after_repair, c.probes_kept, c.build_failed, c.probed, c.probed_2d,
+                 c.reprobed,
                  c.runnable, c.rebound, c.small_only, c.probe_failed,
                  c.gpu_present || c.probed ? "" : " (probing needs a CUDA device)");
         if (c.interrupted)

@@ -44,6 +44,7 @@ static void item_free(struct item *it)
     free(it->params);
     free(it->probed_key);
     free(it->probe_key);
+    free(it->probe_build);
     free(it->probe_binary);
 }
 
@@ -64,19 +65,21 @@ static char *dup_col(struct store_stmt *st, int col)
     "coalesce(p.sanitizer, '') NOT IN ('out_of_bounds', 'errors') AND "                        \
     "coalesce(p.detail, '') NOT LIKE 'small sizes only%')"
 
+/* The kernels to build with their previous build (same arch) and, on the probed GPU, their
+ * probe's key and whether the probe plan changed since; whether a probe (any GPU) holds the
+ * build's key (stored before probe keys: pool.c rekeys it when the build key is unchanged). */
 static int load_items(struct stage *g)
 {
     struct store_stmt *st = NULL;
     int rc = store_prepare(&st, g->s,
         "SELECT k.id, k.dir, (SELECT s.root FROM kernel_occurrences o JOIN sources s ON "
         "s.id = o.source_id WHERE o.kernel_id = k.id ORDER BY s.id LIMIT 1), b.cache_key, "
-        "b.status, b.binary_path, b.error_class, k.params, (SELECT p.cache_key FROM probes p "
-        "WHERE p.kernel_id = k.id AND p.gpu_id = ?1 AND p.cache_key = b.cache_key AND NOT ("
-        PROBE_PLAN_CHANGED ")), EXISTS (SELECT 1 FROM probes p WHERE p.kernel_id = k.id AND "
-        "p.gpu_id = ?1 AND p.cache_key = b.cache_key) FROM kernels "
-        "k LEFT JOIN builds b ON b.kernel_id = k.id AND b.arch = ?2 WHERE k.status IN "
-        "('isolated','built','build_failed','runnable','probe_failed') AND (?3 IS NULL OR k.id "
-        "LIKE ?3 || '%') ORDER BY k.id");
+        "b.status, b.binary_path, b.error_class, k.params, p.cache_key, coalesce(("
+        PROBE_PLAN_CHANGED "), 0), EXISTS (SELECT 1 FROM probes q WHERE q.kernel_id = k.id AND "
+        "q.cache_key = b.cache_key) FROM kernels k LEFT JOIN builds b ON b.kernel_id = k.id AND "
+        "b.arch = ?2 LEFT JOIN probes p ON p.kernel_id = k.id AND p.gpu_id = ?1 WHERE k.status "
+        "IN ('isolated','built','build_failed','runnable','probe_failed') AND (?3 IS NULL OR "
+        "k.id LIKE ?3 || '%') ORDER BY k.id");
     if (rc == 0)
         rc = store_bind(st, "itt", g->rec.gpu_id, g->arch, g->o->kernel);
     while (rc == 0 && (rc = store_step(st)) == STORE_ROW) {
@@ -92,7 +95,8 @@ static int load_items(struct stage *g)
         it->old_class = dup_col(st, 6);
         it->params = dup_col(st, 7);
         it->probed_key = dup_col(st, 8);
-        it->reprobe = !it->probed_key && store_col_int(st, 9); /* probed, plan changed since */
+        it->plan_changed = it->probed_key && store_col_int(st, 9);
+        it->legacy = store_col_int(st, 10) != 0;
         rc = 0;
     }
     store_finalize(st);
@@ -295,13 +299,13 @@ void execute_counts_json(char **out, const struct execute_counts *c)
     *out = xasprintf("{\"kernels\":%d,\"cached\":%d,\"built_first_try\":%d,"
                      "\"built_after_repair\":%d,\"build_failed\":%d,\"probed\":%d,"
                      "\"runnable\":%d,\"rebound\":%d,\"small_only\":%d,\"probed_2d\":%d,"
-                     "\"reprobed\":%d,\"probe_failed\":%d,"
+                     "\"reprobed\":%d,\"probes_kept\":%d,\"rekeyed\":%d,\"probe_failed\":%d,"
                      "\"out_of_bounds\":%d,\"errors\":%d,\"gpu_present\":%d,"
                      "\"built_while_probing\":%d,\"interrupted\":%d,\"build_wall_s\":%.3f,"
                      "\"build_wait_s\":%.3f,\"probe_wait_s\":%.3f}",
                      c->kernels, c->cached, c->built_first_try, c->built_after_repair,
                      c->build_failed, c->probed, c->runnable, c->rebound, c->small_only,
-                     c->probed_2d, c->reprobed, c->probe_failed, c->out_of_bounds, c->errors,
+                     c->probed_2d, c->reprobed, c->probes_kept, c->rekeyed, c->probe_failed, c->out_of_bounds, c->errors,
                      c->gpu_present, c->built_while_probing, c->interrupted, c->build_wall_s, c->build_wait_s,
                      c->probe_wait_s);
 }

@@ -43,8 +43,12 @@ struct execute_counts {
     int rebound;             /* runnable with a binding other than the default */
     int small_only;          /* runnable, but no binding ran clean at --probe-size */
     int probed_2d;           /* probed with 2D blocks only (params say is2d) */
-    int reprobed;            /* probed again although probed before with this build: a 2D
-                                kernel whose probe predates the 2D-only plan and could change */
+    int reprobed;            /* probed again although probed before with this probe key: a
+                                2D kernel whose probe predates the 2D-only plan and could change */
+    int probes_kept;         /* rebuilt under a new build key with the same probe key (a new
+                                timing core): probes and verdict stand, no probe again */
+    int rekeyed;             /* kernels whose probes older lscat stored under the build key got
+                                the probe key (their build key unchanged): no probe again */
     int errors;              /* could not be tried (I/O): reported, not recorded as failures */
     int gpu_present;
     int built_while_probing; /* builds (not cached) that finished while a probe ran */

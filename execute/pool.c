@@ -51,18 +51,41 @@ static void count_build(struct execute_counts *c, const struct build_result *r)
         c->built_after_repair++;
 }
 
-/* With g->lock held: queue item `it`, built ok as `key` into `binary` (absolute, taken), for a
- * probe unless probes are off or this GPU probed that very build. */
-static void queue_probe(struct stage *g, struct item *it, const char *key, char *binary)
+/* With g->lock held: queue item `it`, built ok as `key` (probe key `pkey`) into `binary`
+ * (absolute, taken), for a probe unless probes are off or this GPU probed that probe key under
+ * the current probe plan. */
+static void queue_probe(struct stage *g, struct item *it, const char *key, const char *pkey,
+                        char *binary)
 {
-    if (!g->probing || (it->probed_key && strcmp(it->probed_key, key) == 0)) {
+    int probed = it->probed_key && strcmp(it->probed_key, pkey) == 0;
+    if (!g->probing || (probed && !it->plan_changed)) {
         free(binary);
         return;
     }
-    it->probe_key = xstrdup(key);
+    it->reprobe = probed; /* probed, the plan changed since */
+    it->probe_key = xstrdup(pkey);
+    it->probe_build = xstrdup(key);
     it->probe_binary = binary;
     g->queue[g->q_tail++] = (size_t)(it - g->items);
     pthread_cond_broadcast(&g->moved);
+}
+
+/* With g->lock held: probes that older lscat stored under the build key (probes.cache_key was
+ * the build's) are probes of the probe key when that build key is the kernel's key still: it
+ * covers every input of the probe key. Anything else under an old build key is probed again. */
+static int rekey_legacy(struct stage *g, struct item *it, const char *key, const char *pkey)
+{
+    if (!it->legacy || !it->old_key || strcmp(it->old_key, key) != 0)
+        return 0;
+    if (record_rekey_probes(&g->rec, it->id, key, pkey) < 0)
+        return -1;
+    if (it->probed_key && strcmp(it->probed_key, key) == 0) {
+        free(it->probed_key);
+        it->probed_key = xstrdup(pkey);
+    }
+    it->legacy = 0;
+    g->c->rekeyed++;
+    return 0;
 }
 
 static void build_note(struct stage *g)
@@ -76,14 +99,22 @@ static void build_note(struct stage *g)
 
 static void build_one(struct stage *g, struct item *it, int slot)
 {
-    char key[65];
+    char key[65], pkey[65];
     struct build_result r;
-    int rc = build_cache_key(key, &g->env, it->id, it->dir);
+    int rc = build_cache_key(key, pkey, &g->env, it->id, it->dir);
+    if (rc == 0 && it->legacy) {
+        pthread_mutex_lock(&g->lock);
+        if (rekey_legacy(g, it, key, pkey) < 0)
+            store_failure(g), rc = -1;
+        pthread_mutex_unlock(&g->lock);
+        if (rc < 0)
+            return;
+    }
     if (rc == 0 && is_cached(it, key)) {
         pthread_mutex_lock(&g->lock);
         g->c->cached++;
         if (strcmp(it->old_status, "ok") == 0)
-            queue_probe(g, it, key, xstrdup(it->old_binary));
+            queue_probe(g, it, key, pkey, xstrdup(it->old_binary));
         progress_add(g->bar, 1);
         pthread_mutex_unlock(&g->lock);
         return;
@@ -105,7 +136,8 @@ static void build_one(struct stage *g, struct item *it, int slot)
         memset(&r, 0, sizeof(r)), buf_init(&r.fixes, 0);
     struct record_prev prev = { it->old_key, it->old_status };
     pthread_mutex_lock(&g->lock);
-    if (rc == 0 && record_build(&g->rec, it->id, &prev, key, &r) < 0) {
+    int kept = rc == 0 ? record_build(&g->rec, it->id, &prev, key, pkey, &r) : 0;
+    if (kept < 0) {
         store_failure(g);
         rc = -1;
     }
@@ -115,9 +147,10 @@ static void build_one(struct stage *g, struct item *it, int slot)
         log_event(LOG_DEBUG, "built", "kernel", it->id, "status", r.ok ? "ok" : "failed",
                   "class", r.ok ? "none" : classify_name(r.final_class), "fixes", r.fixes.data,
                   NULL);
+        g->c->probes_kept += kept; /* a new build key, the same probe key: its probes stand */
         if (r.ok)
-            queue_probe(g, it, key, r.binary_path[0] == '/' ? xstrdup(r.binary_path)
-                                                             : fs_join(g->work_dir, r.binary_path));
+            queue_probe(g, it, key, pkey, r.binary_path[0] == '/' ? xstrdup(r.binary_path)
+                                                                   : fs_join(g->work_dir, r.binary_path));
     } else {
         g->c->errors++;
         log_event(LOG_WARN, "build_error", "kernel", it->id, "error", lscat_error_last(), NULL);
@@ -153,7 +186,7 @@ static void count_probe(struct stage *g, const struct item *it, const struct pro
 static void probe_one(struct stage *g, struct item *it, int slot)
 {
     struct probe_result p;
-    char *scratch = xasprintf("%s/builds/%s/probe-%lld", g->work_dir, it->probe_key,
+    char *scratch = xasprintf("%s/builds/%s/probe-%lld", g->work_dir, it->probe_build,
                               (long long)g->rec.gpu_id);
     struct probe_options po = PROBE_OPTIONS_INIT;
     po.harness = it->probe_binary;

@@ -69,29 +69,38 @@ static int insert_failure(const struct record_ctx *c, const char *id, const char
 }
 
 int record_build(const struct record_ctx *c, const char *id, const struct record_prev *prev,
-                 const char *key, const struct build_result *r)
+                 const char *key, const char *probe_key, const struct build_result *r)
 {
     const struct build_attempt *last = &r->att[r->attempts ? r->attempts - 1 : 0];
-    int64_t bid = 0;
+    int64_t bid = 0, kept = 0;
     int rc = store_begin(c->s);
     if (rc == 0)
         rc = insert_build(&bid, c, id, key, r); /* rows left by a tool that deleted builds */
     if (rc >= 0)                                /* without foreign keys on go too */
         rc = insert_attempts(c, bid, r);
     /* The same cache key rebuilt (its binary was gone, e.g. a fresh GPU node with the store
-     * carried over) is the same harness: its probes and their verdict stand. */
-    int same = r->ok && prev->key && strcmp(prev->key, key) == 0 && prev->status &&
-               strcmp(prev->status, "ok") == 0;
-    if (rc >= 0 && same)
+     * carried over) is the same harness, and another build key with the same probe key (a new
+     * timing core) is the same harness as far as a probe goes: its probes and their verdict
+     * stand. Probes under any other key describe other sources: they go. */
+    int ok_before = r->ok && prev->status && strcmp(prev->status, "ok") == 0;
+    int same = ok_before && prev->key && strcmp(prev->key, key) == 0;
+    if (rc >= 0 && ok_before && !same)
+        rc = store_query_int(&kept, c->s, "SELECT EXISTS (SELECT 1 FROM probes WHERE kernel_id "
+                             "= ? AND cache_key = ?)", "tt", id, probe_key);
+    int keep = same || kept;
+    if (rc >= 0 && keep)
+        rc = store_run(c->s, "DELETE FROM probes WHERE kernel_id = ? AND cache_key IS NOT ?",
+                       "tt", id, probe_key);
+    if (rc >= 0 && keep)
         rc = store_run(c->s, "UPDATE kernels SET status = CASE WHEN EXISTS (SELECT 1 FROM probes "
                        "WHERE kernel_id = ?1 AND cache_key = ?2) THEN status ELSE 'built' END "
-                       "WHERE id = ?1", "tt", id, key);
-    if (rc >= 0 && !same)
+                       "WHERE id = ?1", "tt", id, probe_key);
+    if (rc >= 0 && !keep)
         rc = store_run(c->s, "UPDATE kernels SET status = ? WHERE id = ?", "tt",
                        r->ok ? "built" : "build_failed", id);
-    if (rc >= 0 && !same)
+    if (rc >= 0 && !keep)
         rc = store_run(c->s, "DELETE FROM probes WHERE kernel_id = ?", "t", id);
-    if (rc >= 0 && !same)
+    if (rc >= 0 && !keep)
         rc = store_run(c->s, "DELETE FROM failures WHERE stage = 'execute' AND kernel_id = ?",
                        "t", id);
     if (rc >= 0 && !r->ok)
@@ -100,10 +109,18 @@ int record_build(const struct record_ctx *c, const char *id, const struct record
         rc = store_commit(c->s);
     else
         store_rollback(c->s);
+    return rc < 0 ? rc : kept != 0;
+}
+
+int record_rekey_probes(const struct record_ctx *c, const char *id, const char *key,
+                        const char *probe_key)
+{
+    int rc = store_run(c->s, "UPDATE probes SET cache_key = ? WHERE kernel_id = ? AND "
+                       "cache_key = ?", "ttt", probe_key, id, key);
     return rc < 0 ? rc : 0;
 }
 
-int record_probe(const struct record_ctx *c, const char *id, const char *key,
+int record_probe(const struct record_ctx *c, const char *id, const char *probe_key,
                  const struct probe_result *p)
 {
     char now[32];
@@ -116,7 +133,7 @@ int record_probe(const struct record_ctx *c, const char *id, const char *key,
                        "sanitizer, sanitizer_detail, cache_key, probe_s, probed_at, run_id, "
                        "binding, bindings) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", "titttttdtitt",
                        id, c->gpu_id, outcome, p->detail, p->sanitizer, p->sanitizer_detail,
-                       key, p->probe_s, now, c->run_id, p->binding, p->bindings);
+                       probe_key, p->probe_s, now, c->run_id, p->binding, p->bindings);
     if (rc >= 0) /* the binding tune launches it with: the one that ran clean */
         rc = store_run(c->s, "UPDATE kernels SET status = ?, binding = ? WHERE id = ?", "ttt",
                        ok ? "runnable" : "probe_failed", ok ? p->binding : NULL, id);

@@ -23,14 +23,23 @@ struct record_prev {
     const char *key, *status;
 };
 
-/* Record kernel `id`'s build `r` under cache key `key`. A rebuild with the previous build's key
- * (its binary was gone) keeps the kernel's probes and verdict; another key drops them.
- * 0 or a negative code (lscat_error_last()). */
+/* Record kernel `id`'s build `r` under cache key `key`, whose probe key (build_cache_key) is
+ * `probe_key`. A rebuild with the previous build's key (its binary was gone) or, after an ok
+ * build, with a probe of the same probe key (only the timing core changed) keeps the kernel's
+ * probes of that probe key and its verdict; otherwise its probes go and it is 'built' again.
+ * 1 when probes stood under a new build key, 0, or a negative code (lscat_error_last()). */
 int record_build(const struct record_ctx *c, const char *id, const struct record_prev *prev,
-                 const char *key, const struct build_result *r);
+                 const char *key, const char *probe_key, const struct build_result *r);
 
-/* Record the probe `p` of kernel `id`'s harness built under `key` on c->gpu_id. */
-int record_probe(const struct record_ctx *c, const char *id, const char *key,
+/* Probes stored by lscat before probe keys hold the build's cache key. When the kernel's build
+ * key is unchanged (all its inputs, core included, are the same) those probes are probes of
+ * `probe_key`: rewrite their cache_key (all GPUs). One statement, its own transaction. */
+int record_rekey_probes(const struct record_ctx *c, const char *id, const char *key,
+                        const char *probe_key);
+
+/* Record the probe `p` of kernel `id`'s harness, whose probe key is `probe_key`, on
+ * c->gpu_id. */
+int record_probe(const struct record_ctx *c, const char *id, const char *probe_key,
                  const struct probe_result *p);
 
 /* Insert the GPU (or the stand-in row "none" when gpu is NULL: --probe-anyway without a

@@ -18,10 +18,13 @@
 struct item {
     char *id, *dir, *repo_root, *old_key, *old_status, *old_binary, *old_class;
     char *params;       /* kernels.params (the probe: which bindings matter, is2d) */
-    int reprobe;        /* probed before with this build, but the probe plan changed since */
-    char *probed_key;   /* the cache key this GPU already probed (NULL: none) */
-    char *probe_key;    /* set by the builder when it queues the item for a probe: the build's */
-    char *probe_binary; /* cache key and absolute harness path */
+    char *probed_key;   /* probes.cache_key of this GPU's probe of the kernel (NULL: none) */
+    int plan_changed;   /* that probe predates the 2D plan and its verdict could change */
+    int legacy;         /* a probe (any GPU) holds the kernel's build key: older lscat's */
+    int reprobe;        /* probed before with this probe key, but the probe plan changed since */
+    char *probe_key;    /* set by the builder when it queues the item for a probe: its probe */
+    char *probe_build;  /* key (recorded), build key (the scratch folder under builds/) and */
+    char *probe_binary; /* absolute harness path */
 };
 
 struct stage {
