@@ -104,8 +104,10 @@ static void build_one(struct stage *g, struct item *it, int slot)
     int rc = build_cache_key(key, pkey, &g->env, it->id, it->dir);
     if (rc == 0 && it->legacy) {
         pthread_mutex_lock(&g->lock);
-        if (rekey_legacy(g, it, key, pkey) < 0)
-            store_failure(g), rc = -1;
+        if (rekey_legacy(g, it, key, pkey) < 0) {
+            store_failure(g);
+            rc = -1;
+        }
         pthread_mutex_unlock(&g->lock);
         if (rc < 0)
             return;

@@ -81,14 +81,15 @@ int record_build(const struct record_ctx *c, const char *id, const struct record
     /* The same cache key rebuilt (its binary was gone, e.g. a fresh GPU node with the store
      * carried over) is the same harness, and another build key with the same probe key (a new
      * timing core) is the same harness as far as a probe goes: its probes and their verdict
-     * stand. Probes under any other key describe other sources: they go. */
+     * stand. With a new build key, probes under any other key describe other sources (or
+     * could): they go. */
     int ok_before = r->ok && prev->status && strcmp(prev->status, "ok") == 0;
     int same = ok_before && prev->key && strcmp(prev->key, key) == 0;
     if (rc >= 0 && ok_before && !same)
         rc = store_query_int(&kept, c->s, "SELECT EXISTS (SELECT 1 FROM probes WHERE kernel_id "
                              "= ? AND cache_key = ?)", "tt", id, probe_key);
     int keep = same || kept;
-    if (rc >= 0 && keep)
+    if (rc >= 0 && kept && !same) /* as a new build key always did with the others */
         rc = store_run(c->s, "DELETE FROM probes WHERE kernel_id = ? AND cache_key IS NOT ?",
                        "tt", id, probe_key);
     if (rc >= 0 && keep)

@@ -208,7 +208,9 @@ CREATE TABLE probes (
     sanitizer  TEXT,                       -- compute-sanitizer verdict when --sanitize:
                                            -- 'clean', 'out_of_bounds', 'errors', 'unavailable', 'timeout'
     sanitizer_detail TEXT,                 -- its first report line
-    cache_key  TEXT,                       -- the build (builds.cache_key) that was probed
+    cache_key  TEXT,                       -- the probe key of the harness probed: the build
+                                           -- key's inputs but the timing core (docs/execute.md
+                                           -- "Probe key"); older lscat stored the build key
     probe_s    REAL,
     probed_at  TEXT NOT NULL,
     run_id     INTEGER REFERENCES stage_runs(id),
