@@ -151,8 +151,9 @@ static void build_one(struct stage *g, struct item *it, int slot)
                   NULL);
         g->c->probes_kept += kept; /* a new build key, the same probe key: its probes stand */
         if (r.ok)
-            queue_probe(g, it, key, pkey, r.binary_path[0] == '/' ? xstrdup(r.binary_path)
-                                                                   : fs_join(g->work_dir, r.binary_path));
+            queue_probe(g, it, key, pkey,
+                        r.binary_path[0] == '/' ? xstrdup(r.binary_path)
+                                                : fs_join(g->work_dir, r.binary_path));
     } else {
         g->c->errors++;
         log_event(LOG_WARN, "build_error", "kernel", it->id, "error", lscat_error_last(), NULL);
