@@ -65,8 +65,10 @@ static char *dup_col(struct store_stmt *st, int col)
     "coalesce(p.sanitizer, '') NOT IN ('out_of_bounds', 'errors') AND "                        \
     "coalesce(p.detail, '') NOT LIKE 'small sizes only%')"
 
-/* The kernels to build with their previous build (same arch) and, on the probed GPU, their
- * probe's key and whether the probe plan changed since; whether a probe (any GPU) holds the
+/* The kernels to build with their previous build (same arch) and, on the probed GPU's model
+ * (gpus.name: a probe's verdict is the model's, as tune's measurements are; this GPU's own probe
+ * first, else the newest of another GPU of the model), their probe's key and whether the probe
+ * plan changed since; whether a probe (any GPU) holds the
  * build's key (stored before probe keys: pool.c rekeys it when the build key is unchanged). */
 static int load_items(struct stage *g)
 {
@@ -77,7 +79,9 @@ static int load_items(struct stage *g)
         "b.status, b.binary_path, b.error_class, k.params, p.cache_key, coalesce(("
         PROBE_PLAN_CHANGED "), 0), EXISTS (SELECT 1 FROM probes q WHERE q.kernel_id = k.id AND "
         "q.cache_key = b.cache_key) FROM kernels k LEFT JOIN builds b ON b.kernel_id = k.id AND "
-        "b.arch = ?2 LEFT JOIN probes p ON p.kernel_id = k.id AND p.gpu_id = ?1 WHERE k.status "
+        "b.arch = ?2 LEFT JOIN probes p ON p.rowid = (SELECT q.rowid FROM probes q JOIN gpus gq ON "
+        "gq.id = q.gpu_id WHERE q.kernel_id = k.id AND gq.name = (SELECT name FROM gpus WHERE "
+        "id = ?1) ORDER BY q.gpu_id = ?1 DESC, q.probed_at DESC LIMIT 1) WHERE k.status "
         "IN ('isolated','built','build_failed','runnable','probe_failed') AND (?3 IS NULL OR "
         "k.id LIKE ?3 || '%') ORDER BY k.id");
     if (rc == 0)

@@ -349,6 +349,28 @@ static void test_execute__probes_under_the_build_key_are_taken_over_while_it_sta
     snap_release(&a2);
 }
 
+/* A probe's verdict is its GPU model's: another GPU of the model (a new node, a store merged
+ * from another) probes nothing again; another model probes everything. */
+static void test_execute__another_gpu_of_the_model_keeps_the_probes_another_model_probes(void)
+{
+    need_run();
+    struct execute_options o = options();
+    struct execute_counts c;
+    CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
+    CHECK_INT(c.probed, ==, 0);
+    CHECK_OK(store_run(env.s, "UPDATE gpus SET uuid = 'GPU-twin' WHERE uuid = 'none'", NULL));
+    CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id)); /* registers a new 'none' */
+    CHECK_INT(c.cached, ==, 2);
+    CHECK_INT(c.probed, ==, 0);
+    int64_t n = 0;
+    CHECK_OK(store_query_int(&n, env.s, "SELECT count(*) FROM gpus", NULL));
+    CHECK(n >= 2);
+    CHECK_OK(store_run(env.s, "UPDATE gpus SET name = 'Another model'", NULL));
+    CHECK_OK(store_run(env.s, "UPDATE gpus SET uuid = 'GPU-other' WHERE uuid = 'none'", NULL));
+    CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
+    CHECK_INT(c.probed, ==, 2);
+}
+
 int main(void)
 {
     have_nvcc = fixture_have_nvcc();
@@ -358,6 +380,7 @@ int main(void)
     TEST_RUN(test_execute__an_edited_kernel_is_probed_again);
     TEST_RUN(test_execute__a_new_timing_core_and_an_edited_kernel_probe_only_that_kernel);
     TEST_RUN(test_execute__probes_under_the_build_key_are_taken_over_while_it_stands);
+    TEST_RUN(test_execute__another_gpu_of_the_model_keeps_the_probes_another_model_probes);
     unsetenv("LSCAT_SHARE_DIR");
     fixture_env_release(&env);
     free(share);
