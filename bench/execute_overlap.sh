@@ -28,30 +28,11 @@ chmod 755 "$T"
 trap 'rm -rf "$T"' EXIT
 export LSCAT_WORK=$T/work LSCAT_DB=$T/work/lscat.db LSCAT_LOCK_DIR=$T/locks
 lscat init -q
-FX=tests/execute/fixtures
-sql() { python3 -c 'import sqlite3, sys
-c = sqlite3.connect(sys.argv[1]); c.execute("PRAGMA foreign_keys = ON")
-c.executescript(sys.stdin.read()); c.commit()' "$LSCAT_DB"; }
-add_kernels() { # prefix count
-    local i id d
-    { echo "BEGIN;"
-      for i in $(seq 1 "$2"); do
-          id=$(printf "%s-%d" "$1" "$i" | sha256sum | cut -c1-64)
-          d=$LSCAT_WORK/kernels/${id:0:2}/$id
-          mkdir -p "$d/include"
-          sed "s/2.0f \* x\[i\]/$i.0f * x[i]/" "$FX/kernels/$FIXTURE/kernel.cu" >"$d/kernel.cu"
-          if [ -e "$FX/kernels/$FIXTURE/harness.cu" ]; then cp "$FX/kernels/$FIXTURE/harness.cu" "$d/"
-          else cp "$FX/harness.cu" "$d/"; fi
-          cp "$FX/harness_main.h" "$d/include/"
-          echo "INSERT INTO kernels(id, name, dir, params, param_count, created_at) VALUES ('$id', '$1$i', 'kernels/${id:0:2}/$id', '[]', 2, '2026-01-01T00:00:00Z');"
-      done
-      echo "COMMIT;"; } | sql
-}
+. bench/lib/execute.sh
 forget() { # builds and probes, not the timing core
     sql <<<"DELETE FROM probes; DELETE FROM builds; DELETE FROM failures; UPDATE kernels SET status = 'isolated';"
     find "$LSCAT_WORK/builds" -mindepth 1 -maxdepth 1 -not -name 'core-*' -exec rm -rf {} +
 }
-now() { date +%s.%N; }
 ex() { lscat execute -q --arch sm_90 -j "$N" --probe-jobs "$P" "$@" >/dev/null 2>&1 || true; }
 
 # Warm-up outside the timings: the timing core is compiled once per architecture list.
