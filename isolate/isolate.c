@@ -24,7 +24,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ISOLATE_VERSION "3" /* 3: closures bring function template specialisations */
+#define ISOLATE_VERSION "4" /* 3: closures bring function template specialisations; 4: a
+                              * named matrix's dimension (wA, hB, nA) keeps its role */
 
 extern const char harness_body_text[];
 

@@ -92,6 +92,11 @@ enum params_role params_role_of(const char *name)
     enum params_role r = role_of_word(joined);
     if (r != PARAMS_ROLE_UNKNOWN)
         return r;
+    /* A dimension of a named matrix: "wA", "hB", "nA", "rows_C" is the first word's role, not
+     * the letter's (a lone "a" or "b" reads as a scale factor). */
+    if (n == 2 && strlen(words[1]) == 1 && strchr("abc", words[1][0]) &&
+        (r = role_of_word(words[0])) != PARAMS_ROLE_UNKNOWN && r != PARAMS_ROLE_SCALE)
+        return r;
     if (strstr(joined, "width") || strstr(joined, "cols") || strstr(joined, "column"))
         return PARAMS_ROLE_WIDTH;
     if (strstr(joined, "height") || strstr(joined, "rows"))

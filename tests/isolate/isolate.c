@@ -30,6 +30,14 @@ static void test_params__roles_follow_common_names(void)
     CHECK_STR(params_role_name(params_role_of("alpha")), "scale");
     CHECK_STR(params_role_name(params_role_of("beta1")), "scale");
     CHECK_STR(params_role_name(params_role_of("seed")), "unknown");
+    /* a dimension of a named matrix (CUDA samples' matrixMul: wA, wB) */
+    CHECK_STR(params_role_name(params_role_of("wA")), "width");
+    CHECK_STR(params_role_name(params_role_of("wB")), "width");
+    CHECK_STR(params_role_name(params_role_of("hA")), "height");
+    CHECK_STR(params_role_name(params_role_of("nA")), "size");
+    CHECK_STR(params_role_name(params_role_of("rows_c")), "height");
+    CHECK_STR(params_role_name(params_role_of("a")), "scale"); /* alone it is still a factor */
+    CHECK_STR(params_role_name(params_role_of("alphaA")), "scale");
 }
 
 static void test_params__block_names_are_recognised(void)
