@@ -24,15 +24,6 @@ static struct fixture_env env;
 static char ids[2][65];
 static int ready, tuned;
 
-static int have_gpu(void)
-{
-    struct gpu_info *g = NULL;
-    int n = 0;
-    probe_list_gpus(&g, &n);
-    free(g);
-    return n > 0;
-}
-
 static void copy_file(const char *from, const char *to)
 {
     struct buf b = BUF_INIT;
@@ -86,7 +77,7 @@ static int64_t count(const char *sql, const char *id)
 
 static void test_gpu_bindings__execute_probes_the_golden_kernels(void)
 {
-    if (!have_gpu())
+    if (!fixture_have_gpu())
         test_skip("no CUDA device");
     if (!fixture_have_nvcc())
         test_skip("nvcc not found");
@@ -106,7 +97,7 @@ static void test_gpu_bindings__execute_probes_the_golden_kernels(void)
 
 static void check_probe(int i, const char *binding, int want_tries)
 {
-    if (!have_gpu())
+    if (!fixture_have_gpu())
         test_skip("no CUDA device");
     if (!ready)
         test_fail(__FILE__, __LINE__, "the probe run did not complete");
@@ -138,16 +129,11 @@ static void test_gpu_bindings__an_element_count_kernel_keeps_area(void)
 
 static void test_gpu_bindings__tune_sweeps_every_size_without_a_cuda_error(void)
 {
-    if (!have_gpu())
+    if (!fixture_have_gpu())
         test_skip("no CUDA device");
     if (!ready)
         test_fail(__FILE__, __LINE__, "the probe run did not complete");
-    const char *bin = getenv("LSCAT_BIN");
-    char *db = fs_join(env.work, "lscat.db");
-    char *cmd = xasprintf("%s/lscat --db %s --work %s -q tune --samples 3 --min-sample-ms 0.2 "
-                          ">%s/tune.log 2>&1", bin && *bin ? bin : "build/bin", db, env.work,
-                          env.work);
-    int rc = system(cmd);
+    int rc = fixture_run_tune(&env, "--samples 3 --min-sample-ms 0.2");
     tuned = 1;
     CHECK_INT(rc, ==, 0);
     for (int i = 0; i < 2; i++) {
@@ -166,8 +152,6 @@ static void test_gpu_bindings__tune_sweeps_every_size_without_a_cuda_error(void)
         CHECK_INT(other, ==, 0);
         free(sql);
     }
-    free(cmd);
-    free(db);
 }
 
 int main(void)

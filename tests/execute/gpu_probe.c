@@ -18,18 +18,9 @@ static char ids[8][65];
 static struct execute_counts counts;
 static int ready;
 
-static int have_gpu(void)
-{
-    struct gpu_info *g = NULL;
-    int n = 0;
-    probe_list_gpus(&g, &n);
-    free(g);
-    return n > 0;
-}
-
 static void test_gpu_probe__builds_and_probes_the_fixtures(void)
 {
-    if (!have_gpu())
+    if (!fixture_have_gpu())
         test_skip("no CUDA device");
     if (!fixture_have_nvcc())
         test_skip("nvcc not found");
@@ -48,7 +39,7 @@ static void test_gpu_probe__builds_and_probes_the_fixtures(void)
 
 static void check(int idx, const char *outcome, const char *detail, const char *sanitizer)
 {
-    if (!have_gpu())
+    if (!fixture_have_gpu())
         test_skip("no CUDA device");
     if (!ready)
         test_fail(__FILE__, __LINE__, "the probe run did not complete");

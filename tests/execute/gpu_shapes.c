@@ -24,15 +24,6 @@ static struct fixture_env env;
 static char id[65];
 static int ready;
 
-static int have_gpu(void)
-{
-    struct gpu_info *g = NULL;
-    int n = 0;
-    probe_list_gpus(&g, &n);
-    free(g);
-    return n > 0;
-}
-
 static char *text(const char *sql)
 {
     char *v = NULL;
@@ -59,7 +50,7 @@ static void probe_with(const char *params, struct execute_counts *c)
 
 static void test_gpu_shapes__a_2d_tiled_kernel_is_runnable_with_the_2d_probe(void)
 {
-    if (!have_gpu())
+    if (!fixture_have_gpu())
         test_skip("no CUDA device");
     if (!fixture_have_nvcc())
         test_skip("nvcc not found");
@@ -87,18 +78,13 @@ static void test_gpu_shapes__a_2d_tiled_kernel_is_runnable_with_the_2d_probe(voi
 
 static void test_gpu_shapes__tune_skips_the_shapes_that_overrun_the_tile_and_keeps_the_kernel(void)
 {
-    if (!have_gpu())
+    if (!fixture_have_gpu())
         test_skip("no CUDA device");
     if (!ready)
         test_fail(__FILE__, __LINE__, "the probe run did not make the kernel runnable");
-    const char *bin = getenv("LSCAT_BIN");
-    char *db = fs_join(env.work, "lscat.db");
-    char *cmd = xasprintf("%s/lscat --db %s --work %s -q tune --sizes 240,496,1016 --blocks "
-                          "8x8,16x16,32x32,64,256,1024 --max-failures 1 --samples 3 "
-                          "--min-sample-ms 0.2 >%s/tune.log 2>&1", bin && *bin ? bin : "build/bin",
-                          db, env.work, env.work);
     double t0 = fs_mono_s();
-    int rc = system(cmd);
+    int rc = fixture_run_tune(&env, "--sizes 240,496,1016 --blocks 8x8,16x16,32x32,64,256,1024 "
+                                    "--max-failures 1 --samples 3 --min-sample-ms 0.2");
     double took = fs_mono_s() - t0;
     char *counts = NULL;
     CHECK_OK(store_query_text(&counts, env.s, "SELECT counts FROM stage_runs WHERE stage = "
@@ -126,8 +112,6 @@ static void test_gpu_shapes__tune_skips_the_shapes_that_overrun_the_tile_and_kee
     CHECK_INT(failed, ==, failed_small);
     CHECK_INT(skipped, ==, 2 * failed);
     CHECK_INT(count("SELECT count(*) FROM measurements WHERE kernel_id = ?"), ==, 18);
-    free(cmd);
-    free(db);
 }
 
 int main(void)

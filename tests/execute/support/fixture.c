@@ -6,6 +6,7 @@
 #include "common/fs.h"
 #include "common/sha256.h"
 #include "common/xalloc.h"
+#include "execute/probe.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -27,6 +28,27 @@ int fixture_have_nvcc(void)
     int ok = access(p, X_OK) == 0;
     free(p);
     return ok || system("command -v nvcc >/dev/null 2>&1") == 0;
+}
+
+int fixture_have_gpu(void)
+{
+    struct gpu_info *g = NULL;
+    int n = 0;
+    probe_list_gpus(&g, &n);
+    free(g);
+    return n > 0;
+}
+
+int fixture_run_tune(const struct fixture_env *env, const char *args)
+{
+    const char *bin = getenv("LSCAT_BIN");
+    char *db = fs_join(env->work, "lscat.db");
+    char *cmd = xasprintf("%s/lscat --db %s --work %s -q tune %s >%s/tune.log 2>&1",
+                          bin && *bin ? bin : "build/bin", db, env->work, args, env->work);
+    int rc = system(cmd);
+    free(cmd);
+    free(db);
+    return rc;
 }
 
 int fixture_env_init(struct fixture_env *env)

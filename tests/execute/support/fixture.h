@@ -26,5 +26,10 @@ int fixture_add_kernel_as(struct fixture_env *env, const char *name, const char 
 void fixture_env_release(struct fixture_env *env);
 /* Whether nvcc can be found (the same search as execute). */
 int fixture_have_nvcc(void);
+/* Whether a CUDA device is there (execute's own GPU listing): GPU tests skip without one. */
+int fixture_have_gpu(void);
+/* Run `lscat tune ARGS` on the fixture's store and work folder (lscat from $LSCAT_BIN, else
+ * build/bin), its output in <work>/tune.log. Returns system()'s status. */
+int fixture_run_tune(const struct fixture_env *env, const char *args);
 
 #endif
