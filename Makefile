@@ -67,7 +67,9 @@ $(B)/gen/schema.c: $(SCHEMA_SQL) mk/embed-sql.sh
 	@mkdir -p $(@D)
 	mk/embed-sql.sh $@ $(SCHEMA_SQL)
 
-include $(sort $(wildcard */module.mk))
+# store/ first: every other room's libraries name $(STORE_LIBS).
+include store/module.mk
+include $(filter-out store/module.mk,$(sort $(wildcard */module.mk)))
 
 # ---- generic rules
 $(B)/%.o: %.c

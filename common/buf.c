@@ -1,10 +1,10 @@
 /* Growable byte buffer. Every string lscat builds (SQL, JSON, paths, child output) goes
  * through here so that size caps and NUL termination are handled in one place. */
-#include "buf.h"
+#include "common/buf.h"
 
-#include "error.h"
-#include "utf8.h"
-#include "xalloc.h"
+#include "common/error.h"
+#include "common/utf8.h"
+#include "common/xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>

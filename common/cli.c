@@ -1,12 +1,12 @@
 /* Option parsing for every lscat program: global options plus a per-stage table, GNU-style
  * ("--opt=value", "--opt value", "-j4", "-j 4", "-vv"), strict number parsing, uniform help and
  * usage errors (exit 2). */
-#include "cli.h"
+#include "common/cli.h"
 
-#include "error.h"
-#include "fs.h"
-#include "log.h"
-#include "xalloc.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/xalloc.h"
 
 #include <errno.h>
 #include <math.h>

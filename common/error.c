@@ -1,6 +1,6 @@
 /* Thread-local error slot. Each thread owns one fixed buffer, so setting an error never
  * allocates and never fails; messages longer than the buffer are cut with "...". */
-#include "error.h"
+#include "common/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

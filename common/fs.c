@@ -1,8 +1,8 @@
 /* File-system helpers: mkdir -p, atomic writes (write, fsync, rename), rm -rf, UTC stamps. */
-#include "fs.h"
+#include "common/fs.h"
 
-#include "error.h"
-#include "xalloc.h"
+#include "common/error.h"
+#include "common/xalloc.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,8 +1,8 @@
 /* Leveled logging to stderr. Text lines read "lscat-harvest: warning: message"; JSON lines
  * carry ts, level, prog and msg so a nightly job's log can be queried. */
-#include "log.h"
+#include "common/log.h"
 
-#include "buf.h"
+#include "common/buf.h"
 
 #include <pthread.h>
 #include <stdarg.h>

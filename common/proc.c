@@ -1,9 +1,9 @@
 /* Child processes with captured output, caps, rlimits and a wall-clock timeout that kills the
  * whole process group. Uses poll() over the pipes and wait4() for the exit status and usage. */
-#include "proc.h"
+#include "common/proc.h"
 
-#include "error.h"
-#include "xalloc.h"
+#include "common/error.h"
+#include "common/xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -19,7 +19,7 @@
 #ifndef LSCAT_PROC_H
 #define LSCAT_PROC_H
 
-#include "buf.h"
+#include "common/buf.h"
 
 #include <stddef.h>
 #include <sys/types.h>

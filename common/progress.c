@@ -1,9 +1,9 @@
 /* Terminal progress bar with rate and ETA. Draws with \r on one line; never when stderr is
  * not a TTY, so logs captured by a nightly job stay clean. */
-#include "progress.h"
+#include "common/progress.h"
 
-#include "log.h"
-#include "xalloc.h"
+#include "common/log.h"
+#include "common/xalloc.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* SHA-256 after FIPS 180-4; small and dependency-free so every program can hash content. */
-#include "sha256.h"
+#include "common/sha256.h"
 
 #include <string.h>
 

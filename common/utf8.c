@@ -1,6 +1,6 @@
 /* Strict UTF-8 sequence check (RFC 3629): the shortest encoding only, no surrogates, nothing
  * above U+10FFFF. */
-#include "utf8.h"
+#include "common/utf8.h"
 
 size_t utf8_seq_len(const unsigned char *s, size_t n)
 {

@@ -1,6 +1,6 @@
 /* The x* allocation family: every allocation in lscat goes through here so that running out
  * of memory is one loud, immediate failure instead of a NULL dereference somewhere later. */
-#include "xalloc.h"
+#include "common/xalloc.h"
 
 #include <stdarg.h>
 #include <stdio.h>

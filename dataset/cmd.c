@@ -8,7 +8,7 @@
 #include "dataset/export.h"
 #include "dataset/merge.h"
 #include "dataset/report.h"
-#include "dataset/store.h"
+#include "store/store.h"
 #include "version.h"
 
 #include <stdio.h>

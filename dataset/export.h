@@ -6,7 +6,7 @@
 #define LSCAT_EXPORT_H
 
 #include "common/buf.h"
-#include "dataset/store.h"
+#include "store/store.h"
 
 #include <stdint.h>
 

@@ -7,7 +7,7 @@
 #ifndef LSCAT_MERGE_H
 #define LSCAT_MERGE_H
 
-#include "dataset/store.h"
+#include "store/store.h"
 
 #include <stdint.h>
 

@@ -8,7 +8,7 @@
 #define LSCAT_REPORT_H
 
 #include "common/buf.h"
-#include "dataset/store.h"
+#include "store/store.h"
 
 #include <stdint.h>
 

@@ -5,7 +5,7 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/xalloc.h"
-#include "dataset/store.h"
+#include "store/store.h"
 #include "execute/execute.h"
 
 #include <limits.h>

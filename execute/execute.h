@@ -4,7 +4,7 @@
 #ifndef LSCAT_EXECUTE_EXECUTE_H
 #define LSCAT_EXECUTE_EXECUTE_H
 
-#include "dataset/store.h"
+#include "store/store.h"
 
 #include <stdint.h>
 

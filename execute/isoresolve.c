@@ -1,5 +1,5 @@
 /* Client of lscat-isolate's resolve service for the repair loop: one long-lived child with
- * pipes (common/proc.h proc_spawn), line requests, framed replies (isolate/record.h), a deadline
+ * pipes (common/proc.h proc_spawn), line requests, framed replies (common/record.h), a deadline
  * per request, a restart after a hang or a crash, and the textual search as the fallback. */
 #include "execute/isoresolve.h"
 
@@ -9,7 +9,7 @@
 #include "common/proc.h"
 #include "common/xalloc.h"
 #include "execute/reposearch.h"
-#include "isolate/record.h"
+#include "common/record.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,8 +1,7 @@
 # execute/: build every isolated kernel's harness with nvcc on all cores, classify and repair
 # failures, probe-run in a sandbox. Library libexecute.a, program lscat-execute.
 EXECUTE_OBJS := $(patsubst %.c,$(B)/%.o,$(filter-out execute/cmd.c,$(wildcard execute/*.c)))
-# isolate/record.o: the framing of lscat-isolate's resolve service replies (no libclang in it).
-$(B)/libexecute.a: $(EXECUTE_OBJS) $(B)/isolate/record.o
+$(B)/libexecute.a: $(EXECUTE_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 EXECUTE_LIBS := $(B)/libexecute.a $(STORE_LIBS)

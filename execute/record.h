@@ -5,7 +5,7 @@
 #ifndef LSCAT_EXECUTE_RECORD_H
 #define LSCAT_EXECUTE_RECORD_H
 
-#include "dataset/store.h"
+#include "store/store.h"
 #include "execute/build.h"
 #include "execute/probe.h"
 

@@ -2,21 +2,21 @@
  * download their C/C++/CUDA sources. Thin: parse options, open the store, call the library,
  * record the run, turn the result into an exit code. Also the internal clone worker
  * (`--git-clone-worker`) that fetch runs in a child process with a deadline. */
-#include "fetch.h"
-#include "gha.h"
-#include "gitclone.h"
-#include "http.h"
-#include "import.h"
-#include "inflate.h"
-#include "scan.h"
-#include "search.h"
+#include "harvest/fetch.h"
+#include "harvest/gha.h"
+#include "harvest/gitclone.h"
+#include "harvest/http.h"
+#include "harvest/import.h"
+#include "harvest/inflate.h"
+#include "harvest/scan.h"
+#include "harvest/search.h"
 
 #include "common/buf.h"
 #include "common/cli.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
-#include "dataset/store.h"
+#include "store/store.h"
 
 #include <stdio.h>
 #include <stdlib.h>

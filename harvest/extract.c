@@ -2,7 +2,7 @@
  * onto the disk: each kept entry's bytes are read into memory (capped), hashed, written once
  * as a blob through a temporary name, and hard-linked under the tree folder by a path this
  * module checked itself. So a hostile archive can only waste bounded CPU. */
-#include "extract.h"
+#include "harvest/extract.h"
 
 #include "common/buf.h"
 #include "common/error.h"

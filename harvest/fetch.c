@@ -3,11 +3,11 @@
  * record it in one transaction. Failures are final for 404/410/451 ('gone'); others are
  * retried on later runs after a growing delay (repos.next_attempt_at). Partial downloads
  * stay under <work>/archives as .part files and resume with Range on the next run. */
-#include "fetch.h"
+#include "harvest/fetch.h"
 
-#include "extract.h"
-#include "gitclone.h"
-#include "repodb.h"
+#include "harvest/extract.h"
+#include "harvest/gitclone.h"
+#include "harvest/repodb.h"
 
 #include "common/buf.h"
 #include "common/error.h"
@@ -16,7 +16,7 @@
 #include "common/progress.h"
 #include "common/sha256.h"
 #include "common/xalloc.h"
-#include "dataset/store.h"
+#include "store/store.h"
 
 #include <ctype.h>
 #include <dirent.h>

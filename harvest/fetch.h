@@ -5,7 +5,7 @@
 #ifndef LSCAT_HARVEST_FETCH_H
 #define LSCAT_HARVEST_FETCH_H
 
-#include "http.h"
+#include "harvest/http.h"
 
 #include <stdint.h>
 

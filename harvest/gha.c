@@ -2,9 +2,9 @@
  * inflated into a fixed window; a vectorised search for "cuda" in any case finds the few
  * candidate lines, and only those are parsed with jansson, so scanning runs near the speed
  * of inflate alone. */
-#include "gha.h"
+#include "harvest/gha.h"
 
-#include "inflate.h"
+#include "harvest/inflate.h"
 
 #include "common/buf.h"
 #include "common/error.h"

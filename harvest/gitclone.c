@@ -1,7 +1,7 @@
 /* libgit2 clone for the fetch fallback (see gitclone.h). A transfer-progress callback enforces
  * the size cap, since a hostile remote could otherwise send without end; a child process with
  * a wall-clock deadline stops a remote that stalls (libgit2 1.5 would wait forever). */
-#include "gitclone.h"
+#include "harvest/gitclone.h"
 
 #include "common/buf.h"
 #include "common/error.h"

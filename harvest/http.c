@@ -2,7 +2,7 @@
  * to `parallel` transfers; a job that fails transiently is re-queued with a not-before time
  * (exponential backoff with jitter, or the server's Retry-After / rate-limit reset), so other
  * jobs keep going while it waits. curl codes are translated here and nowhere else. */
-#include "http.h"
+#include "harvest/http.h"
 
 #include "common/error.h"
 #include "common/fs.h"

@@ -1,15 +1,15 @@
 /* Repository list import. Lines are parsed leniently (CSV fields, URLs, plain names) but names
  * are validated strictly, because they become folder names. The first line that names no
  * repository is taken as a header; later such lines are counted as bad. */
-#include "import.h"
+#include "harvest/import.h"
 
-#include "repodb.h"
+#include "harvest/repodb.h"
 
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/xalloc.h"
-#include "dataset/store.h"
+#include "store/store.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* Streaming gzip decompression for GH Archive hours. ISA-L's igzip inflates about 5x faster
  * than zlib on this kind of data, so it is the default; zlib is the fallback where ISA-L is
  * missing. Concatenated gzip members are decompressed one after the other (like gzip -d). */
-#include "inflate.h"
+#include "harvest/inflate.h"
 
 #include "common/error.h"
 #include "common/xalloc.h"

@@ -2,13 +2,13 @@
  * merged in memory per hour (a small open-addressing map), then upserted: kinds are unioned,
  * first/last seen widened, event counts added, so rescanning never double counts (an hour is
  * written once, with its gha_hours row, in the caller's transaction). */
-#include "repodb.h"
+#include "harvest/repodb.h"
 
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/xalloc.h"
-#include "dataset/store.h"
+#include "store/store.h"
 
 #include <ctype.h>
 #include <stdio.h>

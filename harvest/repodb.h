@@ -4,7 +4,7 @@
 #ifndef LSCAT_HARVEST_REPODB_H
 #define LSCAT_HARVEST_REPODB_H
 
-#include "gha.h"
+#include "harvest/gha.h"
 
 #include <stdint.h>
 

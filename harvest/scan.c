@@ -1,17 +1,17 @@
 /* `harvest scan` orchestration: which hours to do, where each comes from, worker threads that
  * fetch and scan them, and one store transaction per hour (its repositories and its gha_hours
  * row together), so a killed scan redoes at most the hours in flight. */
-#include "scan.h"
+#include "harvest/scan.h"
 
-#include "gha.h"
-#include "repodb.h"
+#include "harvest/gha.h"
+#include "harvest/repodb.h"
 
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/progress.h"
 #include "common/xalloc.h"
-#include "dataset/store.h"
+#include "store/store.h"
 
 #include <errno.h>
 #include <fcntl.h>

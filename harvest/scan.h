@@ -4,7 +4,7 @@
 #ifndef LSCAT_HARVEST_SCAN_H
 #define LSCAT_HARVEST_SCAN_H
 
-#include "http.h"
+#include "harvest/http.h"
 
 #include <stdint.h>
 #include <time.h>

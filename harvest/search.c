@@ -2,16 +2,16 @@
  * results per query, so the pushed-date range is halved until each slice's total_count fits;
  * each slice is paginated by following rel="next" in the Link header and written in one
  * transaction. A single day over the cap is taken up to the cap and counted as truncated. */
-#include "search.h"
+#include "harvest/search.h"
 
-#include "gha.h"
-#include "repodb.h"
+#include "harvest/gha.h"
+#include "harvest/repodb.h"
 
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/xalloc.h"
-#include "dataset/store.h"
+#include "store/store.h"
 
 #include <jansson.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
 #ifndef LSCAT_HARVEST_SEARCH_H
 #define LSCAT_HARVEST_SEARCH_H
 
-#include "http.h"
+#include "harvest/http.h"
 
 #include <stdint.h>
 #include <time.h>

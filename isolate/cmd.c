@@ -4,7 +4,7 @@
 #include "common/cli.h"
 #include "common/error.h"
 #include "common/xalloc.h"
-#include "dataset/store.h"
+#include "store/store.h"
 #include "isolate/isolate.h"
 #include "isolate/resolve.h"
 
@@ -119,7 +119,7 @@ static int resolve_main(int argc, char **argv)
         printf("usage: %s\n\n"
                "Internal: lscat execute starts this service once per run when its repair loop\n"
                "needs a declaration or a header from a kernel's repository. One request per line\n"
-               "on stdin, one framed record per reply on stdout (isolate/record.h):\n"
+               "on stdin, one framed record per reply on stdout (common/record.h):\n"
                "  ping                            -> pong {version}\n"
                "  decl ROOT IDENT [KERNEL_BYTES]  -> decl {text, origin, pieces, parses}: the\n"
                "      repository's definition of IDENT (macro, type, typedef, enum, function,\n"

@@ -11,7 +11,7 @@
 #include "common/xalloc.h"
 #include "isolate/kparams.h"
 #include "isolate/params.h"
-#include "isolate/record.h"
+#include "common/record.h"
 #include "isolate/srctext.h"
 
 #include <clang-c/Index.h>

@@ -11,10 +11,10 @@
 #include "common/progress.h"
 #include "common/sha256.h"
 #include "common/xalloc.h"
-#include "dataset/store.h"
+#include "store/store.h"
 #include "isolate/extract.h"
 #include "isolate/harness.h"
-#include "isolate/record.h"
+#include "common/record.h"
 
 #include <dirent.h>
 #include <pthread.h>

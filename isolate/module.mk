@@ -1,6 +1,6 @@
 # isolate/: libclang (LLVM 22) kernel discovery, closure, parameter model and harness generation.
 # lscat-isolate links libclang with an rpath so no LD_LIBRARY_PATH is needed.
-ISOLATE_OBJS := $(B)/isolate/record.o $(B)/isolate/params.o $(B)/isolate/extract.o \
+ISOLATE_OBJS := $(B)/isolate/params.o $(B)/isolate/extract.o \
                 $(B)/isolate/kparams.o $(B)/isolate/srctext.o $(B)/isolate/resolve.o \
                 $(B)/isolate/harness.o $(B)/isolate/isolate.o $(B)/gen/isolate_harness_body.o
 ISOLATE_CLANG_LIBS := -L$(LLVM_DIR)/lib -lclang -Wl,-rpath,$(LLVM_DIR)/lib

@@ -7,7 +7,7 @@
 #include "common/fs.h"
 #include "common/xalloc.h"
 #include "isolate/extract.h"
-#include "isolate/record.h"
+#include "common/record.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -6,7 +6,7 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/xalloc.h"
-#include "dataset/store.h"
+#include "store/store.h"
 #include "tune/gpus.h"
 #include "tune/sweep.h"
 

@@ -8,7 +8,7 @@
 #include "common/log.h"
 #include "common/proc.h"
 #include "common/xalloc.h"
-#include "dataset/store.h"
+#include "store/store.h"
 #include "tune/nvml_dl.h"
 
 #include <jansson.h>

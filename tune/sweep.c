@@ -9,7 +9,7 @@
 #include "common/log.h"
 #include "common/progress.h"
 #include "common/xalloc.h"
-#include "dataset/store.h"
+#include "store/store.h"
 #include "tune/runner.h"
 
 #include <pthread.h>

@@ -4,7 +4,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "dataset/columns.h"
-#include "dataset/store.h"
+#include "store/store.h"
 #include "tests/support/test.h"
 
 #include <stdio.h>

@@ -7,7 +7,7 @@
 #include "common/sha256.h"
 #include "common/xalloc.h"
 #include "dataset/export.h"
-#include "dataset/store.h"
+#include "store/store.h"
 #include "tests/support/test.h"
 
 #include <stdio.h>

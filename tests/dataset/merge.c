@@ -5,7 +5,7 @@
 #include "common/fs.h"
 #include "common/xalloc.h"
 #include "dataset/merge.h"
-#include "dataset/store.h"
+#include "store/store.h"
 #include "tests/support/test.h"
 
 #include <stdio.h>

@@ -7,7 +7,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "dataset/report.h"
-#include "dataset/store.h"
+#include "store/store.h"
 #include "tests/support/test.h"
 
 #include <math.h>

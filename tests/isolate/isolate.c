@@ -8,7 +8,7 @@
 #include "isolate/harness.h"
 #include "isolate/isolate.h"
 #include "isolate/params.h"
-#include "isolate/record.h"
+#include "common/record.h"
 #include "isolate/srctext.h"
 #include "tests/support/test.h"
 

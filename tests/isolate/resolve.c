@@ -6,7 +6,7 @@
 #include "common/error.h"
 #include "common/proc.h"
 #include "common/xalloc.h"
-#include "isolate/record.h"
+#include "common/record.h"
 #include "isolate/resolve.h"
 #include "tests/support/test.h"
 

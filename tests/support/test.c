@@ -1,6 +1,6 @@
 /* Unit-test harness: runs tests one after another in one process, catches failed checks with
  * longjmp, gives each test its own temporary folder, prints one result line per test. */
-#include "test.h"
+#include "tests/support/test.h"
 
 #include "common/error.h"
 #include "common/fs.h"

@@ -1,7 +1,7 @@
 /* The unit-test harness. A test program is a main() that calls TEST_RUN(fn) for each test and
  * returns test_done(). Each test prints one line on stdout, which tests/run.sh counts:
  *     ok - store__refuses_a_newer_schema
- *     not ok - store__refuses_a_newer_schema: tests/dataset/store.c:42: rc == 0 (rc = -8: ...)
+ *     not ok - store__refuses_a_newer_schema: tests/store/store.c:42: rc == 0 (rc = -8: ...)
  *     skip - tune__calibration: no CUDA device
  * A failed check ends its test at once (longjmp); the other tests still run. */
 #ifndef LSCAT_TEST_H

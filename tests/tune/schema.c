@@ -7,7 +7,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/xalloc.h"
-#include "dataset/store.h"
+#include "store/store.h"
 #include "schema/schema.h"
 
 #include <sqlite3.h>

@@ -9,7 +9,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/gpulock.h"
-#include "dataset/store.h"
+#include "store/store.h"
 
 #include <pthread.h>
 #include <signal.h>

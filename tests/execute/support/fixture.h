@@ -4,7 +4,7 @@
 #ifndef LSCAT_TESTS_EXECUTE_FIXTURE_H
 #define LSCAT_TESTS_EXECUTE_FIXTURE_H
 
-#include "dataset/store.h"
+#include "store/store.h"
 
 struct fixture_env {
     char *work;        /* absolute, mode 0755 (reachable by the sandbox's unprivileged uid) */

@@ -1,6 +1,6 @@
 /* `lscat status`: what the store holds, per stage and status, so an operator sees at a glance
  * where a nightly run stands. Each section is one GROUP BY query. */
-#include "dataset/status.h"
+#include "store/status.h"
 
 #include "common/error.h"
 

@@ -4,7 +4,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
-#include "dataset/store.h"
+#include "store/store.h"
 
 #include <stdio.h>
 

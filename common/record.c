@@ -1,7 +1,7 @@
 /* Framed records between the parse worker (a child process) and the isolate driver. Length
  * prefixes rather than escaping keep the format trivial and byte-exact; a damaged tail (the
  * child was killed while writing) is detected and reported instead of misread. */
-#include "isolate/record.h"
+#include "common/record.h"
 
 #include "common/error.h"
 

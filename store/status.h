@@ -3,7 +3,7 @@
 #define LSCAT_STATUS_H
 
 #include "common/buf.h"
-#include "dataset/store.h"
+#include "store/store.h"
 
 /* Append the summary of `s` to `out`, as aligned text or as one JSON object
  * ({"store":{...},"sections":{"repos":{"pending":3,...},...},"last_runs":[...]}). */

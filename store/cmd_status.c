@@ -1,8 +1,8 @@
 /* lscat-status: print the store's summary (text, or --json). Thin: parse, open, report. */
 #include "common/cli.h"
 #include "common/error.h"
-#include "dataset/status.h"
-#include "dataset/store.h"
+#include "store/status.h"
+#include "store/store.h"
 
 #include <stdio.h>
 

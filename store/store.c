@@ -1,7 +1,7 @@
 /* The SQLite store: open with refusal of foreign/corrupt/newer files, numbered migrations keyed
  * on PRAGMA user_version, WAL, foreign keys, and a small statement API that turns SQLite
  * result codes into lscat errors with the store's path in the message. */
-#include "dataset/store.h"
+#include "store/store.h"
 
 #include "common/buf.h"
 #include "common/cli.h"

@@ -1,4 +1,4 @@
-/* Tests for dataset/store.c on real SQLite files: migrations, reopening, refusal of newer,
+/* Tests for store/store.c on real SQLite files: migrations, reopening, refusal of newer,
  * corrupt and foreign files (left byte-for-byte untouched), crash safety under SIGKILL, the
  * statement API and stage_runs. */
 #include "common/buf.h"
@@ -6,8 +6,8 @@
 #include "common/fs.h"
 #include "common/sha256.h"
 #include "common/xalloc.h"
-#include "dataset/status.h"
-#include "dataset/store.h"
+#include "store/status.h"
+#include "store/store.h"
 #include "schema/schema.h"
 #include "tests/support/test.h"
 
