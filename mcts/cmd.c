@@ -218,6 +218,12 @@ static int run_search(struct cli *cli, struct opts *o, int argc, char **argv)
     int code = LSCAT_EXIT_OK;
     if (!strcmp(o->backend, "spmv"))
         return exec_spmv(argv);
+    struct mcts_dag *dag = NULL;
+    if (mcts_dag_load(&dag, o->dag) < 0) { /* a malformed DAG is the user's to fix: 2 */
+        fprintf(stderr, "lscat-mcts: %s\n", lscat_error_last());
+        return lscat_error_code() == LSCAT_EINVALID ? LSCAT_EXIT_USAGE : LSCAT_EXIT_FATAL;
+    }
+    mcts_dag_free(dag);
     if (store_open(&s, cli->db_path, STORE_CREATE) < 0 ||
         store_run_begin(&run_id, s, "mcts", argc, argv) < 0) {
         fprintf(stderr, "lscat-mcts: %s\n", lscat_error_last());
@@ -226,7 +232,7 @@ static int run_search(struct cli *cli, struct opts *o, int argc, char **argv)
     }
     if (search_with(s, run_id, o, &counts) < 0) {
         fprintf(stderr, "lscat-mcts: %s\n", lscat_error_last());
-        code = lscat_error_code() == LSCAT_EINVALID ? LSCAT_EXIT_USAGE : LSCAT_EXIT_FATAL;
+        code = LSCAT_EXIT_FATAL;
     }
     store_run_end(s, run_id, code, counts.len ? counts.data : NULL);
     buf_release(&counts);
