@@ -1,7 +1,8 @@
 # mcts/: `lscat mcts`, Tenzing-style design rules for CUDA+MPI programs (docs/mcts.md): the DAG
 # format, synchronisation insertion, enumeration, the search and its back ends, rules. The
 # library and lscat-mcts run on any machine; only the SpMV back end links MPI and CUDA.
-MCTS_SRCS := dag.c seq.c sync.c keyset.c enumerate.c replay.c search.c results.c run.c
+MCTS_SRCS := dag.c seq.c sync.c keyset.c enumerate.c replay.c search.c results.c run.c \
+             features.c
 MCTS_OBJS := $(patsubst %.c,$(B)/mcts/%.o,$(MCTS_SRCS))
 $(B)/libmcts.a: $(MCTS_OBJS)
 	@rm -f $@
