@@ -18,3 +18,20 @@ $(B)/bin/lscat-mcts: $(B)/mcts/cmd.o $(B)/libmcts.a $(B)/libstore.a $(B)/libcomm
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(MCTS_LIBS) $(LDLIBS)
 $(B)/mcts/cmd.o: | $(B)/gen/schema.c
+
+# ---- the SpMV back end: the only part that links MPI (mpicc) and CUDA (cudart, cuSPARSE).
+# Its MPI exchange builds wherever Open MPI is installed and is tested in CI under mpirun
+# (tests/e2e/mcts_mpi.sh); lscat-mcts-spmv needs nvcc too.
+MPICC ?= $(shell command -v mpicc)
+ifneq ($(MPICC),)
+SPMV_MPI_OBJS := $(B)/mcts/spmv/problem.o $(B)/mcts/spmv/exchange.o
+$(B)/mcts/spmv/%.o: mcts/spmv/%.c
+	@mkdir -p $(@D)
+	OMPI_CC=$(CC) $(MPICC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+$(B)/tests/mcts/mpi/exchange: tests/mcts/mpi/exchange.c $(SPMV_MPI_OBJS) $(B)/libtest.a $(B)/libcommon.a
+	@mkdir -p $(@D)
+	OMPI_CC=$(CC) $(MPICC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(SPMV_MPI_OBJS) $(B)/libtest.a $(B)/libcommon.a -lm
+PROGRAMS += $(B)/tests/mcts/mpi/exchange
+else
+SKIPPED += mcts-mpi-exchange-test lscat-mcts-spmv
+endif
