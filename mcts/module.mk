@@ -32,6 +32,26 @@ $(B)/tests/mcts/mpi/exchange: tests/mcts/mpi/exchange.c $(SPMV_MPI_OBJS) $(B)/li
 	@mkdir -p $(@D)
 	OMPI_CC=$(CC) $(MPICC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(SPMV_MPI_OBJS) $(B)/libtest.a $(B)/libcommon.a -lm
 PROGRAMS += $(B)/tests/mcts/mpi/exchange
+ifneq ($(NVCC),)
+ifneq ($(SANITIZE),1)
+SPMV_GPU_OBJS := $(B)/mcts/spmv/main.o $(B)/mcts/spmv/gpu.o $(B)/mcts/spmv/kernels.o \
+                 $(SPMV_MPI_OBJS)
+$(B)/mcts/spmv/main.o $(B)/mcts/spmv/gpu.o: CPPFLAGS += -isystem $(CUDA_HOME)/include
+$(B)/mcts/spmv/kernels.o: mcts/spmv/kernels.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCC_FLAGS) -c $< -o $@
+PROGRAMS += $(B)/bin/lscat-mcts-spmv
+$(B)/bin/lscat-mcts-spmv: $(SPMV_GPU_OBJS) $(B)/tune/timing.cu.o $(B)/tune/stats.cu-host.o \
+                          $(B)/libmcts.a $(B)/libstore.a $(B)/libcommon.a
+	@mkdir -p $(@D)
+	OMPI_CC=$(CC) $(MPICC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(MCTS_LIBS) \
+	    -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcusparse -lcudart -lstdc++ -ldl $(LDLIBS)
+else
+SKIPPED += lscat-mcts-spmv
+endif
+else
+SKIPPED += lscat-mcts-spmv
+endif
 else
 SKIPPED += mcts-mpi-exchange-test lscat-mcts-spmv
 endif

@@ -177,6 +177,8 @@ double spmv_max_rel_error(const double *a, const double *b, int n)
     double worst = 0;
     for (int i = 0; i < n; i++) {
         double e = fabs(a[i] - b[i]) / fmax(1.0, fabs(b[i]));
+        if (isnan(e))
+            return INFINITY; /* a value never written */
         if (e > worst)
             worst = e;
     }
