@@ -108,7 +108,8 @@ int mcts_results_write_csv(struct store *s, int64_t search, int limit, const cha
 {
     struct csv c = { BUF_INIT, limit };
     int rc = mcts_results_each(s, search, add_row, &c);
-    if (rc >= 0 && fs_write_atomic(out_path, c.text.data, c.text.len) < 0)
+    if (rc >= 0 && (fs_mkdirs_parent(out_path) < 0 ||
+                    fs_write_atomic(out_path, c.text.data, c.text.len) < 0))
         rc = lscat_error_wrap("cannot write results '%s'", out_path);
     buf_release(&c.text);
     return rc < 0 ? rc : 0;
