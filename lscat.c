@@ -8,7 +8,7 @@
  *   2. Add <stage>/module.mk declaring the program (see harvest/module.mk or dataset/module.mk).
  *   3. Add one line to `commands` below.
  *   4. Add its tables to schema/ as a new numbered migration (or to 001 before v1 is released).
- *   5. Add tests under tests/<stage>/ and, if it joins `make run`, a step in mk/run-sample.sh.
+ *   5. Add tests under tests/<stage>/ and, if it joins `make run`, a step in scripts/run-sample.sh.
  *   6. Document it in README.md and in its --help.
  */
 #include "common/cli.h"
