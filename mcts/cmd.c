@@ -7,6 +7,9 @@
 #include "common/log.h"
 #include "common/sha256.h"
 #include "common/xalloc.h"
+#ifdef MCTS_HAVE_LEARN
+#include "mcts/cmd_rules.h"
+#endif
 #include "mcts/enumerate.h"
 #include "mcts/run.h"
 #include "store/store.h"
@@ -105,9 +108,15 @@ static void help(void)
            "             the last line is the count\n"
            "  search     measure implementations in the order a search proposes them; results\n"
            "             go to the store (a search run again resumes) and to --out\n"
-           "  rules      classes by peak finding on the sorted times, a decision tree on\n"
-           "             'u before v' / 'same stream' features, its leaves as rules\n\n"
-           "enumerate options:\n", usage);
+           "  rules      %s\n\n"
+           "enumerate options:\n", usage,
+#ifdef MCTS_HAVE_LEARN
+           "classes by peak finding on the sorted times, a decision tree on\n"
+           "             'u before v' / 'same stream' features, its leaves as rules"
+#else
+           "(not in this build: it needs learn/)"
+#endif
+    );
     cli_print_options(stdout, enumerate_opts);
     printf("\nsearch options:\n");
     cli_print_options(stdout, search_opts);
@@ -240,6 +249,25 @@ static int run_search(struct cli *cli, struct opts *o, int argc, char **argv)
     return code;
 }
 
+static int run_rules(struct cli *cli, struct opts *o)
+{
+#ifndef MCTS_HAVE_LEARN
+    (void)o;
+    lscat_error_setc(LSCAT_EINVALID, "this lscat-mcts was built without learn/: no rules");
+    return cli_usage_error(cli, usage);
+#else
+    struct mcts_rules_options ro = MCTS_RULES_OPTIONS_INIT;
+    ro.first = (int)o->first;
+    if (o->criterion && strcmp(o->criterion, "entropy") && strcmp(o->criterion, "gini")) {
+        lscat_error_setc(LSCAT_EINVALID, "unknown criterion '%s' (entropy or gini)",
+                         o->criterion);
+        return cli_usage_error(cli, usage);
+    }
+    ro.criterion = !o->criterion || !strcmp(o->criterion, "entropy");
+    return mcts_cmd_rules(cli->args[1], o->out, &ro, o->evaluate);
+#endif
+}
+
 static int check_args(const char *name, struct cli *cli, struct opts *o)
 {
     if (cli->nargs == 0)
@@ -293,7 +321,7 @@ int main(int argc, char **argv)
     else if (!strcmp(name, "search"))
         code = run_search(&cli, &o, argc, argv);
     else
-        code = LSCAT_EXIT_FATAL; /* rules: see below */
+        code = run_rules(&cli, &o);
 done:
     cli_release(&cli);
     return code;

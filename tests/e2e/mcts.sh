@@ -80,4 +80,27 @@ t_expect "mcts_search__refuses_a_malformed_dag_as_a_usage_error" 2 \
     lscat --db "$T_TMP/y.db" mcts search --dag "$T_TMP/dup.dag" --streams 2 --backend replay \
     --replay "$DATA" --out "$T_TMP/y.csv" && \
     [ ! -e "$T_TMP/y.csv" ] && [ ! -e "$T_TMP/y.db" ] && t_ok "mcts_search__writes_nothing_for_a_malformed_dag"
+
+# rules (need learn/): classes, rules as sentences, DOT, PNG where Graphviz is installed, and
+# the paper's Table V check on the authors' file
+if ! lscat mcts --help | grep -q '^  rules      classes'; then
+    t_skip "mcts_rules" "lscat-mcts built without learn/"; t_done
+fi
+t_expect "mcts_rules__learns_from_a_whole_search" 0 lscat mcts rules "$T_TMP/a.csv" --out "$T_TMP/rules"
+t_contains "mcts_rules__finds_three_classes_in_the_authors_times" "$T_TMP/rules/rules.txt" "2036 implementations, 3 classes"
+t_contains "mcts_rules__fits_the_training_rows" "$T_TMP/rules/rules.txt" "training accuracy 1.000"
+grep -qE '^  (yl|Pack) (not before|before|same stream as|different stream than) (yl|Pack)$' "$T_TMP/rules/rules.txt" \
+    && t_ok "mcts_rules__writes_pack_and_yl_rules_as_sentences" \
+    || t_fail "mcts_rules__writes_pack_and_yl_rules_as_sentences" "$(head -c 400 "$T_TMP/rules/rules.txt")"
+t_contains "mcts_rules__writes_the_tree_as_dot" "$T_TMP/rules/tree.dot" "digraph Tree"
+if command -v dot >/dev/null; then
+    [ -s "$T_TMP/rules/tree.png" ] && t_ok "mcts_rules__draws_the_tree_with_dot" \
+        || t_fail "mcts_rules__draws_the_tree_with_dot" "no tree.png"
+fi
+lscat mcts rules "$T_TMP/a.csv" --first 400 --evaluate "$T_TMP/a.csv" --out "$T_TMP/r400" >"$T_OUT" 2>"$T_ERR"
+share=$(sed -n 's/^evaluate: .* classify \([0-9.]*\) .*/\1/p' "$T_OUT")
+python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) >= 0.85 else 1)" "${share:-0}" \
+    && t_ok "mcts_rules__from_400_coverage_iterations_classify_most_of_2036" \
+    || t_fail "mcts_rules__from_400_coverage_iterations_classify_most_of_2036" "share ${share:-none}"
+t_expect "mcts_rules__refuses_an_unknown_criterion" 2 lscat mcts rules "$T_TMP/a.csv" --out "$T_TMP/x" --criterion best
 t_done

@@ -164,9 +164,7 @@ static int put_key(void *ctx, const struct mcts_seq *seq)
 
 static void test_enumerate__matches_the_authors_2036_one_for_one(void)
 {
-    const char *path = test_shared_data("tenzing/spmv_coverage_1n_4r_150000.csv");
-    if (!path)
-        test_skip("the authors' file is not in ../shared/data");
+    const char *path = test_data("tenzing/spmv_coverage_1n_4r_150000.csv");
     char *spmv = spmv_text();
     struct mcts_dag *d = dag_of(spmv);
     struct keys *k = xcalloc(1, sizeof(*k));
