@@ -74,7 +74,6 @@ t_expect "mcts_search__refuses_a_replay_file_of_another_dag" 3 \
     --replay "$DATA" --out "$T_TMP/x.csv"
 t_expect "mcts_search__needs_the_replay_file" 2 \
     lscat --db "$T_TMP/x.db" mcts search --dag "$DAG" --streams 2 --backend replay --out "$T_TMP/x.csv"
-t_done
 printf 'cpu a\ncpu a\na -> end\n' >"$T_TMP/dup.dag"
 t_expect "mcts_search__refuses_a_malformed_dag_as_a_usage_error" 2 \
     lscat --db "$T_TMP/y.db" mcts search --dag "$T_TMP/dup.dag" --streams 2 --backend replay \
