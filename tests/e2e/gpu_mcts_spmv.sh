@@ -31,7 +31,9 @@ run 410 >"$T_OUT" 2>"$T_ERR"
 grep -q '410 implementations measured (400 resumed)' "$T_OUT" \
     && t_ok gpu_mcts_spmv__resumes_from_the_store \
     || t_fail gpu_mcts_spmv__resumes_from_the_store "$(cat "$T_OUT")"
-if lscat mcts rules "$T_TMP/spmv.csv" --out "$T_TMP/rules" >"$T_OUT" 2>"$T_ERR"; then
+if ! lscat mcts --help | grep -q '^  rules      classes'; then
+    t_skip gpu_mcts_spmv__rules "lscat-mcts built without learn/"
+elif lscat mcts rules "$T_TMP/spmv.csv" --out "$T_TMP/rules" >"$T_OUT" 2>"$T_ERR"; then
     t_ok gpu_mcts_spmv__rules
     sed -n '1,25p' "$T_TMP/rules/rules.txt" | sed 's/^/# /' >&2
     # LSCAT_GPU_KEEP=DIR keeps the results and rules (for the closing note)
