@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static const char *ref_python(void)
+static inline const char *ref_python(void)
 {
     const char *env = getenv("LSCAT_PYTHON");
     if (env && *env)
@@ -23,7 +23,7 @@ static const char *ref_python(void)
 }
 
 /* Run tests/learn/support/<script> with the output path and extra args; load its JSON. */
-static json_t *ref_run(const char *script, const char *module, const char *arg)
+static inline json_t *ref_run(const char *script, const char *module, const char *arg)
 {
     char path[1024], out[1024];
     const char *root = getenv("LSCAT_ROOT") ? getenv("LSCAT_ROOT") : ".";
@@ -55,7 +55,7 @@ static json_t *ref_run(const char *script, const char *module, const char *arg)
 }
 
 /* A JSON array of numbers as a fresh double array (NULL for JSON null). */
-static double *ref_doubles(json_t *a)
+static inline double *ref_doubles(json_t *a)
 {
     if (json_is_null(a))
         return NULL;
@@ -66,7 +66,7 @@ static double *ref_doubles(json_t *a)
     return v;
 }
 
-static int *ref_ints(json_t *a)
+static inline int *ref_ints(json_t *a)
 {
     size_t n = json_array_size(a);
     int *v = malloc((n ? n : 1) * sizeof(int));
