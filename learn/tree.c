@@ -8,6 +8,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -370,17 +371,41 @@ static double *sample_weights(int n, const int *y, int k, const double *w, int b
     return out;
 }
 
-struct keyed {
-    double v;
-    int i;
-};
-
-static int keyed_cmp(const void *a, const void *b)
+/* An unsigned key that orders as the double does (-0.0 taken as 0.0). */
+static uint64_t order_key(double v)
 {
-    const struct keyed *x = a, *y = b;
-    if (x->v != y->v)
-        return x->v < y->v ? -1 : 1;
-    return (x->i > y->i) - (x->i < y->i);
+    uint64_t u;
+    if (v == 0.0)
+        v = 0.0;
+    memcpy(&u, &v, sizeof(u));
+    return (u >> 63) ? ~u : u | (UINT64_C(1) << 63);
+}
+
+/* Stable LSD radix sort of m sample numbers by key, a byte per pass; passes where every key
+ * has the same byte are skipped (a binary feature needs one). `idx` starts as 0..m-1. */
+static void radix_sort(int *idx, uint64_t *key, int *idx_tmp, uint64_t *key_tmp, size_t m)
+{
+    size_t count[256];
+    for (int shift = 0; shift < 64; shift += 8) {
+        memset(count, 0, sizeof(count));
+        for (size_t i = 0; i < m; i++)
+            count[(key[i] >> shift) & 0xff]++;
+        if (count[(key[0] >> shift) & 0xff] == m)
+            continue;
+        size_t pos = 0;
+        for (int b = 0; b < 256; b++) {
+            size_t c = count[b];
+            count[b] = pos;
+            pos += c;
+        }
+        for (size_t i = 0; i < m; i++) {
+            size_t at = count[(key[i] >> shift) & 0xff]++;
+            key_tmp[at] = key[i];
+            idx_tmp[at] = idx[i];
+        }
+        memcpy(key, key_tmp, m * sizeof(*key));
+        memcpy(idx, idx_tmp, m * sizeof(*idx));
+    }
 }
 
 /* Copy the samples of positive weight column-major and sort each feature once. */
@@ -403,7 +428,7 @@ static int fit_prepare(struct fit *f, const double *X, int n, const int *y, cons
     f->w = xmalloc(m * sizeof(double));
     f->tmp = xmalloc(m * sizeof(int));
     f->left = xmalloc(m);
-    struct keyed *key = xmalloc(m * sizeof(*key));
+    uint64_t *key = xmalloc(m * sizeof(*key)), *key_tmp = xmalloc(m * sizeof(*key));
     f->w_root = 0.0;
     for (size_t s = 0; s < m; s++) {
         f->y[s] = y[keep[s]];
@@ -413,13 +438,15 @@ static int fit_prepare(struct fit *f, const double *X, int n, const int *y, cons
             f->xc[(size_t)j * m + s] = X[(size_t)keep[s] * (size_t)d + (size_t)j];
     }
     for (int j = 0; j < d; j++) {
-        for (size_t s = 0; s < m; s++)
-            key[s] = (struct keyed){ f->xc[(size_t)j * m + s], (int)s };
-        qsort(key, m, sizeof(*key), keyed_cmp);
-        for (size_t s = 0; s < m; s++)
-            f->sorted[(size_t)j * m + s] = key[s].i;
+        int *run = f->sorted + (size_t)j * m;
+        for (size_t s = 0; s < m; s++) {
+            key[s] = order_key(f->xc[(size_t)j * m + s]);
+            run[s] = (int)s;
+        }
+        radix_sort(run, key, f->tmp, key_tmp, m);
     }
     free(key);
+    free(key_tmp);
     free(keep);
     return 0;
 }
