@@ -251,6 +251,45 @@ static void test_learn_tree__matches_sklearns_seeded_trees_on_tied_data(void)
     CHECK_INT(matched, >=, tied / 3);
 }
 
+/* ---- the smallest good tree (Tenzing's Algorithm 1) */
+
+static void test_learn_size_search__picks_the_leaf_count_of_the_authors_loop(void)
+{
+    json_t *all = ref_run("sklearn_search.py", "import sklearn.tree", "24");
+    for (size_t i = 0; i < json_array_size(all); i++) {
+        json_t *c = json_array_get(all, i), *tried = json_object_get(c, "tried");
+        int n = (int)json_integer_value(json_object_get(c, "n"));
+        int d = (int)json_integer_value(json_object_get(c, "d"));
+        int k = (int)json_integer_value(json_object_get(c, "k"));
+        double *X = ref_doubles(json_object_get(c, "X"));
+        int *y = ref_ints(json_object_get(c, "y"));
+        struct learn_size_search_options so = LEARN_SIZE_SEARCH_OPTIONS_INIT;
+        so.tree.criterion = LEARN_ENTROPY;
+        so.tree.class_weight_balanced = 1;
+        so.tree.min_impurity_decrease = 0.001;
+        struct learn_size_trace tr;
+        struct learn_tree *t = NULL;
+        CHECK_OK(learn_tree_fit_smallest(&t, &tr, X, n, d, y, k, NULL, &so));
+        int leaves = (int)json_integer_value(json_object_get(c, "leaves"));
+        double acc = learn_tree_accuracy(t, X, n, y, NULL);
+        int same = learn_tree_leaf_count(t) <= leaves && tr.n == (int)json_array_size(tried) &&
+                   fabs(acc - json_number_value(json_object_get(c, "accuracy"))) < 1e-12;
+        for (int j = 0; same && j < tr.n; j++)
+            same = tr.leaves[j] == json_integer_value(json_array_get(tried, (size_t)j));
+        CHECK(learn_tree_depth(t) <= leaves - 1);
+        learn_tree_free(t);
+        free(X);
+        free(y);
+        if (!same)
+            test_fail(__FILE__, __LINE__, "data set %zu: learn tried %d sizes and kept accuracy "
+                      "%.4f; the authors' loop tried %zu and kept %d leaves at %.4f", i, tr.n, acc,
+                      json_array_size(tried), leaves,
+                      json_number_value(json_object_get(c, "accuracy")));
+    }
+    CHECK_INT(json_array_size(all), >=, 12);
+    json_decref(all);
+}
+
 /* ---- size */
 
 static void test_learn_tree__fits_2036_by_200_binary_features_in_well_under_a_second(void)
@@ -290,6 +329,7 @@ int main(void)
     TEST_RUN(test_learn_tree__refuses_bad_labels_weights_values_and_options);
     TEST_RUN(test_learn_tree__equals_sklearn_node_for_node_on_tie_free_data);
     TEST_RUN(test_learn_tree__matches_sklearns_seeded_trees_on_tied_data);
+    TEST_RUN(test_learn_size_search__picks_the_leaf_count_of_the_authors_loop);
     TEST_RUN(test_learn_tree__fits_2036_by_200_binary_features_in_well_under_a_second);
     json_decref(cases);
     return test_done();
