@@ -575,6 +575,8 @@ static int check_links(const struct learn_node *nodes, int n_nodes, int d, int *
         const struct learn_node *nd = &nodes[i];
         if (parent[i] == -2)
             return lscat_error_setc(LSCAT_EINVALID, "node %d: no parent links to it", i);
+        if (!nd->value)
+            return lscat_error_setc(LSCAT_EINVALID, "node %d: no class values", i);
         if (nd->feature < 0) {
             if (nd->left != -1 || nd->right != -1)
                 return lscat_error_setc(LSCAT_EINVALID, "node %d: a leaf with children", i);
