@@ -26,8 +26,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-extern char **environ;
-
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
 #define SYS_landlock_add_rule 445
@@ -254,26 +252,6 @@ int sandbox_describe(struct buf *out, const struct sandbox_caps *c)
     return any;
 }
 
-/* The environment: ours, with TMPDIR and HOME inside the scratch folder, plus extra_env. */
-static char **make_env(const char *scratch, const char *const *extra)
-{
-    size_t n = 0, k = 0;
-    while (environ[n])
-        n++;
-    size_t ne = 0;
-    while (extra && extra[ne])
-        ne++;
-    char **env = xcalloc(n + ne + 3, sizeof(*env));
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "TMPDIR=", 7) != 0 && strncmp(environ[i], "HOME=", 5) != 0)
-            env[k++] = xstrdup(environ[i]);
-    env[k++] = xasprintf("TMPDIR=%s/tmp", scratch);
-    env[k++] = xasprintf("HOME=%s", scratch);
-    for (size_t i = 0; i < ne; i++)
-        env[k++] = xstrdup(extra[i]);
-    return env;
-}
-
 static void free_strv(char **v)
 {
     for (size_t i = 0; v && v[i]; i++)
@@ -358,7 +336,7 @@ int sandbox_run(struct proc_result *out, const struct sandbox_options *o)
     struct child_ctx ctx = { c->bwrap, c->netns, o->gpu ? 0 : c->landlock, o->scratch_dir,
                              c->drop_uid ? sandbox_slot_uid(o->slot) : -1 };
     const char *cwd = o->cwd ? o->cwd : o->scratch_dir;
-    char **env = make_env(o->scratch_dir, o->extra_env);
+    char **env = proc_env_untrusted(o->scratch_dir, o->extra_env);
     char **argv = c->bwrap ? bwrap_argv(o, cwd) : NULL;
     struct proc_options po = PROC_OPTIONS_INIT;
     int rc = prepare_scratch(o->scratch_dir, ctx.uid);
@@ -384,7 +362,7 @@ int sandbox_run(struct proc_result *out, const struct sandbox_options *o)
     if (ctx.uid >= 0)
         reap_slot(ctx.uid);
 done:
-    free_strv(env);
+    proc_env_free(env);
     free_strv(argv);
     return rc;
 }

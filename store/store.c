@@ -321,7 +321,6 @@ static int migrate(struct store *s)
 
 static int configure(struct store *s, unsigned flags)
 {
-    sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
     sqlite3_extended_result_codes(s->db, 0);
     int rc = store_exec(s, "PRAGMA foreign_keys = ON");
     if (rc || (flags & STORE_READONLY))
@@ -360,6 +359,9 @@ int store_open(struct store **out, const char *path, unsigned flags)
         rc = sql_error(s, src, "cannot open store");
         goto done;
     }
+    /* Before the first statement: a store another process is writing (or recovering, or
+     * checkpointing as it closes) is waited for from the start, never "database is locked". */
+    sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
     if ((rc = check_identity(s)) < 0)
         goto done;
     if ((rc = configure(s, flags)) < 0)
