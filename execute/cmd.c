@@ -174,6 +174,10 @@ int main(int argc, char **argv)
         goto done;
     }
     began = 1;
+    char *builds = fs_join(work, "builds"); /* builds/core-<hash>.tmp.<pid> of killed runs */
+    if (fs_remove_stale_temps(builds, 0) < 0)
+        log_warn("%s", lscat_error_last());
+    free(builds);
     /* SIGINT/SIGTERM (e.g. `timeout`): the builds and probes in flight finish and are
      * recorded, nothing new starts, the run is recorded as interrupted. */
     o.stop = &g_stop;

@@ -3,6 +3,8 @@
  * worker mode (`--worker`, internal) that parses one file in a child process. */
 #include "common/cli.h"
 #include "common/error.h"
+#include "common/fs.h"
+#include "common/log.h"
 #include "common/xalloc.h"
 #include "store/store.h"
 #include "isolate/isolate.h"
@@ -189,6 +191,11 @@ int main(int argc, char **argv)
         goto done;
     }
     o.run_id = run_id;
+    /* kernels/xx/<id>.tmp.<pid>/ and kernels/xx/<id>/<file>.tmp.<pid> of killed runs */
+    char *kernels = fs_join(cli.work_dir, "kernels");
+    if (fs_remove_stale_temps(kernels, 2) < 0)
+        log_warn("%s", lscat_error_last());
+    free(kernels);
     rc = isolate_run(&c, s, &o);
     if (rc < 0) {
         fprintf(stderr, "lscat-isolate: %s\n", lscat_error_last());
