@@ -198,9 +198,12 @@ int fs_remove_stale_temps(const char *dir, int depth)
 
 int fs_exchange(const char *a, const char *b)
 {
-    if (renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) < 0)
-        return lscat_error_set("cannot swap '%s' and '%s': %s", a, b, strerror(errno));
-    return 0;
+    if (renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) == 0)
+        return 0;
+    int e = errno;
+    int rc = lscat_error_set("cannot swap '%s' and '%s': %s", a, b, strerror(e));
+    errno = e; /* the caller tells "cannot here" (EINVAL, ENOSYS) from a failure */
+    return rc;
 }
 
 char *fs_join(const char *a, const char *b)

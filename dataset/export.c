@@ -13,6 +13,7 @@
 #include "dataset/columns.h"
 #include "dataset/csv.h"
 #include "dataset/parquet.h"
+#include "dataset/place.h"
 #include "dataset/text.h"
 
 #include <errno.h>
@@ -375,9 +376,29 @@ int export_check_tables(const char *list)
     return 0;
 }
 
+static int write_export(struct export_result *out, struct store *s, const struct export_options *o);
+
 int export_run(struct export_result *out, struct store *s, const struct export_options *o)
 {
+    struct export_options in_tmp = *o;
+    char *tmp = NULL;
     memset(out, 0, sizeof(*out));
+    int rc = place_begin(&tmp, o->out_dir);
+    if (rc == 0) {
+        in_tmp.out_dir = tmp;
+        rc = write_export(out, s, &in_tmp);
+    }
+    if (rc == 0)
+        rc = place_finish(tmp, o->out_dir);
+    if (rc < 0)
+        place_abort(tmp);
+    free(tmp);
+    return rc;
+}
+
+/* Everything into o->out_dir, a fresh folder. */
+static int write_export(struct export_result *out, struct store *s, const struct export_options *o)
+{
     int ntab, rc;
     const struct columns_table *tabs = columns_tables(&ntab);
     char now[32], schema[16], filters[512];

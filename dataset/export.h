@@ -46,8 +46,10 @@ struct export_result {
 /* Check a --tables list: every name must be a published table. */
 int export_check_tables(const char *list);
 
-/* Export the tables, then README.md, columns.md and SHA256SUMS. Returns 0 or a negative code
- * with the message set; files written before a failure stay only under temporary names. */
+/* Export the tables, then README.md, columns.md and SHA256SUMS, into a temporary folder beside
+ * o->out_dir that then replaces it in one step (dataset/place.h): until then the old export
+ * stays whole; a failure or a kill leaves it as it was. Returns 0 or a negative code with the
+ * message set. */
 int export_run(struct export_result *out, struct store *s, const struct export_options *o);
 
 /* The file name of a table in this format, e.g. "measurements.csv.gz". Caller frees. */
