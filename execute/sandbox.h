@@ -23,6 +23,8 @@ struct sandbox_caps {
     int drop_uid;   /* root, and a per-slot uid can reach the work folder: children drop to it */
     int netns;      /* without bwrap: unshare(CLONE_NEWNET) works in a child */
     int landlock;   /* without bwrap: Landlock ABI version (0 = none) */
+    int mntns;      /* without bwrap, as root: a mount namespace with private /tmp, /var/tmp,
+                     * /dev/shm, /run/lock (what a dropped uid could otherwise write to) */
 };
 
 /* The per-slot unprivileged users: uid = SANDBOX_UID_BASE + block * 64 + slot % 64, where each
