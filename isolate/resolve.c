@@ -1,6 +1,7 @@
 /* The resolve service (`lscat isolate resolve --serve`): execute's repair loop asks it, across
  * a process boundary (GPU nodes have no libclang), for the repository's definition of a name
- * the kernel lacks, with that definition's own closure, computed by extract.c's machinery. */
+ * the kernel lacks, with that definition's own closure, computed by the extractor's machinery
+ * (extract.c, closure.c, emit.c). */
 #include "isolate/resolve.h"
 
 #include "common/error.h"
