@@ -204,9 +204,8 @@ static void http_opts(struct http_options *h, const struct args *a, const struct
 static int cmd_scan(struct buf *counts, struct store *s, const struct args *a,
                     const struct cli *cli, int64_t run_id)
 {
-    struct scan_options o;
+    struct scan_options o = SCAN_OPTIONS_INIT;
     struct scan_counts k;
-    memset(&o, 0, sizeof(o));
     http_opts(&o.http, a, cli);
     o.http.parallel = 1;
     o.source = a->source;
