@@ -3,8 +3,12 @@
  * through the environment (see common/cli.h).
  *
  * How to add a stage:
- *   1. Write its library in <stage>/<module>.c and its thin command in <stage>/cmd.c (parse options
- *      with cli_parse(), call the library, map the result to an LSCAT_EXIT_* code).
+ *   1. Write its library in <stage>/<module>.c and its thin command in <stage>/cmd.c: parse
+ *      options with cli_parse() (subcommands and internal worker modes in one
+ *      `struct cli_subcommand` table: cli_run_mode() before parsing, cli_subcommand() after),
+ *      open the work folder, the store and its stage_runs row with stage_begin()
+ *      (store/stage.h), call the library, stage_end() with the exit code and a JSON object of
+ *      counts, and return an LSCAT_EXIT_* code (cli_usage_error(), cli_fatal()).
  *   2. Add <stage>/module.mk declaring the program (see harvest/module.mk or dataset/module.mk):
  *      what users run goes in PROGRAMS (installed), test-only helpers in TEST_PROGRAMS.
  *   3. Add one line to `commands` below.

@@ -31,7 +31,7 @@ static const struct cli_opt export_opts[] = {
     { "format", 0, "FMT", "parquet (default) or csv", OPT_FORMAT },
     { "gpu", 0, "MODEL", "only measurements/GPUs whose model contains MODEL (any case)", OPT_GPU },
     { "since", 0, "DATE", "only measurements and failures recorded at or after DATE "
-      "(ISO-8601, e.g. 2026-11-01)", OPT_SINCE },
+      "(UTC, YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][Z], e.g. 2026-11-01)", OPT_SINCE },
     { "kernels-only", 0, NULL, "only the code corpus: kernels, occurrences, repositories",
       OPT_KERNELS_ONLY },
     { "gzip", 0, NULL, "CSV: write .csv.gz", OPT_GZIP },
