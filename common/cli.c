@@ -303,6 +303,13 @@ int cli_usage_error(const struct cli *cli, const char *usage_line)
     return LSCAT_EXIT_USAGE;
 }
 
+int cli_no_args(const struct cli *cli)
+{
+    if (cli->nargs == 0)
+        return 0;
+    return lscat_error_setc(LSCAT_EINVALID, "unexpected argument '%s'", cli->args[0]);
+}
+
 int cli_fatal(const struct cli *cli)
 {
     fprintf(stderr, "%s: %s\n", cli->prog, lscat_error_last());

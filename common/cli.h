@@ -60,6 +60,10 @@ int cli_usage_error(const struct cli *cli, const char *usage_line);
 int cli_parse_int(long *out, const char *opt_name, const char *arg, long min, long max);
 int cli_parse_double(double *out, const char *opt_name, const char *arg, double min, double max);
 
+/* 0 when the command line has no arguments beyond its options, else LSCAT_EINVALID with the
+ * usage message "unexpected argument 'x'" (for stages that take none). */
+int cli_no_args(const struct cli *cli);
+
 /* Report a fatal error: "prog: <lscat_error_last()>" on stderr; returns LSCAT_EXIT_FATAL. */
 int cli_fatal(const struct cli *cli);
 

@@ -22,9 +22,7 @@ int main(int argc, char **argv)
         cli_print_common_help(stdout);
         goto done;
     }
-    if (rc < 0 || cli.nargs > 0) {
-        if (rc >= 0)
-            lscat_error_set("unexpected argument '%s'", cli.args[0]);
+    if (rc < 0 || cli_no_args(&cli) < 0) {
         code = cli_usage_error(&cli, usage);
         goto done;
     }

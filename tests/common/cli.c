@@ -251,6 +251,21 @@ static void test_cli__subcommands_come_from_the_table_and_others_are_named(void)
     CHECK(cli_subcommand_find(subs, NULL) == NULL);
 }
 
+static void test_cli__a_stage_without_arguments_names_the_first_extra_one(void)
+{
+    struct cli cli;
+    struct seen s;
+    char *a[] = { "p", "-v", NULL };
+    CHECK_INT(parse(&cli, &s, a), ==, 0);
+    CHECK_OK(cli_no_args(&cli));
+    cli_release(&cli);
+    char *b[] = { "p", "extra", "more", NULL };
+    CHECK_INT(parse(&cli, &s, b), ==, 0);
+    CHECK_INT(cli_no_args(&cli), ==, LSCAT_EINVALID);
+    CHECK_STR(lscat_error_last(), "unexpected argument 'extra'");
+    cli_release(&cli);
+}
+
 static void test_cli__number_parsers_are_strict(void)
 {
     long n;
@@ -277,6 +292,7 @@ int main(void)
     TEST_RUN(test_cli__check_global_applies_the_parsers_rules);
     TEST_RUN(test_cli__internal_modes_run_on_the_command_line_without_their_word);
     TEST_RUN(test_cli__subcommands_come_from_the_table_and_others_are_named);
+    TEST_RUN(test_cli__a_stage_without_arguments_names_the_first_extra_one);
     TEST_RUN(test_cli__number_parsers_are_strict);
     return test_done();
 }
