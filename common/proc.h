@@ -49,7 +49,9 @@ struct proc_options {
     void *child_setup_arg;
 };
 
-#define PROC_OPTIONS_INIT { NULL, NULL, NULL, NULL, 0, 0, 0, { 0, 0, 0, 0, 0, 0 }, NULL, NULL, NULL }
+#define PROC_OPTIONS_INIT { .argv = NULL, .env = NULL, .cwd = NULL, .stdin_data = NULL, \
+    .stdin_len = 0, .out_cap_bytes = 0, .timeout_s = 0, .limits = { 0 }, .stdout_path = NULL, \
+    .child_setup = NULL, .child_setup_arg = NULL }
 
 struct proc_result {
     int exit_code;           /* valid when signal == 0; 127 when exec failed */

@@ -688,7 +688,9 @@ int isolate_worker_main(int argc, char **argv)
         fprintf(stderr, "lscat-isolate --worker: usage: --worker ROOT FILE CUDA_HOME [INCDIR...]\n");
         return 2;
     }
-    struct extract_options eo = { argv[0], argv[1], argv[2], (const char *const *)argv + 3, argc - 3 };
+    struct extract_options eo = { .root = argv[0], .file = argv[1], .cuda_home = argv[2],
+                                  .include_dirs = (const char *const *)argv + 3,
+                                  .n_include_dirs = argc - 3 };
     struct buf out = BUF_INIT;
     int rc = extract_file(&out, &eo);
     fwrite(out.data, 1, out.len, stdout);
