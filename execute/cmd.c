@@ -3,6 +3,7 @@
  * execute_run(), stage_end(). */
 #include "common/cli.h"
 #include "common/error.h"
+#include "common/fs.h"
 #include "common/log.h"
 #include "store/stage.h"
 #include "execute/execute.h"
