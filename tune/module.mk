@@ -5,6 +5,7 @@ NVCC_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=c
 NVCC_FLAGS := -O2 -std=c++17 $(NVCC_ARCH) -I. -Xcompiler -Wall,-Wextra,-Werror
 
 TUNE_OBJS := $(B)/tune/stats.o $(B)/tune/space.o $(B)/tune/runner.o $(B)/tune/runner_host.o \
+             $(B)/tune/runner_proc.o \
              $(B)/tune/gpus.o $(B)/tune/plan.o $(B)/tune/sweep.o
 $(B)/libtune.a: $(TUNE_OBJS)
 	@rm -f $@
