@@ -71,6 +71,7 @@ static const struct cli_opt opts[] = {
 
 struct args {
     const char *gpus, *sizes, *blocks, *kernel;
+    struct tune_space space; /* from sizes and blocks, parsed once in main */
     double timeout_s, startup_s;
     long max_failures, limit, lock_mhz, runner_kernels;
     int remeasure, i_own, l2_flush, no_prestart, follow, no_runner, no_graph;
@@ -209,8 +210,7 @@ static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, 
     char counts[1024];
     memset(&o, 0, sizeof(o));
     memset(&c, 0, sizeof(c));
-    if (tune_space_parse(&o.space, a->sizes, a->blocks) < 0)
-        return cli_usage_error(cli, usage);
+    o.space = a->space; /* borrowed: main releases it */
     if (store_open(&s, cli->db_path, 0) < 0 || store_run_begin(&run_id, s, "tune", argc, argv) < 0 ||
         tune_gpus_register(s, gpus, n) < 0)
         goto fail;
@@ -260,7 +260,6 @@ done:
         store_run_end(s, run_id, code, counts);
     }
     store_free(s);
-    tune_space_release(&o.space);
     free(runner);
     return code;
 }
@@ -289,9 +288,8 @@ int main(int argc, char **argv)
                               "until reset; never do it on shared or lent machines");
     if (rc >= 0 && a.i_own && !a.lock_mhz)
         rc = lscat_error_setc(LSCAT_EINVALID, "--i-own-these-gpus only goes with --lock-clocks");
-    struct tune_space probe;
-    if (rc >= 0 && (rc = tune_space_parse(&probe, a.sizes, a.blocks)) >= 0)
-        tune_space_release(&probe);
+    if (rc >= 0) /* before GPU discovery: a bad list is a usage error even without a GPU */
+        rc = tune_space_parse(&a.space, a.sizes, a.blocks);
     if (rc < 0) {
         code = cli_usage_error(&cli, usage);
         goto done;
@@ -314,6 +312,7 @@ int main(int argc, char **argv)
     signal(SIGTERM, on_signal);
     code = sweep(&cli, &a, gpus, n, argc, argv);
 done:
+    tune_space_release(&a.space);
     free(gpus);
     cli_release(&cli);
     return code;
