@@ -9,6 +9,7 @@
 #include "tune/runner_proc.h"
 
 #include "common/buf.h"
+#include "common/fs.h"
 #include "common/xalloc.h"
 
 #include <errno.h>
@@ -102,7 +103,7 @@ static int run_process(struct runner_summary *out, const struct runner_options *
     } else {
         rc = spawn(&ch, o, cfgs + *i, n - *i, occupancy, 0);
     }
-    double deadline = runner_now_s() + o->config_timeout_s + o->startup_s;
+    double deadline = fs_mono_s() + o->config_timeout_s + o->startup_s;
     int res_open = 1, out_open = 1;
     if (rc < 0)
         goto done;
@@ -135,7 +136,7 @@ static int run_process(struct runner_summary *out, const struct runner_options *
             rc = runner_judge_exit(&ch, out, cfgs, n, i, cb);
             goto done;
         }
-        if (runner_now_s() > deadline && *i < n) {
+        if (fs_mono_s() > deadline && *i < n) {
             runner_proc_kill(&ch);
             rc = runner_record_timeout(cb, out, o, &cfgs[*i], out->results == 0);
             (*i)++;

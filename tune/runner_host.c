@@ -8,6 +8,7 @@
 
 #include "common/buf.h"
 #include "common/error.h"
+#include "common/fs.h"
 #include "common/xalloc.h"
 
 #include <errno.h>
@@ -210,7 +211,7 @@ int runner_run_in_host(struct runner_summary *out, const struct runner_options *
     out->in_runner = 1;
     ch->done_rc = -1;
     ch->tail_len = 0; /* the output tail is this kernel's */
-    double deadline = runner_now_s() + o->config_timeout_s + o->startup_s;
+    double deadline = fs_mono_s() + o->config_timeout_s + o->startup_s;
     while (1) {
         struct pollfd p[3] = { { ch->res_fd, POLLIN, 0 }, { ch->out_fd, POLLIN, 0 },
                                { h->pending.len ? ch->gate_fd : -1, POLLOUT, 0 } };
@@ -243,7 +244,7 @@ int runner_run_in_host(struct runner_summary *out, const struct runner_options *
             }
             return host_exited(h, out, cfgs, n, i, cb);
         }
-        if (runner_now_s() > deadline && *i < n)
+        if (fs_mono_s() > deadline && *i < n)
             return host_timeout(h, out, o, cfgs, i, cb, *i == first_i);
     }
 }

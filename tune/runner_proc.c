@@ -6,6 +6,7 @@
 
 #include "common/buf.h"
 #include "common/error.h"
+#include "common/fs.h"
 #include "common/proc.h"
 #include "common/xalloc.h"
 
@@ -20,15 +21,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-double runner_now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static double num(json_t *o, const char *k)
 {
@@ -271,7 +264,7 @@ int runner_record_failure(const struct runner_callbacks *cb, struct runner_summa
 /* The poll timeout until deadline: at most 100 ms, so a stop flag is seen soon. */
 int runner_poll_ms(double deadline)
 {
-    double left = deadline - runner_now_s();
+    double left = deadline - fs_mono_s();
     return left <= 0 ? 0 : (left > 0.1 ? 100 : (int)(left * 1000) + 1);
 }
 
@@ -343,7 +336,7 @@ int runner_take_lines(struct runner_proc *ch, struct runner_summary *out,
             out->results++;
             out->ok += strcmp(r.status, "ok") == 0;
             (*i)++;
-            *deadline = runner_now_s() + timeout_s;
+            *deadline = fs_mono_s() + timeout_s;
             rc = cb->on_result(cb->ctx, &r);
         }
         free(line);

@@ -31,9 +31,7 @@ struct runner_proc {
 enum { RUNNER_DONE = 0, RUNNER_FAILED = 1, RUNNER_GIVE_UP = 2, RUNNER_STOPPED = 3,
        RUNNER_FALLBACK = 4 };
 
-/* CLOCK_MONOTONIC in seconds. */
-double runner_now_s(void);
-/* The poll timeout until deadline (runner_now_s): at most 100 ms. */
+/* The poll timeout until deadline (fs_mono_s): at most 100 ms. */
 int runner_poll_ms(double deadline);
 /* "w h bx by bz\n" per configuration: a harness's stdin. */
 void runner_format_configs(struct buf *b, const struct tune_config *c, int n);
