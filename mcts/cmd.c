@@ -12,6 +12,7 @@
 #endif
 #include "mcts/enumerate.h"
 #include "mcts/run.h"
+#include "store/stage.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -62,6 +63,14 @@ static const struct cli_opt rules_opts[] = {
       "whose time falls in the predicted class's range", OPT_EVALUATE },
     { "criterion", 0, "NAME", "entropy (default, the authors') or gini", OPT_CRITERION },
     CLI_OPT_END,
+};
+
+enum { SUB_ENUMERATE = 1, SUB_SEARCH, SUB_RULES };
+static const struct cli_subcommand subcommands[] = {
+    { .name = "enumerate", .id = SUB_ENUMERATE, .opts = enumerate_opts },
+    { .name = "search", .id = SUB_SEARCH, .opts = search_opts },
+    { .name = "rules", .id = SUB_RULES, .opts = rules_opts },
+    CLI_SUBCOMMAND_END,
 };
 
 struct opts {
@@ -221,9 +230,8 @@ done:
 
 static int run_search(struct cli *cli, struct opts *o, int argc, char **argv)
 {
-    struct store *s = NULL;
+    struct stage st = STAGE_INIT;
     struct buf counts = BUF_INIT;
-    int64_t run_id = 0;
     int code = LSCAT_EXIT_OK;
     if (!strcmp(o->backend, "spmv"))
         return exec_spmv(argv);
@@ -233,19 +241,11 @@ static int run_search(struct cli *cli, struct opts *o, int argc, char **argv)
         return lscat_error_code() == LSCAT_EINVALID ? LSCAT_EXIT_USAGE : LSCAT_EXIT_FATAL;
     }
     mcts_dag_free(dag);
-    if (store_open(&s, cli->db_path, STORE_CREATE) < 0 ||
-        store_run_begin(&run_id, s, "mcts", argc, argv) < 0) {
-        fprintf(stderr, "lscat-mcts: %s\n", lscat_error_last());
-        store_free(s);
-        return LSCAT_EXIT_FATAL;
-    }
-    if (search_with(s, run_id, o, &counts) < 0) {
-        fprintf(stderr, "lscat-mcts: %s\n", lscat_error_last());
-        code = LSCAT_EXIT_FATAL;
-    }
-    store_run_end(s, run_id, code, counts.len ? counts.data : NULL);
+    if (stage_begin(&st, cli, "mcts", STAGE_CREATE, argc, argv) < 0 ||
+        search_with(st.store, st.run_id, o, &counts) < 0)
+        code = cli_fatal(cli);
+    stage_end(&st, code, counts.len ? counts.data : NULL);
     buf_release(&counts);
-    store_free(s);
     return code;
 }
 
@@ -268,21 +268,17 @@ static int run_rules(struct cli *cli, struct opts *o)
 #endif
 }
 
-static int check_args(const char *name, struct cli *cli, struct opts *o)
+/* What the subcommand needs beyond its options; 0 or the usage message set. */
+static int check_args(const struct cli_subcommand *sub, const struct cli *cli, struct opts *o)
 {
-    if (cli->nargs == 0)
-        return lscat_error_setc(LSCAT_EINVALID, "missing subcommand (enumerate, search or "
-                                "rules)");
-    if (strcmp(name, "enumerate") && strcmp(name, "search") && strcmp(name, "rules"))
-        return lscat_error_setc(LSCAT_EINVALID, "unknown subcommand '%s'", cli->args[0]);
-    int want = strcmp(name, "search") ? 2 : 1;
-    if (cli->nargs != want)
-        return lscat_error_setc(LSCAT_EINVALID, cli->nargs > want ? "unexpected argument '%s'"
-                                : "%s needs a file argument", cli->args[cli->nargs > want
-                                ? want : 0]);
-    if (strcmp(name, "rules") && o->streams == 0)
-        return lscat_error_setc(LSCAT_EINVALID, "%s needs --streams S", name);
-    if (!strcmp(name, "search")) {
+    int want = sub->id == SUB_SEARCH ? 1 : 2;
+    if (cli->nargs > want)
+        return lscat_error_setc(LSCAT_EINVALID, "unexpected argument '%s'", cli->args[want]);
+    if (cli->nargs < want)
+        return lscat_error_setc(LSCAT_EINVALID, "%s needs a file argument", sub->name);
+    if (sub->id != SUB_RULES && o->streams == 0)
+        return lscat_error_setc(LSCAT_EINVALID, "%s needs --streams S", sub->name);
+    if (sub->id == SUB_SEARCH) {
         if (!o->dag || !o->backend || !o->out)
             return lscat_error_setc(LSCAT_EINVALID, "search needs --dag, --backend and --out");
         if (strcmp(o->backend, "replay") && strcmp(o->backend, "spmv"))
@@ -291,7 +287,7 @@ static int check_args(const char *name, struct cli *cli, struct opts *o)
         if (!strcmp(o->backend, "replay") && !o->replay)
             return lscat_error_setc(LSCAT_EINVALID, "--backend replay needs --replay FILE");
     }
-    if (!strcmp(name, "rules") && !o->out)
+    if (sub->id == SUB_RULES && !o->out)
         return lscat_error_setc(LSCAT_EINVALID, "rules needs --out DIR");
     return 0;
 }
@@ -300,28 +296,24 @@ int main(int argc, char **argv)
 {
     struct cli cli;
     struct opts o = { .seed = 1 };
-    int sub = cli_find_subcommand(argc, argv);
-    const char *name = sub > 0 ? argv[sub] : "";
-    const struct cli_opt *table = !strcmp(name, "search") ? search_opts
-                                  : !strcmp(name, "rules") ? rules_opts : enumerate_opts;
-    int code = LSCAT_EXIT_OK;
-    int rc = cli_parse(&cli, "lscat-mcts", argc, argv, table, on_opt, &o);
+    int at = cli_find_subcommand(search_opts, argc, argv), code = LSCAT_EXIT_OK;
+    const struct cli_subcommand *sub = cli_subcommand_find(subcommands, at > 0 ? argv[at] : NULL);
+    int rc = cli_parse(&cli, "lscat-mcts", argc, argv, sub ? sub->opts : NULL, on_opt, &o);
     if (rc == CLI_HELP) {
         help();
         goto done;
     }
-    if (rc >= 0)
-        rc = check_args(name, &cli, &o);
+    if (rc >= 0 && (!(sub = cli_subcommand(&cli, subcommands)) || check_args(sub, &cli, &o) < 0))
+        rc = LSCAT_EINVALID;
     if (rc < 0) {
         code = cli_usage_error(&cli, usage);
         goto done;
     }
-    if (!strcmp(name, "enumerate"))
-        code = run_enumerate(&cli, &o);
-    else if (!strcmp(name, "search"))
-        code = run_search(&cli, &o, argc, argv);
-    else
-        code = run_rules(&cli, &o);
+    switch (sub->id) {
+    case SUB_ENUMERATE: code = run_enumerate(&cli, &o); break;
+    case SUB_SEARCH: code = run_search(&cli, &o, argc, argv); break;
+    case SUB_RULES: code = run_rules(&cli, &o); break;
+    }
 done:
     cli_release(&cli);
     return code;

@@ -10,6 +10,7 @@
 #include "common/xalloc.h"
 #include "mcts/run.h"
 #include "mcts/spmv/gpu.h"
+#include "store/stage.h"
 #include "tune/timing.h"
 
 #include <cuda_runtime_api.h>
@@ -212,8 +213,7 @@ static int follow(struct ctx *c, const struct mcts_dag *dag)
 static int search_on_root(struct ctx *c, const struct mcts_dag *dag, const struct opts *o,
                           const struct cli *cli, int argc, char **argv)
 {
-    struct store *s = NULL;
-    int64_t run_id = 0;
+    struct stage st = STAGE_INIT;
     struct root_backend rb = { { "spmv", root_measure, NULL }, c };
     struct mcts_run_summary sum;
     char input[128];
@@ -226,11 +226,9 @@ static int search_on_root(struct ctx *c, const struct mcts_dag *dag, const struc
     ro.search.streams = (int)o->streams;
     ro.search.strategy = o->strategy;
     ro.search.seed = (uint64_t)o->seed;
-    int rc = store_open(&s, cli->db_path, STORE_CREATE);
+    int rc = stage_begin(&st, cli, "mcts", STAGE_CREATE, argc, argv);
     if (rc == 0)
-        rc = store_run_begin(&run_id, s, "mcts", argc, argv);
-    if (rc == 0)
-        rc = mcts_run_search(&sum, s, run_id, dag, &rb.be, &ro);
+        rc = mcts_run_search(&sum, st.store, st.run_id, dag, &rb.be, &ro);
     bcast_seq(NULL); /* the others stop */
     if (rc == 0)
         printf("spmv: %d implementations measured (%d resumed), %ld checked against the CPU "
@@ -239,9 +237,7 @@ static int search_on_root(struct ctx *c, const struct mcts_dag *dag, const struc
                c->checked, c->worst_error, sum.fastest_s, sum.slowest_s,
                sum.slowest_s / sum.fastest_s,
                sum.iterations > sum.resumed ? sum.search_s / (sum.iterations - sum.resumed) : 0);
-    if (s)
-        store_run_end(s, run_id, rc == 0 ? 0 : LSCAT_EXIT_FATAL, NULL);
-    store_free(s);
+    stage_end(&st, rc == 0 ? 0 : LSCAT_EXIT_FATAL, NULL);
     return rc;
 }
 
