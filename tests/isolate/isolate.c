@@ -155,6 +155,70 @@ static void test_extract__finds_kernel_and_its_closure(void)
     free(root);
 }
 
+/* Parse root/file (written from src) with extract_file and the given -I folders; the records. */
+static void extract_src(struct buf *out, const char *root, const char *name, const char *src,
+                        const char *const *incdirs, int nincdirs)
+{
+    char *file = fs_join(root, name);
+    test_write_file(file, src, strlen(src));
+    struct extract_options o = EXTRACT_OPTIONS_INIT;
+    o.root = root;
+    o.file = file;
+    o.cuda_home = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
+    o.include_dirs = incdirs;
+    o.n_include_dirs = nincdirs;
+    CHECK_OK(extract_file(out, &o));
+    free(file);
+}
+
+/* The source of kernel `name` in the records (borrowed from out), or NULL. */
+static const char *record_kernel_source(const struct buf *out, const char *name)
+{
+    size_t pos = 0;
+    struct record r;
+    while (record_next(&r, out->data, out->len, &pos) == 1)
+        if (strcmp(r.type, "kernel") == 0 && strcmp(record_str(&r, "name"), name) == 0)
+            return record_str(&r, "source");
+    return NULL;
+}
+
+static void test_extract__keeps_a_conditional_block_around_a_declaration_whole(void)
+{
+    char *root = realpath(test_tmpdir(), NULL);
+    char *hdr = fs_join(root, "m.h");
+    const char *h = "#ifndef M_H\n#define M_H\n#ifdef __CUDACC__\n__host__ __device__\n#endif\n"
+                    "inline float twice(float v) { return 2 * v; }\n#endif\n";
+    test_write_file(hdr, h, strlen(h));
+    struct buf out = BUF_INIT;
+    extract_src(&out, root, "c.cu", "#include \"m.h\"\n"
+                "__global__ void k(float *a) { a[0] = twice(a[0]); }\n", NULL, 0);
+    const char *s = record_kernel_source(&out, "k");
+    CHECK(s != NULL);
+    CHECK_CONTAINS(s, "#ifdef __CUDACC__\n__host__ __device__\n#endif\ninline float twice");
+    buf_release(&out);
+    free(hdr);
+    free(root);
+}
+
+static void test_srctext__widens_an_extent_to_whole_conditional_blocks(void)
+{
+    const char t[] = "int a;\n#if X\nint b;\n#ifdef Y\nY\n#endif\nint c;\n#else\nint d;\n#endif\nint e;\n";
+    unsigned start = (unsigned)(strstr(t, "Y\n#endif") - t), end = (unsigned)(strstr(t, "int c;") - t + 6);
+    CHECK_INT(srctext_balance_conditionals(t, sizeof t - 1, &start, &end), ==, 1);
+    CHECK_INT(start, ==, (unsigned)(strstr(t, "#ifdef Y") - t));
+    start = (unsigned)(strstr(t, "int c;") - t);
+    end = (unsigned)(strstr(t, "int d;") - t + 6);
+    CHECK_INT(srctext_balance_conditionals(t, sizeof t - 1, &start, &end), ==, 1);
+    CHECK_INT(start, ==, (unsigned)(strstr(t, "#if X") - t));
+    start = (unsigned)(strstr(t, "#ifdef Y") - t);
+    end = start + 9;
+    CHECK_INT(srctext_balance_conditionals(t, sizeof t - 1, &start, &end), ==, 1);
+    CHECK_INT(end, ==, (unsigned)(strstr(t, "int c;") - t));
+    start = 0;
+    end = 6; /* int a; touches no block */
+    CHECK_INT(srctext_balance_conditionals(t, sizeof t - 1, &start, &end), ==, 0);
+}
+
 static void test_srctext__rewrites_invalid_utf8_keeping_literal_values(void)
 {
     const char src[] = "// caf\xe9\nconst char *s = \"na\xefve\"; char c = '\xe9'; /* \xc3\xa9 ok */";
@@ -193,6 +257,8 @@ int main(void)
     TEST_RUN(test_harness__instantiates_block_parameters_per_block_value);
     TEST_RUN(test_extract__finds_kernel_and_its_closure);
     TEST_RUN(test_srctext__rewrites_invalid_utf8_keeping_literal_values);
+    TEST_RUN(test_srctext__widens_an_extent_to_whole_conditional_blocks);
+    TEST_RUN(test_extract__keeps_a_conditional_block_around_a_declaration_whole);
     TEST_RUN(test_srctext__refuses_includes_leaving_the_tree);
     return test_done();
 }
