@@ -18,7 +18,9 @@ int srctext_allowed_system(const char *cuda_home, const char *real)
     for (int i = 0; sys[i]; i++)
         if (*sys[i] && strncmp(real, sys[i], strlen(sys[i])) == 0)
             return 1;
-    return 0;
+    const char *slash = strrchr(real, '/'); /* lscat's own compat headers (sysinc.h) */
+    return slash && slash - real >= 15 && strncmp(slash - 15, "/isolate/compat", 15) == 0 &&
+           strncmp(slash + 1, "helper_", 7) == 0;
 }
 
 static int under_root(const char *root, const char *real)

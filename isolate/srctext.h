@@ -14,7 +14,8 @@ struct srctext_refusals {
     size_t nseen, seen_cap;
 };
 
-/* Is `real` (a resolved path) under a system, CUDA or LLVM folder that kernels may include? */
+/* Is `real` (a resolved path) under a system, CUDA or LLVM folder that kernels may include, or
+ * one of lscat's own compat helper headers (isolate/compat/helper_*.h)? */
 int srctext_allowed_system(const char *cuda_home, const char *real);
 
 /* Scan `path` (a file of the tree `root`) and the tree headers it includes (at most 2,000
