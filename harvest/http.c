@@ -315,6 +315,9 @@ static double finish_attempt(struct http_job *j, CURLcode c, const struct http_o
         p->fp = NULL;
     }
     j->resumed = p->resume_from > 0 && status == 206;
+    if (c == CURLE_OK && status == 200 && j->path && p->resume_from > 0 && !p->body_started &&
+        truncate(p->part_path, 0) < 0) /* a whole body that is empty: the old bytes are not it */
+        c = CURLE_WRITE_ERROR;
     if (c == CURLE_OK && (status == 0 || (status >= 200 && status < 300))) {
         /* an empty body too: an empty file is the caller's to judge, never a rename error */
         if (j->path && rename(p->part_path, j->path) < 0) {
