@@ -31,7 +31,7 @@ struct export_options {
 };
 #define EXPORT_OPTIONS_INIT { NULL, NULL, EXPORT_PARQUET, NULL, NULL, 0, NULL, 0, 0, 0, 1, 3, 1, "", 0 }
 
-#define EXPORT_MAX_TABLES 8
+#define EXPORT_MAX_TABLES 12
 
 struct export_result {
     int ntables;

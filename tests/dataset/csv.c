@@ -149,6 +149,37 @@ static void test_text__utf8_repair_shows_invalid_bytes_as_latin1(void)
     buf_release(&b);
 }
 
+static void test_text__timestamps_parse_to_utc_microseconds(void)
+{
+    int64_t us = 0;
+    /* date -u -d 2026-11-21T08:00:00Z +%s = 1795248000 */
+    CHECK_OK(text_timestamp_us(&us, "2026-11-21T08:00:00Z", 20));
+    CHECK_INT(us, ==, 1795248000000000LL);
+    CHECK_OK(text_timestamp_us(&us, "2026-11-21 08:00:00.25", 22));
+    CHECK_INT(us, ==, 1795248000250000LL);
+    CHECK_OK(text_timestamp_us(&us, "2026-11-21T09:30:00+01:30", 25));
+    CHECK_INT(us, ==, 1795248000000000LL);
+    CHECK_OK(text_timestamp_us(&us, "1969-12-31", 10));
+    CHECK_INT(us, ==, -86400000000LL);
+    CHECK_OK(text_timestamp_us(&us, "2000-02-29T23:59:59.9999999Z", 28)); /* past 6 digits: cut */
+    CHECK_INT(us, ==, 951868799999999LL);
+    CHECK(text_timestamp_us(&us, "x", 1) < 0);
+    CHECK(text_timestamp_us(&us, "2026-13-01", 10) < 0);
+    CHECK(text_timestamp_us(&us, "2026-11-21T25:00:00Z", 20) < 0);
+    CHECK(text_timestamp_us(&us, "2026-11-21T08:00:00Zjunk", 24) < 0);
+}
+
+static void test_text__comma_words_become_a_json_array(void)
+{
+    struct buf b = BUF_INIT;
+    text_comma_json(&b, "language,cu_file", 16);
+    CHECK_STR(b.data, "[\"language\",\"cu_file\"]");
+    buf_reset(&b);
+    text_comma_json(&b, "", 0);
+    CHECK_STR(b.data, "[]");
+    buf_release(&b);
+}
+
 static void test_text__base64_matches_rfc4648_vectors(void)
 {
     const char *in[] = { "", "f", "fo", "foo", "foob", "fooba", "foobar" };
@@ -169,6 +200,8 @@ int main(void)
     TEST_RUN(test_text__doubles_read_back_exactly);
     TEST_RUN(test_text__utf8_validation_rejects_overlongs_surrogates_and_truncation);
     TEST_RUN(test_text__utf8_repair_shows_invalid_bytes_as_latin1);
+    TEST_RUN(test_text__timestamps_parse_to_utc_microseconds);
+    TEST_RUN(test_text__comma_words_become_a_json_array);
     TEST_RUN(test_text__base64_matches_rfc4648_vectors);
     return test_done();
 }
