@@ -64,7 +64,8 @@ static void files_section(struct buf *out, const struct export_options *o,
     else
         buf_addf(out, "\nLoad a table in one line: `pd.read_csv('measurements.csv%s', "
                       "keep_default_na=False, na_values=[''])` (RFC 4180; null is an empty "
-                      "field, an empty string is `\"\"`).\n", o->gzip ? ".gz" : "");
+                      "field, an empty string is `\"\"`).\n",
+                 o->compress == 1 ? ".gz" : o->compress == 2 ? ".zst" : "");
 }
 
 static int provenance_section(struct buf *out, struct store *s)
@@ -161,7 +162,7 @@ int export_card(struct buf *out, struct store *s, const struct export_options *o
                   "Filters: GPU %s, since %s%s.\n",
              export_time, o->lscat_version, store_schema_version(s),
              o->format == EXPORT_PARQUET ? "Parquet (ZSTD)" : "CSV",
-             o->format == EXPORT_CSV && o->gzip ? " (gzip)" : "", o->gpu ? o->gpu : "all",
+             o->format != EXPORT_CSV ? "" : o->compress == 1 ? " (gzip)" : o->compress == 2 ? " (zstd)" : "", o->gpu ? o->gpu : "all",
              o->since ? o->since : "the beginning", o->kernels_only ? ", code corpus only" : "");
     buf_adds(out, "\nIt re-creates and extends LS-CAT (Bjertnes, Torring, Elster: 19,683 kernels, "
                   "5,028,536 runtimes): CUDA kernels harvested from public GitHub repositories, "

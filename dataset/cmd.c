@@ -17,13 +17,13 @@
 
 static const char usage[] =
     "lscat dataset export --out DIR [--format parquet|csv] [--gpu MODEL] [--since DATE] "
-    "[--kernels-only] [--gzip]\n"
+    "[--kernels-only] [--gzip|--zstd]\n"
     "       lscat dataset merge SHARD.db... [--db OUT.db]\n"
     "       lscat dataset report --out DIR [--gpu MODEL]";
 
 enum {
     OPT_FORMAT = 1, OPT_OUT, OPT_GPU, OPT_SINCE, OPT_KERNELS_ONLY, OPT_GZIP, OPT_RG_ROWS,
-    OPT_NO_DICT, OPT_ZSTD, OPT_TABLES,
+    OPT_NO_DICT, OPT_ZSTD, OPT_TABLES, OPT_ZSTD_CSV,
 };
 
 static const struct cli_opt export_opts[] = {
@@ -34,7 +34,8 @@ static const struct cli_opt export_opts[] = {
       "(ISO-8601, e.g. 2026-11-01)", OPT_SINCE },
     { "kernels-only", 0, NULL, "only the code corpus: kernels, occurrences, repositories",
       OPT_KERNELS_ONLY },
-    { "gzip", 0, NULL, "CSV: write .csv.gz", OPT_GZIP },
+    { "gzip", 0, NULL, "CSV: write .csv.gz (ISA-L igzip, level 1)", OPT_GZIP },
+    { "zstd", 0, NULL, "CSV: write .csv.zst (zstd level 3)", OPT_ZSTD_CSV },
     { "tables", 0, "LIST", "only these tables, comma-separated (default: all)", OPT_TABLES },
     { "row-group-rows", 0, "N", "Parquet: at most N rows per row group (default 1048576; "
       "row groups are also cut at 64 MiB of values)", OPT_RG_ROWS },
@@ -74,7 +75,8 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_GPU: o->ex.gpu = arg; break;
     case OPT_SINCE: o->ex.since = arg; break;
     case OPT_KERNELS_ONLY: o->ex.kernels_only = 1; break;
-    case OPT_GZIP: o->ex.gzip = 1; break;
+    case OPT_GZIP: o->ex.compress = 1; break;
+    case OPT_ZSTD_CSV: o->ex.compress = 2; break;
     case OPT_NO_DICT:
         o->ex.dictionary = 0;
         o->ex.byte_stream_split = 0;
@@ -227,8 +229,9 @@ int main(int argc, char **argv)
         rc = lscat_error_setc(LSCAT_EINVALID, "%s needs --out DIR", name);
     else if (rc >= 0 && !strcmp(name, "merge") && cli.nargs < 2)
         rc = lscat_error_setc(LSCAT_EINVALID, "merge needs at least one shard store");
-    else if (rc >= 0 && o.ex.gzip && o.ex.format != EXPORT_CSV)
-        rc = lscat_error_setc(LSCAT_EINVALID, "--gzip applies to --format csv only");
+    else if (rc >= 0 && o.ex.compress && o.ex.format != EXPORT_CSV)
+        rc = lscat_error_setc(LSCAT_EINVALID, "--gzip and --zstd apply to --format csv only "
+                              "(Parquet is compressed already: --zstd-level)");
     if (rc < 0) {
         code = cli_usage_error(&cli, usage);
         goto done;

@@ -43,7 +43,7 @@ char *export_file_name(const char *table, const struct export_options *o)
 {
     if (o->format == EXPORT_PARQUET)
         return xasprintf("%s.parquet", table);
-    return xasprintf("%s.csv%s", table, o->gzip ? ".gz" : "");
+    return xasprintf("%s.csv%s", table, o->compress == 1 ? ".gz" : o->compress == 2 ? ".zst" : "");
 }
 
 static int sink_null(struct sink *k, int col)
@@ -213,7 +213,8 @@ static int open_sink(struct sink *k, const char *path, const struct columns_tabl
         const char *names[64];
         for (int i = 0; i < t->ncols && i < 64; i++)
             names[i] = t->cols[i].name;
-        return csv_writer_open(&k->csv, path, names, t->ncols, o->gzip);
+        return csv_writer_open(&k->csv, path, names, t->ncols,
+                               o->compress == 1 ? CSV_GZIP : o->compress == 2 ? CSV_ZSTD : CSV_PLAIN);
     }
     struct parquet_column cols[64];
     nested_parquet_columns(cols, t);

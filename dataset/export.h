@@ -20,7 +20,7 @@ struct export_options {
     const char *since;         /* NULL or an ISO-8601 prefix: measurements/failures from then on */
     int kernels_only;          /* only the code corpus: kernels, occurrences, repositories */
     const char *tables;        /* NULL, or a comma-separated list of the tables to write */
-    int gzip;                  /* CSV only: .csv.gz */
+    int compress;              /* CSV only: 0 plain, 1 gzip (.csv.gz), 2 zstd (.csv.zst) */
     int64_t row_group_rows;    /* Parquet row-group bound (rows); 0 = the writer's default */
     size_t row_group_bytes;    /* ... and bytes; 0 = default */
     int dictionary;            /* Parquet: try RLE_DICTIONARY (default 1) */
