@@ -33,6 +33,8 @@ struct csv_writer {
     ZSTD_CCtx *zs;
     struct buf out;      /* compressed bytes of one block (writer thread, then close) */
     struct buf b;
+    size_t row_start;    /* offset of the current row in b */
+    size_t max_row;      /* longest row so far, in bytes (CRLF included) */
     int col;
     struct buf scratch;
     /* the writer thread */
@@ -314,7 +316,16 @@ int csv_end_row(struct csv_writer *w)
 {
     buf_add(&w->b, "\r\n", 2);
     w->col = 0;
-    return w->b.len >= FLUSH_BYTES ? flush(w) : 0;
+    if (w->b.len - w->row_start > w->max_row)
+        w->max_row = w->b.len - w->row_start;
+    int rc = w->b.len >= FLUSH_BYTES ? flush(w) : 0;
+    w->row_start = w->b.len;
+    return rc;
+}
+
+size_t csv_writer_max_row_bytes(const struct csv_writer *w)
+{
+    return w->max_row;
 }
 
 int csv_writer_close(struct csv_writer *w, char sha256_hex_out[65])

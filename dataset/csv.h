@@ -28,6 +28,8 @@ void csv_put_text(struct csv_writer *w, const void *s, size_t len);
 void csv_put_base64(struct csv_writer *w, const void *data, size_t len);
 /* End the row (CRLF); writes out the buffer when it is full. */
 int csv_end_row(struct csv_writer *w);
+/* The longest row written so far (bytes, CRLF included): what a reader's line limit needs. */
+size_t csv_writer_max_row_bytes(const struct csv_writer *w);
 /* Flush, fsync, rename into place, free. On failure the temporary file is removed. When
  * sha256_hex_out is given it receives the hex SHA-256 of the file (its compressed bytes, when
  * compressed), computed while writing. */

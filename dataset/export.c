@@ -234,9 +234,11 @@ static int open_sink(struct sink *k, const char *path, const struct columns_tabl
     return rc;
 }
 
-static int close_sink(struct sink *k, int ok, char sha256_hex[65])
+static int close_sink(struct sink *k, int ok, char sha256_hex[65], int64_t *max_row)
 {
     sha256_hex[0] = '\0';
+    if (k->csv)
+        *max_row = (int64_t)csv_writer_max_row_bytes(k->csv);
     if (!ok) {
         parquet_writer_abort(k->pq);
         csv_writer_abort(k->csv);
@@ -278,7 +280,7 @@ static int export_table(struct store *s, const struct columns_table *t,
     }
     if (step < 0)
         rc = step;
-    rc = close_sink(&k, rc == 0, r->sha256[slot]) < 0 && rc == 0 ? LSCAT_ERR : rc;
+    rc = close_sink(&k, rc == 0, r->sha256[slot], &r->max_row_bytes[slot]) < 0 && rc == 0 ? LSCAT_ERR : rc;
     if (p)
         progress_set(p, (uint64_t)r->rows[slot]);
     if (x.missing > r->sources_missing) /* both source tables count the same kernels */

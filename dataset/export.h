@@ -41,6 +41,7 @@ struct export_result {
     int64_t sources_not_utf8;  /* kernels whose kernel.cu is not valid UTF-8 (source_raw set) */
     int64_t bytes_written;     /* of the table files */
     char sha256[EXPORT_MAX_TABLES][65]; /* hex, when computed while writing; else "" */
+    int64_t max_row_bytes[EXPORT_MAX_TABLES]; /* CSV: the longest row (line limits of readers) */
 };
 
 /* Check a --tables list: every name must be a published table. */
