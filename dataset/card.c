@@ -191,8 +191,8 @@ static void limitations_section(struct buf *out, struct store *s, const struct e
         buf_addf(out, "- %lld kernels have no source in this export (kernel.cu was missing "
                       "from the work folder).\n", (long long)r->sources_missing);
     if (r->sources_not_utf8)
-        buf_addf(out, "- %lld kernel sources are not valid UTF-8: `source` shows their bytes "
-                      "readably, `source_raw` holds them exactly.\n",
+        buf_addf(out, "- %lld kernel sources are not valid UTF-8: `sources.source` shows their "
+                      "bytes readably, the table `sources_raw` holds them exactly.\n",
                  (long long)r->sources_not_utf8);
     int64_t bad = count(s, "SELECT count(*) FROM measurements WHERE superseded = 0 AND "
                            "status != 'ok'");
