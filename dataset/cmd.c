@@ -32,7 +32,8 @@ static const struct cli_opt export_opts[] = {
     { "gpu", 0, "MODEL", "only measurements/GPUs whose model contains MODEL (any case)", OPT_GPU },
     { "since", 0, "DATE", "only measurements and failures recorded at or after DATE "
       "(UTC, YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][Z], e.g. 2026-11-01)", OPT_SINCE },
-    { "kernels-only", 0, NULL, "only the code corpus: kernels, occurrences, repositories",
+    { "kernels-only", 0, NULL, "only the code corpus: kernels, sources, sources_raw, "
+      "occurrences, repositories",
       OPT_KERNELS_ONLY },
     { "gzip", 0, NULL, "CSV: write .csv.gz (ISA-L igzip, level 1)", OPT_GZIP },
     { "zstd", 0, NULL, "CSV: write .csv.zst (zstd level 3)", OPT_ZSTD_CSV },

@@ -1,5 +1,6 @@
 /* CSV for people and spreadsheets: RFC 4180 quoting, numbers that round-trip, optional gzip
- * (ISA-L's igzip, several times faster than zlib) or zstd. Rows are assembled in one buffer and
+ * (ISA-L's igzip, several times faster than zlib, loaded at run time so GPU nodes without it
+ * still export: zlib level 1 there) or zstd. Rows are assembled in one buffer and
  * handed out in 1 MiB blocks to a second thread that compresses, hashes (SHA-256, for
  * SHA256SUMS) and writes them while the next block is formatted, so the export never reads its
  * own multi-gigabyte output back. */
@@ -16,8 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dlfcn.h>
 #include <isa-l/igzip_lib.h>
 #include <unistd.h>
+#include <zlib.h>
 #include <zstd.h>
 
 #define FLUSH_BYTES (1u << 20)
@@ -28,8 +31,9 @@ struct csv_writer {
     char *path, *tmp;
     FILE *f;
     enum csv_compress compress;
-    struct isal_zstream *gz;
+    struct isal_zstream *gz;  /* gzip through ISA-L ... */
     uint8_t *gz_level_buf;
+    z_stream *zl;             /* ... or through zlib where ISA-L is not installed */
     ZSTD_CCtx *zs;
     struct buf out;      /* compressed bytes of one block (writer thread, then close) */
     struct buf b;
@@ -56,8 +60,52 @@ static int emit(struct csv_writer *w, const void *p, size_t n)
     return 0;
 }
 
+/* ISA-L's deflate, from libisal.so.2 when it is installed (NULL functions otherwise). */
+static struct {
+    int tried;
+    void (*init)(struct isal_zstream *);
+    int (*deflate)(struct isal_zstream *);
+} isal;
+
+static int isal_load(void)
+{
+    if (getenv("LSCAT_NO_ISAL")) /* the zlib path, for tests */
+        return 0;
+    if (!isal.tried) { /* once: the library stays loaded */
+        void *h = dlopen("libisal.so.2", RTLD_NOW | RTLD_LOCAL);
+        if (h) {
+            *(void **)&isal.init = dlsym(h, "isal_deflate_init");
+            *(void **)&isal.deflate = dlsym(h, "isal_deflate");
+        }
+        isal.tried = 1;
+    }
+    return isal.init && isal.deflate;
+}
+
+static int zlib_block(struct csv_writer *w, const void *p, size_t n, int last)
+{
+    z_stream *z = w->zl;
+    z->next_in = (Bytef *)p;
+    z->avail_in = (uInt)n;
+    buf_grow(&w->out, FLUSH_BYTES + 65536);
+    int rc;
+    do {
+        z->next_out = (Bytef *)w->out.data;
+        z->avail_out = FLUSH_BYTES + 65536;
+        rc = deflate(z, last ? Z_FINISH : Z_NO_FLUSH);
+        if (rc == Z_STREAM_ERROR)
+            return EIO;
+        int err = emit(w, w->out.data, FLUSH_BYTES + 65536 - z->avail_out);
+        if (err)
+            return err;
+    } while (z->avail_out == 0 || (last && rc != Z_STREAM_END));
+    return 0;
+}
+
 static int gzip_block(struct csv_writer *w, const void *p, size_t n, int last)
 {
+    if (w->zl)
+        return zlib_block(w, p, n, last);
     struct isal_zstream *z = w->gz;
     z->next_in = (uint8_t *)p;
     z->avail_in = (uint32_t)n;
@@ -66,7 +114,7 @@ static int gzip_block(struct csv_writer *w, const void *p, size_t n, int last)
     do {
         z->next_out = (uint8_t *)w->out.data;
         z->avail_out = (uint32_t)(FLUSH_BYTES + 65536);
-        if (isal_deflate(z) != COMP_OK)
+        if (isal.deflate(z) != COMP_OK)
             return EIO;
         int err = emit(w, w->out.data, FLUSH_BYTES + 65536 - z->avail_out);
         if (err)
@@ -176,9 +224,16 @@ static int flush(struct csv_writer *w)
 
 static int start_compression(struct csv_writer *w)
 {
-    if (w->compress == CSV_GZIP) {
+    if (w->compress == CSV_GZIP && !isal_load()) {
+        w->zl = xcalloc(1, sizeof(*w->zl));
+        if (deflateInit2(w->zl, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+            free(w->zl);
+            w->zl = NULL;
+            return lscat_error_set("cannot start gzip for '%s'", w->path);
+        }
+    } else if (w->compress == CSV_GZIP) {
         w->gz = xcalloc(1, sizeof(*w->gz));
-        isal_deflate_init(w->gz);
+        isal.init(w->gz);
         w->gz->level = GZIP_LEVEL;
         w->gz->level_buf_size = ISAL_DEF_LVL1_DEFAULT;
         w->gz->level_buf = w->gz_level_buf = xmalloc(ISAL_DEF_LVL1_DEFAULT);
@@ -196,6 +251,9 @@ static void free_writer(struct csv_writer *w)
 {
     free(w->gz);
     free(w->gz_level_buf);
+    if (w->zl)
+        deflateEnd(w->zl);
+    free(w->zl);
     ZSTD_freeCCtx(w->zs);
     buf_release(&w->out);
     buf_release(&w->b);

@@ -7,7 +7,7 @@ DATASET_OBJS := $(patsubst %.c,$(B)/dataset/%.o,$(DATASET_SRCS))
 $(B)/libdataset.a: $(DATASET_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
-DATASET_LIBS := $(B)/libdataset.a $(STORE_LIBS) -lzstd -lisal -lz -ljansson
+DATASET_LIBS := $(B)/libdataset.a $(STORE_LIBS) -lzstd -lz -ljansson -ldl
 
 PROGRAMS += $(B)/bin/lscat-dataset
 $(B)/bin/lscat-dataset: $(B)/dataset/cmd.o $(B)/libdataset.a $(B)/libstore.a $(B)/libcommon.a

@@ -73,6 +73,21 @@ static void test_csv__gzip_output_inflates_to_the_same_text(void)
     free(path);
 }
 
+static void test_csv__gzip_without_isal_goes_through_zlib(void)
+{
+    setenv("LSCAT_NO_ISAL", "1", 1);
+    char *path = write_sample("z.csv.gz", CSV_GZIP);
+    unsetenv("LSCAT_NO_ISAL");
+    gzFile g = gzopen(path, "rb");
+    CHECK(g != NULL);
+    char got[512] = { 0 };
+    int n = gzread(g, got, sizeof(got) - 1);
+    gzclose(g);
+    CHECK_INT(n, ==, (int)strlen(want));
+    CHECK_STR(got, want);
+    free(path);
+}
+
 static void test_csv__zstd_output_decompresses_to_the_same_text(void)
 {
     char *path = write_sample("a.csv.zst", CSV_ZSTD);
@@ -207,6 +222,7 @@ int main(void)
 {
     TEST_RUN(test_csv__quotes_per_rfc4180_and_tells_null_from_empty);
     TEST_RUN(test_csv__gzip_output_inflates_to_the_same_text);
+    TEST_RUN(test_csv__gzip_without_isal_goes_through_zlib);
     TEST_RUN(test_csv__zstd_output_decompresses_to_the_same_text);
     TEST_RUN(test_csv__large_output_goes_through_the_writer_thread_intact);
     TEST_RUN(test_text__doubles_read_back_exactly);
