@@ -45,6 +45,7 @@ static const struct command commands[] = {
     { "tune", "lscat-tune", "sweep matrix sizes x block shapes on every GPU" },
     { "dataset", "lscat-dataset", "export Parquet/CSV, merge shard stores, write the report" },
     { "status", "lscat-status", "summarise the store: counts per stage and status" },
+    { "nightly", "lscat-nightly", "the whole pipeline incrementally, then a dated release" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
