@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# End-to-end: `lscat nightly` on the bundled sample, served by the test's own HTTP server on
+# 127.0.0.1 (GH Archive hours and GitHub zipballs). Two nights with a new hour, a new repository
+# and a changed one between them (the second release = the first + what is new, CHANGES.md says
+# so); nights killed at random points of every stage (the releases and `latest` stay whole, the
+# next night takes the lock over and completes); two nightlies at once (one exits 4); the systemd
+# unit's command line; the pages in headless Chromium.
+. "$(dirname "$0")/lib.sh"
+ROOT=${LSCAT_ROOT:-$PWD}
+FIX=$ROOT/tests/nightly/support/fixture.py
+W=$T_TMP/work
+REL=$W/releases
+WWW=$T_TMP/www
+check() { if [ "$2" = "$3" ]; then t_ok "$1"; else t_fail "$1" "want '$2', got '$3'"; fi; }
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; [ "$T_FAILED" = 0 ] && rm -rf "$T_TMP"; }
+trap cleanup EXIT
+
+# ---- the sample, as GH Archive and GitHub serve it
+cp -r "$ROOT/sample" "$T_TMP/sample"
+python3 "$T_TMP/sample/make-sample.py" "$T_TMP/gen" >/dev/null
+mkdir -p "$WWW/gha" "$WWW/zip"
+cp -r "$T_TMP/gen/archives/." "$WWW/zip/"
+hour_name() { date -u -d "@$(( ($(date -u +%s) / 3600 - $1) * 3600 ))" +"$2"; }
+A=$(hour_name 5 %Y-%m-%dT%H)          # night 1's hour (and --from)
+B_FILE=$(hour_name 4 %Y-%m-%d-%-H)    # the hour that appears before night 2
+python3 "$FIX" hour "$WWW/gha/$(hour_name 5 %Y-%m-%d-%-H).json.gz" \
+    "$T_TMP/sample/gharchive/2014-06-01-12.json" "$T_TMP/sample/gharchive/2025-11-02-3.json"
+python3 -u -m http.server --bind 127.0.0.1 --directory "$WWW" 0 >"$T_TMP/http.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 300); do grep -q 'port' "$T_TMP/http.log" && break; sleep 0.1; done
+URL="http://127.0.0.1:$(sed -n 's/.* port \([0-9]*\).*/\1/p' "$T_TMP/http.log" | head -1)"
+SRC=(--source "$URL/gha/{YYYY}-{MM}-{DD}-{H}.json.gz" --archive-url "$URL/zip/{owner}/{name}.zip"
+     --refresh-older-than 1s)
+N() { lscat --work "$W" nightly "${SRC[@]}" "$@"; }
+kernels() { python3 "$FIX" kernels "$REL/$1/csv/kernels.csv.gz" | cut -d' ' -f2 | sort | tr '\n' ' '; }
+json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); v=eval(sys.argv[2]); print(*v) if isinstance(v, tuple) else print(v)' "$@"; }
+TODAY=$(date -u +%F)
+
+# ---- night 1: the first release
+t_expect nightly__the_first_night_succeeds 0 N --from "$A" --summary-json "$T_TMP/s1.json"
+cp "$T_OUT" "$T_TMP/night1.out"
+R1=$(readlink "$REL/latest")
+check nightly__the_first_release_is_named_by_date "$TODAY" "$R1"
+(cd "$REL/$R1" && sha256sum -c --quiet SHA256SUMS) && t_ok nightly__the_first_release_checksums_verify ||
+    t_fail nightly__the_first_release_checksums_verify "sha256sum -c failed"
+check nightly__the_first_release_holds_the_first_hours_kernels "matmul_tiled reduce_partial saxpy " "$(kernels "$R1")"
+for f in parquet/kernels.parquet parquet/measurements.parquet csv/kernels.csv.gz README.md columns.md \
+         CHANGES.md CITATION.cff release.json index.html report/index.html kernel-ids.txt; do
+    [ -s "$REL/$R1/$f" ] || t_fail "nightly__the_release_has_$f" "missing $REL/$R1/$f"
+done
+t_contains nightly__the_first_changes_say_everything_is_new "$REL/$R1/CHANGES.md" "The first release"
+t_contains nightly__the_citation_carries_the_version "$REL/$R1/CITATION.cff" "version: \"$R1\""
+check nightly__the_summary_counts_the_new_kernels "3 1 0" \
+    "$(json "$T_TMP/s1.json" 'd["new"]["kernels"], d["new"]["hours"], d["exit_status"]')"
+check nightly__tune_is_left_to_a_gpu_machine_here elsewhere "$(json "$T_TMP/s1.json" 'd["stages"]["tune"]["outcome"]')"
+t_contains nightly__the_summary_is_one_screen_on_stdout "$T_TMP/night1.out" "failures recorded tonight"
+
+# ---- between the nights: a new hour names a new repository (fluidsim/stencil2d) and a push to
+# alice-gpu/cuda-saxpy, whose archive now holds a second kernel; a GPU node's shard has timings
+cat >"$T_TMP/sample/repos/alice-gpu/cuda-saxpy/src/scale.cu" <<'CU'
+__global__ void scale(int n, float a, float *x)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = a * x[i];
+}
+CU
+python3 "$T_TMP/sample/make-sample.py" "$T_TMP/gen2" >/dev/null
+cp "$T_TMP/gen2/archives/alice-gpu/cuda-saxpy.zip" "$WWW/zip/alice-gpu/cuda-saxpy.zip"
+python3 "$FIX" hour "$WWW/gha/$B_FILE.json.gz" --push alice-gpu/cuda-saxpy "$T_TMP/sample/gharchive/2016-03-10-9.json"
+mkdir -p "$T_TMP/shards"
+sqlite3 "$W/lscat.db" ".backup '$T_TMP/shards/gpu-node-1.db'"
+python3 "$FIX" shard "$T_TMP/shards/gpu-node-1.db" saxpy
+cp -r "$REL/$R1" "$T_TMP/r1-copy"
+
+# ---- night 2: the first release plus what is new
+t_expect nightly__the_second_night_succeeds 0 N --shards "$T_TMP/shards" --summary-json "$T_TMP/s2.json"
+R2=$(readlink "$REL/latest")
+check nightly__a_second_release_the_same_day_is_dot_2 "$TODAY.2" "$R2"
+diff -r "$T_TMP/r1-copy" "$REL/$R1" >/dev/null && t_ok nightly__the_first_release_is_left_as_it_was ||
+    t_fail nightly__the_first_release_is_left_as_it_was "$(diff -r "$T_TMP/r1-copy" "$REL/$R1" | head -3)"
+check nightly__the_second_release_is_the_first_plus_the_new_kernels \
+    "advect matmul_tiled reduce_partial saxpy scale stencil2d " "$(kernels "$R2")"
+python3 "$FIX" kernels "$REL/$R1/csv/kernels.csv.gz" >"$T_TMP/k1"
+python3 "$FIX" kernels "$REL/$R2/csv/kernels.csv.gz" >"$T_TMP/k2"
+check nightly__every_kernel_of_the_first_release_is_unchanged_in_the_second "" "$(comm -23 "$T_TMP/k1" "$T_TMP/k2")"
+check nightly__the_shard_measurements_are_in_the_second_release 8 \
+    "$(zcat "$REL/$R2/csv/measurements.csv.gz" | tail -n +2 | grep -c .)"
+t_contains nightly__changes_count_the_new_kernels "$REL/$R2/CHANGES.md" "| kernels | 3 | 6 | +3 |"
+t_contains nightly__changes_count_the_new_measurements "$REL/$R2/CHANGES.md" "| measurements | 0 | 8 | +8 |"
+for k in scale stencil2d advect; do
+    t_contains "nightly__changes_name_the_new_kernel_$k" "$REL/$R2/CHANGES.md" "- \`$k\`"
+done
+t_contains nightly__changes_name_the_new_gpu "$REL/$R2/CHANGES.md" "- NVIDIA H100 80GB HBM3"
+t_contains nightly__changes_say_since_which_release "$REL/$R2/CHANGES.md" "Since release $R1"
+check nightly__the_second_summary_counts_hours_repos_kernels_measurements "1 1 3 8 merged" \
+    "$(json "$T_TMP/s2.json" 'd["new"]["hours"], d["new"]["repositories"], d["new"]["kernels"], d["new"]["measurements"], d["stages"]["tune"]["note"].split()[0]')"
+check nightly__the_index_lists_both_releases_newest_first "$R2 $R1 $R2" \
+    "$(json "$REL/index.json" '*[r["name"] for r in d["releases"]], d["latest"]')"
+ls "$REL/$R2/report/"*.png >/dev/null 2>&1 && t_ok nightly__the_release_report_has_plots ||
+    t_fail nightly__the_release_report_has_plots "no PNG in $REL/$R2/report"
+t_done
