@@ -17,7 +17,7 @@
 static const char style[] =
     "<style>body{font-family:sans-serif;max-width:72em;margin:2em auto;padding:0 1em;"
     "color:#222}table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #bbb;"
-    "padding:.25em .6em;text-align:left}td.n{text-align:right}code{font-size:90%}"
+    "padding:.25em .6em;text-align:left;white-space:nowrap}td.n{text-align:right}code{font-size:90%}"
     "img{max-width:100%;border:1px solid #ddd;margin:.5em 0}pre{background:#f4f4f4;"
     "padding:.5em;overflow-x:auto}</style>";
 

@@ -96,7 +96,106 @@ t_contains nightly__changes_say_since_which_release "$REL/$R2/CHANGES.md" "Since
 check nightly__the_second_summary_counts_hours_repos_kernels_measurements "1 1 3 8 merged" \
     "$(json "$T_TMP/s2.json" 'd["new"]["hours"], d["new"]["repositories"], d["new"]["kernels"], d["new"]["measurements"], d["stages"]["tune"]["note"].split()[0]')"
 check nightly__the_index_lists_both_releases_newest_first "$R2 $R1 $R2" \
-    "$(json "$REL/index.json" '*[r["name"] for r in d["releases"]], d["latest"]')"
+    "$(json "$REL/index.json" 'tuple([r["name"] for r in d["releases"]] + [d["latest"]])')"
 ls "$REL/$R2/report/"*.png >/dev/null 2>&1 && t_ok nightly__the_release_report_has_plots ||
     t_fail nightly__the_release_report_has_plots "no PNG in $REL/$R2/report"
+
+# ---- nights killed at random points of every stage: the releases and `latest` stay whole
+releases_whole() { # every release folder verifies; latest names one of them
+    local d
+    for d in "$REL"/20*; do (cd "$d" && sha256sum -c --quiet SHA256SUMS >/dev/null 2>&1) || { echo "$d"; return 1; }; done
+    [ -f "$REL/latest/release.json" ] || { echo "latest -> $(readlink "$REL/latest")"; return 1; }
+}
+STAGES=(harvest fetch isolate execute tune export release)
+kills=0 attempts=0 completed=0 broken="" staged="" leftover=""
+while [ "$kills" -lt 12 ] && [ "$attempts" -lt 30 ]; do
+    target=${STAGES[$((attempts % 7))]}
+    attempts=$((attempts + 1))
+    prev_latest=$(readlink "$REL/latest")
+    (exec lscat --work "$W" nightly "${SRC[@]}" --shards "$T_TMP/shards") >"$T_TMP/kill.out" 2>"$T_TMP/kill.err" &
+    pid=$!
+    for _ in $(seq 600); do
+        grep -q "nightly: $target started" "$T_TMP/kill.err" 2>/dev/null && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    sleep "0.0$((RANDOM % 10))"
+    if kill -9 "$pid" 2>/dev/null; then
+        wait "$pid" 2>/dev/null
+        kills=$((kills + 1))
+        staged="$staged $(grep -o 'nightly: [a-z]* started' "$T_TMP/kill.err" | tail -1 | cut -d' ' -f2)"
+        [ "$(readlink "$REL/latest")" = "$prev_latest" ] || broken="$broken latest-moved-by-a-killed-night"
+        sleep 0.3 # the children die with the night (PR_SET_PDEATHSIG)
+        left=$(pgrep -af "lscat-[a-z]* .*--work $W( |\$)") && leftover="$leftover $target: $left"
+    else
+        wait "$pid"
+        completed=$((completed + 1))
+    fi
+    why=$(releases_whole) || broken="$broken $why"
+    grep -q "took over the lock" "$T_TMP/kill.err" && took_over=1
+done
+[ "$kills" -ge 10 ] && t_ok nightly__ten_or_more_nights_were_killed ||
+    t_fail nightly__ten_or_more_nights_were_killed "$kills kills in $attempts attempts"
+distinct=$(echo $staged | tr ' ' '\n' | sort -u | grep -c .)
+[ "$distinct" -ge 5 ] && t_ok nightly__the_kills_fell_in_five_or_more_stages ||
+    t_fail nightly__the_kills_fell_in_five_or_more_stages "stages killed in:$staged"
+check nightly__killed_nights_leave_every_release_and_latest_whole "" "$broken"
+check nightly__no_stage_outlives_a_killed_night "" "$leftover"
+check nightly__a_night_after_a_kill_takes_the_lock_over 1 "${took_over:-0}"
+echo "# $kills kills ($completed nights completed) in $attempts attempts; stages:$staged"
+before=$(readlink "$REL/latest")
+t_expect nightly__the_next_night_completes 0 N --shards "$T_TMP/shards"
+[ "$(readlink "$REL/latest")" != "$before" ] && releases_whole >/dev/null &&
+    t_ok nightly__the_next_night_publishes_a_whole_release || t_fail nightly__the_next_night_publishes_a_whole_release "latest $(readlink "$REL/latest")"
+ls -d "$REL"/.*tmp* 2>/dev/null | grep -q . && t_fail nightly__no_temporary_is_left "$(ls -a "$REL")" ||
+    t_ok nightly__no_temporary_is_left
+
+# ---- two nightlies started together: one runs, the other exits 4 with the lock message
+for try in 1 2 3; do
+    (exec lscat --work "$W" nightly --stages export) >"$T_TMP/l1.out" 2>"$T_TMP/l1.err" & p1=$!
+    (exec lscat --work "$W" nightly --stages export) >"$T_TMP/l2.out" 2>"$T_TMP/l2.err" & p2=$!
+    wait $p1; c1=$?; wait $p2; c2=$?
+    [ "$c1 $c2" != "0 0" ] && break # both ran one after the other: start them again
+done
+codes=$(echo "$c1 $c2" | tr ' ' '\n' | sort | tr '\n' ' ')
+check nightly__of_two_nightlies_at_once_one_runs_and_one_exits_4 "0 4 " "$codes"
+grep -h "another lscat nightly is running on this store" "$T_TMP/l1.err" "$T_TMP/l2.err" | grep -q "this run did nothing" &&
+    t_ok nightly__the_second_nightly_says_another_one_holds_the_lock ||
+    t_fail nightly__the_second_nightly_says_another_one_holds_the_lock "$(cat "$T_TMP/l1.err" "$T_TMP/l2.err" | grep -i lock)"
+
+# ---- the systemd unit's and the crontab's command lines, as docs/nightly.md gives them
+subst() { sed -e "s|/usr/local/bin/lscat|$LSCAT_BIN/lscat|g" -e "s|/srv/lscat/releases|$REL|g" -e "s|/var/lib/lscat|$W|g"; }
+unit=$(sed -n 's/^ExecStart=//p' "$ROOT/examples/systemd/lscat-nightly.service" | subst)
+t_expect nightly__the_systemd_units_command_line_runs_a_night 0 bash -c "$unit ${SRC[*]}"
+[ -s "$W/nightly-summary.json" ] && t_ok nightly__the_unit_writes_its_summary_json ||
+    t_fail nightly__the_unit_writes_its_summary_json "no $W/nightly-summary.json"
+cron=$(grep -v '^#' "$ROOT/examples/cron/lscat-nightly.crontab" | grep '^[0-9]' | cut -d' ' -f6- | subst)
+t_expect nightly__the_crontab_line_runs_a_night 0 bash -c "${cron/ ||/ ${SRC[*]} ||}"
+
+# ---- --keep: the newest releases stay, latest among them, the index follows
+latest=$(readlink "$REL/latest")
+t_expect nightly__keep_prunes_old_releases 0 lscat --work "$W" nightly --stages release --keep 3
+check nightly__keep_leaves_the_newest_three 3 "$(ls -d "$REL"/20* | wc -l)"
+check nightly__the_index_lists_what_is_kept 3 "$(json "$REL/index.json" 'len(d["releases"])')"
+releases_whole >/dev/null && t_ok nightly__pruning_leaves_latest_whole || t_fail nightly__pruning_leaves_latest_whole "$(releases_whole)"
+
+# ---- the pages in a real browser, from a static server of the releases folder
+if ! command -v chromium >/dev/null; then
+    t_skip nightly__the_pages_render_in_chromium "chromium is not installed (mk/deps.sh lists it)"
+else
+    python3 -u -m http.server --bind 127.0.0.1 --directory "$REL" 0 >"$T_TMP/rel.log" 2>&1 &
+    PIDS+=($!)
+    for _ in $(seq 300); do grep -q 'port' "$T_TMP/rel.log" && break; sleep 0.1; done
+    RURL="http://127.0.0.1:$(sed -n 's/.* port \([0-9]*\).*/\1/p' "$T_TMP/rel.log" | head -1)"
+    CHROME=(chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --user-data-dir="$T_TMP/chrome")
+    "${CHROME[@]}" --dump-dom "$RURL/index.html" >"$T_TMP/index.dom" 2>"$T_TMP/chrome.err"
+    t_contains nightly__chromium_shows_the_release_table "$T_TMP/index.dom" "<td class=\"n\">6</td>"
+    t_contains nightly__the_table_names_the_latest_release "$T_TMP/index.dom" "$(readlink "$REL/latest")</a> (latest)"
+    "${CHROME[@]}" --dump-dom "$RURL/latest/index.html" >"$T_TMP/page.dom" 2>>"$T_TMP/chrome.err"
+    t_contains nightly__the_release_page_shows_the_card "$T_TMP/page.dom" "<h2>lscat CUDA launch-configuration dataset</h2>"
+    t_contains nightly__the_release_page_shows_the_report_plots "$T_TMP/page.dom" '<img src="report/'
+    t_expect nightly__every_link_of_the_pages_resolves 0 python3 "$FIX" links "$RURL" index.html latest/index.html
+    "${CHROME[@]}" --window-size=1280,900 --screenshot="$T_TMP/index.png" "$RURL/index.html" >/dev/null 2>>"$T_TMP/chrome.err"
+    t_expect nightly__a_screenshot_shows_the_table 0 python3 "$FIX" png "$T_TMP/index.png" 40
+fi
 t_done
