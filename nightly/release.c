@@ -14,6 +14,7 @@
 #include "nightly/files.h"
 #include "nightly/site.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -88,23 +89,25 @@ int nightly_release_name(const char *name, long long *key)
 
 /* ---------------------------------------------------------------- choosing names */
 
-/* Today's first free name: YYYY-MM-DD, else YYYY-MM-DD.2, .3, ... */
+/* Today's name: YYYY-MM-DD, or YYYY-MM-DD.N with N one past the highest of today's names in
+ * `dir` (a name is never reused: pruning removes the oldest, never today's newest). */
 static char *free_name(const char *dir)
 {
     char date[16];
+    long long key, top = 0;
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(date, sizeof(date), "%Y-%m-%d", &tm);
-    for (int n = 1;; n++) {
-        char *name = n == 1 ? xstrdup(date) : xasprintf("%s.%d", date, n);
-        char *path = fs_join(dir, name);
-        int taken = fs_exists(path);
-        free(path);
-        if (!taken)
-            return name;
-        free(name);
-    }
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (!strncmp(e->d_name, date, 10) && nightly_release_name(e->d_name, &key) &&
+            key % 1000 > top)
+            top = key % 1000;
+    if (d)
+        closedir(d);
+    return top ? xasprintf("%s.%lld", date, top + 1) : xstrdup(date);
 }
 
 /* The release `latest` points at when it is a release with a release.json, else the newest one;
