@@ -30,4 +30,8 @@ step tune || [ $? -eq 1 ]
 step dataset export --format parquet --out "$LSCAT_WORK/export"
 step dataset export --format csv --gzip --out "$LSCAT_WORK/export-csv"
 step dataset report --out "$LSCAT_WORK/report"
+# nightly: the same pipeline as one incremental command (here nothing is new: the sample's last
+# hour is done), ending with a dated release under $LSCAT_WORK/releases (docs/nightly.md)
+step nightly --to 2025-11-02T03 --source "file://$LSCAT_WORK/sample/gharchive" \
+    --archive-url "file://$LSCAT_WORK/sample/archives/{owner}/{name}.zip"
 step status
