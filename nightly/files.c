@@ -82,10 +82,30 @@ static int scan_rec(struct nightly_files *f, const char *root, const char *rel)
     return rc;
 }
 
+static int by_path(const void *a, const void *b)
+{
+    return strcmp(((const struct nightly_file *)a)->path, ((const struct nightly_file *)b)->path);
+}
+
 int nightly_files_scan(struct nightly_files *out, const char *dir)
 {
     *out = (struct nightly_files)NIGHTLY_FILES_INIT;
-    return scan_rec(out, dir, "");
+    int rc = scan_rec(out, dir, "");
+    if (out->n)
+        qsort(out->v, out->n, sizeof(*out->v), by_path);
+    return rc;
+}
+
+int nightly_files_add(struct nightly_files *f, const char *dir, const char *rel)
+{
+    char *p = fs_join(dir, rel);
+    XGROW(f->v, f->n + 1, f->cap);
+    struct nightly_file *e = &f->v[f->n++];
+    e->path = xstrdup(rel);
+    int rc = nightly_file_hash(e->sha256, &e->bytes, p);
+    free(p);
+    qsort(f->v, f->n, sizeof(*f->v), by_path);
+    return rc;
 }
 
 void nightly_files_release(struct nightly_files *f)

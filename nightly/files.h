@@ -22,6 +22,8 @@ struct nightly_files {
  * "*.tmp.<pid>" left out), hashed. Returns 0 or LSCAT_ERR naming the file. */
 int nightly_files_scan(struct nightly_files *out, const char *dir);
 void nightly_files_release(struct nightly_files *f);
+/* Hash one more file, `rel` under `dir`, into `f` (kept sorted by path). */
+int nightly_files_add(struct nightly_files *f, const char *dir, const char *rel);
 
 /* SHA-256 (hex) and size of one file. */
 int nightly_file_hash(char out[65], int64_t *bytes_out, const char *path);

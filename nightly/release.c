@@ -403,7 +403,8 @@ static int prune(const char *dir, int keep, const char *latest)
     return rc;
 }
 
-/* Write release.json, the page and SHA256SUMS (last: a release with one is whole). */
+/* Write CHANGES.md, CITATION.cff, release.json, the page and SHA256SUMS (last: a release
+ * with one is whole). Every file is hashed once. */
 static int finish_folder(json_t **desc_out, struct store *s, const char *tmp, const char *name,
                          const char *exp, const char *prev_dir, const char *prev)
 {
@@ -414,24 +415,16 @@ static int finish_folder(json_t **desc_out, struct store *s, const char *tmp, co
     if (rc == 0) {
         desc = describe(s, name, exp, prev, &files);
         changes(&text, tmp, desc, prev_dir, prev);
-        rc = write_text(tmp, "CHANGES.md", &text);
+        if ((rc = write_text(tmp, "CHANGES.md", &text)) == 0)
+            rc = nightly_files_add(&files, tmp, "CHANGES.md");
         buf_reset(&text);
         citation(&text, name, json_string_value(json_object_get(desc, "date")));
-        if (rc == 0)
-            rc = write_text(tmp, "CITATION.cff", &text);
+        if (rc == 0 && (rc = write_text(tmp, "CITATION.cff", &text)) == 0)
+            rc = nightly_files_add(&files, tmp, "CITATION.cff");
     }
-    nightly_files_release(&files);
-    if (rc == 0 && (rc = nightly_files_scan(&files, tmp)) == 0) {
-        json_t *fl = json_object_get(desc, "files");
-        json_array_clear(fl);
-        int64_t total = 0;
-        for (size_t i = 0; i < files.n; i++) {
-            json_array_append_new(fl, json_pack("{s:s,s:I,s:s}", "path", files.v[i].path,
-                                                "bytes", (json_int_t)files.v[i].bytes, "sha256",
-                                                files.v[i].sha256));
-            total += files.v[i].bytes;
-        }
-        json_object_set_new(desc, "size_bytes", json_integer(total));
+    if (rc == 0) {
+        json_decref(desc);
+        desc = describe(s, name, exp, prev, &files);
         char *js = json_dumps(desc, JSON_INDENT(1) | JSON_SORT_KEYS);
         buf_reset(&text);
         buf_adds(&text, js);
@@ -439,10 +432,10 @@ static int finish_folder(json_t **desc_out, struct store *s, const char *tmp, co
         free(js);
         rc = write_text(tmp, "release.json", &text);
     }
-    if (rc == 0)
-        rc = nightly_site_release_page(tmp, desc);
-    nightly_files_release(&files);
-    if (rc == 0 && (rc = nightly_files_scan(&files, tmp)) == 0) {
+    if (rc == 0 && (rc = nightly_site_release_page(tmp, desc)) == 0 &&
+        (rc = nightly_files_add(&files, tmp, "release.json")) == 0)
+        rc = nightly_files_add(&files, tmp, "index.html");
+    if (rc == 0) {
         buf_reset(&text);
         for (size_t i = 0; i < files.n; i++)
             buf_addf(&text, "%s  %s\n", files.v[i].sha256, files.v[i].path);
