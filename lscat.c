@@ -46,6 +46,7 @@ static const struct command commands[] = {
     { "dataset", "lscat-dataset", "export Parquet/CSV, merge shard stores, write the report" },
     { "mcts", "lscat-mcts", "design rules for CUDA+MPI programs by Monte-Carlo tree search" },
     { "status", "lscat-status", "summarise the store: counts per stage and status" },
+    { "nightly", "lscat-nightly", "the whole pipeline incrementally, then a dated release" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

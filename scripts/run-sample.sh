@@ -45,4 +45,8 @@ if [ -n "$tenzing" ]; then
 else
     echo; echo "== lscat mcts: skipped (the authors' SpMV measurements are not in tests/data/tenzing)"
 fi
+# nightly: the same pipeline as one incremental command (here nothing is new: the sample's last
+# hour is done), ending with a dated release under $LSCAT_WORK/releases (docs/nightly.md)
+step nightly --to 2025-11-02T03 --source "file://$LSCAT_WORK/sample/gharchive" \
+    --archive-url "file://$LSCAT_WORK/sample/archives/{owner}/{name}.zip"
 step status

@@ -21,7 +21,7 @@ t_expect install__make_install_succeeds_from_the_built_tree 0 mk install PREFIX=
 
 # The user's programs, lscat-gpuinfo and lscat-mcts-spmv only where the build made them (nvcc,
 # and Open MPI for the latter; no sanitizers).
-want="lscat lscat-dataset lscat-execute lscat-harvest lscat-init lscat-isolate lscat-mcts lscat-runner lscat-status lscat-tune"
+want="lscat lscat-dataset lscat-execute lscat-harvest lscat-init lscat-isolate lscat-mcts lscat-nightly lscat-runner lscat-status lscat-tune"
 [ -x "$LSCAT_BIN/lscat-gpuinfo" ] && want="$want lscat-gpuinfo"
 [ -x "$LSCAT_BIN/lscat-mcts-spmv" ] && want="$want lscat-mcts-spmv"
 want=$(tr ' ' '\n' <<<"$want" | sort | tr '\n' ' ')
