@@ -53,6 +53,14 @@ int shard_has(const struct shard *s, long long k)
     return s->count <= 1 || k % s->count == s->index;
 }
 
+int shard_has_key(const struct shard *s, const char *key)
+{
+    unsigned long long h = 1469598103934665603ULL;
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+        h = (h ^ *p) * 1099511628211ULL;
+    return s->count <= 1 || h % (unsigned long long)s->count == (unsigned long long)s->index;
+}
+
 void shard_describe(char out[32], const struct shard *s)
 {
     if (s->count > 0)
