@@ -75,6 +75,7 @@ static const struct cli_opt opts[] = {
 
 struct args {
     const char *gpus, *sizes, *blocks, *kernel;
+    struct tune_space space; /* from sizes and blocks, parsed once in main */
     double timeout_s, startup_s;
     long max_failures, limit, lock_mhz, runner_kernels;
     int remeasure, i_own, l2_flush, no_prestart, follow, no_runner, no_graph;
@@ -213,8 +214,7 @@ static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, 
     int code = LSCAT_EXIT_FATAL, locked = 0;
     char counts[1024];
     memset(&c, 0, sizeof(c));
-    if (tune_space_parse(&o.space, a->sizes, a->blocks) < 0)
-        return cli_usage_error(cli, usage);
+    o.space = a->space; /* borrowed: main releases it */
     if (stage_begin(&st, cli, "tune", 0, argc, argv) < 0 ||
         tune_gpus_register(st.store, gpus, n) < 0)
         goto fail;
@@ -261,7 +261,6 @@ done:
         fprintf(stderr, "lscat-tune: %s (reset them with nvidia-smi -rgc)\n", lscat_error_last());
     tune_counts_json(counts, sizeof(counts), &c);
     stage_end(&st, code, counts);
-    tune_space_release(&o.space);
     free(runner);
     return code;
 }
@@ -292,9 +291,8 @@ int main(int argc, char **argv)
                               "until reset; never do it on shared or lent machines");
     if (rc >= 0 && a.i_own && !a.lock_mhz)
         rc = lscat_error_setc(LSCAT_EINVALID, "--i-own-these-gpus only goes with --lock-clocks");
-    struct tune_space probe;
-    if (rc >= 0 && (rc = tune_space_parse(&probe, a.sizes, a.blocks)) >= 0)
-        tune_space_release(&probe);
+    if (rc >= 0) /* before GPU discovery: a bad list is a usage error even without a GPU */
+        rc = tune_space_parse(&a.space, a.sizes, a.blocks);
     if (rc < 0) {
         code = cli_usage_error(&cli, usage);
         goto done;
@@ -317,6 +315,7 @@ int main(int argc, char **argv)
     signal(SIGTERM, on_signal);
     code = sweep(&cli, &a, gpus, n, argc, argv);
 done:
+    tune_space_release(&a.space);
     free(gpus);
     cli_release(&cli);
     return code;
