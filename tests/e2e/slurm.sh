@@ -90,8 +90,9 @@ LSCAT_WORK=$T_TMP/single LSCAT_DB=$T_TMP/single/lscat.db \
 
 # ---- the example scripts under Slurm: 3 array tasks, then the merge job (afterok)
 export LSCAT_EXECUTE_ARGS="--arch sm_90 --no-probe"
-out=$(bash "$ROOT/examples/slurm/submit.sh" --array=0-2 --gres=none --cpus-per-task=1 \
-      -o "$T_TMP/task-%a.log" 2>&1)
+# from $T_TMP: the merge job's slurm-<id>.out lands there, not in the source tree
+out=$(cd "$T_TMP" && bash "$ROOT/examples/slurm/submit.sh" --array=0-2 --gres=none \
+      --cpus-per-task=1 -o "$T_TMP/task-%a.log" 2>&1)
 echo "# $out" >&2
 for _ in $(seq 1 3000); do
     [ -z "$(squeue -h 2>/dev/null)" ] && break
