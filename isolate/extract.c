@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/xalloc.h"
+#include "isolate/indexing.h"
 #include "isolate/kparams.h"
 #include "isolate/params.h"
 #include "common/record.h"
@@ -804,7 +805,7 @@ static void emit_kernel(struct ctx *x, CXCursor k)
 {
     struct closure cl = { .x = x, .libc_includes = BUF_INIT };
     struct kparams kp = KPARAMS_INIT;
-    struct buf src = BUF_INIT, body = BUF_INIT;
+    struct buf src = BUF_INIT;
     cl.macro_used = xcalloc(x->nmacros + 1, 1);
     close_decls(&cl, k);
     close_usings(&cl);
@@ -824,8 +825,8 @@ static void emit_kernel(struct ctx *x, CXCursor k)
     kparams_collect(&kp, k);
     CXFile f;
     unsigned a, e, line = 0;
-    if (extent_of(k, &f, &a, &e))
-        add_text(&body, x, f, a, e);
+    f = NULL;
+    (void)extent_of(k, &f, &a, &e);
     location_file(k, &line);
     char *qname = kparams_qualified_name(k, 0), *call = kparams_qualified_name(k, 1);
     if (kp.unsupported) {
@@ -836,9 +837,14 @@ static void emit_kernel(struct ctx *x, CXCursor k)
         free(m);
         goto done;
     }
-    int is2d = strstr(body.data, "threadIdx.y") || strstr(body.data, "blockIdx.y") ||
-               strstr(body.data, "blockDim.y");
-    record_begin(x->out, "kernel", 14);
+    /* The indexing of the code the kernel reaches (its closure: device functions, macros),
+     * which plans its block shapes and grids (isolate/indexing.h). */
+    struct indexing ix;
+    char uses[128];
+    indexing_analyze(&ix, src.data, src.len);
+    indexing_uses_text(uses, sizeof uses, ix.uses);
+    int is2d = ix.dims >= 2;
+    record_begin(x->out, "kernel", 16);
     record_field_str(x->out, "name", qname);
     record_field_str(x->out, "call", call);
     record_field_str(x->out, "path", rel_path(x, f));
@@ -846,6 +852,8 @@ static void emit_kernel(struct ctx *x, CXCursor k)
     record_field_str(x->out, "tparams", kp.tparams.data);
     record_field_int(x->out, "template", clang_getCursorKind(k) == CXCursor_FunctionTemplate);
     record_field_int(x->out, "is2d", is2d);
+    record_field_str(x->out, "indexing", indexing_name(ix.kind));
+    record_field_str(x->out, "indexing_uses", uses);
     record_field_int(x->out, "dynshared", cl.dynshared);
     record_field_int(x->out, "device_launch", strstr(src.data, "<<<") != NULL);
     record_field(x->out, "source", src.data, src.len);
@@ -857,7 +865,6 @@ done:
     free(qname);
     free(call);
     buf_release(&src);
-    buf_release(&body);
     kparams_release(&kp);
     free(cl.units);
     free(cl.macro_used);
