@@ -143,6 +143,9 @@ static void help(void)
            "A block shape that fails with a sticky CUDA error (illegal address: e.g. a 1D block\n"
            "on a 2D kernel's fixed shared tile) is not run at the kernel's larger sizes: those\n"
            "are recorded 'skipped', with the size where it failed, and count as measured.\n"
+           "Every ok configuration's output is checked against a reference block's on the\n"
+           "same inputs (measurements.output_check: match, mismatch, nondeterministic,\n"
+           "not_checked; docs/isolate.md \"Output check\"); reports use match rows only.\n"
            "One worker per GPU, dynamic dispatch, one kernel per GPU at a time; each GPU model\n"
            "measures each kernel once. Resumable: a second run measures only what is missing.\n"
            "A GPU is locked while a kernel is measured on it (LSCAT_LOCK_DIR, default\n"
@@ -190,10 +193,12 @@ static void print_summary(const struct tune_counts *c)
 {
     printf("tune: %d GPU(s), %d kernel run(s) planned: %d done, %d given up; %d of %d "
            "configurations reported (%d ok, %d cuda_error, %d invalid_config, %d crashed, "
-           "%d timeout, %d skipped after %d block shape(s) failed stickily)%s\n",
+           "%d timeout, %d skipped after %d block shape(s) failed stickily); output check of "
+           "the ok ones: %d match, %d mismatch, %d nondeterministic, %d not_checked (%.2f s)%s\n",
            c->gpus, c->kernels_planned, c->kernels_done, c->kernels_given_up,
            c->configs_reported, c->configs_planned, c->ok, c->cuda_error, c->invalid_config,
-           c->crashed, c->timeout, c->skipped, c->shapes_failed,
+           c->crashed, c->timeout, c->skipped, c->shapes_failed, c->match, c->mismatch,
+           c->nondeterministic, c->not_checked, (double)c->check_ns / 1e9,
            c->interrupted ? "; interrupted" : "");
 }
 

@@ -47,6 +47,8 @@ struct tune_counts {
     int skipped;       /* configurations not run: their block shape failed stickily at a
                           smaller size of the kernel (runner.h, struct tune_skip) */
     int shapes_failed; /* block shapes whose sticky failure made such skips */
+    int match, mismatch, nondeterministic, not_checked; /* output checks of ok configurations */
+    long long check_ns; /* what the output checks cost together (harness clock) */
     int processes;
     int runner_kernels, runner_fallbacks; /* kernels run in lscat-runner; sent back to processes */
     int interrupted;

@@ -196,6 +196,30 @@ static void test_sweep__each_gpu_model_measures_each_kernel(void)
     store_free(s);
 }
 
+static void test_sweep__output_checks_are_recorded_with_their_cost(void)
+{
+    const char *b[] = { "mismatch * * 64 *\n", "nocheck\n" };
+    struct store *s = setup(2, b);
+    struct tune_gpu g[1];
+    struct tune_counts c;
+    gpus_of(g, 1, 1, s);
+    sweep(&c, s, g, 1, 0, 5);
+    CHECK_INT(c.ok, ==, 8);
+    CHECK_INT(c.match, ==, 2);
+    CHECK_INT(c.mismatch, ==, 2);
+    CHECK_INT(c.not_checked, ==, 4);
+    CHECK_INT(c.check_ns, ==, 4 * 1000 + 2 * 4000); /* k0's rows, its references at 2 sizes */
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k0' AND block_x = 64 "
+                   "AND output_check = 'mismatch' AND output_check_why LIKE 'buffer ''y''%'"), ==, 2);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k0' AND block_x = 16 "
+                   "AND output_check = 'match'"), ==, 2);
+    CHECK_INT(q(s, "SELECT sum(check_ns) FROM measurements WHERE kernel_id = 'k0'"), ==, 12000);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k1' AND output_check = "
+                   "'not_checked' AND output_check_why LIKE '%no output check%' AND check_ns IS "
+                   "NULL"), ==, 4);
+    store_free(s);
+}
+
 static void test_sweep__crashes_hangs_and_give_ups_are_recorded(void)
 {
     const char *b[] = { "crash 64 64 64 1\nhang 128 128 16 16\n", "crash * * * *\n", NULL };
@@ -494,6 +518,7 @@ int main(void)
     TEST_RUN(test_sweep__a_second_run_measures_only_what_is_missing);
     TEST_RUN(test_sweep__remeasure_supersedes_and_keeps_old_rows);
     TEST_RUN(test_sweep__each_gpu_model_measures_each_kernel);
+    TEST_RUN(test_sweep__output_checks_are_recorded_with_their_cost);
     TEST_RUN(test_sweep__crashes_hangs_and_give_ups_are_recorded);
     TEST_RUN(test_sweep__launches_each_kernel_with_its_binding_and_records_it);
     TEST_RUN(test_sweep__kernels_with_a_harness_so_run_in_the_runner);
