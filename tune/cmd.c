@@ -17,21 +17,25 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char usage[] = "lscat tune [--gpus all|0,1] [--sizes LIST] [--blocks LIST] "
-                            "[--remeasure] [options]";
+static const char usage[] = "lscat tune [--gpus all|0,1] [--sizes LIST] [--space fit|lscat | "
+                            "--blocks LIST] [--remeasure] [options]";
 
 enum {
     OPT_GPUS = 1, OPT_SIZES, OPT_BLOCKS, OPT_TIMEOUT, OPT_STARTUP, OPT_MAX_FAILURES,
     OPT_REMEASURE, OPT_KERNEL, OPT_LIMIT, OPT_WARMUP, OPT_SAMPLES, OPT_MIN_SAMPLE_MS,
     OPT_TARGET_REL_MAD, OPT_L2_FLUSH, OPT_LOCK_CLOCKS, OPT_I_OWN, OPT_NO_PRESTART, OPT_FOLLOW,
-    OPT_NO_RUNNER, OPT_RUNNER_KERNELS, OPT_NO_GRAPH,
+    OPT_NO_RUNNER, OPT_RUNNER_KERNELS, OPT_NO_GRAPH, OPT_SPACE,
 };
 static const struct cli_opt opts[] = {
     { "gpus", 0, "LIST", "GPUs to use: 'all' (default) or CUDA indices, e.g. 0,1", OPT_GPUS },
     { "sizes", 0, "LIST", "matrix sizes, N (square) or WxH, swept smallest first (default "
       TUNE_DEFAULT_SIZES ")", OPT_SIZES },
-    { "blocks", 0, "LIST", "block shapes, X (1D), XxY or XxYxZ (default: 8x8,16x16,24x24,"
-      "32x32 and 64..1024 in steps of 64)", OPT_BLOCKS },
+    { "space", 0, "NAME", "block shapes: fit (default: fitted to each kernel's indexing; a 1D "
+      "kernel gets 20 1D shapes 32..1024, a kernel indexing y 15 2D shapes and 5 (X,1) rows "
+      "over a grid covering W x H) or lscat (LS-CAT's 20 for every kernel: 8x8,16x16,24x24,"
+      "32x32 and 64..1024 in steps of 64)", OPT_SPACE },
+    { "blocks", 0, "LIST", "block shapes for every kernel instead, X (1D), XxY or XxYxZ",
+      OPT_BLOCKS },
     { "timeout", 0, "S", "per-configuration timeout in seconds (default 30)", OPT_TIMEOUT },
     { "startup-timeout", 0, "S", "extra seconds for a harness's first configuration "
       "(context creation; default 10)", OPT_STARTUP },
@@ -70,7 +74,7 @@ static const struct cli_opt opts[] = {
 };
 
 struct args {
-    const char *gpus, *sizes, *blocks, *kernel;
+    const char *gpus, *sizes, *blocks, *kernel, *space;
     double timeout_s, startup_s;
     long max_failures, limit, lock_mhz, runner_kernels;
     int remeasure, i_own, l2_flush, no_prestart, follow, no_runner, no_graph;
@@ -99,6 +103,7 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_GPUS: a->gpus = arg; return 0;
     case OPT_SIZES: a->sizes = arg; return 0;
     case OPT_BLOCKS: a->blocks = arg; return 0;
+    case OPT_SPACE: a->space = arg; return 0;
     case OPT_KERNEL: a->kernel = arg; return 0;
     case OPT_REMEASURE: a->remeasure = 1; return 0;
     case OPT_I_OWN: a->i_own = 1; return 0;
@@ -135,7 +140,10 @@ static void help(void)
     printf("usage: %s\n\n"
            "For every runnable kernel (kernels.status = 'runnable' with an ok build), run its\n"
            "harness on every selected GPU model over matrix sizes x block shapes (default\n"
-           "LS-CAT's 7 x 20) and record each configuration in `measurements` (status ok,\n"
+           "LS-CAT's 7 sizes x 20 shapes fitted to the kernel's indexing: a 1D kernel gets 1D\n"
+           "shapes, a 2D kernel 2D shapes and (X,1) rows over a grid covering W x H; --space\n"
+           "lscat: LS-CAT's own 20 for every kernel) and record each configuration in\n"
+           "`measurements` (status ok,\n"
            "cuda_error, invalid_config, crashed, timeout, skipped), the occupancy API's\n"
            "suggested block in `tune_kernels`. One harness process per kernel and GPU runs all\n"
            "its configurations; a crash or hang is recorded and the harness restarted at the\n"
@@ -189,6 +197,18 @@ static char *runner_path(void)
     return NULL;
 }
 
+/* o->space (and with --space fit o->space_2d) from --sizes, --space and --blocks. */
+static int parse_spaces(struct tune_options *o, const struct args *a)
+{
+    const char *b1 = NULL, *b2 = NULL;
+    int rc = tune_space_named(&b1, &b2, a->space, a->blocks);
+    if (rc >= 0)
+        rc = tune_space_parse(&o->space, a->sizes, b1);
+    if (rc >= 0 && b2 && (rc = tune_space_parse(&o->space_2d, a->sizes, b2)) < 0)
+        tune_space_release(&o->space);
+    return rc;
+}
+
 static void print_summary(const struct tune_counts *c)
 {
     printf("tune: %d GPU(s), %d kernel run(s) planned: %d done, %d given up; %d of %d "
@@ -214,7 +234,7 @@ static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, 
     char counts[1024];
     memset(&o, 0, sizeof(o));
     memset(&c, 0, sizeof(c));
-    if (tune_space_parse(&o.space, a->sizes, a->blocks) < 0)
+    if (parse_spaces(&o, a) < 0)
         return cli_usage_error(cli, usage);
     if (store_open(&s, cli->db_path, 0) < 0 || store_run_begin(&run_id, s, "tune", argc, argv) < 0 ||
         tune_gpus_register(s, gpus, n) < 0)
@@ -266,6 +286,7 @@ done:
     }
     store_free(s);
     tune_space_release(&o.space);
+    tune_space_release(&o.space_2d);
     free(runner);
     return code;
 }
@@ -294,9 +315,12 @@ int main(int argc, char **argv)
                               "until reset; never do it on shared or lent machines");
     if (rc >= 0 && a.i_own && !a.lock_mhz)
         rc = lscat_error_setc(LSCAT_EINVALID, "--i-own-these-gpus only goes with --lock-clocks");
-    struct tune_space probe;
-    if (rc >= 0 && (rc = tune_space_parse(&probe, a.sizes, a.blocks)) >= 0)
-        tune_space_release(&probe);
+    struct tune_options probe;
+    memset(&probe, 0, sizeof(probe));
+    if (rc >= 0 && (rc = parse_spaces(&probe, &a)) >= 0) {
+        tune_space_release(&probe.space);
+        tune_space_release(&probe.space_2d);
+    }
     if (rc < 0) {
         code = cli_usage_error(&cli, usage);
         goto done;

@@ -28,6 +28,7 @@ extern char **environ;
 
 struct kernel {
     char *id, *name;
+    int two_d;            /* indexes y (kernels.indexing 2d/3d; before it, params' is2d) */
     char *binding;        /* kernels.binding: execute's choice; NULL = the default */
     char **bins, **archs; /* one per ok build */
     int nbuilds;
@@ -95,7 +96,9 @@ static int load_kernels(struct shared *sh, struct store *s)
     int rc = store_run(s, "CREATE TEMP TABLE IF NOT EXISTS tune_seen(id TEXT PRIMARY KEY)", "");
     if (rc >= 0)
         rc = store_prepare(&st, s,
-                           "SELECT k.id, k.name, b.binary_path, b.arch, k.binding FROM kernels k "
+                           "SELECT k.id, k.name, b.binary_path, b.arch, k.binding, "
+                           "coalesce(k.indexing IN ('2d', '3d'), k.params LIKE "
+                           "'%\"is2d\":true%') FROM kernels k "
                            "JOIN builds b ON b.kernel_id = k.id "
                            "WHERE k.status = 'runnable' AND b.status = 'ok' "
                            "AND b.binary_path IS NOT NULL AND k.id LIKE ? || '%' "
@@ -116,6 +119,7 @@ static int load_kernels(struct shared *sh, struct store *s)
             k->id = xstrdup(id);
             k->name = xstrdup(store_col_text(st, 1));
             k->binding = store_col_text(st, 4) ? xstrdup(store_col_text(st, 4)) : NULL;
+            k->two_d = store_col_int(st, 5) != 0;
         }
         size_t bcap = k->cap;
         XGROW(k->bins, (size_t)k->nbuilds + 1, bcap);
@@ -131,12 +135,18 @@ static int load_kernels(struct shared *sh, struct store *s)
     return rc < 0 ? rc : 0;
 }
 
+/* The space a kernel is swept over: with --space fit, its indexing's (docs/tune.md "Spaces"). */
+static const struct tune_space *space_of(const struct tune_options *o, const struct kernel *k)
+{
+    return k->two_d && o->space_2d.n > 0 ? &o->space_2d : &o->space;
+}
+
 /* Which configurations of kernel k still need a current measurement on this model. */
 static int plan_item(struct item *it, struct store *s, const struct shared *sh, int k,
                      const char *model)
 {
     const struct tune_options *o = sh->o;
-    const struct tune_space *sp = &o->space;
+    const struct tune_space *sp = space_of(o, sh->kernels[k]);
     struct store_stmt *st = NULL;
     int64_t given_up = 0;
     int rc = store_query_int(&given_up, s,
@@ -469,10 +479,11 @@ static int prep_init(struct prep *p, struct worker *w, const struct item *it)
     int64_t occ = 0;
     memset(p, 0, sizeof(*p));
     p->k = w->sh->kernels[it->kernel];
+    const struct tune_space *sp = space_of(o, p->k);
     p->cfgs = xcalloc((size_t)it->nmissing, sizeof(*p->cfgs));
-    for (int i = 0; i < o->space.n; i++)
+    for (int i = 0; i < sp->n; i++)
         if (it->missing[i])
-            p->cfgs[p->n++] = o->space.configs[i];
+            p->cfgs[p->n++] = sp->configs[i];
     p->bin = binary_for(w, p->k);
     p->runnable = access(p->bin, X_OK) == 0;
     if (w->host && !runner_host_broken(w->host)) {

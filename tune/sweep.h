@@ -16,7 +16,8 @@ struct store;
 struct tune_options {
     const char *db_path;           /* each worker opens its own connection */
     const char *work_dir;          /* builds.binary_path is relative to it */
-    struct tune_space space;
+    struct tune_space space;       /* every kernel's, or with space_2d.n > 0 1D kernels' */
+    struct tune_space space_2d;    /* n > 0: the space of kernels indexing y (2d, 3d) */
     double config_timeout_s;       /* per configuration (default 30) */
     double startup_s;              /* extra for a harness's first configuration (default 10) */
     int max_failures;              /* harness failures before a kernel is given up (5) */
