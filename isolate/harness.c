@@ -93,8 +93,8 @@ static void add_indexing(struct buf *out, const struct harness_kernel *k)
     int two_d = harness_grid2d(k);
     const char *name = k->indexing ? k->indexing : two_d ? "2d" : "1d";
     buf_addf(out, "#define LSCAT_INDEXING \"%s\"\n", indexing_parse(name) < 0 ? "1d" : name);
-    buf_addf(out, "static const int lscat_grid2d = %d; /* the kernel indexes y: 2D grids */\n",
-             two_d);
+    buf_addf(out, "static const int lscat_grid2d = %d; /* 1: it indexes y, every shape gets a 2D "
+                  "grid */\n", two_d);
     buf_addf(out, "static const unsigned lscat_ref_block[3] = { %s }; /* the output check's "
                   "reference */\n", two_d ? "16, 16, 1" : "256, 1, 1");
 }

@@ -189,8 +189,10 @@ void indexing_analyze(struct indexing *out, const char *src, size_t len)
     memset(out, 0, sizeof(*out));
     for (size_t i = 0; i < t.n; i++)
         out->uses |= use_at(&t, i);
+    /* dimensions from the indices (threadIdx, blockIdx): a kernel that only multiplies
+     * blockDim.x * blockDim.y to count its threads does not index y */
     for (int c = 0; c < 3; c++)
-        for (int b = 0; b < 4; b++)
+        for (int b = 0; b < 2; b++)
             if (out->uses & INDEXING_USE(b, c))
                 out->dims = c + 1;
     out->grid_stride = find_grid_stride(&t);

@@ -21,7 +21,7 @@ enum indexing_kind {
 
 struct indexing {
     enum indexing_kind kind;
-    int dims;        /* highest component used: 0 none, 1 x, 2 y, 3 z */
+    int dims;        /* highest component of threadIdx/blockIdx used: 0 none, 1 x, 2 y, 3 z */
     int grid_stride; /* a `+=` (or `i = i + ...`) steps by an expression of gridDim */
     unsigned uses;   /* INDEXING_USE bits */
 };

@@ -125,6 +125,15 @@ static void test_indexing__cooperative_groups_spelling_counts(void)
     CHECK_STR(indexing_name(ix.kind), "2d");
 }
 
+static void test_indexing__counting_threads_with_blockDim_y_is_not_2d(void)
+{
+    struct indexing ix = of_text("__global__ void k(float *y, int n) { if (blockDim.x * "
+                                 "blockDim.y > 512) return; int i = blockIdx.x * blockDim.x + "
+                                 "threadIdx.x; if (i < n) y[i] = 0; }");
+    CHECK_STR(indexing_name(ix.kind), "1d");
+    CHECK(ix.uses & INDEXING_USE(2, 1)); /* seen, and recorded in indexing_uses */
+}
+
 static void test_indexing__no_index_at_all_is_none(void)
 {
     struct indexing ix = of_text("__global__ void k(float *p) { p[0] = 1.0f; }");
@@ -155,6 +164,7 @@ int main(void)
     TEST_RUN(test_indexing__comments_and_strings_do_not_count);
     TEST_RUN(test_indexing__a_sum_over_gridDim_blocks_is_not_a_stride);
     TEST_RUN(test_indexing__cooperative_groups_spelling_counts);
+    TEST_RUN(test_indexing__counting_threads_with_blockDim_y_is_not_2d);
     TEST_RUN(test_indexing__no_index_at_all_is_none);
     TEST_RUN(test_indexing__names_round_trip);
     return test_done();
