@@ -38,6 +38,14 @@ static void test_params__roles_follow_common_names(void)
     CHECK_STR(params_role_name(params_role_of("rows_c")), "height");
     CHECK_STR(params_role_name(params_role_of("a")), "scale"); /* alone it is still a factor */
     CHECK_STR(params_role_name(params_role_of("alphaA")), "scale");
+    /* a block or tile size is the configuration's block, not a matrix size (#14 item 9) */
+    CHECK_STR(params_role_name(params_role_of("block_size")), "block");
+    CHECK_STR(params_role_name(params_role_of("blockSize")), "block");
+    CHECK_STR(params_role_name(params_role_of("TILE_WIDTH")), "block");
+    CHECK_STR(params_role_name(params_role_of("BLOCK_DIM")), "block");
+    CHECK_STR(params_role_name(params_role_of("num_blocks")), "size"); /* a count of blocks */
+    CHECK_STR(params_role_name(params_role_of("nblocks")), "size");
+    CHECK_STR(params_role_name(params_role_of("matrix_size")), "size");
 }
 
 static void test_params__block_names_are_recognised(void)
