@@ -44,7 +44,10 @@ endif
 endif
 $(shell mk/version.sh $(B)/gen/version.h)
 
+# PROGRAMS: what a user runs, installed by `make install`. TEST_PROGRAMS: stand-ins, GPU test
+# programs and fixture harnesses that only the tests run; built by `make`, never installed.
 PROGRAMS :=
+TEST_PROGRAMS :=
 SKIPPED :=
 TEST_DIRS :=
 
@@ -95,12 +98,21 @@ endef
 TEST_BINS :=
 $(foreach d,$(sort $(TEST_DIRS)),$(eval $(call test_dir_rules,$(d))))
 
+# Every installed program lives in $(B)/bin: a module that lists anything else in PROGRAMS
+# (a test program, a fixture) stops `make install` before it installs anything.
+STRAY_PROGRAMS := $(filter-out $(B)/bin/%,$(PROGRAMS))
+ifneq ($(filter install,$(MAKECMDGOALS)),)
+ifneq ($(STRAY_PROGRAMS),)
+$(error PROGRAMS lists files outside $(B)/bin: $(STRAY_PROGRAMS) (test programs belong in TEST_PROGRAMS))
+endif
+endif
+
 .PHONY: all run test test-gpu bench install clean help
-all: $(PROGRAMS) $(TEST_BINS)
+all: $(PROGRAMS) $(TEST_PROGRAMS) $(TEST_BINS)
 	@$(if $(SKIPPED),printf 'lscat: skipped (not built here): %s\n' "$(SKIPPED)" >&2,true)
 
 run: all
-	LSCAT_BIN=$(B)/bin mk/run-sample.sh
+	LSCAT_BIN=$(B)/bin scripts/run-sample.sh
 
 test: all
 	LSCAT_BIN=$(B)/bin LSCAT_TEST_BIN=$(B)/tests SANITIZE=$(SANITIZE) tests/run.sh
@@ -111,6 +123,7 @@ test-gpu: all
 bench: all
 	LSCAT_BIN=$(B)/bin bench/run.sh
 
+# Installs PROGRAMS only and, through the modules' install-* rules, the data they need.
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(PROGRAMS) $(DESTDIR)$(PREFIX)/bin/

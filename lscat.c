@@ -5,11 +5,13 @@
  * How to add a stage:
  *   1. Write its library in <stage>/<module>.c and its thin command in <stage>/cmd.c (parse options
  *      with cli_parse(), call the library, map the result to an LSCAT_EXIT_* code).
- *   2. Add <stage>/module.mk declaring the program (see harvest/module.mk or dataset/module.mk).
+ *   2. Add <stage>/module.mk declaring the program (see harvest/module.mk or dataset/module.mk):
+ *      what users run goes in PROGRAMS (installed), test-only helpers in TEST_PROGRAMS.
  *   3. Add one line to `commands` below.
  *   4. Add its tables to schema/ as a new numbered migration (or to 001 before v1 is released).
- *   5. Add tests under tests/<stage>/ and, if it joins `make run`, a step in mk/run-sample.sh.
- *   6. Document it in README.md and in its --help.
+ *   5. Add tests under tests/<stage>/ and, if it joins `make run`, a step in scripts/run-sample.sh.
+ *   6. Document it in README.md, in its --help, in docs/<stage>.md and in docs/architecture.md
+ *      (layout, programs, dependencies); it includes only common/ and store/ headers.
  */
 #include "common/cli.h"
 #include "common/error.h"

@@ -28,7 +28,7 @@ chmod 755 "$T"
 trap 'rm -rf "$T"' EXIT
 export LSCAT_WORK=$T/work LSCAT_DB=$T/work/lscat.db LSCAT_LOCK_DIR=$T/locks
 lscat init -q
-. bench/lib/execute.sh
+. bench/lib/kernels.sh
 forget() { # builds and probes, not the timing core
     sql <<<"DELETE FROM probes; DELETE FROM builds; DELETE FROM failures; UPDATE kernels SET status = 'isolated';"
     find "$LSCAT_WORK/builds" -mindepth 1 -maxdepth 1 -not -name 'core-*' -exec rm -rf {} +

@@ -37,7 +37,7 @@ mkdir -p "$LSCAT_SHARE_DIR/tune"
 for f in timing.h timing.cu stats.c nvml_dl.h; do cp "$ROOT/tune/$f" "$LSCAT_SHARE_DIR/tune/"; done
 chmod -R a+rX "$LSCAT_SHARE_DIR"
 lscat init -q
-. bench/lib/execute.sh
+. bench/lib/kernels.sh
 ex() { lscat execute -q --arch sm_90 -j "$N" --probe-jobs "$P" "${PROBE[@]}" "$@" >/dev/null 2>&1 || true; }
 probed_last() { sql "SELECT json_extract(counts, '\$.probed') FROM stage_runs WHERE stage = 'execute' ORDER BY id DESC LIMIT 1"; }
 

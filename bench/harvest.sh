@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark of `lscat harvest scan` on one big realistic hour (~850 MB raw, ~120 MB gzip: the
-# 1,000-event 2021 sample hour of ../shared/data plus the 3 CUDA events of the 2014 hour,
+# 1,000-event 2021 sample hour of tests/data plus the 3 CUDA events of the 2014 hour,
 # repeated), side by side in one run with: igzip -dc (ISA-L inflate alone, the floor),
 # zcat, and a straightforward Python scan (gzip + json.loads per line, the same selection
 # rule). Prints wall times (best of 3 for
@@ -10,11 +10,7 @@ cd "$(dirname "$0")/.."
 BIN=${LSCAT_BIN:-build/bin}
 OUT=${LSCAT_BENCH_DIR:-build/bench}
 mkdir -p "$OUT"
-DATA=""
-for d in "${LSCAT_SHARED_DATA:-}" ../shared/data ../../shared/data; do
-    [ -n "$d" ] && [ -f "$d/gharchive/2021-01-01-1.sample.json.gz" ] && { DATA=$d/gharchive; break; }
-done
-if [ -z "$DATA" ]; then echo "harvest bench: skipped (no shared/data/gharchive)"; exit 0; fi
+DATA=tests/data/gharchive
 HOUR=$OUT/hours/2021-01-01-1.json.gz
 if [ ! -s "$HOUR" ]; then
     echo "harvest bench: generating $HOUR (once; cached)"

@@ -42,7 +42,7 @@ $(B)/tests/tune/support/fake_harness.so: tests/tune/support/fake_harness.c
 $(B)/tests/tune/support/libfake_nvml.so: tests/tune/support/fake_nvml.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -o $@ $<
-PROGRAMS += $(TUNE_TEST_HELPERS)
+TEST_PROGRAMS += $(TUNE_TEST_HELPERS)
 
 ifneq ($(NVCC)$(filter 1,$(SANITIZE)),)
 ifeq ($(SANITIZE),1)
@@ -81,7 +81,7 @@ $(B)/tests/tune/fixtures/%/harness: $(B)/tests/tune/fixtures/%/harness.o $(TIMIN
 	$(NVCC) $(NVCC_FLAGS) -o $@ $^
 $(B)/tests/tune/fixtures/%/harness.so: $(B)/tests/tune/fixtures/%/harness.o $(TIMING_CORE)
 	$(NVCC) $(NVCC_FLAGS) -shared -Xlinker -Bsymbolic -o $@ $^
-PROGRAMS += $(TUNE_GPU_TESTS) $(TUNE_FIXTURES) $(TUNE_FIXTURES:%=%.so)
+TEST_PROGRAMS += $(TUNE_GPU_TESTS) $(TUNE_FIXTURES) $(TUNE_FIXTURES:%=%.so)
 endif
 else
 SKIPPED += lscat-gpuinfo tune-gpu-tests tune-fixture-harnesses

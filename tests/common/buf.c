@@ -105,6 +105,17 @@ static void test_buf__read_file_reads_whole_file_and_respects_cap(void)
     buf_release(&content);
 }
 
+/* A real file shipped in tests/data (test_data finds it from any test program). */
+static void test_buf__read_file_reads_a_shipped_real_matrix_whole(void)
+{
+    struct buf b = BUF_INIT;
+    CHECK_OK(buf_read_file(&b, test_data("matrices/can_24.mtx")));
+    CHECK_INT(b.len, ==, 1031);
+    CHECK(strncmp(b.data, "%%MatrixMarket matrix coordinate pattern symmetric\n", 51) == 0);
+    CHECK_CONTAINS(b.data, "\n24 24 92\n");
+    buf_release(&b);
+}
+
 int main(void)
 {
     TEST_RUN(test_buf__starts_empty_and_nul_terminated);
@@ -114,5 +125,6 @@ int main(void)
     TEST_RUN(test_buf__json_escapes_quotes_controls_and_bad_utf8);
     TEST_RUN(test_buf__rtrim_removes_trailing_whitespace_only);
     TEST_RUN(test_buf__read_file_reads_whole_file_and_respects_cap);
+    TEST_RUN(test_buf__read_file_reads_a_shipped_real_matrix_whole);
     return test_done();
 }

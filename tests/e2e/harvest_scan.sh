@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end: `lscat harvest scan` and `import` on real GH Archive hours (../shared/data), on
+# End-to-end: `lscat harvest scan` and `import` on real GH Archive hours (tests/data), on
 # the bundled sample, and on damaged hours; the result is checked against an independent
 # count made here with Python's gzip and json modules (tests/harvest/support/gha_count.py).
 source "$(dirname "$0")/lib.sh"
@@ -23,25 +23,17 @@ for l in sys.stdin:
     else t_fail "$name" "differs from the Python count: $(head -c 400 "$T_TMP/diff")"; fi
 }
 
-GHA=""
-for d in "${LSCAT_SHARED_DATA:-}" "$ROOT/../shared/data" "$ROOT/../../shared/data"; do
-    [ -n "$d" ] && [ -d "$d/gharchive" ] && { GHA=$(cd "$d/gharchive" && pwd); break; }
-done
-
-if [ -z "$GHA" ]; then
-    t_skip harvest_scan__real_hours_match_an_independent_python_count "no ../shared/data/gharchive"
-else
-    rm -rf "$W"
-    t_expect harvest_scan__scans_a_real_pre_2015_hour 0 H scan --source "$GHA" --from 2014-02-15T00 --to 2014-02-15T00
-    t_expect harvest_scan__scans_a_real_post_2015_hour 0 H scan \
-        --source "file://$GHA/{YYYY}-{MM}-{DD}-{H}.sample.json.gz" --from 2021-01-01T01 --to 2021-01-01T01
-    compare_with_python harvest_scan__real_hours_match_an_independent_python_count \
-        "$GHA/2014-02-15-0.json.gz" "$GHA/2021-01-01-1.sample.json.gz"
-    want=$(python3 "$COUNT" "$GHA/2014-02-15-0.json.gz" "$GHA/2021-01-01-1.sample.json.gz" | tail -1)
-    got=$(db "SELECT '#events ' || sum(events) || ' candidates ' || sum(candidates) || ' bad ' || sum(bad_lines) FROM gha_hours")
-    if [ "$want" = "$got" ]; then t_ok harvest_scan__hour_totals_match_the_python_count
-    else t_fail harvest_scan__hour_totals_match_the_python_count "want '$want' got '$got'"; fi
-fi
+GHA=$ROOT/tests/data/gharchive
+rm -rf "$W"
+t_expect harvest_scan__scans_a_real_pre_2015_hour 0 H scan --source "$GHA" --from 2014-02-15T00 --to 2014-02-15T00
+t_expect harvest_scan__scans_a_real_post_2015_hour 0 H scan \
+    --source "file://$GHA/{YYYY}-{MM}-{DD}-{H}.sample.json.gz" --from 2021-01-01T01 --to 2021-01-01T01
+compare_with_python harvest_scan__real_hours_match_an_independent_python_count \
+    "$GHA/2014-02-15-0.json.gz" "$GHA/2021-01-01-1.sample.json.gz"
+want=$(python3 "$COUNT" "$GHA/2014-02-15-0.json.gz" "$GHA/2021-01-01-1.sample.json.gz" | tail -1)
+got=$(db "SELECT '#events ' || sum(events) || ' candidates ' || sum(candidates) || ' bad ' || sum(bad_lines) FROM gha_hours")
+if [ "$want" = "$got" ]; then t_ok harvest_scan__hour_totals_match_the_python_count
+else t_fail harvest_scan__hour_totals_match_the_python_count "want '$want' got '$got'"; fi
 
 # The bundled sample: three hours, both schemas and trimmed 2025 payloads, one damaged line.
 rm -rf "$W" "$T_TMP/smp"
@@ -106,20 +98,9 @@ t_expect harvest_scan__help_documents_the_selection_rule 0 H --help
 t_contains harvest_scan__help_lists_evidence_kinds "$T_OUT" "pr_base_language"
 
 # SIGKILL in the middle of a parallel scan: the next run finishes; the result equals a clean run.
-# The hours are the real 2014 hour, or without ../shared/data (CI) the sample's three hours
-# repeated into one hour of about the same size, so the test runs everywhere.
+# Every hour is the real 2014 hour (tests/data), linked 72 times.
 KILL_HOUR=$T_TMP/kill-hour.json.gz
-if [ -n "$GHA" ]; then
-    cp "$GHA/2014-02-15-0.json.gz" "$KILL_HOUR"
-else
-    python3 - "$KILL_HOUR" "$ROOT"/sample/gharchive/*.json <<'PY'
-import gzip, sys
-body = b"".join(open(p, "rb").read() for p in sys.argv[2:])
-with gzip.open(sys.argv[1], "wb") as f:
-    for _ in range(350):
-        f.write(body)
-PY
-fi
+cp "$GHA/2014-02-15-0.json.gz" "$KILL_HOUR"
 if [ -s "$KILL_HOUR" ]; then
     mkdir -p "$T_TMP/many"
     for h in $(seq 0 23); do for d in 01 02 03; do

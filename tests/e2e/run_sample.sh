@@ -1,10 +1,10 @@
-# End-to-end: `make run`'s pipeline (mk/run-sample.sh) on the bundled sample, in a temporary
+# End-to-end: `make run`'s pipeline (scripts/run-sample.sh) on the bundled sample, in a temporary
 # work folder: every stage runs, the store ends up with the sample's kernels built and the
 # dataset exported. On a machine without a GPU, tune says so and the export still happens.
 . "$(dirname "$0")/lib.sh"
 ROOT=${LSCAT_ROOT:-$PWD}
 export LSCAT_WORK=$T_TMP/work LSCAT_DB=$T_TMP/work/lscat.db
-t_expect run_sample__the_whole_pipeline_succeeds 0 "$ROOT/mk/run-sample.sh"
+t_expect run_sample__the_whole_pipeline_succeeds 0 "$ROOT/scripts/run-sample.sh"
 for stage in "lscat harvest scan" "lscat harvest fetch" "lscat isolate" "lscat execute" "lscat tune" \
              "lscat dataset export" "lscat dataset report" "lscat status"; do
     grep -qF "== $stage" "$T_OUT" || t_fail "run_sample__runs_${stage// /_}" "no '== $stage' step in the output"
@@ -24,7 +24,7 @@ for f in kernels.parquet measurements.parquet README.md columns.md SHA256SUMS; d
 done
 (cd "$LSCAT_WORK/export" && sha256sum -c --quiet SHA256SUMS) && t_ok run_sample__export_checksums_verify ||
     t_fail run_sample__export_checksums_verify "sha256sum -c failed"
-t_expect run_sample__a_second_run_succeeds_on_the_same_store 0 "$ROOT/mk/run-sample.sh"
+t_expect run_sample__a_second_run_succeeds_on_the_same_store 0 "$ROOT/scripts/run-sample.sh"
 [ "$(q "SELECT count(*) FROM kernels")" = 5 ] && [ "$(q "SELECT count(*) FROM repos")" = 4 ] &&
     t_ok run_sample__a_second_run_adds_nothing || t_fail run_sample__a_second_run_adds_nothing "rows grew"
 t_done

@@ -56,18 +56,20 @@ const char *test_tmpdir(void)
     return tmpdir;
 }
 
-const char *test_shared_data(const char *rel)
+const char *test_data(const char *rel)
 {
     static char path[4096];
-    const char *roots[] = { getenv("LSCAT_SHARED_DATA"), "../shared/data", "../../shared/data" };
-    for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
-        if (!roots[i])
-            continue;
-        snprintf(path, sizeof(path), "%s/%s", roots[i], rel);
-        if (access(path, R_OK) == 0)
-            return path;
-    }
-    return NULL;
+    const char *root = getenv("LSCAT_ROOT");
+    snprintf(path, sizeof(path), "%s/tests/data/%s", root && *root ? root : ".", rel);
+    if (access(path, R_OK) != 0)
+        test_fail(__FILE__, __LINE__, "cannot read %s: %s (tests/data ships with lscat)", path,
+                  strerror(errno));
+    return path;
+}
+
+const char *test_shared_data(const char *rel)
+{
+    return test_data(rel);
 }
 
 void test_write_file(const char *path, const char *content, size_t len)

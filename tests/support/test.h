@@ -19,7 +19,10 @@ void test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2), noretu
 
 /* A fresh empty folder for this test, removed after the test passes. Borrowed string. */
 const char *test_tmpdir(void);
-/* Path of a file in ../shared/data (the team's real data), or NULL when absent. */
+/* Path of a real-data file shipped in tests/data (e.g. "matrices/can_24.mtx"), under
+ * $LSCAT_ROOT (set by tests/run.sh) or the current folder; fails the test when it is missing. */
+const char *test_data(const char *rel);
+/* The old name of test_data, kept until no branch calls it. */
 const char *test_shared_data(const char *rel);
 /* Write a file (creating folders); fails the test on error. */
 void test_write_file(const char *path, const char *content, size_t len);

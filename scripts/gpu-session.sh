@@ -6,11 +6,11 @@
 #      (harvest and isolate ran there): execute (probe runs), tune (the sweep), dataset export
 #      (Parquet) and report, status;
 #   3. the pyarrow check of the Parquet writer (tests/dataset/check_pyarrow.py).
-# Usage: mk/gpu-session.sh OUT_DIR   (run from the source root; build/bin, build/tests and the
+# Usage: scripts/gpu-session.sh OUT_DIR   (run from the source root; build/bin, build/tests and the
 # work folder ./lscat-work carried along). Writes logs and summary.txt into OUT_DIR.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${1:?usage: mk/gpu-session.sh OUT_DIR}
+OUT=${1:?usage: scripts/gpu-session.sh OUT_DIR}
 mkdir -p "$OUT"
 export LSCAT_BIN=$PWD/build/bin LSCAT_TEST_BIN=$PWD/build/tests LSCAT_SHARE_DIR=$PWD
 export PATH="$LSCAT_BIN:$PATH" LSCAT_WORK=$PWD/lscat-work LSCAT_DB=$PWD/lscat-work/lscat.db

@@ -1,5 +1,5 @@
-# Per-repository summary of a real-code run (mk/realcode-gpu.sh): occurrences, distinct kernels,
-# builds, probes, failure classes, repairs, tune rows. Usage: python3 mk/realcode-summary.py STORE.db
+# Per-repository summary of a real-code run (scripts/realcode-gpu.sh): occurrences, distinct kernels,
+# builds, probes, failure classes, repairs, tune rows. Usage: python3 scripts/realcode-summary.py STORE.db
 import sqlite3, sys, os, json, collections
 db = sqlite3.connect(sys.argv[1])
 q = lambda sql, *a: db.execute(sql, a).fetchall()
