@@ -12,7 +12,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-export LSCAT_BIN=$ROOT/build/bin PATH="$ROOT/build/bin:$PATH" LSCAT_NO_PROGRESS=1
+export LSCAT_BIN=$ROOT/build/bin PATH="$ROOT/build/bin:$PATH" LSCAT_NO_PROGRESS=1 LSCAT_SHARE_DIR=$ROOT
 W=$ROOT/lscat-work
 case "${1:-}" in
 prepare)
