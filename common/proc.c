@@ -309,3 +309,63 @@ void proc_child_kill(struct proc_child *c)
     }
     c->pid = -1;
 }
+
+/* ------------------------------------------------------------------ the allow-list */
+
+static const char *const env_exact[] = { "PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH",
+                                         "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
+                                         "LIBRARY_PATH", "ASAN_OPTIONS", "LSAN_OPTIONS",
+                                         "UBSAN_OPTIONS", NULL };
+static const char *const env_prefix[] = { "LC_", "CUDA_", "NVCC_", "LSCAT_", NULL };
+
+int proc_env_allowed(const char *entry)
+{
+    size_t n = strcspn(entry, "=");
+    for (int i = 0; env_exact[i]; i++)
+        if (strlen(env_exact[i]) == n && strncmp(entry, env_exact[i], n) == 0)
+            return 1;
+    for (int i = 0; env_prefix[i]; i++)
+        if (n > strlen(env_prefix[i]) && strncmp(entry, env_prefix[i], strlen(env_prefix[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* Does `extra` set the variable of `entry`? Then extra's value wins. */
+static int overridden(const char *entry, const char *const *extra)
+{
+    size_t n = strcspn(entry, "=");
+    for (size_t i = 0; extra && extra[i]; i++)
+        if (strncmp(extra[i], entry, n) == 0 && extra[i][n] == '=')
+            return 1;
+    return 0;
+}
+
+char **proc_env_untrusted(const char *home, const char *const *extra)
+{
+    size_t n = 0, ne = 0, k = 0;
+    while (environ[n])
+        n++;
+    while (extra && extra[ne])
+        ne++;
+    char **env = xcalloc(n + ne + 3, sizeof(*env));
+    for (size_t i = 0; i < n; i++) {
+        const char *e = environ[i];
+        int home_var = !strncmp(e, "HOME=", 5) || !strncmp(e, "TMPDIR=", 7);
+        if ((home_var ? !home : proc_env_allowed(e)) && !overridden(e, extra))
+            env[k++] = xstrdup(e);
+    }
+    if (home) {
+        env[k++] = xasprintf("HOME=%s", home);
+        env[k++] = xasprintf("TMPDIR=%s/tmp", home);
+    }
+    for (size_t i = 0; i < ne; i++)
+        env[k++] = xstrdup(extra[i]);
+    return env;
+}
+
+void proc_env_free(char **env)
+{
+    for (size_t i = 0; env && env[i]; i++)
+        free(env[i]);
+    free(env);
+}

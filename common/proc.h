@@ -49,7 +49,9 @@ struct proc_options {
     void *child_setup_arg;
 };
 
-#define PROC_OPTIONS_INIT { NULL, NULL, NULL, NULL, 0, 0, 0, { 0, 0, 0, 0, 0, 0 }, NULL, NULL, NULL }
+#define PROC_OPTIONS_INIT { .argv = NULL, .env = NULL, .cwd = NULL, .stdin_data = NULL, \
+    .stdin_len = 0, .out_cap_bytes = 0, .timeout_s = 0, .limits = { 0 }, .stdout_path = NULL, \
+    .child_setup = NULL, .child_setup_arg = NULL }
 
 struct proc_result {
     int exit_code;           /* valid when signal == 0; 127 when exec failed */
@@ -84,6 +86,21 @@ struct proc_child {
 int proc_spawn(struct proc_child *out, const struct proc_options *opts);
 /* Close both pipes, SIGKILL the child's process group and reap it. Safe to call twice. */
 void proc_child_kill(struct proc_child *c);
+
+/* The environment of a child that runs or reads untrusted code (nvcc on repository sources,
+ * probes, compute-sanitizer, tune's harnesses and lscat-runner, isolate's parse workers): our
+ * environment filtered through one allow-list, so that secrets such as GITHUB_TOKEN never
+ * reach it (and cannot come back through its output into the store or a published export).
+ * Kept: PATH, LANG, LANGUAGE, TZ, LD_LIBRARY_PATH, CPATH, C_INCLUDE_PATH, CPLUS_INCLUDE_PATH,
+ * LIBRARY_PATH, ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS, and every LC_*, CUDA_*, NVCC_* and LSCAT_* variable (lscat's own settings and
+ * test hooks: never put a secret in one). With `home` set, HOME=<home> and TMPDIR=<home>/tmp
+ * replace ours; with home NULL, HOME and TMPDIR pass as they are. `extra` ("K=V",
+ * NULL-terminated, may be NULL) is appended and wins over a kept variable of the same name.
+ * Returns a NULL-terminated array; free it with proc_env_free(). */
+char **proc_env_untrusted(const char *home, const char *const *extra);
+/* Is "NAME=value" (or NAME) on the allow-list above? */
+int proc_env_allowed(const char *entry);
+void proc_env_free(char **env);
 
 /* "exit 3", "signal 11 (Segmentation fault)", "timeout after 5.0 s": for messages. */
 void proc_describe(struct buf *out, const struct proc_result *r, const struct proc_options *o);

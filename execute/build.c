@@ -83,11 +83,15 @@ static char *find_nvcc(const char *given)
 static int run_plain(struct proc_result *r, const char *const *argv, const char *cwd, double t)
 {
     struct proc_options o = PROC_OPTIONS_INIT;
+    char **env = proc_env_untrusted(NULL, NULL); /* nvcc sees what it sees in the sandbox */
     o.argv = argv;
+    o.env = (const char *const *)env;
     o.cwd = cwd;
     o.timeout_s = t;
     o.out_cap_bytes = LOG_CAP_BYTES;
-    return proc_run(r, &o);
+    int rc = proc_run(r, &o);
+    proc_env_free(env);
+    return rc;
 }
 
 static int nvcc_version(char **out, const char *nvcc)

@@ -11,6 +11,7 @@ libcurl4-openssl-dev libgit2-dev libarchive-dev libclang-22-dev
 libsqlite3-dev sqlite3 libzstd-dev libjansson-dev libisal-dev isal zlib1g-dev
 python3 gnuplot-nox bubblewrap procps zip unzip
 time
+python3-numpy python3-scipy python3-sklearn
 "
 
 missing=""

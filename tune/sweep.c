@@ -7,6 +7,7 @@
 #include "common/fs.h"
 #include "common/gpulock.h"
 #include "common/log.h"
+#include "common/proc.h"
 #include "common/progress.h"
 #include "common/xalloc.h"
 #include "store/store.h"
@@ -19,8 +20,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-extern char **environ;
 
 /* The binding a harness uses without --bind (isolate/harness_body.cu.in's lscat_bindings[0]).
  * Only other bindings are passed, so harnesses generated before bindings existed still run. */
@@ -601,18 +600,17 @@ static int run_locked(struct worker *w, struct prep *p)
 
 /* ------------------------------------------------------------------ workers */
 
+/* The harness's and lscat-runner's environment: the allow-list of untrusted children
+ * (common/proc.h; no GITHUB_TOKEN), this GPU alone, and whether its clocks are locked. */
 static char **child_env(const struct tune_gpu *g, int locked)
 {
-    int n = 0, k = 0;
-    while (environ[n])
-        n++;
-    char **env = xcalloc((size_t)n + 3, sizeof(*env));
-    for (int i = 0; i < n; i++)
-        if (strncmp(environ[i], "CUDA_VISIBLE_DEVICES=", 21) &&
-            strncmp(environ[i], "LSCAT_CLOCKS_LOCKED=", 20))
-            env[k++] = xstrdup(environ[i]);
-    env[k++] = xasprintf("CUDA_VISIBLE_DEVICES=%s", g->uuid);
-    env[k++] = xasprintf("LSCAT_CLOCKS_LOCKED=%d", locked ? 1 : 0);
+    char *extra[3];
+    extra[0] = xasprintf("CUDA_VISIBLE_DEVICES=%s", g->uuid);
+    extra[1] = xasprintf("LSCAT_CLOCKS_LOCKED=%d", locked ? 1 : 0);
+    extra[2] = NULL;
+    char **env = proc_env_untrusted(NULL, (const char *const *)extra);
+    free(extra[0]);
+    free(extra[1]);
     return env;
 }
 
@@ -801,9 +799,7 @@ static void shared_release(struct shared *sh)
     }
     free(sh->models);
     for (int i = 0; i < sh->nworkers; i++) {
-        for (int j = 0; sh->workers[i].env && sh->workers[i].env[j]; j++)
-            free(sh->workers[i].env[j]);
-        free(sh->workers[i].env);
+        proc_env_free(sh->workers[i].env);
     }
     free(sh->workers);
     pthread_mutex_destroy(&sh->mu);

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static void run_sh(struct proc_result *r, const char *script, double timeout_s, size_t cap)
@@ -194,6 +195,63 @@ static void test_proc__missing_cwd_fails_in_the_child_with_a_message(void)
     proc_result_release(&r);
 }
 
+static const char *env_get(char **env, const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; env[i]; i++)
+        if (!strncmp(env[i], name, n) && env[i][n] == '=')
+            return env[i] + n + 1;
+    return NULL;
+}
+
+static void test_proc__untrusted_children_get_the_allow_listed_environment_only(void)
+{
+    setenv("GITHUB_TOKEN", "canary-1", 1);
+    setenv("MY_PASSWORD", "canary-2", 1);
+    setenv("CUDA_VISIBLE_DEVICES", "3", 1);
+    setenv("LSCAT_TIMING_GRAPH", "0", 1);
+    setenv("LC_ALL", "C", 1);
+    setenv("NVCC_APPEND_FLAGS", "-g", 1);
+    const char *extra[] = { "CUDA_VISIBLE_DEVICES=GPU-x", "LSCAT_CLOCKS_LOCKED=1", NULL };
+    char **env = proc_env_untrusted("/scratch/k", extra);
+    CHECK(!env_get(env, "GITHUB_TOKEN"));
+    CHECK(!env_get(env, "MY_PASSWORD"));
+    CHECK_STR(env_get(env, "PATH"), getenv("PATH"));
+    CHECK_STR(env_get(env, "HOME"), "/scratch/k");
+    CHECK_STR(env_get(env, "TMPDIR"), "/scratch/k/tmp");
+    CHECK_STR(env_get(env, "CUDA_VISIBLE_DEVICES"), "GPU-x"); /* extra wins, once */
+    int n = 0;
+    for (size_t i = 0; env[i]; i++)
+        n += !strncmp(env[i], "CUDA_VISIBLE_DEVICES=", 21);
+    CHECK_INT(n, ==, 1);
+    CHECK_STR(env_get(env, "LSCAT_TIMING_GRAPH"), "0");
+    CHECK_STR(env_get(env, "LSCAT_CLOCKS_LOCKED"), "1");
+    CHECK_STR(env_get(env, "LC_ALL"), "C");
+    CHECK_STR(env_get(env, "NVCC_APPEND_FLAGS"), "-g");
+    proc_env_free(env);
+    setenv("HOME", "/home/someone", 1);
+    env = proc_env_untrusted(NULL, NULL); /* tune's harnesses keep HOME (the CUDA JIT cache) */
+    CHECK_STR(env_get(env, "HOME"), "/home/someone");
+    CHECK(!env_get(env, "GITHUB_TOKEN"));
+    proc_env_free(env);
+    /* and a child started with it sees no token */
+    struct proc_options o = PROC_OPTIONS_INIT;
+    struct proc_result r;
+    const char *argv[] = { "/bin/sh", "-c", "env", NULL };
+    env = proc_env_untrusted("/tmp", NULL);
+    o.argv = argv;
+    o.env = (const char *const *)env;
+    CHECK_OK(proc_run(&r, &o));
+    CHECK_CONTAINS(r.out.data, "PATH=");
+    CHECK(!strstr(r.out.data, "canary-"));
+    proc_result_release(&r);
+    proc_env_free(env);
+    CHECK(!proc_env_allowed("GITHUB_TOKEN=x") && !proc_env_allowed("LSCAT_=x"));
+    CHECK(proc_env_allowed("LD_LIBRARY_PATH=/x") && proc_env_allowed("CUDA_HOME"));
+    unsetenv("GITHUB_TOKEN");
+    unsetenv("MY_PASSWORD");
+}
+
 int main(void)
 {
     TEST_RUN(test_proc__reports_exit_code_and_captures_both_streams);
@@ -206,5 +264,6 @@ int main(void)
     TEST_RUN(test_proc__missing_program_exits_127);
     TEST_RUN(test_proc__file_size_limit_stops_a_runaway_writer);
     TEST_RUN(test_proc__missing_cwd_fails_in_the_child_with_a_message);
+    TEST_RUN(test_proc__untrusted_children_get_the_allow_listed_environment_only);
     return test_done();
 }
