@@ -23,6 +23,10 @@
 #ifndef LSCAT_SOURCE_DIR
 #define LSCAT_SOURCE_DIR "."
 #endif
+/* The timing core's files, "a","b", from tune/module.mk's TIMING_CORE_SRCS (the one list). */
+#ifndef LSCAT_TIMING_CORE_FILES
+#error "LSCAT_TIMING_CORE_FILES is set by execute/module.mk: build with make"
+#endif
 
 #define LOG_CAP_BYTES (1u << 20)
 #define FIRST_ERROR_CAP 500
@@ -228,8 +232,7 @@ int build_env_init(struct build_env *env, const struct build_config *cfg)
     struct sha256 c;
     unsigned char d[32];
     sha256_init(&c);
-    const char *parts[] = { "tune/timing.h", "tune/timing.cu", "tune/stats.c", "tune/nvml_dl.h",
-                            NULL }; /* a missing one hashes as missing */
+    const char *parts[] = { LSCAT_TIMING_CORE_FILES NULL }; /* a missing one hashes as missing */
     for (int i = 0; parts[i]; i++) {
         char *p = fs_join(env->share_dir, parts[i]);
         hash_file(&c, parts[i], p);

@@ -340,7 +340,7 @@ struct isoresolve *isoresolve_new(const struct isoresolve_options *o)
     r->timeout_s = o->timeout_s > 0 ? o->timeout_s : 120;
     r->max_starts = o->max_starts > 0 ? o->max_starts : 3;
     r->child.pid = -1;
-    r->child.in_fd = r->child.out_fd = -1;
+    r->child.in_fd = r->child.out_fd = r->child.extra_fd = -1;
     pthread_mutex_init(&r->lock, NULL);
     return r;
 }

@@ -74,7 +74,8 @@ static const struct cli_opt opts[] = {
 };
 
 struct args {
-    const char *gpus, *sizes, *blocks, *kernel, *space;
+    const char *gpus, *sizes, *blocks, *kernel, *space_name;
+    struct tune_space space, space_2d; /* from sizes, --space and blocks, parsed once in main */
     double timeout_s, startup_s;
     long max_failures, limit, lock_mhz, runner_kernels;
     int remeasure, i_own, l2_flush, no_prestart, follow, no_runner, no_graph;
@@ -103,7 +104,7 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_GPUS: a->gpus = arg; return 0;
     case OPT_SIZES: a->sizes = arg; return 0;
     case OPT_BLOCKS: a->blocks = arg; return 0;
-    case OPT_SPACE: a->space = arg; return 0;
+    case OPT_SPACE: a->space_name = arg; return 0;
     case OPT_KERNEL: a->kernel = arg; return 0;
     case OPT_REMEASURE: a->remeasure = 1; return 0;
     case OPT_I_OWN: a->i_own = 1; return 0;
@@ -197,15 +198,15 @@ static char *runner_path(void)
     return NULL;
 }
 
-/* o->space (and with --space fit o->space_2d) from --sizes, --space and --blocks. */
-static int parse_spaces(struct tune_options *o, const struct args *a)
+/* a->space (and with --space fit a->space_2d) from --sizes, --space and --blocks. */
+static int parse_spaces(struct args *a)
 {
     const char *b1 = NULL, *b2 = NULL;
-    int rc = tune_space_named(&b1, &b2, a->space, a->blocks);
+    int rc = tune_space_named(&b1, &b2, a->space_name, a->blocks);
     if (rc >= 0)
-        rc = tune_space_parse(&o->space, a->sizes, b1);
-    if (rc >= 0 && b2 && (rc = tune_space_parse(&o->space_2d, a->sizes, b2)) < 0)
-        tune_space_release(&o->space);
+        rc = tune_space_parse(&a->space, a->sizes, b1);
+    if (rc >= 0 && b2 && (rc = tune_space_parse(&a->space_2d, a->sizes, b2)) < 0)
+        tune_space_release(&a->space);
     return rc;
 }
 
@@ -232,8 +233,8 @@ static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, 
     int code = LSCAT_EXIT_FATAL, locked = 0;
     char counts[1024];
     memset(&c, 0, sizeof(c));
-    if (parse_spaces(&o, a) < 0)
-        return cli_usage_error(cli, usage);
+    o.space = a->space; /* borrowed: main releases them */
+    o.space_2d = a->space_2d;
     if (stage_begin(&st, cli, "tune", 0, argc, argv) < 0 ||
         tune_gpus_register(st.store, gpus, n) < 0)
         goto fail;
@@ -279,8 +280,6 @@ done:
         fprintf(stderr, "lscat-tune: %s (reset them with nvidia-smi -rgc)\n", lscat_error_last());
     tune_counts_json(counts, sizeof(counts), &c);
     stage_end(&st, code, counts);
-    tune_space_release(&o.space);
-    tune_space_release(&o.space_2d);
     free(runner);
     return code;
 }
@@ -309,12 +308,8 @@ int main(int argc, char **argv)
                               "until reset; never do it on shared or lent machines");
     if (rc >= 0 && a.i_own && !a.lock_mhz)
         rc = lscat_error_setc(LSCAT_EINVALID, "--i-own-these-gpus only goes with --lock-clocks");
-    struct tune_options probe;
-    memset(&probe, 0, sizeof(probe));
-    if (rc >= 0 && (rc = parse_spaces(&probe, &a)) >= 0) {
-        tune_space_release(&probe.space);
-        tune_space_release(&probe.space_2d);
-    }
+    if (rc >= 0) /* before GPU discovery: a bad list is a usage error even without a GPU */
+        rc = parse_spaces(&a);
     if (rc < 0) {
         code = cli_usage_error(&cli, usage);
         goto done;
@@ -337,6 +332,8 @@ int main(int argc, char **argv)
     signal(SIGTERM, on_signal);
     code = sweep(&cli, &a, gpus, n, argc, argv);
 done:
+    tune_space_release(&a.space);
+    tune_space_release(&a.space_2d);
     free(gpus);
     cli_release(&cli);
     return code;

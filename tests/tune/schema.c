@@ -1,6 +1,6 @@
 /* Schema migrations of tune's tables against real SQLite files: v4 (schema/004_skipped.sql, a
  * rebuild of measurements: a v3 store keeps every row, id and column, `skipped` becomes a valid
- * status, the constraints still hold) and v5 (schema/005_output_check.sql: older rows become
+ * status, the constraints still hold) and v6 (schema/006_output_check.sql: older rows become
  * not_checked, kernels get an indexing). */
 #include "tests/support/test.h"
 
@@ -88,13 +88,13 @@ static void test_schema__a_v3_store_moves_to_v4_keeping_every_measurement(void)
     free(p);
 }
 
-/* v5 (schema/005_output_check.sql): rows measured before the output check become
+/* v6 (schema/006_output_check.sql): rows measured before the output check become
  * not_checked with a why that says so; kernels get an indexing (NULL until isolate runs
  * again); both columns refuse values outside their lists. */
-static void test_schema__a_v4_store_moves_to_v5_marking_old_rows_not_checked(void)
+static void test_schema__a_v4_store_moves_to_the_output_check_marking_old_rows_not_checked(void)
 {
-    CHECK(schema_version_latest >= 5);
-    CHECK_STR(schema_migrations[4].name, "005_output_check");
+    CHECK(schema_version_latest >= 6);
+    CHECK_STR(schema_migrations[5].name, "006_output_check");
     char *p = fs_join(test_tmpdir(), "v4.db");
     char *v4 = xasprintf(
         "%s %s %s %s PRAGMA user_version = 4; PRAGMA application_id = %d;"
@@ -139,6 +139,6 @@ static void test_schema__a_v4_store_moves_to_v5_marking_old_rows_not_checked(voi
 int main(void)
 {
     TEST_RUN(test_schema__a_v3_store_moves_to_v4_keeping_every_measurement);
-    TEST_RUN(test_schema__a_v4_store_moves_to_v5_marking_old_rows_not_checked);
+    TEST_RUN(test_schema__a_v4_store_moves_to_the_output_check_marking_old_rows_not_checked);
     return test_done();
 }

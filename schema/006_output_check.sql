@@ -1,4 +1,4 @@
--- lscat store, schema v5: the output check and the kernel's indexing.
+-- lscat store, schema v6: the output check and the kernel's indexing.
 --
 -- Every configuration tune measures now does the kernel's whole work or says it does not: per
 -- matrix size the harness runs a reference block (the shape execute's probe ran clean: 256x1x1
@@ -11,7 +11,7 @@
 -- How the kernel indexes its threads, from the code it reaches (isolate/indexing.h): 'none'
 -- (no thread index), '1d' (x only), 'grid_stride' (x only, a loop stepping by the grid's
 -- size), '2d' (y), '3d' (z). tune plans block shapes and grids from it. NULL: isolated before
--- v5 (tune then reads params' is2d; the next `lscat isolate` fills it).
+-- v6 (tune then reads params' is2d; the next `lscat isolate` fills it).
 ALTER TABLE kernels ADD COLUMN indexing TEXT
     CHECK (indexing IN ('none', '1d', 'grid_stride', '2d', '3d'));
 
@@ -20,7 +20,7 @@ ALTER TABLE kernels ADD COLUMN indexing TEXT
 -- kernel's work, or did other work); nondeterministic: the reference itself differs between two
 -- runs (atomics, races, random numbers), then compared with tolerance, or not checkable
 -- (output_check_why says which); not_checked: no check was made (why says why: the
--- configuration did not run ok, the kernel writes no buffer, measured before v5, ...).
+-- configuration did not run ok, the kernel writes no buffer, measured before v6, ...).
 ALTER TABLE measurements ADD COLUMN output_check TEXT NOT NULL DEFAULT 'not_checked'
     CHECK (output_check IN ('match', 'mismatch', 'nondeterministic', 'not_checked'));
 ALTER TABLE measurements ADD COLUMN output_check_why TEXT;
@@ -29,4 +29,4 @@ ALTER TABLE measurements ADD COLUMN output_check_why TEXT;
 ALTER TABLE measurements ADD COLUMN check_ns INTEGER;
 
 UPDATE measurements SET output_check_why =
-    'measured before the output check (schema v5): lscat tune --remeasure checks it';
+    'measured before the output check (schema v6): lscat tune --remeasure checks it';
