@@ -158,8 +158,10 @@ static const char methodology[] =
     "\n## Timing methodology\n\n"
     "Every configuration runs in the kernel's harness (loaded into one long-lived runner "
     "process per GPU, or as its own process), with one GPU held by one kernel at a time. Grid "
-    "rule: 2D blocks (BY > 1) get grid (ceil(W/BX), ceil(H/BY), 1); 1D "
-    "blocks get (ceil(W*H/BX), 1, 1). After warm-up launches, launches are batched so that "
+    "rule, from the kernel's `indexing`: a kernel that indexes y (2d, 3d) gets grid "
+    "(ceil(W/BX), ceil(H/BY), 1) for every block shape, so its (BX, 1) rows still cover "
+    "W x H; a 1D kernel's 1D blocks get (ceil(W*H/BX), 1, 1) (a 2D block on a 1D kernel, as "
+    "LS-CAT's shape list gives it, gets the 2D grid). After warm-up launches, launches are batched so that "
     "each timed sample (CUDA events around the batch) is long enough to resolve; a sample is "
     "the batch time divided by `launches_per_sample`. A batch is captured once into a CUDA "
     "graph of `graph_nodes` launches and a sample launches that graph, so the kernels run "
@@ -171,7 +173,18 @@ static const char methodology[] =
     "not locked unless `clocks_locked` says so; `l2_flush` says whether L2 was flushed "
     "before each sample. Every launch is checked for errors; configurations that failed "
     "carry their status and error instead of times. Re-measurements supersede older rows; "
-    "only current rows are exported.\n";
+    "only current rows are exported.\n\n"
+    "## Output check\n\n"
+    "A block shape is only worth learning from if it does the kernel's whole work. Per "
+    "matrix size the harness runs a reference block (256x1x1 for 1D kernels, 16x16x1 for 2D: "
+    "the shapes the probe ran clean) twice on the size's inputs, then runs every timed "
+    "configuration once more on the same inputs, outside the timed region, and compares each "
+    "buffer the kernel may write (its non-const pointers) with the reference's: integers "
+    "exactly, floats within 1e-3 relative + 1e-5 absolute (doubles 1e-9 + 1e-12), which "
+    "accepts a reassociated sum but not a missing row or block. `output_check` says `match`, "
+    "`mismatch`, `nondeterministic` (the reference's two runs differ: atomics, races) or "
+    "`not_checked`, with `output_check_why`; `check_ns` is its cost. Use `match` rows for "
+    "\"which block is best\" questions; a `mismatch` row's time is the time of other work.\n";
 
 static void limitations_section(struct buf *out, struct store *s, const struct export_result *r)
 {
@@ -198,6 +211,20 @@ static void limitations_section(struct buf *out, struct store *s, const struct e
                            "status != 'ok'");
     int64_t skipped = count(s, "SELECT count(*) FROM measurements WHERE superseded = 0 AND "
                                "status = 'skipped'");
+    int64_t mismatch = count(s, "SELECT count(*) FROM measurements WHERE superseded = 0 AND "
+                                "status = 'ok' AND output_check = 'mismatch'");
+    int64_t unchecked = count(s, "SELECT count(*) FROM measurements WHERE superseded = 0 AND "
+                                 "status = 'ok' AND output_check IN ('not_checked', "
+                                 "'nondeterministic')");
+    if (mismatch > 0)
+        buf_addf(out, "- %lld current `ok` measurements are output-check `mismatch`es: the "
+                      "configuration ran but did not compute what the reference block did "
+                      "(e.g. a 1D block shape on a 2D kernel under LS-CAT's grid rule); their "
+                      "times are not the kernel's.\n", (long long)mismatch);
+    if (unchecked > 0)
+        buf_addf(out, "- %lld current `ok` measurements are `not_checked` or `nondeterministic` "
+                      "(see `output_check_why`: measured before the check existed, no written "
+                      "buffer, a reference that differs between runs).\n", (long long)unchecked);
     if (bad > 0)
         buf_addf(out, "- %lld current measurements are not `ok` (errors, crashes, timeouts, "
                       "invalid configurations, skipped shapes); filter on `status`.\n",
@@ -225,6 +252,13 @@ int export_card(struct buf *out, struct store *s, const struct export_options *o
                   "isolated, built, and timed over matrix sizes and thread-block shapes.\n");
     files_section(out, o, r);
     int rc = provenance_section(out, s);
+    if (rc == 0) {
+        buf_adds(out, "\nThe output check of the current `ok` measurements (section \"Output "
+                      "check\" below):\n");
+        rc = md_table(out, s, "SELECT output_check, count(*), count(DISTINCT kernel_id) FROM "
+                              "measurements WHERE superseded = 0 AND status = 'ok' GROUP BY 1 "
+                              "ORDER BY 1", "output check | rows | kernels");
+    }
     if (rc == 0) {
         buf_adds(out, "\n## GPUs\n");
         rc = md_table(out, s, "SELECT g.name, g.compute_cap, g.driver_version, g.cuda_version,"

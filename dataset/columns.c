@@ -67,6 +67,10 @@ static const struct columns_col kernel_cols[] = {
       "(a size-named scalar such as n is W*H, the element count) or side (it is min(W, H), a "
       "square matrix's side); null if no binding ran clean or the kernel was not probed "
       "(docs/isolate.md, Bindings)", 0 },
+    { "indexing", S, 1, "", "how the kernel indexes its threads, from the code it reaches: none "
+      "(no thread index), 1d (x only), grid_stride (x only, a loop stepping by the grid's size), "
+      "2d (y), 3d (z); tune plans block shapes and grids from it; null if isolated before lscat "
+      "recorded it (docs/isolate.md, Indexing)", 0 },
     { "created_at", TS, 0, UTC, "when isolate first wrote the kernel", 0 },
 };
 
@@ -119,7 +123,9 @@ static const struct columns_col measurement_cols[] = {
     { "block_x", I32, 0, "threads", "block shape x", 0 },
     { "block_y", I32, 0, "threads", "block shape y", 0 },
     { "block_z", I32, 0, "threads", "block shape z", 0 },
-    { "grid_x", I32, 1, "blocks", "grid x (2D blocks: ceil(W/BX); 1D: ceil(W*H/BX))", 0 },
+    { "grid_x", I32, 1, "blocks", "grid x: ceil(W/BX) for a kernel indexing y (every block "
+      "shape, so its (BX,1) rows cover W x H) and for 2D blocks; ceil(W*H/BX) for a 1D kernel's "
+      "1D blocks", 0 },
     { "grid_y", I32, 1, "blocks", "grid y", 0 },
     { "grid_z", I32, 1, "blocks", "grid z", 0 },
     { "status", S, 0, "", "ok, cuda_error, crashed, timeout, invalid_config or skipped (not "
@@ -149,6 +155,17 @@ static const struct columns_col measurement_cols[] = {
     { "binding", S, 0, "", "role binding the harness ran with, i.e. the values its scalar "
       "parameters got: area (size-named scalars = W*H) or side (= min(W, H), a square matrix's "
       "side); width = W, height = H, stride = W in both (docs/isolate.md, Bindings)", 0 },
+    { "output_check", S, 0, "", "whether this configuration did the kernel's whole work: match "
+      "(every buffer it may write equals a reference block's output on the same inputs: "
+      "integers exactly, floats within 1e-3 relative + 1e-5 absolute, doubles 1e-9 + 1e-12), "
+      "mismatch (some buffer differs beyond that: missing or different work; do not learn from "
+      "its time), nondeterministic (the reference itself differs between two runs: atomics, "
+      "races, random numbers; output_check_why says whether this row stayed within tolerance), "
+      "not_checked (see output_check_why) (docs/isolate.md, Output check)", 0 },
+    { "output_check_why", S, 1, "", "what the check found or why there was none, e.g. the "
+      "buffer and how many elements differ", 0 },
+    { "check_ns", I64, 1, "ns", "what the check cost (its extra run and comparisons, and the "
+      "reference's two runs on the first row of a size), outside the timed region", 0 },
     { "measured_at", TS, 0, UTC, "when it was measured", 0 },
 };
 
@@ -192,7 +209,7 @@ static const struct columns_table tables[] = {
       " CASE WHEN EXISTS (SELECT 1 FROM probes p WHERE p.kernel_id = k.id) THEN"
       "  (SELECT json_group_array(v) FROM (SELECT DISTINCT p.sanitizer AS v FROM probes p"
       "  WHERE p.kernel_id = k.id AND p.sanitizer IS NOT NULL ORDER BY 1)) END,"
-      " k.binding, k.created_at"
+      " k.binding, k.indexing, k.created_at"
       " FROM kernels k LEFT JOIN builds b ON b.id = (SELECT b2.id FROM builds b2"
       "  WHERE b2.kernel_id = k.id ORDER BY b2.status = 'ok' DESC, b2.built_at DESC LIMIT 1)"
       " ORDER BY k.id",
@@ -222,7 +239,8 @@ static const struct columns_table tables[] = {
       " m.grid_x, m.grid_y, m.grid_z, m.status, m.error, m.median_ns, m.min_ns, m.max_ns,"
       " m.mean_ns, m.stddev_ns, m.mad_ns, m.p10_ns, m.p90_ns, m.samples,"
       " m.launches_per_sample, m.graph_nodes, m.sm_clock_mhz_before, m.sm_clock_mhz_after, m.mem_clock_mhz,"
-      " m.temp_c_before, m.temp_c_after, m.clocks_locked, m.l2_flush, m.binding, m.measured_at"
+      " m.temp_c_before, m.temp_c_after, m.clocks_locked, m.l2_flush, m.binding,"
+      " m.output_check, m.output_check_why, m.check_ns, m.measured_at"
       " FROM measurements m JOIN gpus g ON g.id = m.gpu_id"
       " WHERE m.superseded = 0 AND " GPU_FILTER " AND (?2 IS NULL OR m.measured_at >= ?2)"
       " ORDER BY m.kernel_id, m.gpu_id, m.width, m.height, m.block_x, m.block_y, m.block_z",

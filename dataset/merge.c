@@ -97,9 +97,9 @@ static const struct step steps[] = {
       " FROM shard.parses s" },
     { "kernels",
       "INSERT OR IGNORE INTO main.kernels(id, name, template_args, dir, params, param_count,"
-      " roles_known, source_bytes, status, created_at, run_id, binding) SELECT id, name,"
-      " template_args, dir, params, param_count, roles_known, source_bytes, status, created_at, "
-      RUN("run_id") ", binding FROM shard.kernels s" },
+      " roles_known, source_bytes, status, created_at, run_id, binding, indexing) SELECT id,"
+      " name, template_args, dir, params, param_count, roles_known, source_bytes, status,"
+      " created_at, " RUN("run_id") ", binding, indexing FROM shard.kernels s" },
     /* A kernel that got further in the shard (built, probed, given up) takes that status. */
     { NULL, "UPDATE main.kernels AS m SET status = s.status, binding = coalesce(s.binding,"
             " m.binding) FROM shard.kernels s WHERE m.id ="
@@ -152,13 +152,15 @@ static const struct step steps[] = {
       " block_z, grid_x, grid_y, grid_z, status, error, median_ns, min_ns, max_ns, mean_ns,"
       " stddev_ns, mad_ns, p10_ns, p90_ns, samples, launches_per_sample, sm_clock_mhz_before,"
       " sm_clock_mhz_after, mem_clock_mhz, temp_c_before, temp_c_after, clocks_locked,"
-      " l2_flush, superseded, measured_at, run_id, binding, graph_nodes) SELECT kernel_id, " GPU("gpu_id") ","
+      " l2_flush, superseded, measured_at, run_id, binding, graph_nodes, output_check,"
+      " output_check_why, check_ns) SELECT kernel_id, " GPU("gpu_id") ","
       " width, height, block_x, block_y, block_z, grid_x, grid_y, grid_z, status, error, median_ns,"
       " min_ns, max_ns, mean_ns, stddev_ns, mad_ns, p10_ns, p90_ns, samples,"
       " launches_per_sample, sm_clock_mhz_before, sm_clock_mhz_after, mem_clock_mhz,"
       " temp_c_before, temp_c_after, clocks_locked, l2_flush, CASE WHEN s.superseded != 0 OR"
       " EXISTS (SELECT 1 FROM main.measurements m WHERE m.superseded = 0 AND " SAME_CONFIG ")"
-      " THEN 1 ELSE 0 END, measured_at, " RUN("run_id") ", binding, graph_nodes FROM"
+      " THEN 1 ELSE 0 END, measured_at, " RUN("run_id") ", binding, graph_nodes, output_check,"
+      " output_check_why, check_ns FROM"
       " shard.measurements s"
       " WHERE NOT EXISTS (SELECT 1 FROM main.measurements m WHERE " SAME_CONFIG " AND m.measured_at ="
       " s.measured_at) ORDER BY s.id" },

@@ -1,4 +1,5 @@
-/* The report: LS-CAT's questions asked of the current `ok` measurements, per GPU model, in
+/* The report: LS-CAT's questions asked of the current `ok` measurements whose output check is
+ * `match` (the configuration did the kernel's whole work), per GPU model, in
  * SQL over the store (one pass per question, no per-row round trips), written as a text table,
  * gnuplot PNG plots and one HTML page. Definitions are in docs/dataset.md and report.h. */
 #include "dataset/report.h"
@@ -16,69 +17,187 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Current ok timings, one per (model, kernel, size, block); several GPUs of one model: the
- * fastest. ?1 = the --gpu filter. */
+/* Current ok timings whose output check is `match` (the configuration did the kernel's whole
+ * work: docs/isolate.md "Output check"), one per (model, kernel, size, block); several GPUs of
+ * one model: the fastest. ?1 = the --gpu filter. */
 #define TIMES_CTE                                                                               \
     "WITH t AS (SELECT g.name AS gpu, m.kernel_id AS k, m.width AS w, m.height AS h,"          \
     " m.block_x AS bx, m.block_y AS byy, m.block_z AS bz,"                                    \
     " m.block_x * m.block_y * m.block_z AS thr, min(m.median_ns) AS ns"                        \
     " FROM measurements m JOIN gpus g ON g.id = m.gpu_id WHERE m.superseded = 0 AND"           \
-    " m.status = 'ok' AND m.median_ns > 0 AND (?1 IS NULL OR instr(lower(g.name), lower(?1)) > 0)" \
+    " m.status = 'ok' AND m.output_check = 'match' AND m.median_ns > 0 AND"                    \
+    " (?1 IS NULL OR instr(lower(g.name), lower(?1)) > 0)"                                     \
     " GROUP BY g.name, m.kernel_id, m.width, m.height, m.block_x, m.block_y, m.block_z)"
 
-static const char summary_sql[] = TIMES_CTE ","
+/* A kernel's indexing; isolated before lscat recorded it: params' is2d. */
+#define INDEXING_OF(k)                                                                          \
+    "coalesce(" k ".indexing, CASE WHEN " k ".params LIKE '%\"is2d\":true%' THEN '2d' ELSE"     \
+    " '1d' END)"
+
+/* One row per case (gpu, kernel, size with >= 2 matching shapes): the best time, the largest
+ * block's, the 1024-thread comparison (a 1D kernel: its (1024,1,1) block only, never a 2D
+ * shape; a 2D kernel: its fastest 1024-thread shape; NULL = not measured) and the occupancy
+ * suggestion's time. */
+static const char cases_sql[] = TIMES_CTE ","
     " bt AS (SELECT gpu, k, w, h, thr, min(ns) AS ns FROM t GROUP BY gpu, k, w, h, thr),"
+    " x1 AS (SELECT gpu, k, w, h, min(ns) AS ns FROM t WHERE bx = 1024 AND byy = 1 AND bz = 1"
+    "  GROUP BY gpu, k, w, h),"
     " c AS (SELECT gpu, k, w, h, min(ns) AS best, max(thr) AS maxthr FROM t"
     "  GROUP BY gpu, k, w, h HAVING count(*) >= 2),"
     " occ AS (SELECT g.name AS gpu, tk.kernel_id AS k, min(tk.occupancy_block) AS ob"
     "  FROM tune_kernels tk JOIN gpus g ON g.id = tk.gpu_id WHERE tk.occupancy_block > 0"
-    "  GROUP BY g.name, tk.kernel_id),"
-    " cc AS (SELECT c.gpu, c.k, c.best, l.ns AS largest, x.ns AS t1024, o.ns AS tocc FROM c"
+    "  GROUP BY g.name, tk.kernel_id)"
+    " SELECT c.gpu, c.k, c.best, l.ns, CASE WHEN " INDEXING_OF("kk") " IN ('2d', '3d')"
+    "  THEN x.ns ELSE x1.ns END, o.ns FROM c"
     "  JOIN bt l ON l.gpu = c.gpu AND l.k = c.k AND l.w = c.w AND l.h = c.h AND l.thr = c.maxthr"
+    "  LEFT JOIN kernels kk ON kk.id = c.k"
     "  LEFT JOIN bt x ON x.gpu = c.gpu AND x.k = c.k AND x.w = c.w AND x.h = c.h AND x.thr = 1024"
+    "  LEFT JOIN x1 ON x1.gpu = c.gpu AND x1.k = c.k AND x1.w = c.w AND x1.h = c.h"
     "  LEFT JOIN occ ON occ.gpu = c.gpu AND occ.k = c.k"
-    "  LEFT JOIN bt o ON o.gpu = c.gpu AND o.k = c.k AND o.w = c.w AND o.h = c.h AND o.thr = occ.ob)"
-    " SELECT gpu, count(DISTINCT k), count(*), avg(best < largest), avg(best / largest),"
-    " avg(best / largest < 0.85), avg(t1024 / best - 1), avg(t1024 / best - 1 > 0.2),"
-    " count(t1024), avg(CASE WHEN tocc IS NULL THEN NULL ELSE tocc <= best END), count(tocc)"
-    " FROM cc GROUP BY gpu ORDER BY gpu";
+    "  LEFT JOIN bt o ON o.gpu = c.gpu AND o.k = c.k AND o.w = c.w AND o.h = c.h AND o.thr = occ.ob"
+    " ORDER BY c.gpu, c.k";
 
-static double col_share(struct store_stmt *st, int col)
+/* The output check of the current ok rows per model: what the cases above stand on. */
+static const char checks_sql[] =
+    "SELECT g.name, m.output_check, count(*), count(DISTINCT m.kernel_id) FROM measurements m"
+    " JOIN gpus g ON g.id = m.gpu_id WHERE m.superseded = 0 AND m.status = 'ok' AND"
+    " (?1 IS NULL OR instr(lower(g.name), lower(?1)) > 0) GROUP BY 1, 2 ORDER BY 1, 2";
+
+static int by_value(const void *a, const void *b)
 {
-    return store_col_is_null(st, col) ? -1 : store_col_double(st, col);
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Accumulates one model's cases. */
+struct acc {
+    double best_not_largest, rel, below_85, gain_over_20, occ;
+    double *ratios; /* time(1024) / best per compared case */
+    size_t n_ratios, cap;
+    int64_t cases, occ_cases;
+    char last_k[80];
+};
+
+static void acc_finish(struct report_summary *r, struct acc *a)
+{
+    r->cases = a->cases;
+    r->best_not_largest = a->cases ? a->best_not_largest / (double)a->cases : -1;
+    r->largest_rel_mean = a->cases ? a->rel / (double)a->cases : -1;
+    r->largest_below_85 = a->cases ? a->below_85 / (double)a->cases : -1;
+    r->gain_1024_cases = (int64_t)a->n_ratios;
+    r->gain_1024_missing = a->cases - (int64_t)a->n_ratios;
+    r->gain_1024_mean = r->gain_1024_median = r->gain_1024_geomean = -1;
+    r->gain_1024_over_20 = -1;
+    if (a->n_ratios) {
+        double sum = 0, logs = 0;
+        for (size_t i = 0; i < a->n_ratios; i++)
+            sum += a->ratios[i], logs += log(a->ratios[i]);
+        qsort(a->ratios, a->n_ratios, sizeof(double), by_value);
+        size_t m = a->n_ratios / 2;
+        double med = a->n_ratios % 2 ? a->ratios[m] : (a->ratios[m - 1] + a->ratios[m]) / 2;
+        r->gain_1024_mean = sum / (double)a->n_ratios - 1;
+        r->gain_1024_median = med - 1;
+        r->gain_1024_geomean = exp(logs / (double)a->n_ratios) - 1;
+        r->gain_1024_over_20 = a->gain_over_20 / (double)a->n_ratios;
+    }
+    r->occupancy_best = a->occ_cases ? a->occ / (double)a->occ_cases : -1;
+    r->occupancy_cases = a->occ_cases;
+    free(a->ratios);
+    memset(a, 0, sizeof(*a));
+}
+
+static void acc_add(struct report_summary *r, struct acc *a, struct store_stmt *st)
+{
+    const char *k = store_col_text(st, 1);
+    double best = store_col_double(st, 2), largest = store_col_double(st, 3);
+    if (strcmp(a->last_k, k) != 0) {
+        r->kernels++;
+        snprintf(a->last_k, sizeof(a->last_k), "%s", k);
+    }
+    a->cases++;
+    a->best_not_largest += best < largest;
+    a->rel += best / largest;
+    a->below_85 += best / largest < 0.85;
+    if (!store_col_is_null(st, 4)) {
+        double ratio = store_col_double(st, 4) / best;
+        XGROW(a->ratios, a->n_ratios + 1, a->cap);
+        a->ratios[a->n_ratios++] = ratio;
+        a->gain_over_20 += ratio - 1 > 0.2;
+    }
+    if (!store_col_is_null(st, 5)) {
+        a->occ_cases++;
+        a->occ += store_col_double(st, 5) <= best;
+    }
+}
+
+static struct report_summary *summary_of(struct report_summary **out, int *n, size_t *cap,
+                                         const char *gpu)
+{
+    for (int i = 0; i < *n; i++)
+        if (strcmp((*out)[i].gpu, gpu) == 0)
+            return &(*out)[i];
+    XGROW(*out, (size_t)*n + 1, *cap);
+    struct report_summary *r = &(*out)[(*n)++];
+    memset(r, 0, sizeof(*r));
+    snprintf(r->gpu, sizeof(r->gpu), "%s", gpu);
+    r->best_not_largest = r->largest_rel_mean = r->largest_below_85 = -1;
+    r->gain_1024_mean = r->gain_1024_median = r->gain_1024_geomean = r->gain_1024_over_20 = -1;
+    r->occupancy_best = -1;
+    return r;
+}
+
+static int load_checks(struct report_summary **out, int *n, size_t *cap, struct store *s,
+                       const char *gpu)
+{
+    struct store_stmt *st = NULL;
+    int rc = store_prepare(&st, s, checks_sql), step = 0;
+    if (rc == 0)
+        rc = store_bind(st, "t", gpu);
+    while (rc == 0 && (step = store_step(st)) == STORE_ROW) {
+        struct report_summary *r = summary_of(out, n, cap, store_col_text(st, 0));
+        const char *c = store_col_text(st, 1);
+        int64_t rows = store_col_int(st, 2);
+        if (!strcmp(c, "match"))
+            r->rows_match = rows;
+        else if (!strcmp(c, "mismatch"))
+            r->rows_mismatch = rows, r->kernels_mismatch = store_col_int(st, 3);
+        else if (!strcmp(c, "nondeterministic"))
+            r->rows_nondeterministic = rows;
+        else
+            r->rows_not_checked += rows;
+    }
+    store_finalize(st);
+    return rc < 0 ? rc : step < 0 ? step : 0;
 }
 
 static int load_summaries(struct report_summary **out, int *n, struct store *s, const char *gpu)
 {
     struct store_stmt *st = NULL;
+    struct acc a;
     size_t cap = 0;
+    struct report_summary *cur = NULL;
+    memset(&a, 0, sizeof(a));
     *out = NULL;
     *n = 0;
-    int rc = store_prepare(&st, s, summary_sql), step;
+    int rc = load_checks(out, n, &cap, s, gpu), step = 0;
+    if (rc == 0)
+        rc = store_prepare(&st, s, cases_sql);
     if (rc == 0)
         rc = store_bind(st, "t", gpu);
-    if (rc < 0) {
-        store_finalize(st);
-        return rc;
+    while (rc == 0 && (step = store_step(st)) == STORE_ROW) {
+        const char *g = store_col_text(st, 0);
+        if (!cur || strcmp(cur->gpu, g) != 0) {
+            if (cur)
+                acc_finish(cur, &a);
+            cur = summary_of(out, n, &cap, g);
+        }
+        acc_add(cur, &a, st);
     }
-    while ((step = store_step(st)) == STORE_ROW) {
-        XGROW(*out, (size_t)*n + 1, cap);
-        struct report_summary *r = &(*out)[(*n)++];
-        memset(r, 0, sizeof(*r));
-        snprintf(r->gpu, sizeof(r->gpu), "%s", store_col_text(st, 0));
-        r->kernels = store_col_int(st, 1);
-        r->cases = store_col_int(st, 2);
-        r->best_not_largest = col_share(st, 3);
-        r->largest_rel_mean = col_share(st, 4);
-        r->largest_below_85 = col_share(st, 5);
-        r->gain_1024_mean = col_share(st, 6);
-        r->gain_1024_over_20 = col_share(st, 7);
-        r->gain_1024_cases = store_col_int(st, 8);
-        r->occupancy_best = col_share(st, 9);
-        r->occupancy_cases = store_col_int(st, 10);
-    }
+    if (cur)
+        acc_finish(cur, &a);
+    free(a.ratios);
     store_finalize(st);
-    return step < 0 ? step : 0;
+    return rc < 0 ? rc : step < 0 ? step : 0;
 }
 
 static void pct(struct buf *b, double share, int width)
@@ -89,27 +208,52 @@ static void pct(struct buf *b, double share, int width)
         buf_addf(b, " %*.1f%%", width - 1, share * 100);
 }
 
+#define TABLE_FMT "%-28s %7s %7s %9s %9s %7s %9s %7s %8s %7s %9s %9s\n"
+
 static void format_table(struct buf *b, const struct report_summary *r, int n)
 {
-    buf_addf(b, "%-28s %7s %7s %9s %9s %7s %9s %7s %9s\n", "GPU model", "kernels", "cases",
-             "best<max", "maxperf", "<85%", "gain1024", ">20%", "occ=best");
+    int shown = 0;
+    buf_addf(b, TABLE_FMT, "GPU model", "kernels", "cases", "best<max", "maxperf", "<85%",
+             "gain1024", "median", "geomean", ">20%", "vs1024", "occ=best");
     for (int i = 0; i < n; i++) {
+        if (!r[i].cases)
+            continue;
+        shown++;
         buf_addf(b, "%-28.28s %7lld %7lld", r[i].gpu, (long long)r[i].kernels,
                  (long long)r[i].cases);
         pct(b, r[i].best_not_largest, 9);
         pct(b, r[i].largest_rel_mean, 9);
         pct(b, r[i].largest_below_85, 7);
         pct(b, r[i].gain_1024_mean, 9);
+        pct(b, r[i].gain_1024_median, 7);
+        pct(b, r[i].gain_1024_geomean, 8);
         pct(b, r[i].gain_1024_over_20, 7);
+        char vs[32];
+        snprintf(vs, sizeof(vs), "%lld/%lld", (long long)r[i].gain_1024_cases,
+                 (long long)r[i].cases);
+        buf_addf(b, " %9s", vs);
         pct(b, r[i].occupancy_best, 9);
         buf_addch(b, '\n');
     }
-    if (n == 0)
-        buf_adds(b, "(no current ok measurements with two or more block shapes per size)\n");
-    buf_addf(b, "%-28s %7s %7s %9s %9s %7s %9s %7s %9s\n", "LS-CAT paper, GTX 980", "", "",
-             "83.0%", "98.7%", "~1%", "6.0%", "10.0%", "-");
-    buf_addf(b, "%-28s %7s %7s %9s %9s %7s %9s %7s %9s\n", "LS-CAT paper, T4", "", "", "-", "-",
-             "12.0%", "-", "-", "-");
+    if (shown == 0)
+        buf_adds(b, "(no current ok measurements whose output check matched, with two or more "
+                    "block shapes per size)\n");
+    buf_addf(b, TABLE_FMT, "LS-CAT paper, GTX 980 (mean)", "", "", "83.0%", "98.7%", "~1%",
+             "6.0%", "-", "-", "10.0%", "-", "-");
+    buf_addf(b, TABLE_FMT, "LS-CAT paper, T4", "", "", "-", "-", "12.0%", "-", "-", "-", "-",
+             "-", "-");
+    for (int i = 0; i < n; i++) {
+        buf_addf(b, "%s: output check of the current ok rows: %lld match, %lld mismatch (%lld "
+                    "kernels), %lld nondeterministic, %lld not_checked; only match rows are "
+                    "counted above", r[i].gpu, (long long)r[i].rows_match,
+                 (long long)r[i].rows_mismatch, (long long)r[i].kernels_mismatch,
+                 (long long)r[i].rows_nondeterministic, (long long)r[i].rows_not_checked);
+        if (r[i].gain_1024_missing > 0)
+            buf_addf(b, "; %lld case(s) without a 1024-thread comparison (a 1D kernel's "
+                        "(1024,1,1) not measured or not a match)",
+                     (long long)r[i].gain_1024_missing);
+        buf_adds(b, "\n");
+    }
 }
 
 /* "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3": file names for plots. */
@@ -315,17 +459,69 @@ static void html_escape(struct buf *b, const char *s)
 
 static const char definitions[] =
     "<h2>Definitions</h2>\n<ul>\n"
+    "<li>Only rows whose <em>output check</em> is <code>match</code> count: the configuration "
+    "computed what the kernel's reference block computed on the same inputs (docs/isolate.md, "
+    "Output check). A <code>mismatch</code> row timed other work (a 1D block shape that leaves "
+    "a 2D kernel's rows undone, a 2D shape that repeats a 1D kernel's work): "
+    "<code>output_check.txt</code> lists, per kernel, the rows each check value took.</li>\n"
     "<li>A <em>case</em> is one kernel at one matrix size on one GPU model with at least two "
-    "block shapes measured <code>ok</code> (current rows; several GPUs of a model: the fastest)."
-    "</li>\n<li><em>best&lt;max</em>: share of cases whose fastest block has fewer threads than "
+    "block shapes measured <code>ok</code> and <code>match</code> (current rows; several GPUs "
+    "of a model: the fastest).</li>\n"
+    "<li><em>best&lt;max</em>: share of cases whose fastest block has fewer threads than "
     "the largest block measured.</li>\n"
-    "<li><em>maxperf</em>: the largest block's performance relative to the best, i.e. mean of best time / time of the largest block (100% = the largest "
-    "is the best); <em>&lt;85%</em>: share of cases below 85%.</li>\n"
-    "<li><em>gain1024</em>: mean of time(1024-thread block) / best time &minus; 1, over cases "
-    "where a 1024-thread block was measured; <em>&gt;20%</em>: share with a gain over 20%.</li>\n"
+    "<li><em>maxperf</em>: the largest block's performance relative to the best, i.e. mean of "
+    "best time / time of the largest block (100% = the largest is the best); <em>&lt;85%</em>: "
+    "share of cases below 85%.</li>\n"
+    "<li><em>gain1024</em>: time(1024-thread block) / best time &minus; 1, as mean, median and "
+    "geometric mean (the geometric mean of the ratios, &minus; 1) over the cases with a "
+    "1024-thread comparison: for a 1D kernel its (1024,1,1) block only (a 2D shape repeats a "
+    "1D kernel's work), for a 2D kernel its fastest 1024-thread shape; <em>vs1024</em> says "
+    "how many cases had one (a missing comparison is left out, never replaced); "
+    "<em>&gt;20%</em>: share of those with a gain over 20%. LS-CAT's 6% was a mean.</li>\n"
     "<li><em>occ=best</em>: share of cases (of kernels with a "
     "<code>cudaOccupancyMaxPotentialBlockSize</code> suggestion, measured at that thread "
     "count) where a block of the suggested size is the fastest.</li>\n</ul>\n";
+
+/* output_check.txt: per model and kernel, the current ok rows by output check (kernels with
+ * anything but match first), and how many of its match rows are 2D shapes on a 1D kernel. */
+static int write_checks_file(struct store *s, const struct report_options *o)
+{
+    static const char sql[] =
+        "SELECT g.name, m.kernel_id, k.name, " INDEXING_OF("k") ","
+        " sum(m.output_check = 'match'), sum(m.output_check = 'mismatch'),"
+        " sum(m.output_check = 'nondeterministic'), sum(m.output_check = 'not_checked'),"
+        " sum(m.output_check = 'match' AND m.block_y * m.block_z > 1 AND " INDEXING_OF("k")
+        " IN ('1d', 'grid_stride', 'none'))"
+        " FROM measurements m JOIN gpus g ON g.id = m.gpu_id JOIN kernels k ON k.id ="
+        " m.kernel_id WHERE m.superseded = 0 AND m.status = 'ok' AND"
+        " (?1 IS NULL OR instr(lower(g.name), lower(?1)) > 0)"
+        " GROUP BY g.name, m.kernel_id ORDER BY g.name, 6 DESC, 7 DESC, 8 DESC, m.kernel_id";
+    struct store_stmt *st = NULL;
+    struct buf b = BUF_INIT;
+    int rc = store_prepare(&st, s, sql), step = 0;
+    buf_adds(&b, "# current ok rows per GPU model and kernel, by output check; 2d_on_1d: match "
+                 "rows of 2D block shapes on a 1D kernel\n"
+                 "gpu\tkernel\tname\tindexing\tmatch\tmismatch\tnondeterministic\tnot_checked\t"
+                 "2d_on_1d\n");
+    if (rc == 0)
+        rc = store_bind(st, "t", o->gpu);
+    while (rc == 0 && (step = store_step(st)) == STORE_ROW)
+        buf_addf(&b, "%s\t%s\t%s\t%s\t%lld\t%lld\t%lld\t%lld\t%lld\n", store_col_text(st, 0),
+                 store_col_text(st, 1), store_col_text(st, 2), store_col_text(st, 3),
+                 (long long)store_col_int(st, 4), (long long)store_col_int(st, 5),
+                 (long long)store_col_int(st, 6), (long long)store_col_int(st, 7),
+                 (long long)store_col_int(st, 8));
+    store_finalize(st);
+    if (rc == 0 && step < 0)
+        rc = step;
+    if (rc == 0) {
+        char *p = fs_join(o->out_dir, "output_check.txt");
+        rc = fs_write_atomic(p, b.data, b.len);
+        free(p);
+    }
+    buf_release(&b);
+    return rc;
+}
 
 int report_run(struct buf *table, struct report_summary **summaries_out, int *n_out,
                struct store *s, const struct report_options *o)
@@ -345,7 +541,10 @@ int report_run(struct buf *table, struct report_summary **summaries_out, int *n_
     html_escape(&html, table->data + table_start);
     buf_adds(&html, "</pre>\n");
     buf_adds(&html, definitions);
+    rc = write_checks_file(s, o);
     for (int i = 0; i < n && rc == 0; i++) {
+        if (!r[i].cases)
+            continue;
         buf_adds(&html, "<h2>");
         html_escape(&html, r[i].gpu);
         buf_adds(&html, "</h2>\n");

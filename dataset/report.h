@@ -19,7 +19,8 @@ struct report_options {
 };
 #define REPORT_OPTIONS_INIT { .out_dir = NULL, .gpu = NULL, .plots = 1 }
 
-/* LS-CAT's summary numbers for one GPU model. Shares are fractions (0..1); -1 = no data. */
+/* LS-CAT's summary numbers for one GPU model, over rows whose output check is `match`. Shares
+ * are fractions (0..1); -1 = no data. */
 struct report_summary {
     char gpu[128];
     int64_t kernels;           /* kernels with at least one (size, block) measured ok */
@@ -27,11 +28,18 @@ struct report_summary {
     double best_not_largest;   /* share of cases whose best block is not the largest */
     double largest_rel_mean;   /* mean of best_time / largest_block_time */
     double largest_below_85;   /* share of cases where that ratio is < 0.85 */
-    double gain_1024_mean;     /* mean of time(1024-thread block) / best_time - 1 */
-    double gain_1024_over_20;  /* share of cases with that gain > 0.20 */
-    int64_t gain_1024_cases;   /* cases where a 1024-thread block was measured */
+    double gain_1024_mean;     /* mean of time(1024 comparison) / best_time - 1 */
+    double gain_1024_median;   /* its median */
+    double gain_1024_geomean;  /* geometric mean of time(1024) / best_time, - 1 */
+    double gain_1024_over_20;  /* share of compared cases with that gain > 0.20 */
+    int64_t gain_1024_cases;   /* cases with a 1024 comparison: a 1D kernel's (1024,1,1), a 2D
+                                  kernel's fastest 1024-thread shape */
+    int64_t gain_1024_missing; /* cases without one (reported, never replaced by another shape) */
     double occupancy_best;     /* share of cases whose best block has occupancy_block threads */
     int64_t occupancy_cases;   /* cases of kernels with an occupancy suggestion measured */
+    /* the output check of the model's current ok rows; only `match` rows make the cases */
+    int64_t rows_match, rows_mismatch, rows_nondeterministic, rows_not_checked;
+    int64_t kernels_mismatch;  /* kernels with at least one mismatch row */
 };
 
 /* Compute the summary of every GPU model (matching o->gpu), write report.txt, index.html and

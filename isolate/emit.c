@@ -5,6 +5,7 @@
 
 #include "common/record.h"
 #include "common/xalloc.h"
+#include "isolate/indexing.h"
 #include "isolate/kparams.h"
 #include "isolate/srctext.h"
 
@@ -187,7 +188,7 @@ void emit_kernel(struct ctx *x, CXCursor k)
 {
     struct closure cl;
     struct kparams kp = KPARAMS_INIT;
-    struct buf src = BUF_INIT, body = BUF_INIT;
+    struct buf src = BUF_INIT;
     closure_init(&cl, x, NULL);
     closure_push_decl(&cl, k);
     closure_complete(&cl);
@@ -204,10 +205,9 @@ void emit_kernel(struct ctx *x, CXCursor k)
     buf_release(&src);
     src = clean;
     kparams_collect(&kp, k);
-    CXFile f;
+    CXFile f = NULL;
     unsigned a, e, line = 0;
-    if (extract_extent(k, &f, &a, &e))
-        extract_add_text(&body, x, f, a, e);
+    (void)extract_extent(k, &f, &a, &e);
     extract_location_file(k, &line);
     char *qname = kparams_qualified_name(k, 0), *call = kparams_qualified_name(k, 1);
     if (kp.unsupported) {
@@ -218,9 +218,14 @@ void emit_kernel(struct ctx *x, CXCursor k)
         free(m);
         goto done;
     }
-    int is2d = strstr(body.data, "threadIdx.y") || strstr(body.data, "blockIdx.y") ||
-               strstr(body.data, "blockDim.y");
-    record_begin(x->out, "kernel", 14);
+    /* The indexing of the code the kernel reaches (its closure: device functions, macros),
+     * which plans its block shapes and grids (isolate/indexing.h). */
+    struct indexing ix;
+    char uses[128];
+    indexing_analyze(&ix, src.data, src.len);
+    indexing_uses_text(uses, sizeof uses, ix.uses);
+    int is2d = ix.dims >= 2;
+    record_begin(x->out, "kernel", 16);
     record_field_str(x->out, "name", qname);
     record_field_str(x->out, "call", call);
     record_field_str(x->out, "path", extract_rel_path(x, f));
@@ -228,6 +233,8 @@ void emit_kernel(struct ctx *x, CXCursor k)
     record_field_str(x->out, "tparams", kp.tparams.data);
     record_field_int(x->out, "template", clang_getCursorKind(k) == CXCursor_FunctionTemplate);
     record_field_int(x->out, "is2d", is2d);
+    record_field_str(x->out, "indexing", indexing_name(ix.kind));
+    record_field_str(x->out, "indexing_uses", uses);
     record_field_int(x->out, "dynshared", cl.dynshared);
     record_field_int(x->out, "device_launch", strstr(src.data, "<<<") != NULL);
     record_field(x->out, "source", src.data, src.len);
@@ -239,7 +246,6 @@ done:
     free(qname);
     free(call);
     buf_release(&src);
-    buf_release(&body);
     kparams_release(&kp);
     closure_release(&cl);
 }

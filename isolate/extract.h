@@ -23,8 +23,9 @@ struct extract_options {
 
 /* Parse `o->file` and append records to `out`:
  *   "tu"     status (ok|errors|failed), errors, first_error, parse_s
- *   "kernel" name, qname, call, path, line, tparams, is2d, dynshared, source, params, roles,
- *            param_names
+ *   "kernel" name, qname, call, path, line, tparams, template, is2d, indexing, indexing_uses
+ *            (isolate/indexing.h), dynshared, device_launch, source, params, roles,
+ *            param_names, param_count
  *   "note"   class, message (refused includes, missing headers, kernels without a body, ...)
  * Returns 0 (a parse with errors is still 0: the "tu" record says so) or LSCAT_ERR when
  * libclang could not parse the file at all. */

@@ -4,6 +4,8 @@
  * at run time on block x (docs/isolate.md, "Templates"). */
 #include "isolate/harness.h"
 
+#include "isolate/indexing.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -63,6 +65,40 @@ static void add_c_string(struct buf *out, const char *s)
     buf_addch(out, '"');
 }
 
+/* `static const char *const NAME[] = { "a", "b", nullptr };` from "a,b". */
+static void add_list(struct buf *out, const char *name, const char *list)
+{
+    buf_addf(out, "static const char *const %s[] = { ", name);
+    const char *p = list;
+    while (p && *p) {
+        const char *c = strchr(p, ',');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        buf_addch(out, '"');
+        buf_add(out, p, len);
+        buf_adds(out, "\", ");
+        p = c ? c + 1 : NULL;
+    }
+    buf_adds(out, "nullptr };\n");
+}
+
+int harness_grid2d(const struct harness_kernel *k)
+{
+    int kind = indexing_parse(k->indexing);
+    return kind < 0 ? k->is2d : kind == INDEXING_2D || kind == INDEXING_3D;
+}
+
+/* The grid rule and the output check's reference block follow the kernel's indexing. */
+static void add_indexing(struct buf *out, const struct harness_kernel *k)
+{
+    int two_d = harness_grid2d(k);
+    const char *name = k->indexing ? k->indexing : two_d ? "2d" : "1d";
+    buf_addf(out, "#define LSCAT_INDEXING \"%s\"\n", indexing_parse(name) < 0 ? "1d" : name);
+    buf_addf(out, "static const int lscat_grid2d = %d; /* 1: it indexes y, every shape gets a 2D "
+                  "grid */\n", two_d);
+    buf_addf(out, "static const unsigned lscat_ref_block[3] = { %s }; /* the output check's "
+                  "reference */\n", two_d ? "16, 16, 1" : "256, 1, 1");
+}
+
 static void add_pick(struct buf *out, const struct harness_kernel *k)
 {
     struct buf args = BUF_INIT;
@@ -110,18 +146,11 @@ void harness_generate(struct buf *out, const struct harness_kernel *k)
     struct buf full = BUF_INIT;
     buf_addf(&full, "%s%s", k->name, targs.data);
     add_c_string(out, full.data);
-    buf_adds(out, "\nstatic const char *const lscat_roles[] = { ");
-    const char *p = k->roles;
-    while (p && *p) {
-        const char *c = strchr(p, ',');
-        size_t len = c ? (size_t)(c - p) : strlen(p);
-        buf_addch(out, '"');
-        buf_add(out, p, len);
-        buf_adds(out, "\", ");
-        p = c ? c + 1 : NULL;
-    }
-    buf_adds(out, "nullptr };\n");
+    buf_adds(out, "\n");
+    add_list(out, "lscat_roles", k->roles);
+    add_list(out, "lscat_names", k->names);
     buf_addf(out, "static const int lscat_dynshared = %d;\n", k->dynshared ? 1 : 0);
+    add_indexing(out, k);
     add_pick(out, k);
     buf_adds(out, "\n");
     buf_adds(out, harness_body_text);

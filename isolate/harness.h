@@ -1,8 +1,9 @@
 /* Harness generation: the `main` that launches one isolated kernel (CONTRACTS.md, "Harness
  * command line"). The generated file is a short kernel-specific prefix (which instantiation,
- * parameter roles, dynamic shared memory) followed by a fixed body (harness_body.cu.in) that
- * allocates by element type through C++ type traits, launches with cudaLaunchKernel and times
- * through tune/timing.h. */
+ * parameter roles and names, indexing, dynamic shared memory) followed by a fixed body
+ * (harness_body.cu.in, harness_check.cu.in, harness_main.cu.in) that allocates by element type
+ * through C++ type traits, launches with cudaLaunchKernel, times through tune/timing.h and
+ * checks every configuration's output against a reference block's (docs/isolate.md). */
 #ifndef LSCAT_ISOLATE_HARNESS_H
 #define LSCAT_ISOLATE_HARNESS_H
 
@@ -17,6 +18,8 @@ struct harness_kernel {
     int is2d;            /* uses threadIdx.y / blockIdx.y / blockDim.y */
     int dynshared;       /* has an `extern __shared__` array */
     const char *roles;   /* parameter roles, comma-separated, in order */
+    const char *names;   /* parameter names, comma-separated, in order (messages); may be NULL */
+    const char *indexing; /* isolate/indexing.h's name: "1d", "2d", ...; NULL = from is2d */
 };
 
 /* The block sizes a block/tile template parameter is instantiated with: 2D kernels follow
@@ -25,6 +28,10 @@ int harness_block_values(const int **out, int is2d);
 
 /* "<float, 1, BX>" (block parameters shown as BX); "" when not a template. */
 void harness_template_args(struct buf *out, const struct harness_kernel *k, const char *block);
+
+/* 1 when the harness gives every block shape a 2D grid covering W x H: the kernel's indexing
+ * is 2d or 3d (without an indexing, when is2d). */
+int harness_grid2d(const struct harness_kernel *k);
 
 /* The whole harness.cu text. */
 void harness_generate(struct buf *out, const struct harness_kernel *k);

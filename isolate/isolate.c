@@ -14,6 +14,7 @@
 #include "store/store.h"
 #include "isolate/extract.h"
 #include "isolate/harness.h"
+#include "isolate/indexing.h"
 #include "isolate/sysinc.h"
 #include "common/record.h"
 
@@ -25,8 +26,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ISOLATE_VERSION "5" /* 5: whole conditional blocks, toolkit headers first, OpenMP/MPI/compat fallbacks */ /* 3: closures bring function template specialisations; 4: a
-                              * named matrix's dimension (wA, hB, nA) keeps its role */
+#define ISOLATE_VERSION "6" /* 3: closures bring function template specialisations; 4: a
+                              * named matrix's dimension (wA, hB, nA) keeps its role; 5: whole
+                              * conditional blocks, toolkit headers first, OpenMP/MPI/compat
+                              * fallbacks; 6: the kernel's indexing (grids, planned shapes),
+                              * block-size roles, the output check */
 
 extern const char harness_body_text[];
 
@@ -225,9 +229,12 @@ static void add_params_json(struct buf *b, const struct record *k, const struct 
             buf_addf(b, "%s%d", i ? "," : "", v[i]);
         buf_adds(b, "]");
     }
-    buf_addf(b, ",\"is2d\":%s,\"dynamic_shared\":%s,\"device_launch\":%s,\"params\":",
-             hk->is2d ? "true" : "false", hk->dynshared ? "true" : "false",
-             record_int(k, "device_launch") ? "true" : "false");
+    buf_addf(b, ",\"is2d\":%s,\"indexing\":\"%s\",\"indexing_uses\":",
+             hk->is2d ? "true" : "false", hk->indexing);
+    const char *uses = record_str(k, "indexing_uses");
+    buf_add_json_str(b, uses ? uses : "", uses ? strlen(uses) : 0);
+    buf_addf(b, ",\"dynamic_shared\":%s,\"device_launch\":%s,\"params\":",
+             hk->dynshared ? "true" : "false", record_int(k, "device_launch") ? "true" : "false");
     buf_adds(b, record_str(k, "params"));
     buf_adds(b, "}\n");
     buf_release(&targs);
@@ -294,7 +301,10 @@ static int store_kernel(struct run *r, const struct task *t, const struct record
     struct harness_kernel hk = { record_str(k, "name"), record_str(k, "call"),
                                  record_str(k, "tparams"), (int)record_int(k, "template"),
                                  (int)record_int(k, "is2d"), (int)record_int(k, "dynshared"),
-                                 record_str(k, "roles") };
+                                 record_str(k, "roles"), record_str(k, "param_names"),
+                                 record_str(k, "indexing") };
+    if (!hk.indexing || indexing_parse(hk.indexing) < 0)
+        hk.indexing = hk.is2d ? "2d" : "1d";
     const struct record_field *src = record_get(k, "source");
     struct buf norm = BUF_INIT, params = BUF_INIT, harness = BUF_INIT, targs = BUF_INIT;
     char id[65], now[32], *dir = NULL, *reldir = NULL;
@@ -344,13 +354,16 @@ static int store_kernel(struct run *r, const struct task *t, const struct record
         p = p ? p + 1 : NULL;
     }
     rc = store_run(r->s, "INSERT OR IGNORE INTO kernels(id, name, template_args, dir, params, "
-                         "param_count, roles_known, source_bytes, created_at, run_id) VALUES "
-                         "(?,?,?,?,?,?,?,?,?,?)",
-                   "tttttiiitI", id, hk.name, hk.is_template ? targs.data : NULL, reldir,
+                         "param_count, roles_known, source_bytes, created_at, run_id, indexing) "
+                         "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                   "tttttiiitIt", id, hk.name, hk.is_template ? targs.data : NULL, reldir,
                    params.data, (int64_t)record_int(k, "param_count"), known,
-                   (int64_t)src->value_len, now, (int)r->o->run_id);
+                   (int64_t)src->value_len, now, (int)r->o->run_id, hk.indexing);
     if (rc > 0)
         r->c->kernels_new++;
+    else if (rc == 0) /* made by an older isolate: its model follows this one's */
+        rc = store_run(r->s, "UPDATE kernels SET params = ?, roles_known = ?, indexing = ? "
+                             "WHERE id = ?", "titt", params.data, known, hk.indexing, id);
     if (rc >= 0)
         rc = store_run(r->s, "INSERT OR IGNORE INTO kernel_occurrences(kernel_id, source_id, "
                              "path, line) VALUES (?,?,?,?)",

@@ -3,21 +3,23 @@
 # The files that include libclang's headers: the extractor (extract, closure, emit) and kparams.
 ISOLATE_CLANG_OBJS := $(B)/isolate/extract.o $(B)/isolate/closure.o $(B)/isolate/emit.o \
                       $(B)/isolate/kparams.o
-ISOLATE_OBJS := $(B)/isolate/params.o $(ISOLATE_CLANG_OBJS) $(B)/isolate/srctext.o \
-                $(B)/isolate/resolve.o $(B)/isolate/sysinc.o $(B)/isolate/harness.o $(B)/isolate/isolate.o \
-                $(B)/gen/isolate_harness_body.o
+ISOLATE_OBJS := $(B)/isolate/params.o $(B)/isolate/indexing.o $(ISOLATE_CLANG_OBJS) \
+                $(B)/isolate/srctext.o $(B)/isolate/resolve.o $(B)/isolate/sysinc.o \
+                $(B)/isolate/harness.o $(B)/isolate/isolate.o $(B)/gen/isolate_harness_body.o
 ISOLATE_CLANG_LIBS := -L$(LLVM_DIR)/lib -lclang -Wl,-rpath,$(LLVM_DIR)/lib
 $(B)/libisolate.a: $(ISOLATE_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 $(ISOLATE_CLANG_OBJS): CPPFLAGS += -I$(LLVM_DIR)/include
 
-# The fixed part of every harness, embedded as a C string.
-$(B)/gen/isolate_harness_body.c: isolate/harness_body.cu.in
+# The fixed part of every harness (allocation and launch, the output check, the main loop),
+# embedded as one C string.
+HARNESS_BODY_PARTS := isolate/harness_body.cu.in isolate/harness_check.cu.in isolate/harness_main.cu.in
+$(B)/gen/isolate_harness_body.c: $(HARNESS_BODY_PARTS)
 	@mkdir -p $(@D)
-	{ echo '/* generated from isolate/harness_body.cu.in */'; \
+	{ echo '/* generated from $(HARNESS_BODY_PARTS) */'; \
 	  echo 'const char harness_body_text[] ='; \
-	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
+	  cat $^ | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'; echo ';'; } > $@
 
 PROGRAMS += $(B)/bin/lscat-isolate
 $(B)/bin/lscat-isolate: $(B)/isolate/cmd.o $(B)/libisolate.a $(B)/libstore.a $(B)/libcommon.a

@@ -83,6 +83,21 @@ static enum params_role role_of_word(const char *word)
     return PARAMS_ROLE_UNKNOWN;
 }
 
+/* A scalar naming the block or tile size ("blocksize", "tilewidth", "blk"), not a count of
+ * blocks ("nblocks", "num_tiles", "blocks"). `joined`: the lowercase words run together. */
+static int is_block_scalar(const char *joined)
+{
+    static const char *const exact[] = { "bs", "bsize", "tpb", "bdim", "dimblock", "blockdim",
+                                         "blocksize", "tilesize", "tile", "tilewidth", "tiledim",
+                                         "blockwidth", "tw", "ts", "threadsperblock", NULL };
+    if (in_list(joined, exact))
+        return 1;
+    if (!strncmp(joined, "num", 3) || (joined[0] == 'n' && strchr("bt", joined[1])) ||
+        strstr(joined, "blocks") || strstr(joined, "tiles"))
+        return 0;
+    return strstr(joined, "block") || strstr(joined, "tile") || strstr(joined, "blk");
+}
+
 enum params_role params_role_of(const char *name)
 {
     char words[MAX_WORDS][32], joined[256] = "";
@@ -92,6 +107,8 @@ enum params_role params_role_of(const char *name)
     enum params_role r = role_of_word(joined);
     if (r != PARAMS_ROLE_UNKNOWN)
         return r;
+    if (is_block_scalar(joined)) /* block_size is a block, not a matrix size (#14 item 9) */
+        return PARAMS_ROLE_BLOCK;
     /* A dimension of a named matrix: "wA", "hB", "nA", "rows_C" is the first word's role, not
      * the letter's (a lone "a" or "b" reads as a scale factor). */
     if (n == 2 && strlen(words[1]) == 1 && strchr("abc", words[1][0]) &&
@@ -117,7 +134,7 @@ enum params_role params_role_of(const char *name)
 }
 
 static const char *const role_names[] = { "unknown", "buffer", "width", "height", "depth",
-                                          "size", "stride", "scale" };
+                                          "size", "stride", "scale", "block" };
 
 const char *params_role_name(enum params_role r)
 {

@@ -15,6 +15,7 @@ enum params_role {
     PARAMS_ROLE_SIZE,
     PARAMS_ROLE_STRIDE,
     PARAMS_ROLE_SCALE,
+    PARAMS_ROLE_BLOCK,  /* block_size, TILE_WIDTH, blockDim: the configuration's block x */
 };
 
 /* The role of a scalar parameter called `name` (case and '_' insensitive). */

@@ -20,11 +20,16 @@ static const struct section sections[] = {
                "SELECT 'bytes', coalesce(sum(size_bytes), 0) FROM blobs" },
     { "parses", "SELECT status, count(*) FROM parses GROUP BY status ORDER BY status" },
     { "kernels", "SELECT status, count(*) FROM kernels GROUP BY status ORDER BY status" },
+    { "indexing", "SELECT coalesce(indexing, 'unknown'), count(*) FROM kernels GROUP BY 1 "
+                  "ORDER BY 1" },
     { "builds", "SELECT status, count(*) FROM builds GROUP BY status ORDER BY status" },
     { "probes", "SELECT outcome, count(*) FROM probes GROUP BY outcome ORDER BY outcome" },
     { "gpus", "SELECT name, count(*) FROM gpus GROUP BY name ORDER BY name" },
     { "measurements", "SELECT status, count(*) FROM measurements WHERE superseded = 0 "
                       "GROUP BY status ORDER BY status" },
+    /* the output check of the current ok measurements (docs/isolate.md "Output check") */
+    { "output_check", "SELECT output_check, count(*) FROM measurements WHERE superseded = 0 "
+                      "AND status = 'ok' GROUP BY 1 ORDER BY 1" },
     { "failures", "SELECT stage || ':' || class, count(*) FROM failures GROUP BY 1 ORDER BY 1" },
 };
 

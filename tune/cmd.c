@@ -18,21 +18,25 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char usage[] = "lscat tune [--gpus all|0,1] [--sizes LIST] [--blocks LIST] "
-                            "[--remeasure] [options]";
+static const char usage[] = "lscat tune [--gpus all|0,1] [--sizes LIST] [--space fit|lscat | "
+                            "--blocks LIST] [--remeasure] [options]";
 
 enum {
     OPT_GPUS = 1, OPT_SIZES, OPT_BLOCKS, OPT_TIMEOUT, OPT_STARTUP, OPT_MAX_FAILURES,
     OPT_REMEASURE, OPT_KERNEL, OPT_LIMIT, OPT_WARMUP, OPT_SAMPLES, OPT_MIN_SAMPLE_MS,
     OPT_TARGET_REL_MAD, OPT_L2_FLUSH, OPT_LOCK_CLOCKS, OPT_I_OWN, OPT_NO_PRESTART, OPT_FOLLOW,
-    OPT_NO_RUNNER, OPT_RUNNER_KERNELS, OPT_NO_GRAPH, OPT_SHARD,
+    OPT_NO_RUNNER, OPT_RUNNER_KERNELS, OPT_NO_GRAPH, OPT_SHARD, OPT_SPACE,
 };
 static const struct cli_opt opts[] = {
     { "gpus", 0, "LIST", "GPUs to use: 'all' (default) or CUDA indices, e.g. 0,1", OPT_GPUS },
     { "sizes", 0, "LIST", "matrix sizes, N (square) or WxH, swept smallest first (default "
       TUNE_DEFAULT_SIZES ")", OPT_SIZES },
-    { "blocks", 0, "LIST", "block shapes, X (1D), XxY or XxYxZ (default: 8x8,16x16,24x24,"
-      "32x32 and 64..1024 in steps of 64)", OPT_BLOCKS },
+    { "space", 0, "NAME", "block shapes: fit (default: fitted to each kernel's indexing; a 1D "
+      "kernel gets 20 1D shapes 32..1024, a kernel indexing y 15 2D shapes and 5 (X,1) rows "
+      "over a grid covering W x H) or lscat (LS-CAT's 20 for every kernel: 8x8,16x16,24x24,"
+      "32x32 and 64..1024 in steps of 64)", OPT_SPACE },
+    { "blocks", 0, "LIST", "block shapes for every kernel instead, X (1D), XxY or XxYxZ",
+      OPT_BLOCKS },
     { "timeout", 0, "S", "per-configuration timeout in seconds (default 30)", OPT_TIMEOUT },
     { "startup-timeout", 0, "S", "extra seconds for a harness's first configuration "
       "(context creation; default 10)", OPT_STARTUP },
@@ -74,8 +78,8 @@ static const struct cli_opt opts[] = {
 };
 
 struct args {
-    const char *gpus, *sizes, *blocks, *kernel;
-    struct tune_space space; /* from sizes and blocks, parsed once in main */
+    const char *gpus, *sizes, *blocks, *kernel, *space_name;
+    struct tune_space space, space_2d; /* from sizes, --space and blocks, parsed once in main */
     double timeout_s, startup_s;
     long max_failures, limit, lock_mhz, runner_kernels;
     int remeasure, i_own, l2_flush, no_prestart, follow, no_runner, no_graph;
@@ -105,6 +109,7 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_GPUS: a->gpus = arg; return 0;
     case OPT_SIZES: a->sizes = arg; return 0;
     case OPT_BLOCKS: a->blocks = arg; return 0;
+    case OPT_SPACE: a->space_name = arg; return 0;
     case OPT_KERNEL: a->kernel = arg; return 0;
     case OPT_SHARD: return shard_parse(&a->shard, "--shard", arg);
     case OPT_REMEASURE: a->remeasure = 1; return 0;
@@ -142,7 +147,10 @@ static void help(void)
     printf("usage: %s\n\n"
            "For every runnable kernel (kernels.status = 'runnable' with an ok build), run its\n"
            "harness on every selected GPU model over matrix sizes x block shapes (default\n"
-           "LS-CAT's 7 x 20) and record each configuration in `measurements` (status ok,\n"
+           "LS-CAT's 7 sizes x 20 shapes fitted to the kernel's indexing: a 1D kernel gets 1D\n"
+           "shapes, a 2D kernel 2D shapes and (X,1) rows over a grid covering W x H; --space\n"
+           "lscat: LS-CAT's own 20 for every kernel) and record each configuration in\n"
+           "`measurements` (status ok,\n"
            "cuda_error, invalid_config, crashed, timeout, skipped), the occupancy API's\n"
            "suggested block in `tune_kernels`. One harness process per kernel and GPU runs all\n"
            "its configurations; a crash or hang is recorded and the harness restarted at the\n"
@@ -150,6 +158,9 @@ static void help(void)
            "A block shape that fails with a sticky CUDA error (illegal address: e.g. a 1D block\n"
            "on a 2D kernel's fixed shared tile) is not run at the kernel's larger sizes: those\n"
            "are recorded 'skipped', with the size where it failed, and count as measured.\n"
+           "Every ok configuration's output is checked against a reference block's on the\n"
+           "same inputs (measurements.output_check: match, mismatch, nondeterministic,\n"
+           "not_checked; docs/isolate.md \"Output check\"); reports use match rows only.\n"
            "One worker per GPU, dynamic dispatch, one kernel per GPU at a time; each GPU model\n"
            "measures each kernel once. Resumable: a second run measures only what is missing.\n"
            "A GPU is locked while a kernel is measured on it (LSCAT_LOCK_DIR, default\n"
@@ -193,14 +204,28 @@ static char *runner_path(void)
     return NULL;
 }
 
+/* a->space (and with --space fit a->space_2d) from --sizes, --space and --blocks. */
+static int parse_spaces(struct args *a)
+{
+    const char *b1 = NULL, *b2 = NULL;
+    int rc = tune_space_named(&b1, &b2, a->space_name, a->blocks);
+    if (rc >= 0)
+        rc = tune_space_parse(&a->space, a->sizes, b1);
+    if (rc >= 0 && b2 && (rc = tune_space_parse(&a->space_2d, a->sizes, b2)) < 0)
+        tune_space_release(&a->space);
+    return rc;
+}
+
 static void print_summary(const struct tune_counts *c)
 {
     printf("tune: %d GPU(s), %d kernel run(s) planned: %d done, %d given up; %d of %d "
            "configurations reported (%d ok, %d cuda_error, %d invalid_config, %d crashed, "
-           "%d timeout, %d skipped after %d block shape(s) failed stickily)%s\n",
+           "%d timeout, %d skipped after %d block shape(s) failed stickily); output check of "
+           "the ok ones: %d match, %d mismatch, %d nondeterministic, %d not_checked (%.2f s)%s\n",
            c->gpus, c->kernels_planned, c->kernels_done, c->kernels_given_up,
            c->configs_reported, c->configs_planned, c->ok, c->cuda_error, c->invalid_config,
-           c->crashed, c->timeout, c->skipped, c->shapes_failed,
+           c->crashed, c->timeout, c->skipped, c->shapes_failed, c->match, c->mismatch,
+           c->nondeterministic, c->not_checked, (double)c->check_ns / 1e9,
            c->interrupted ? "; interrupted" : "");
 }
 
@@ -214,7 +239,8 @@ static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, 
     int code = LSCAT_EXIT_FATAL, locked = 0;
     char counts[1024];
     memset(&c, 0, sizeof(c));
-    o.space = a->space; /* borrowed: main releases it */
+    o.space = a->space; /* borrowed: main releases them */
+    o.space_2d = a->space_2d;
     if (stage_begin(&st, cli, "tune", 0, argc, argv) < 0 ||
         tune_gpus_register(st.store, gpus, n) < 0)
         goto fail;
@@ -292,7 +318,7 @@ int main(int argc, char **argv)
     if (rc >= 0 && a.i_own && !a.lock_mhz)
         rc = lscat_error_setc(LSCAT_EINVALID, "--i-own-these-gpus only goes with --lock-clocks");
     if (rc >= 0) /* before GPU discovery: a bad list is a usage error even without a GPU */
-        rc = tune_space_parse(&a.space, a.sizes, a.blocks);
+        rc = parse_spaces(&a);
     if (rc < 0) {
         code = cli_usage_error(&cli, usage);
         goto done;
@@ -316,6 +342,7 @@ int main(int argc, char **argv)
     code = sweep(&cli, &a, gpus, n, argc, argv);
 done:
     tune_space_release(&a.space);
+    tune_space_release(&a.space_2d);
     free(gpus);
     cli_release(&cli);
     return code;

@@ -25,7 +25,9 @@ static int load_kernels(struct sweep_shared *sh, struct store *s)
     int rc = store_run(s, "CREATE TEMP TABLE IF NOT EXISTS tune_seen(id TEXT PRIMARY KEY)", "");
     if (rc >= 0)
         rc = store_prepare(&st, s,
-                           "SELECT k.id, k.name, b.binary_path, b.arch, k.binding FROM kernels k "
+                           "SELECT k.id, k.name, b.binary_path, b.arch, k.binding, "
+                           "coalesce(k.indexing IN ('2d', '3d'), k.params LIKE "
+                           "'%\"is2d\":true%') FROM kernels k "
                            "JOIN builds b ON b.kernel_id = k.id "
                            "WHERE k.status = 'runnable' AND b.status = 'ok' "
                            "AND b.binary_path IS NOT NULL AND k.id LIKE ? || '%' "
@@ -48,6 +50,7 @@ static int load_kernels(struct sweep_shared *sh, struct store *s)
             k->id = xstrdup(id);
             k->name = xstrdup(store_col_text(st, 1));
             k->binding = store_col_text(st, 4) ? xstrdup(store_col_text(st, 4)) : NULL;
+            k->two_d = store_col_int(st, 5) != 0;
         }
         size_t bcap = k->cap;
         XGROW(k->bins, (size_t)k->nbuilds + 1, bcap);
@@ -63,12 +66,17 @@ static int load_kernels(struct sweep_shared *sh, struct store *s)
     return rc < 0 ? rc : 0;
 }
 
+const struct tune_space *plan_space_of(const struct tune_options *o, const struct plan_kernel *k)
+{
+    return k->two_d && o->space_2d.n > 0 ? &o->space_2d : &o->space;
+}
+
 /* Which configurations of kernel k still need a current measurement on this model. */
 static int plan_one(struct plan_item *it, struct store *s, const struct sweep_shared *sh, int k,
                     const char *model)
 {
     const struct tune_options *o = sh->o;
-    const struct tune_space *sp = &o->space;
+    const struct tune_space *sp = plan_space_of(o, sh->kernels[k]);
     struct store_stmt *st = NULL;
     int64_t given_up = 0;
     int rc = store_query_int(&given_up, s,

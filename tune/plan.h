@@ -14,6 +14,7 @@ struct store;
 /* A runnable kernel and its ok builds. */
 struct plan_kernel {
     char *id, *name;
+    int two_d;            /* indexes y (kernels.indexing 2d/3d; before it, params' is2d) */
     char *binding;        /* kernels.binding: execute's choice; NULL = the default */
     char **bins, **archs; /* one per ok build */
     int nbuilds;
@@ -73,6 +74,10 @@ struct sweep_worker {
     char binding[16];     /* what its harness says it runs with (header), else what was asked */
     int occupancy_block, occupancy_grid, have_occupancy;
 };
+
+/* The space kernel k is swept over: with --space fit (o->space_2d set), its indexing's
+ * (docs/tune.md "Sweep space"); else o->space. */
+const struct tune_space *plan_space_of(const struct tune_options *o, const struct plan_kernel *k);
 
 /* Plan the sweep on gpus[0..n-1]: load the runnable kernels, one model per GPU name (each
  * worker's model set), and queue what is missing. Returns 0 or a negative code (store). */

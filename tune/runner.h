@@ -23,6 +23,10 @@ struct tune_result {
     int graph_nodes;    /* launches per CUDA graph (0 one by one); -1 not reported */
     int sm_mhz_before, sm_mhz_after, mem_mhz, temp_c_before, temp_c_after; /* -1 unknown */
     int clocks_locked;
+    char check[20];      /* the output check: match | mismatch | nondeterministic | not_checked;
+                            "" when the line had none (a failed configuration, an old harness) */
+    char check_why[400];
+    long long check_ns;  /* the check's cost (+ the reference's, on the line that ran it); -1 */
 };
 
 /* A block shape that failed with a sticky CUDA error (the harness reported cuda_error and

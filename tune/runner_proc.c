@@ -83,6 +83,14 @@ int runner_parse_line(struct tune_result *out, int *occ_block, int *occ_grid, co
     out->temp_c_before = inum(o, "temp_c_before", -1);
     out->temp_c_after = inum(o, "temp_c_after", -1);
     out->clocks_locked = inum(o, "clocks_locked", 0);
+    json_t *ck = json_object_get(o, "check"), *why = json_object_get(o, "check_why");
+    if (json_is_string(ck))
+        snprintf(out->check, sizeof(out->check), "%s", json_string_value(ck));
+    if (json_is_string(why))
+        snprintf(out->check_why, sizeof(out->check_why), "%s", json_string_value(why));
+    out->check_ns = json_is_number(json_object_get(o, "check_ns")) ||
+                    json_is_number(json_object_get(o, "check_ref_ns"))
+                        ? (long long)(num(o, "check_ns") + num(o, "check_ref_ns")) : -1;
     kind = 1;
 done:
     json_decref(o);

@@ -135,3 +135,23 @@ int tune_space_find(const struct tune_space *s, const struct tune_config *c)
             return i;
     return -1;
 }
+
+int tune_space_named(const char **blocks_1d, const char **blocks_2d, const char *name,
+                     const char *blocks)
+{
+    *blocks_1d = *blocks_2d = NULL;
+    if (name && strcmp(name, "fit") != 0 && strcmp(name, "lscat") != 0)
+        return lscat_error_setc(LSCAT_EINVALID, "unknown --space '%s' (fit, lscat)", name);
+    if (blocks && name)
+        return lscat_error_setc(LSCAT_EINVALID, "--blocks gives every kernel its list: it goes "
+                                "without --space");
+    if (blocks) {
+        *blocks_1d = blocks;
+    } else if (name && strcmp(name, "lscat") == 0) {
+        *blocks_1d = TUNE_DEFAULT_BLOCKS;
+    } else {
+        *blocks_1d = TUNE_BLOCKS_1D;
+        *blocks_2d = TUNE_BLOCKS_2D;
+    }
+    return 0;
+}

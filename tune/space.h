@@ -19,6 +19,23 @@ struct tune_space {
 #define TUNE_DEFAULT_BLOCKS                                                                  \
     "8x8,16x16,24x24,32x32,64,128,192,256,320,384,448,512,576,640,704,768,832,896,960,1024"
 
+/* `lscat tune --space fit` (the default): shapes fitted to the kernel's indexing
+ * (kernels.indexing, docs/tune.md "Spaces"). A 1D kernel gets 1D shapes, its grid covering
+ * W*H; a kernel indexing y (2d, 3d) gets 2D shapes and (BX,1) rows, its grid (ceil(W/BX),
+ * ceil(H/BY)) covering W x H for each. 20 shapes each, as LS-CAT's list. */
+#define TUNE_BLOCKS_1D                                                                       \
+    "32,64,96,128,160,192,224,256,320,384,448,512,576,640,704,768,832,896,960,1024"
+#define TUNE_BLOCKS_2D                                                                       \
+    "8x8,16x8,16x16,24x24,32x4,32x8,32x16,32x32,64x4,64x8,64x16,128x2,128x4,128x8,256x4,"   \
+    "64,128,256,512,1024"
+
+/* The block lists of a named space: "fit" (NULL = the default) gives TUNE_BLOCKS_1D for 1D
+ * kernels and TUNE_BLOCKS_2D for kernels indexing y; "lscat" LS-CAT's 20 shapes
+ * (TUNE_DEFAULT_BLOCKS) for every kernel (*blocks_2d NULL). An explicit --blocks list (not
+ * NULL) is every kernel's and goes only with the default name. Returns 0 or LSCAT_EINVALID. */
+int tune_space_named(const char **blocks_1d, const char **blocks_2d, const char *name,
+                     const char *blocks);
+
 /* Build the space from two comma lists: sizes "N" (square) or "WxH"; blocks "X" (1D),
  * "XxY" or "XxYxZ". NULL takes the default. Every value must be 1..65536 and a block at most
  * 1024 threads; duplicates are dropped. Returns 0 or LSCAT_EINVALID with a message. */

@@ -28,11 +28,31 @@
 
 /* ------------------------------------------------------------------ recording */
 
+/* The output check of a result as stored: the harness's verdict, else not_checked and why. */
+static const char *check_of(const struct tune_result *r, char *why, size_t size)
+{
+    static const char *const known[] = { "match", "mismatch", "nondeterministic", "not_checked" };
+    for (int i = 0; i < 4; i++)
+        if (strcmp(r->check, known[i]) == 0) {
+            snprintf(why, size, "%s", r->check_why);
+            return known[i];
+        }
+    if (strcmp(r->status, "ok") != 0)
+        snprintf(why, size, "the configuration did not run ok (%s): nothing to check", r->status);
+    else if (r->check[0])
+        snprintf(why, size, "the harness reported an unknown check '%s'", r->check);
+    else
+        snprintf(why, size, "the harness has no output check (built before it: lscat isolate "
+                 "and lscat execute rebuild it)");
+    return "not_checked";
+}
+
 static int record_result(struct sweep_worker *w, const struct tune_result *r)
 {
     const struct tune_options *o = w->sh->o;
-    char now[32];
+    char now[32], why[sizeof(r->check_why) + 64];
     int ok = strcmp(r->status, "ok") == 0;
+    const char *check = check_of(r, why, sizeof(why));
     int rc;
     fs_utc_now(now);
     if ((rc = store_begin(w->s)) < 0)
@@ -50,21 +70,23 @@ static int record_result(struct sweep_worker *w, const struct tune_result *r)
             "block_z, grid_x, grid_y, grid_z, status, error, median_ns, min_ns, max_ns, mean_ns, "
             "stddev_ns, mad_ns, p10_ns, p90_ns, samples, launches_per_sample, "
             "sm_clock_mhz_before, sm_clock_mhz_after, mem_clock_mhz, temp_c_before, "
-            "temp_c_after, clocks_locked, l2_flush, measured_at, run_id, binding, graph_nodes) "
+            "temp_c_after, clocks_locked, l2_flush, measured_at, run_id, binding, graph_nodes, "
+            "output_check, output_check_why, check_ns) "
             "VALUES (?, ?, "
             "?, ?, ?, ?, ?, NULLIF(?, 0), NULLIF(?, 0), NULLIF(?, 0), ?, NULLIF(?, ''), "
             "CASE WHEN ? THEN ? END, CASE WHEN ? THEN ? END, CASE WHEN ? THEN ? END, "
             "CASE WHEN ? THEN ? END, CASE WHEN ? THEN ? END, CASE WHEN ? THEN ? END, "
             "CASE WHEN ? THEN ? END, CASE WHEN ? THEN ? END, NULLIF(?, 0), NULLIF(?, 0), "
             "NULLIF(?, -1), NULLIF(?, -1), NULLIF(?, -1), NULLIF(?, -1), NULLIF(?, -1), ?, ?, "
-            "?, ?, ?, CASE WHEN ? THEN ? END)",
-            "tiIIIIIIIIttIdIdIdIdIdIdIdIdIIIIIIIIItitII", w->k->id, w->gpu->id, r->cfg.w, r->cfg.h,
+            "?, ?, ?, CASE WHEN ? THEN ? END, ?, NULLIF(?, ''), CASE WHEN ? THEN ? END)",
+            "tiIIIIIIIIttIdIdIdIdIdIdIdIdIIIIIIIIItitIIttIi", w->k->id, w->gpu->id, r->cfg.w, r->cfg.h,
             r->cfg.bx, r->cfg.by, r->cfg.bz, r->grid[0], r->grid[1], r->grid[2], r->status,
             r->error, ok, r->median_ns, ok, r->min_ns, ok, r->max_ns, ok, r->mean_ns, ok,
             r->stddev_ns, ok, r->mad_ns, ok, r->p10_ns, ok, r->p90_ns, r->samples,
             r->launches_per_sample, r->sm_mhz_before, r->sm_mhz_after, r->mem_mhz,
             r->temp_c_before, r->temp_c_after, o->clocks_locked || r->clocks_locked,
-            o->l2_flush, now, o->run_id, w->binding, ok && r->graph_nodes >= 0, r->graph_nodes);
+            o->l2_flush, now, o->run_id, w->binding, ok && r->graph_nodes >= 0, r->graph_nodes,
+            check, why, r->check[0] && r->check_ns >= 0, (int64_t)r->check_ns);
     if (rc >= 0)
         rc = store_commit(w->s);
     if (rc < 0)
@@ -92,6 +114,16 @@ static int on_result(void *ctx, const struct tune_result *r)
         c->timeout++;
     else if (!strcmp(r->status, "skipped"))
         c->skipped++;
+    if (!strcmp(r->check, "match"))
+        c->match++;
+    else if (!strcmp(r->check, "mismatch"))
+        c->mismatch++;
+    else if (!strcmp(r->check, "nondeterministic"))
+        c->nondeterministic++;
+    else if (!strcmp(r->status, "ok"))
+        c->not_checked++;
+    if (r->check[0] && r->check_ns > 0)
+        c->check_ns += r->check_ns;
     pthread_mutex_unlock(&sh->mu);
     progress_add(sh->prog, 1);
     return rc < 0 ? lscat_error_wrap("cannot record a measurement of %s", w->k->id) : 0;
@@ -241,10 +273,11 @@ static int prep_init(struct prep *p, struct sweep_worker *w, const struct plan_i
     int64_t occ = 0;
     memset(p, 0, sizeof(*p));
     p->k = w->sh->kernels[it->kernel];
+    const struct tune_space *sp = plan_space_of(o, p->k);
     p->cfgs = xcalloc((size_t)it->nmissing, sizeof(*p->cfgs));
-    for (int i = 0; i < o->space.n; i++)
+    for (int i = 0; i < sp->n; i++)
         if (it->missing[i])
-            p->cfgs[p->n++] = o->space.configs[i];
+            p->cfgs[p->n++] = sp->configs[i];
     p->bin = binary_for(w, p->k);
     p->runnable = access(p->bin, X_OK) == 0;
     if (w->host && !runner_host_broken(w->host)) {
@@ -519,11 +552,13 @@ void tune_counts_json(char *out, int size, const struct tune_counts *c)
              "\"kernels_given_up\":%d,\"configs_planned\":%d,\"configs_reported\":%d,\"ok\":%d,"
              "\"cuda_error\":%d,\"invalid_config\":%d,\"crashed\":%d,\"timeout\":%d,"
              "\"skipped\":%d,\"shapes_failed\":%d,"
+             "\"match\":%d,\"mismatch\":%d,\"nondeterministic\":%d,\"not_checked\":%d,"
+             "\"check_s\":%.3f,"
              "\"processes\":%d,\"runner_kernels\":%d,\"runner_fallbacks\":%d,"
              "\"interrupted\":%d}",
              c->gpus, c->models, c->kernels_planned, c->kernels_done, c->kernels_given_up,
              c->configs_planned, c->configs_reported, c->ok, c->cuda_error, c->invalid_config,
-             c->crashed, c->timeout, c->skipped, c->shapes_failed, c->processes,
-             c->runner_kernels, c->runner_fallbacks,
-             c->interrupted);
+             c->crashed, c->timeout, c->skipped, c->shapes_failed, c->match, c->mismatch,
+             c->nondeterministic, c->not_checked, (double)c->check_ns / 1e9, c->processes,
+             c->runner_kernels, c->runner_fallbacks, c->interrupted);
 }

@@ -17,7 +17,8 @@ struct store;
 struct tune_options {
     const char *db_path;           /* each worker opens its own connection */
     const char *work_dir;          /* builds.binary_path is relative to it */
-    struct tune_space space;
+    struct tune_space space;       /* every kernel's, or with space_2d.n > 0 1D kernels' */
+    struct tune_space space_2d;    /* n > 0: the space of kernels indexing y (2d, 3d) */
     double config_timeout_s;       /* per configuration (default 30) */
     double startup_s;              /* extra for a harness's first configuration (default 10) */
     int max_failures;              /* harness failures before a kernel is given up (5) */
@@ -53,6 +54,8 @@ struct tune_counts {
     int skipped;       /* configurations not run: their block shape failed stickily at a
                           smaller size of the kernel (runner.h, struct tune_skip) */
     int shapes_failed; /* block shapes whose sticky failure made such skips */
+    int match, mismatch, nondeterministic, not_checked; /* output checks of ok configurations */
+    long long check_ns; /* what the output checks cost together (harness clock) */
     int processes;
     int runner_kernels, runner_fallbacks; /* kernels run in lscat-runner; sent back to processes */
     int interrupted;

@@ -72,7 +72,8 @@ def tables(since):
             [(f"{c}_bytes", build(f"{c}_bytes"), "i64") for c in ("shared", "stack", "spill_store", "spill_load", "const")] +
             [("probe_outcomes", f"CASE WHEN {PROBED} THEN {distinct('outcome')} END", "sep"),
              ("sanitizer", f"CASE WHEN {PROBED} THEN coalesce({distinct('sanitizer', ' AND p.sanitizer IS NOT NULL')}, '') END", "sep"),
-             ("binding", "k.binding", "text"), ("created_at", "k.created_at", "ts")]),
+             ("binding", "k.binding", "text"), ("indexing", "k.indexing", "text"),
+             ("created_at", "k.created_at", "ts")]),
         "sources": ("kernels k ORDER BY k.id", [("kernel_id", "k.id", "text"), ("source", "k.dir", "source")]),
         "sources_raw": ("kernels k ORDER BY k.id", [("kernel_id", "k.id", "text"), ("source_raw", "k.dir", "bytes")]),
         "occurrences": ("kernel_occurrences o JOIN sources s ON s.id = o.source_id LEFT JOIN repos r ON r.id = s.repo_id"
@@ -96,7 +97,9 @@ def tables(since):
             i32(["samples", "launches_per_sample", "graph_nodes", "sm_clock_mhz_before", "sm_clock_mhz_after",
                  "mem_clock_mhz", "temp_c_before", "temp_c_after"], "m") +
             [("clocks_locked", "m.clocks_locked", "bool"), ("l2_flush", "m.l2_flush", "bool"),
-             ("binding", "m.binding", "text"), ("measured_at", "m.measured_at", "ts")]),
+             ("binding", "m.binding", "text"), ("output_check", "m.output_check", "text"),
+             ("output_check_why", "m.output_check_why", "text"), ("check_ns", "m.check_ns", "i64"),
+             ("measured_at", "m.measured_at", "ts")]),
         "failures": (f"failures f WHERE f.created_at >= '{since}' ORDER BY f.id", [
             ("stage", "f.stage", "text"), ("subject", "f.subject", "text"), ("kernel_id", "f.kernel_id", "text"),
             ("class", "f.class", "text"), ("message", "f.message", "text"), ("created_at", "f.created_at", "ts")]),

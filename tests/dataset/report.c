@@ -2,7 +2,8 @@
  * whose answers were worked out by hand: H100: 4 cases (2 kernels x 2 sizes); the best block
  * is not the largest in 2; the largest block reaches 0.9, 3000/3700, 1, 1 of the best; the
  * 1024-thread block loses 1/9, 7/30, 0, 0; the occupancy suggestion is always the best.
- * T4: one case where the 1024-thread block is the best. */
+ * T4: one case where the 1024-thread block is the best. Only output-check `match` rows count:
+ * saxpy's 32x32 at 496 is a faster mismatch that must change nothing. */
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
@@ -49,15 +50,81 @@ static void test_report__answers_lscat_questions_on_the_synthetic_store(void)
     NEAR(r[0].gain_1024_mean, (1000.0 / 900 - 1 + 3700.0 / 3000 - 1) / 4);
     NEAR(r[0].gain_1024_over_20, 0.25);
     CHECK_INT(r[0].gain_1024_cases, ==, 4);
+    CHECK_INT(r[0].gain_1024_missing, ==, 0);
+    NEAR(r[0].gain_1024_median, (0 + 1000.0 / 900 - 1) / 2);
+    NEAR(r[0].gain_1024_geomean, pow(1000.0 / 900 * 3700.0 / 3000, 0.25) - 1);
     NEAR(r[0].occupancy_best, 1.0);
+    /* saxpy's 32x32 at 496 (2000 ns, the fastest) is a mismatch: not a best block */
+    CHECK_INT(r[0].rows_match, ==, 15);
+    CHECK_INT(r[0].rows_mismatch, ==, 1);
+    CHECK_INT(r[0].kernels_mismatch, ==, 1);
     CHECK_STR(r[1].gpu, "Tesla T4");
     CHECK_INT(r[1].cases, ==, 1); /* the cuda_error row is not a timing */
     NEAR(r[1].best_not_largest, 0.0);
     CHECK_CONTAINS(table.data, "NVIDIA H100 80GB HBM3              2       4     50.0%");
+    CHECK_CONTAINS(table.data, "15 match, 1 mismatch (1 kernels), 0 nondeterministic");
     char *txt = fs_join(test_tmpdir(), "report.txt"), *html = fs_join(test_tmpdir(), "index.html");
     CHECK(fs_exists(txt) && fs_exists(html));
+    char *checks = fs_join(test_tmpdir(), "output_check.txt");
+    struct buf cb = BUF_INIT;
+    CHECK_OK(buf_read_file(&cb, checks));
+    /* saxpy first on the H100 (it lost a row); its 16x16 and 32x32 matches are 2D shapes on
+     * a 1D kernel */
+    CHECK_CONTAINS(cb.data, "NVIDIA H100 80GB HBM3\t1111111111111111111111111111111111111111111111"
+                            "111111111111111111\tsaxpy\t1d\t7\t1\t0\t0\t3\n");
+    buf_release(&cb);
+    free(checks);
     free(txt);
     free(html);
+    free(r);
+    buf_release(&table);
+    store_free(s);
+}
+
+/* #14 item 7: a 1D kernel is compared with its (1024,1,1) block only; when that is missing
+ * the case has no comparison (reported) instead of borrowing the 32x32 2D shape. */
+static void test_report__a_1d_kernel_without_its_1024x1_block_has_no_comparison(void)
+{
+    struct store *s = synthetic();
+    CHECK_OK(store_exec(s, "DELETE FROM measurements WHERE kernel_id LIKE '1111%' AND gpu_id = 1 "
+                           "AND width = 240 AND block_x = 1024"));
+    struct report_options o = REPORT_OPTIONS_INIT;
+    o.out_dir = test_tmpdir();
+    o.plots = 0;
+    struct buf table = BUF_INIT;
+    struct report_summary *r = NULL;
+    int n = 0;
+    CHECK_OK(report_run(&table, &r, &n, s, &o));
+    CHECK_INT(r[0].cases, ==, 4);
+    CHECK_INT(r[0].gain_1024_cases, ==, 3); /* not the 32x32 at 1100 ns */
+    CHECK_INT(r[0].gain_1024_missing, ==, 1);
+    NEAR(r[0].gain_1024_mean, (3700.0 / 3000 - 1) / 3);
+    CHECK_CONTAINS(table.data, "1 case(s) without a 1024-thread comparison");
+    CHECK_CONTAINS(table.data, "3/4");
+    free(r);
+    buf_release(&table);
+    store_free(s);
+}
+
+/* A 2D kernel's 1024-thread comparison is its fastest 1024-thread shape that matched. */
+static void test_report__mismatching_rows_never_make_a_best_block(void)
+{
+    struct store *s = synthetic();
+    /* gemm's 32x32 at 240 becomes a mismatch: the (1,1024) at the same time still compares */
+    CHECK_OK(store_exec(s, "UPDATE measurements SET output_check = 'mismatch', median_ns = 10 "
+                           "WHERE kernel_id LIKE '2222%' AND gpu_id = 1 AND width = 240 AND "
+                           "block_x = 32"));
+    struct report_options o = REPORT_OPTIONS_INIT;
+    o.out_dir = test_tmpdir();
+    o.plots = 0;
+    struct buf table = BUF_INIT;
+    struct report_summary *r = NULL;
+    int n = 0;
+    CHECK_OK(report_run(&table, &r, &n, s, &o));
+    NEAR(r[0].best_not_largest, 0.5); /* unchanged: the 10 ns mismatch is no best block */
+    NEAR(r[0].gain_1024_mean, (1000.0 / 900 - 1 + 3700.0 / 3000 - 1) / 4);
+    CHECK_INT(r[0].rows_mismatch, ==, 2);
+    CHECK_INT(r[0].kernels_mismatch, ==, 2);
     free(r);
     buf_release(&table);
     store_free(s);
@@ -99,6 +166,8 @@ static void test_report__empty_store_says_there_is_nothing_to_compare(void)
 int main(void)
 {
     TEST_RUN(test_report__answers_lscat_questions_on_the_synthetic_store);
+    TEST_RUN(test_report__a_1d_kernel_without_its_1024x1_block_has_no_comparison);
+    TEST_RUN(test_report__mismatching_rows_never_make_a_best_block);
     TEST_RUN(test_report__gpu_filter_keeps_only_matching_models);
     TEST_RUN(test_report__empty_store_says_there_is_nothing_to_compare);
     return test_done();

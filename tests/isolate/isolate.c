@@ -41,6 +41,14 @@ static void test_params__roles_follow_common_names(void)
     CHECK_STR(params_role_name(params_role_of("rows_c")), "height");
     CHECK_STR(params_role_name(params_role_of("a")), "scale"); /* alone it is still a factor */
     CHECK_STR(params_role_name(params_role_of("alphaA")), "scale");
+    /* a block or tile size is the configuration's block, not a matrix size (#14 item 9) */
+    CHECK_STR(params_role_name(params_role_of("block_size")), "block");
+    CHECK_STR(params_role_name(params_role_of("blockSize")), "block");
+    CHECK_STR(params_role_name(params_role_of("TILE_WIDTH")), "block");
+    CHECK_STR(params_role_name(params_role_of("BLOCK_DIM")), "block");
+    CHECK_STR(params_role_name(params_role_of("num_blocks")), "size"); /* a count of blocks */
+    CHECK_STR(params_role_name(params_role_of("nblocks")), "size");
+    CHECK_STR(params_role_name(params_role_of("matrix_size")), "size");
 }
 
 static void test_params__block_names_are_recognised(void)
@@ -104,8 +112,10 @@ static void test_record__reports_a_truncated_tail(void)
 
 static void test_harness__instantiates_block_parameters_per_block_value(void)
 {
-    struct harness_kernel k = { "ns::reduce", "ns::reduce", "type T float\nblock BS BX\nvalue R 1\n",
-                                1, 0, 0, "buffer,buffer,size" };
+    struct harness_kernel k = { .name = "ns::reduce", .call = "ns::reduce",
+                                .tparams = "type T float\nblock BS BX\nvalue R 1\n",
+                                .is_template = 1, .roles = "buffer,buffer,size",
+                                .names = "in,out,n", .indexing = "1d" };
     struct buf args = BUF_INIT, h = BUF_INIT;
     harness_template_args(&args, &k, "BX");
     CHECK_STR(args.data, "<float, BX, 1>");
@@ -114,7 +124,32 @@ static void test_harness__instantiates_block_parameters_per_block_value(void)
     CHECK_CONTAINS(h.data, "#include \"tune/timing.h\"");
     CHECK_CONTAINS(h.data, "timing_measure_launch");
     CHECK_CONTAINS(h.data, "\"buffer\", \"buffer\", \"size\", nullptr");
+    CHECK_CONTAINS(h.data, "lscat_names[] = { \"in\", \"out\", \"n\", nullptr");
+    CHECK_CONTAINS(h.data, "lscat_grid2d = 0;");
+    CHECK_CONTAINS(h.data, "lscat_ref_block[3] = { 256, 1, 1 }");
+    CHECK_CONTAINS(h.data, "lscat_check_config"); /* the output check is in every harness */
     buf_release(&args);
+    buf_release(&h);
+}
+
+static void test_harness__a_2d_kernel_gets_2d_grids_and_a_16x16_reference(void)
+{
+    struct harness_kernel k = { .name = "stencil", .call = "stencil", .tparams = "",
+                                .roles = "buffer,buffer,width,height", .indexing = "2d" };
+    struct buf h = BUF_INIT;
+    CHECK(harness_grid2d(&k));
+    harness_generate(&h, &k);
+    CHECK_CONTAINS(h.data, "#define LSCAT_INDEXING \"2d\"");
+    CHECK_CONTAINS(h.data, "lscat_grid2d = 1;");
+    CHECK_CONTAINS(h.data, "lscat_ref_block[3] = { 16, 16, 1 }");
+    buf_reset(&h);
+    k.indexing = "grid_stride";
+    CHECK(!harness_grid2d(&k));
+    k.indexing = "3d"; /* z is 1 in the harness (depth = 1): planned and gridded as 2D */
+    CHECK(harness_grid2d(&k));
+    k.indexing = NULL; /* isolated before the analysis: is2d decides */
+    k.is2d = 1;
+    CHECK(harness_grid2d(&k));
     buf_release(&h);
 }
 
@@ -151,6 +186,8 @@ static void test_extract__finds_kernel_and_its_closure(void)
         CHECK_CONTAINS(s, "namespace ns {");
         CHECK(strstr(s, "unused") == NULL);
         CHECK_STR(record_str(&r, "roles"), "buffer,unknown,size");
+        CHECK_STR(record_str(&r, "indexing"), "1d");
+        CHECK_STR(record_str(&r, "indexing_uses"), "threadIdx.x");
     }
     CHECK_INT(kernels, ==, 1);
     buf_release(&out);
@@ -307,6 +344,7 @@ int main(void)
     TEST_RUN(test_record__round_trips_binary_values);
     TEST_RUN(test_record__reports_a_truncated_tail);
     TEST_RUN(test_harness__instantiates_block_parameters_per_block_value);
+    TEST_RUN(test_harness__a_2d_kernel_gets_2d_grids_and_a_16x16_reference);
     TEST_RUN(test_extract__finds_kernel_and_its_closure);
     TEST_RUN(test_srctext__rewrites_invalid_utf8_keeping_literal_values);
     TEST_RUN(test_srctext__widens_an_extent_to_whole_conditional_blocks);

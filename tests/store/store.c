@@ -380,12 +380,25 @@ static void test_store__status_counts_rows_per_status(void)
     CHECK_OK(store_open(&s, p, STORE_CREATE));
     CHECK_OK(store_exec(s, "INSERT INTO repos(full_name, fetch_status) VALUES"
                            " ('a/1','pending'),('a/2','pending'),('a/3','gone')"));
+    CHECK_OK(store_exec(s, "INSERT INTO kernels(id, name, dir, params, param_count, created_at, "
+                           "indexing) VALUES ('k1', 'a', 'd', '[]', 0, 't', '2d'), ('k2', 'b', "
+                           "'d', '[]', 0, 't', NULL);"
+                           "INSERT INTO gpus(id, uuid, name, first_seen) VALUES (1, 'G', 'H', 't');"
+                           "INSERT INTO measurements(kernel_id, gpu_id, width, height, block_x, "
+                           "block_y, status, measured_at, output_check) VALUES "
+                           "('k1', 1, 8, 8, 8, 8, 'ok', 't', 'match'),"
+                           "('k1', 1, 8, 8, 64, 1, 'ok', 't', 'mismatch'),"
+                           "('k1', 1, 8, 8, 32, 1, 'ok', 't', 'mismatch'),"
+                           "('k1', 1, 8, 8, 16, 1, 'cuda_error', 't', 'not_checked')"));
     struct buf out = BUF_INIT;
     CHECK_OK(status_report(&out, s, 1));
     CHECK_CONTAINS(out.data, "\"repos\":{\"gone\":1,\"pending\":2}");
+    CHECK_CONTAINS(out.data, "\"indexing\":{\"2d\":1,\"unknown\":1}");
+    CHECK_CONTAINS(out.data, "\"output_check\":{\"match\":1,\"mismatch\":2}");
     buf_reset(&out);
     CHECK_OK(status_report(&out, s, 0));
     CHECK_CONTAINS(out.data, "gone 1, pending 2");
+    CHECK_CONTAINS(out.data, "match 1, mismatch 2");
     buf_release(&out);
     store_free(s);
     free(p);

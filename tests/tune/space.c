@@ -63,11 +63,41 @@ static void test_space__rejects_bad_lists_with_a_message(void)
     CHECK(s.configs == NULL);
 }
 
+static void test_space__fit_gives_1d_kernels_1d_shapes_and_2d_kernels_2d_shapes(void)
+{
+    const char *b1, *b2;
+    struct tune_space one, two;
+    CHECK_OK(tune_space_named(&b1, &b2, NULL, NULL));
+    CHECK_OK(tune_space_parse(&one, NULL, b1));
+    CHECK_OK(tune_space_parse(&two, NULL, b2));
+    CHECK_INT(one.n, ==, 7 * 20);
+    CHECK_INT(two.n, ==, 7 * 20);
+    int rows = 0;
+    for (int i = 0; i < one.n; i++)
+        CHECK_INT(one.configs[i].by, ==, 1); /* every 1D kernel shape is 1D */
+    for (int i = 0; i < 20; i++) {
+        CHECK_INT(two.configs[i].bx * two.configs[i].by, <=, 1024);
+        rows += two.configs[i].by == 1;
+    }
+    CHECK_INT(rows, ==, 5); /* (X,1) rows, gridded over W x H by the harness */
+    tune_space_release(&one);
+    tune_space_release(&two);
+    CHECK_OK(tune_space_named(&b1, &b2, "lscat", NULL));
+    CHECK_STR(b1, TUNE_DEFAULT_BLOCKS);
+    CHECK(b2 == NULL);
+    CHECK_OK(tune_space_named(&b1, &b2, NULL, "64,16x16"));
+    CHECK_STR(b1, "64,16x16");
+    CHECK(b2 == NULL);
+    CHECK_INT(tune_space_named(&b1, &b2, "lscat", "64"), ==, LSCAT_EINVALID);
+    CHECK_INT(tune_space_named(&b1, &b2, "paper", NULL), ==, LSCAT_EINVALID);
+}
+
 int main(void)
 {
     TEST_RUN(test_space__default_is_lscats_7_sizes_by_20_blocks);
     TEST_RUN(test_space__sizes_run_smallest_first);
     TEST_RUN(test_space__accepts_rectangles_3d_blocks_and_drops_duplicates);
     TEST_RUN(test_space__rejects_bad_lists_with_a_message);
+    TEST_RUN(test_space__fit_gives_1d_kernels_1d_shapes_and_2d_kernels_2d_shapes);
     return test_done();
 }

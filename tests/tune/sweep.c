@@ -25,6 +25,7 @@ static double g_grace = 5.0; /* its follow_grace_s */
 static int with_so;       /* setup() also copies the stand-in's harness.so build */
 static const char *runner; /* tune_options.runner for sweep() */
 static const char *g_sizes = "64,128", *g_blocks = "16x16,64"; /* sweep()'s space */
+static const char *g_blocks_2d;  /* non-NULL: the space of kernels indexing y (--space fit) */
 
 /* A store with `n` runnable kernels k0.., each with its own copy of the stand-in harness. */
 static struct store *setup(int n, const char *const *behaviors)
@@ -81,6 +82,8 @@ static void sweep(struct tune_counts *c, struct store *s, const struct tune_gpu 
     int64_t run_id = 0;
     memset(&o, 0, sizeof(o));
     CHECK_OK(tune_space_parse(&o.space, g_sizes, g_blocks));
+    if (g_blocks_2d)
+        CHECK_OK(tune_space_parse(&o.space_2d, g_sizes, g_blocks_2d));
     CHECK_OK(store_run_begin(&run_id, s, "tune", 0, NULL));
     o.db_path = db;
     o.work_dir = work;
@@ -96,6 +99,7 @@ static void sweep(struct tune_counts *c, struct store *s, const struct tune_gpu 
     o.follow_grace_s = g_grace;
     CHECK_OK(tune_sweep(c, s, &o, g, n));
     tune_space_release(&o.space);
+    tune_space_release(&o.space_2d);
 }
 
 static int64_t q(struct store *s, const char *sql)
@@ -193,6 +197,57 @@ static void test_sweep__each_gpu_model_measures_each_kernel(void)
                    "WHERE g.name = 'Other'"), ==, 8);
     CHECK_INT(q(s, "SELECT count(*) FROM measurements m JOIN gpus g ON g.id = m.gpu_id "
                    "WHERE g.name = 'Fake'"), ==, 8);
+    store_free(s);
+}
+
+/* --space fit: a kernel indexing y gets the 2D space, a 1D kernel the 1D one; before
+ * kernels.indexing existed (NULL), params' is2d decides. */
+static void test_sweep__each_kernel_is_planned_over_its_indexing_space(void)
+{
+    struct store *s = setup(3, NULL);
+    struct tune_gpu g[1];
+    struct tune_counts c;
+    CHECK_OK(store_exec(s, "UPDATE kernels SET indexing = '1d' WHERE id = 'k0';"
+                           "UPDATE kernels SET indexing = '2d' WHERE id = 'k1';"
+                           "UPDATE kernels SET params = '{\"is2d\":true}' WHERE id = 'k2'"));
+    gpus_of(g, 1, 1, s);
+    g_blocks = "64,128,256";
+    g_blocks_2d = "16x16,64";
+    sweep(&c, s, g, 1, 0, 5);
+    g_blocks = "16x16,64";
+    g_blocks_2d = NULL;
+    CHECK_INT(c.configs_planned, ==, 2 * 3 + 2 * 2 + 2 * 2);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k0' AND block_y = 1 "
+                   "AND block_x IN (64, 128, 256)"), ==, 6);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k1' AND ((block_x = 16 "
+                   "AND block_y = 16) OR (block_x = 64 AND block_y = 1))"), ==, 4);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k2' AND block_y = 16"),
+              ==, 2);
+    CHECK_INT(log_count(0, "cfg 64 64 16 16"), ==, 0); /* no 2D shape for the 1D kernel */
+    store_free(s);
+}
+
+static void test_sweep__output_checks_are_recorded_with_their_cost(void)
+{
+    const char *b[] = { "mismatch * * 64 *\n", "nocheck\n" };
+    struct store *s = setup(2, b);
+    struct tune_gpu g[1];
+    struct tune_counts c;
+    gpus_of(g, 1, 1, s);
+    sweep(&c, s, g, 1, 0, 5);
+    CHECK_INT(c.ok, ==, 8);
+    CHECK_INT(c.match, ==, 2);
+    CHECK_INT(c.mismatch, ==, 2);
+    CHECK_INT(c.not_checked, ==, 4);
+    CHECK_INT(c.check_ns, ==, 4 * 1000 + 2 * 4000); /* k0's rows, its references at 2 sizes */
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k0' AND block_x = 64 "
+                   "AND output_check = 'mismatch' AND output_check_why LIKE 'buffer ''y''%'"), ==, 2);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k0' AND block_x = 16 "
+                   "AND output_check = 'match'"), ==, 2);
+    CHECK_INT(q(s, "SELECT sum(check_ns) FROM measurements WHERE kernel_id = 'k0'"), ==, 12000);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k1' AND output_check = "
+                   "'not_checked' AND output_check_why LIKE '%no output check%' AND check_ns IS "
+                   "NULL"), ==, 4);
     store_free(s);
 }
 
@@ -494,6 +549,8 @@ int main(void)
     TEST_RUN(test_sweep__a_second_run_measures_only_what_is_missing);
     TEST_RUN(test_sweep__remeasure_supersedes_and_keeps_old_rows);
     TEST_RUN(test_sweep__each_gpu_model_measures_each_kernel);
+    TEST_RUN(test_sweep__each_kernel_is_planned_over_its_indexing_space);
+    TEST_RUN(test_sweep__output_checks_are_recorded_with_their_cost);
     TEST_RUN(test_sweep__crashes_hangs_and_give_ups_are_recorded);
     TEST_RUN(test_sweep__launches_each_kernel_with_its_binding_and_records_it);
     TEST_RUN(test_sweep__kernels_with_a_harness_so_run_in_the_runner);

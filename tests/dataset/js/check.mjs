@@ -44,7 +44,7 @@ const tables = {
       ...['shared', 'stack', 'spill_store', 'spill_load', 'const'].map(c => [`${c}_bytes`, build(`${c}_bytes`), 'i64']),
       ['probe_outcomes', `CASE WHEN ${probed} THEN ${sorted('outcome')} END`, 'sep'],
       ['sanitizer', `CASE WHEN ${probed} THEN coalesce(${sorted('sanitizer', ' AND p.sanitizer IS NOT NULL')}, '') END`, 'sep'],
-      ['binding', K + 'binding', 'text'], ['created_at', K + 'created_at', 'ts']],
+      ['binding', K + 'binding', 'text'], ['indexing', K + 'indexing', 'text'], ['created_at', K + 'created_at', 'ts']],
   },
   sources: { from: 'kernels k ORDER BY k.id', cols: [['kernel_id', K + 'id', 'text'], ['source', K + 'dir', 'source']] },
   sources_raw: { from: 'kernels k ORDER BY k.id', rawOnly: true, cols: [['kernel_id', K + 'id', 'text'], ['source_raw', K + 'dir', 'bytes']] },
@@ -71,7 +71,8 @@ const tables = {
       ...['samples', 'launches_per_sample', 'graph_nodes', 'sm_clock_mhz_before', 'sm_clock_mhz_after', 'mem_clock_mhz',
         'temp_c_before', 'temp_c_after'].map(c => [c, `m.${c}`, 'i32']),
       ['clocks_locked', 'm.clocks_locked', 'bool'], ['l2_flush', 'm.l2_flush', 'bool'], ['binding', 'm.binding', 'text'],
-      ['measured_at', 'm.measured_at', 'ts']],
+      ['output_check', 'm.output_check', 'text'], ['output_check_why', 'm.output_check_why', 'text'],
+      ['check_ns', 'm.check_ns', 'i64'], ['measured_at', 'm.measured_at', 'ts']],
   },
   failures: {
     from: `failures f WHERE f.created_at >= '${since}' ORDER BY f.id`,

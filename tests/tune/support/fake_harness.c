@@ -6,6 +6,10 @@
  *   refuse             exit 2 at once                      slow MS            sleep per config
  *   linger MS          sleep before exiting (as a long CUDA context teardown would)
  *   nobind             exit 2 on --bind, as harnesses generated before bindings do
+ *   mismatch W H BX BY  ok, but its output check says mismatch
+ *   nocheck            no output check fields, as harnesses generated before the check
+ * Ok lines carry "check":"match" and "check_ns":1000, the first of each size also
+ * "check_ref_ns":4000 (the reference's runs), as a real harness's output check does.
  * `sticky * * * 1` fails every 1D block (BY = 1) stickily and runs 2D ones: a 2D kernel with a
  * fixed shared tile, as tune's skipped-shapes and execute's 2D-probe tests use it.
  * A rule may end with a binding (`sticky 2024 2024 * * area`): then it applies only when the
@@ -32,7 +36,7 @@ struct rule {
 };
 
 static struct rule rules[64];
-static int nrules, slow_ms, linger_ms, nobind, bind_given;
+static int nrules, slow_ms, linger_ms, nobind, nocheck, bind_given;
 static const char *binding = "area";
 
 /* argv[0] without a trailing ".so". */
@@ -49,7 +53,7 @@ static const char *self_name(const char *argv0)
 static void load_rules(const char *self)
 {
     char path[4200], line[256];
-    nrules = slow_ms = linger_ms = nobind = 0; /* a runner may keep us loaded */
+    nrules = slow_ms = linger_ms = nobind = nocheck = 0; /* a runner may keep us loaded */
     snprintf(path, sizeof(path), "%s.behavior", self);
     FILE *f = fopen(path, "r");
     if (!f)
@@ -65,6 +69,8 @@ static void load_rules(const char *self)
             linger_ms = atoi(r->f[0]);
         else if (n >= 1 && strcmp(r->action, "nobind") == 0)
             nobind = 1;
+        else if (n >= 1 && strcmp(r->action, "nocheck") == 0)
+            nocheck = 1;
         else if (n >= 1)
             nrules++;
     }
@@ -162,6 +168,7 @@ static int fake_main(int argc, char **argv)
         fprintf(out, "{\"occupancy_block\":768,\"occupancy_grid\":264}\n");
     fflush(out);
     char line[256];
+    int last_w = -1, last_h = -1;
     while (fgets(line, sizeof(line), stdin)) {
         int w, h, bx, by, bz;
         if (line[0] == '#' || sscanf(line, "%d %d %d %d %d", &w, &h, &bx, &by, &bz) != 5)
@@ -200,9 +207,19 @@ static int fake_main(int argc, char **argv)
                 "\"mean_ns\":%.1f,\"stddev_ns\":1.0,\"mad_ns\":0.5,\"p10_ns\":%.1f,"
                 "\"p90_ns\":%.1f,\"samples\":10,\"launches_per_sample\":3,\"graph_nodes\":%d,"
                 "\"sm_mhz_before\":1980,\"sm_mhz_after\":1980,\"mem_mhz\":2619,"
-                "\"temp_c_before\":40,\"temp_c_after\":41,\"clocks_locked\":0}\n",
+                "\"temp_c_before\":40,\"temp_c_after\":41,\"clocks_locked\":0",
                 w, h, bx, by, bz, gx, gy, t, t - 2, t + 2, t, t - 1, t + 1,
                 no_graph ? 0 : 3);
+        if (!nocheck) {
+            int mismatch = !strcmp(act, "mismatch");
+            fprintf(out, ",\"check\":\"%s\",\"check_why\":\"%s\",\"check_ns\":1000",
+                    mismatch ? "mismatch" : "match", mismatch ? "buffer 'y' (parameter 2): 9 of "
+                    "9 elements differ" : "identical to the reference block 16x16x1's output");
+            if (w != last_w || h != last_h)
+                fputs(",\"check_ref_ns\":4000", out);
+        }
+        last_w = w, last_h = h;
+        fputs("}\n", out);
         fflush(out);
     }
     if (linger_ms) {
