@@ -291,5 +291,7 @@ int spmv_gpu_clear(struct spmv_gpu *g)
     for (int i = 0; i < 5; i++)
         if (cuda_check(cudaMemset(bufs[i], 0xff, sizes[i] * sizeof(double)), "cudaMemset") < 0)
             return LSCAT_ERR;
-    return 0;
+    /* cudaMemset runs on the legacy default stream, which the implementation's non-blocking
+     * streams do not wait for: without this the fill raced the first kernels (wrong y). */
+    return cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }

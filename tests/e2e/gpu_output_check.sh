@@ -27,9 +27,10 @@ build() { # name [dir]: the golden harness (or a changed copy in dir)
 # The same kernels read as 1D (lscat_grid2d = 0): LS-CAT's grid rule, (ceil(W*H/BX), 1) for 1D
 # blocks, as a kernel whose y indexing the analysis missed would get.
 as_1d() {
-    mkdir -p "$B/$1_1d" && cp "$G/$1/kernel.cu" "$G/$1/params.json" "$B/$1_1d/"
-    sed 's/^static const int lscat_grid2d = 1;/static const int lscat_grid2d = 0;/' "$G/$1/harness.cu" > "$B/$1_1d/harness.cu"
-    grep -q 'lscat_grid2d = 0;' "$B/$1_1d/harness.cu" && build "$1_1d" "$B/$1_1d"
+    local d=$B/$1_1d.src # not $B/$1_1d: that is the program's own path
+    mkdir -p "$d" && cp "$G/$1/kernel.cu" "$G/$1/params.json" "$d/"
+    sed 's/^static const int lscat_grid2d = 1;/static const int lscat_grid2d = 0;/' "$G/$1/harness.cu" > "$d/harness.cu"
+    grep -q 'lscat_grid2d = 0;' "$d/harness.cu" && build "$1_1d" "$d"
 }
 ok=1
 for k in stencil5 matmul_square saxpy sum_atomic small_blocks_only; do build $k || ok=0; done
