@@ -40,6 +40,7 @@ static const struct command commands[] = {
     { "execute", "lscat-execute", "build harnesses with nvcc, repair, probe-run in a sandbox" },
     { "tune", "lscat-tune", "sweep matrix sizes x block shapes on every GPU" },
     { "dataset", "lscat-dataset", "export Parquet/CSV, merge shard stores, write the report" },
+    { "seer", "lscat-seer", "time SpMV kernels, train and evaluate Seer kernel selectors" },
     { "status", "lscat-status", "summarise the store: counts per stage and status" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
