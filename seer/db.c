@@ -53,7 +53,7 @@ int seer_db_put_result(struct store *s, int64_t matrix_id, int64_t gpu_id,
     return store_run(s, "INSERT OR REPLACE INTO seer_results(matrix_id, gpu_id, kernel, precision, "
                      "status, error, preprocess_ns, iter_ns, iter_min_ns, iter_mad_ns, samples, "
                      "launches_per_sample, max_rel_err, measured_at, run_id) "
-                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", "iitttt" "dddd" "II" "dt" "i",
+                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,NULLIF(?, 0))", "iitttt" "dddd" "II" "dt" "i",
                      matrix_id, gpu_id, r->kernel, r->precision, r->status, r->error,
                      r->preprocess_ns, ok ? r->iter_ns : NAN, ok ? r->iter_min_ns : NAN,
                      ok ? r->iter_mad_ns : NAN, r->samples, r->launches_per_sample,

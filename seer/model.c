@@ -194,6 +194,14 @@ static int load_fields(struct seer_model *m, json_t *o, const char *path)
     m->test = xcalloc((size_t)(m->ntest ? m->ntest : 1), sizeof(char *));
     for (int i = 0; i < m->ntest; i++)
         m->test[i] = xstrdup(json_string_value(json_array_get(test, (size_t)i)) ?: "");
+    m->opt.seed = (unsigned long long)json_integer_value(json_object_get(o, "seed"));
+    m->opt.test_fraction = json_number_value(json_object_get(o, "test_fraction"));
+    m->opt.max_depth = (int)json_integer_value(json_object_get(o, "max_depth"));
+    m->opt.min_samples_leaf = (int)json_integer_value(json_object_get(o, "min_samples_leaf"));
+    m->opt.folds = (int)json_integer_value(json_object_get(o, "folds"));
+    m->train_matrices = (int)json_integer_value(json_object_get(o, "train_matrices"));
+    m->train_samples = (int)json_integer_value(json_object_get(o, "train_samples"));
+    m->test_samples = (int)json_integer_value(json_object_get(o, "test_samples"));
     json_t *acc = json_object_get(o, "accuracy");
     m->acc_known = json_number_value(json_object_get(acc, "known"));
     m->acc_gathered = json_number_value(json_object_get(acc, "gathered"));

@@ -97,7 +97,7 @@ static void row(const char *name, const char *source, const char *spec, const st
             double iter, pre;
             model(&iter, &pre, k, f, p ? 8 : 4);
             int unsupported = k == SEER_K_ELL_THREAD && f->rows * f->row_max * (4.0 + 8) > 4e9;
-            printf("%s,%s,%s,%.0f,%.0f,%.0f,%.17g,%.17g,%.17g,%.17g,cost model (not a GPU),"
+            printf("\"%s\",%s,\"%s\",%.0f,%.0f,%.0f,%.17g,%.17g,%.17g,%.17g,cost model (not a GPU),"
                    "costmodel-0,%.17g,%s,%s,%s,", name, source, spec ? spec : "", f->rows, f->cols,
                    f->nnz, f->row_max, f->row_min, f->row_mean, f->row_var, feature_ns,
                    seer_kernel_name(k), p ? "double" : "float", unsupported ? "unsupported" : "ok");
