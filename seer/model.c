@@ -117,7 +117,7 @@ static int save_predictions(const struct seer_model *m, const struct seer_table 
             if (y < 0)
                 continue;
             seer_gathered_x(xg, r, it);
-            buf_addf(&b, "%s,%s", r->name, seer_model_is_test(m, r->name) ? "test" : "train");
+            buf_addf(&b, strchr(r->name, ',') ? "\"%s\",%s" : "%s,%s", r->name, seer_model_is_test(m, r->name) ? "test" : "train");
             for (int f = 0; f < 8; f++)
                 buf_addf(&b, ",%.17g", xg[f]);
             buf_addf(&b, ",%d,%d,%d,%d\n", y, learn_tree_predict(m->known, xg),
