@@ -3,8 +3,12 @@
  * through the environment (see common/cli.h).
  *
  * How to add a stage:
- *   1. Write its library in <stage>/<module>.c and its thin command in <stage>/cmd.c (parse options
- *      with cli_parse(), call the library, map the result to an LSCAT_EXIT_* code).
+ *   1. Write its library in <stage>/<module>.c and its thin command in <stage>/cmd.c: parse
+ *      options with cli_parse() (subcommands and internal worker modes in one
+ *      `struct cli_subcommand` table: cli_run_mode() before parsing, cli_subcommand() after),
+ *      open the work folder, the store and its stage_runs row with stage_begin()
+ *      (store/stage.h), call the library, stage_end() with the exit code and a JSON object of
+ *      counts, and return an LSCAT_EXIT_* code (cli_usage_error(), cli_fatal()).
  *   2. Add <stage>/module.mk declaring the program (see harvest/module.mk or dataset/module.mk):
  *      what users run goes in PROGRAMS (installed), test-only helpers in TEST_PROGRAMS.
  *   3. Add one line to `commands` below.
@@ -121,6 +125,16 @@ static int usage_error(const char *fmt, const char *arg)
     return LSCAT_EXIT_USAGE;
 }
 
+/* Check global option `opt` as the stage would (common/cli), then pass it on in `envname`: a
+ * bad value stops here, once, with exit 2. Returns 0 or the usage error's exit code. */
+static int pass_global(const char *envname, const char *opt, const char *value)
+{
+    if (cli_check_global(opt, value) < 0)
+        return usage_error("%s", lscat_error_last());
+    pass_env(envname, value);
+    return 0;
+}
+
 /* Global options before the stage name; returns the index of the stage name, or exits. */
 static int parse_globals(int argc, char **argv, int *code)
 {
@@ -156,10 +170,12 @@ static int parse_globals(int argc, char **argv, int *code)
                 *code = usage_error("option '%s' needs a value", a);
                 return -1;
             }
-            pass_env(envname, v);
+            if ((*code = pass_global(envname, a, v)) != 0)
+                return -1;
             i++;
         } else if (!strncmp(a, "-j", 2) && a[2]) {
-            pass_env("LSCAT_JOBS", a + 2);
+            if ((*code = pass_global("LSCAT_JOBS", "-j", a + 2)) != 0)
+                return -1;
         } else if (a[1] != '-' && strspn(a + 1, "qv") == strlen(a + 1) && a[1]) {
             for (const char *p = a + 1; *p; p++)
                 verbosity += *p == 'v' ? 1 : -1;

@@ -76,9 +76,21 @@ static int is_global(const struct cli_opt *o)
     return o >= global_opts && o < global_opts + sizeof(global_opts) / sizeof(global_opts[0]);
 }
 
+/* The value of global option `id` checked (`name` as the user wrote it); the number of -j. */
+static int check_global(long *jobs, int id, const char *name, const char *arg)
+{
+    if (id == G_JOBS)
+        return cli_parse_int(jobs, name, arg, 1, 4096) < 0 ? LSCAT_EINVALID : 0;
+    if (id == G_LOGFMT && strcmp(arg, "text") && strcmp(arg, "json"))
+        return lscat_error_setc(LSCAT_EINVALID, "%s: '%s' is not text or json", name, arg);
+    return 0;
+}
+
 static int set_global(struct cli *cli, int id, const char *arg)
 {
-    long n;
+    long n = 0;
+    if (arg && check_global(&n, id, id == G_JOBS ? "-j" : "--log-format", arg) < 0)
+        return LSCAT_EINVALID;
     switch (id) {
     case G_DB:
         free(cli->db_path);
@@ -89,8 +101,6 @@ static int set_global(struct cli *cli, int id, const char *arg)
         cli->work_dir = xstrdup(arg);
         return 0;
     case G_JOBS:
-        if (cli_parse_int(&n, "-j", arg, 1, 4096) < 0)
-            return LSCAT_EINVALID;
         cli->jobs = (int)n;
         return 0;
     case G_QUIET:
@@ -100,8 +110,6 @@ static int set_global(struct cli *cli, int id, const char *arg)
         cli->verbosity++;
         return 0;
     case G_LOGFMT:
-        if (strcmp(arg, "text") && strcmp(arg, "json"))
-            return lscat_error_setc(LSCAT_EINVALID, "--log-format: '%s' is not text or json", arg);
         cli->log_json = !strcmp(arg, "json");
         return 0;
     case G_HELP:
@@ -110,9 +118,24 @@ static int set_global(struct cli *cli, int id, const char *arg)
     return 0;
 }
 
+int cli_check_global(const char *name, const char *value)
+{
+    const struct cli_opt *o = NULL;
+    long n;
+    if (name[0] == '-' && name[1] == '-')
+        o = find_long(global_opts, name + 2, strlen(name + 2));
+    else if (name[0] == '-' && name[1] && !name[2])
+        o = find_short(global_opts, name[1]);
+    return o && value ? check_global(&n, o->id, name, value) : 0;
+}
+
+/* Defaults from the environment, where the dispatcher puts the global options given before the
+ * stage name. A bad value leaves a mark (jobs 0, log_json -1) that env_check() reports unless
+ * the option itself is given after the stage name. */
 static void defaults_from_env(struct cli *cli)
 {
     const char *e;
+    long n;
     cli->jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (cli->jobs < 1)
         cli->jobs = 1;
@@ -121,11 +144,26 @@ static void defaults_from_env(struct cli *cli)
     if ((e = getenv("LSCAT_DB")) && *e)
         cli->db_path = xstrdup(e);
     if ((e = getenv("LSCAT_JOBS")) && *e)
-        cli->jobs = atoi(e) > 0 ? atoi(e) : cli->jobs;
+        cli->jobs = check_global(&n, G_JOBS, "LSCAT_JOBS", e) < 0 ? 0 : (int)n;
     if ((e = getenv("LSCAT_VERBOSITY")) && *e)
         cli->verbosity = atoi(e);
-    if ((e = getenv("LSCAT_LOG_FORMAT")) && !strcmp(e, "json"))
-        cli->log_json = 1;
+    if ((e = getenv("LSCAT_LOG_FORMAT")) && *e)
+        cli->log_json = check_global(&n, G_LOGFMT, "LSCAT_LOG_FORMAT", e) < 0 ? -1
+                        : !strcmp(e, "json");
+}
+
+/* A bad environment value that no option replaced: a usage error, said again (the message slot
+ * may have been reused since). */
+static int env_check(const struct cli *cli)
+{
+    long n;
+    if (cli->jobs == 0)
+        return check_global(&n, G_JOBS, "-j before the stage name (LSCAT_JOBS)",
+                            getenv("LSCAT_JOBS"));
+    if (cli->log_json < 0)
+        return check_global(&n, G_LOGFMT, "--log-format before the stage name "
+                            "(LSCAT_LOG_FORMAT)", getenv("LSCAT_LOG_FORMAT"));
+    return 0;
 }
 
 /* One option occurrence: find it, fetch its argument, dispatch. Advances *i. */
@@ -202,6 +240,12 @@ int cli_parse(struct cli *cli, const char *prog, int argc, char **argv,
             rc = one_option(cli, argc, argv, &i, opts, on_opt, ctx);
         }
     }
+    if (rc == 0)
+        rc = env_check(cli);
+    if (cli->jobs < 1) /* the marks of a refused environment value */
+        cli->jobs = 1;
+    if (cli->log_json < 0)
+        cli->log_json = 0;
     if (!cli->work_dir)
         cli->work_dir = xstrdup("lscat-work");
     if (!cli->db_path)
@@ -259,7 +303,40 @@ int cli_usage_error(const struct cli *cli, const char *usage_line)
     return LSCAT_EXIT_USAGE;
 }
 
-int cli_find_subcommand(int argc, char **argv)
+int cli_no_args(const struct cli *cli)
+{
+    if (cli->nargs == 0)
+        return 0;
+    return lscat_error_setc(LSCAT_EINVALID, "unexpected argument '%s'", cli->args[0]);
+}
+
+int cli_fatal(const struct cli *cli)
+{
+    fprintf(stderr, "%s: %s\n", cli->prog, lscat_error_last());
+    return LSCAT_EXIT_FATAL;
+}
+
+/* Does option word `a` take the next word as its value (global options and `opts`)? */
+static int takes_next(const struct cli_opt *opts, const char *a)
+{
+    const struct cli_opt *o;
+    if (a[1] == '-') {
+        if (strchr(a, '='))
+            return 0;
+        o = find_long(global_opts, a + 2, strlen(a + 2));
+        if (!o)
+            o = find_long(opts, a + 2, strlen(a + 2));
+    } else {
+        if (a[2]) /* -j4, -vv */
+            return 0;
+        o = find_short(global_opts, a[1]);
+        if (!o)
+            o = find_short(opts, a[1]);
+    }
+    return o && o->arg_name;
+}
+
+int cli_find_subcommand(const struct cli_opt *opts, int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -267,9 +344,66 @@ int cli_find_subcommand(int argc, char **argv)
             return i;
         if (!strcmp(a, "--"))
             return i + 1 < argc ? i + 1 : -1;
-        if (!strcmp(a, "--db") || !strcmp(a, "--work") || !strcmp(a, "--log-format") ||
-            !strcmp(a, "-j") || !strcmp(a, "--jobs"))
+        if (takes_next(opts, a))
             i++;
     }
     return -1;
+}
+
+int cli_run_mode(int *code_out, const struct cli_subcommand *table, const struct cli_opt *opts,
+                 int argc, char **argv)
+{
+    int at = cli_find_subcommand(opts, argc, argv);
+    for (const struct cli_subcommand *t = table; t->name; t++) {
+        if (!t->mode)
+            continue;
+        int i = t->name[0] == '-' ? 1 : at;
+        if (i < 1 || i >= argc || strcmp(argv[i], t->name) != 0)
+            continue;
+        for (; i > 0; i--) /* the word out; the program and what came before it stay */
+            argv[i] = argv[i - 1];
+        *code_out = t->mode(argc - 1, argv + 1);
+        return 1;
+    }
+    return 0;
+}
+
+/* "scan, import, search or fetch": the table's subcommands, for messages. */
+static void subcommand_names(char *out, size_t size, const struct cli_subcommand *table)
+{
+    size_t n = 0, k = 0, len = 0;
+    for (const struct cli_subcommand *t = table; t->name; t++)
+        n += !t->mode;
+    out[0] = '\0';
+    for (const struct cli_subcommand *t = table; t->name && len < size; t++) {
+        if (t->mode)
+            continue;
+        k++;
+        len += (size_t)snprintf(out + len, size - len, "%s%s",
+                                k == 1 ? "" : k == n ? " or " : ", ", t->name);
+    }
+}
+
+const struct cli_subcommand *cli_subcommand_find(const struct cli_subcommand *table,
+                                                 const char *word)
+{
+    for (const struct cli_subcommand *t = table; word && t->name; t++)
+        if (!t->mode && !strcmp(t->name, word))
+            return t;
+    return NULL;
+}
+
+const struct cli_subcommand *cli_subcommand(const struct cli *cli,
+                                            const struct cli_subcommand *table)
+{
+    char names[256];
+    const struct cli_subcommand *t = cli->nargs ? cli_subcommand_find(table, cli->args[0]) : NULL;
+    if (t)
+        return t;
+    subcommand_names(names, sizeof names, table);
+    if (cli->nargs == 0)
+        lscat_error_setc(LSCAT_EINVALID, "missing subcommand (%s)", names);
+    else
+        lscat_error_setc(LSCAT_EINVALID, "unknown subcommand '%s' (%s)", cli->args[0], names);
+    return NULL;
 }

@@ -25,7 +25,7 @@ struct cli_opt {
     const char *help;
     int id;                /* passed to the callback */
 };
-#define CLI_OPT_END { NULL, 0, NULL, NULL, 0 }
+#define CLI_OPT_END { .long_name = NULL, .short_name = 0, .arg_name = NULL, .help = NULL, .id = 0 }
 
 struct cli {
     const char *prog;     /* e.g. "lscat-harvest" */
@@ -60,8 +60,50 @@ int cli_usage_error(const struct cli *cli, const char *usage_line);
 int cli_parse_int(long *out, const char *opt_name, const char *arg, long min, long max);
 int cli_parse_double(double *out, const char *opt_name, const char *arg, double min, double max);
 
-/* The index of the first argument that is not an option or the value of a global option
- * (for stage programs with subcommands), or -1. */
-int cli_find_subcommand(int argc, char **argv);
+/* 0 when the command line has no arguments beyond its options, else LSCAT_EINVALID with the
+ * usage message "unexpected argument 'x'" (for stages that take none). */
+int cli_no_args(const struct cli *cli);
+
+/* Report a fatal error: "prog: <lscat_error_last()>" on stderr; returns LSCAT_EXIT_FATAL. */
+int cli_fatal(const struct cli *cli);
+
+/* Check one global option's value the way cli_parse() does (`name` as written: "-j", "--jobs",
+ * "--log-format", ...; options without a checked value pass). Returns 0 or LSCAT_EINVALID with
+ * the message set. The dispatcher checks the options it passes on with it. */
+int cli_check_global(const char *name, const char *value);
+
+/* The index of the first argument that is not an option or the value of an option (a global
+ * one, or one of `opts`, which may be NULL), for stage programs with subcommands; or -1. */
+int cli_find_subcommand(const struct cli_opt *opts, int argc, char **argv);
+
+/* A stage's subcommands (`lscat harvest scan|import|search|fetch`) and its internal modes, the
+ * ones lscat starts itself (`lscat-isolate --worker`, `lscat-harvest --git-clone-worker`,
+ * `lscat isolate resolve --serve`), in one table ended by CLI_SUBCOMMAND_END. */
+struct cli_subcommand {
+    const char *name; /* the word; an internal mode written "--flag" counts only as argv[1] */
+    int id;           /* the stage's own number for it */
+    const struct cli_opt *opts; /* its options, where subcommands differ (NULL: the stage's) */
+    /* An internal mode: runs instead of the stage, before option parsing, on the command line
+     * without the word (argv[0] stays the program) and returns the exit code. NULL: a
+     * subcommand, run by the stage after cli_parse(). */
+    int (*mode)(int argc, char **argv);
+};
+#define CLI_SUBCOMMAND_END { .name = NULL, .id = 0, .opts = NULL, .mode = NULL }
+
+/* When the command line names an internal mode of `table`, run it, put its exit code in
+ * *code_out and return 1; else return 0. `opts` as for cli_find_subcommand. */
+int cli_run_mode(int *code_out, const struct cli_subcommand *table, const struct cli_opt *opts,
+                 int argc, char **argv);
+
+/* The subcommand (not internal mode) named `word`, or NULL. Before cli_parse(), with the word
+ * cli_find_subcommand() finds, it tells which options to parse (cli_subcommand.opts). */
+const struct cli_subcommand *cli_subcommand_find(const struct cli_subcommand *table,
+                                                 const char *word);
+
+/* The subcommand cli->args[0] names (after cli_parse()), or NULL with the usage message set
+ * ("missing subcommand (scan, import, search or fetch)", "unknown subcommand 'x' (...)").
+ * Internal modes are not subcommands. */
+const struct cli_subcommand *cli_subcommand(const struct cli *cli,
+                                            const struct cli_subcommand *table);
 
 #endif

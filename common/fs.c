@@ -1,12 +1,16 @@
-/* File-system helpers: mkdir -p, atomic writes (write, fsync, rename), rm -rf, UTC stamps. */
+/* File-system helpers: mkdir -p, atomic writes (write, fsync, rename), rm -rf, the clean-up of
+ * temporaries that killed processes left behind, an atomic swap of two folders, UTC stamps. */
 #include "common/fs.h"
 
 #include "common/error.h"
+#include "common/log.h"
 #include "common/xalloc.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +130,80 @@ int fs_remove_tree(const char *path)
     if (!path[0] || !strcmp(path, "/") || strstr(path, ".."))
         return lscat_error_set("refusing to remove '%s'", path);
     return remove_rec(path);
+}
+
+int fs_pid_alive(long pid)
+{
+    if (pid <= 0 || pid > INT32_MAX)
+        return 0;
+    return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+long fs_temp_pid(const char *name)
+{
+    const char *t = NULL;
+    for (const char *p = strstr(name, ".tmp."); p; p = strstr(p + 1, ".tmp."))
+        t = p;
+    if (!t || !t[5])
+        return 0;
+    long pid = 0;
+    for (const char *d = t + 5; *d; d++) {
+        if (*d < '0' || *d > '9' || pid > INT32_MAX)
+            return 0;
+        pid = pid * 10 + (*d - '0');
+    }
+    return pid;
+}
+
+static int remove_stale_in(const char *dir, int depth, int *removed)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOENT || errno == ENOTDIR ? 0
+               : lscat_error_set("cannot open folder '%s': %s", dir, strerror(errno));
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        long pid = fs_temp_pid(e->d_name);
+        char *path = NULL;
+        if (pid && !fs_pid_alive(pid)) {
+            path = fs_join(dir, e->d_name);
+            if ((rc = remove_rec(path)) == 0)
+                (*removed)++;
+        } else if (!pid && depth > 0 && (e->d_type == DT_DIR || e->d_type == DT_UNKNOWN)) {
+            path = fs_join(dir, e->d_name);
+            if (e->d_type == DT_DIR || fs_is_dir(path))
+                rc = remove_stale_in(path, depth - 1, removed);
+        }
+        free(path);
+    }
+    closedir(d);
+    return rc;
+}
+
+int fs_remove_stale_temps(const char *dir, int depth)
+{
+    int removed = 0;
+    int rc = remove_stale_in(dir, depth, &removed);
+    if (removed > 0) {
+        char n[16];
+        snprintf(n, sizeof(n), "%d", removed);
+        log_event(LOG_INFO, "stale_temporaries_removed", "folder", dir, "count", n, NULL);
+    }
+    return rc < 0 ? lscat_error_wrap("cannot clean up the temporaries of killed runs in '%s'", dir)
+                  : removed;
+}
+
+int fs_exchange(const char *a, const char *b)
+{
+    if (renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) == 0)
+        return 0;
+    int e = errno;
+    int rc = lscat_error_set("cannot swap '%s' and '%s': %s", a, b, strerror(e));
+    errno = e; /* the caller tells "cannot here" (EINVAL, ENOSYS) from a failure */
+    return rc;
 }
 
 char *fs_join(const char *a, const char *b)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -52,8 +53,18 @@ static void apply_limits(const struct proc_limits *l)
         set_limit(RLIMIT_CORE, 0);
 }
 
-/* In the child: never returns. Only async-signal-safe calls until exec. */
-static void child(const struct proc_options *o, int in_fd, int out_fd, int err_fd)
+/* In the child: src becomes descriptor `to`, open across exec (dup2 onto itself would keep
+ * close-on-exec). */
+static int move_fd(int src, int to)
+{
+    if (src == to)
+        return fcntl(to, F_SETFD, 0);
+    return dup2(src, to) < 0 ? -1 : 0;
+}
+
+/* In the child: never returns. Only async-signal-safe calls until exec. extra_fd: the write end
+ * for o->extra_fd, or -1. */
+static void child(const struct proc_options *o, int in_fd, int out_fd, int err_fd, int extra_fd)
 {
     setpgid(0, 0);
     for (int s = 1; s < NSIG; s++)
@@ -62,7 +73,8 @@ static void child(const struct proc_options *o, int in_fd, int out_fd, int err_f
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
+    if (move_fd(in_fd, 0) < 0 || move_fd(out_fd, 1) < 0 || move_fd(err_fd, 2) < 0 ||
+        (extra_fd >= 0 && move_fd(extra_fd, o->extra_fd) < 0))
         _exit(127);
     if (o->cwd && chdir(o->cwd) < 0) {
         static const char msg[] = "lscat: cannot change to the working directory\n";
@@ -245,7 +257,7 @@ int proc_run(struct proc_result *r, const struct proc_options *o)
         return lscat_error_set("cannot start '%s': %s", o->argv[0], strerror(errno));
     }
     if (pid == 0)
-        child(o, p.in[0], p.out[1], p.err[1]);
+        child(o, p.in[0], p.out[1], p.err[1], -1);
     setpgid(pid, pid); /* both sides set it, so kill(-pid) works at once */
     close_fd(&p.in[0]);
     close_fd(&p.out[1]);
@@ -266,46 +278,152 @@ void proc_describe(struct buf *out, const struct proc_result *r, const struct pr
         buf_addf(out, "exit %d", r->exit_code);
 }
 
+/* A memory file holding len bytes of data, read from its start: a stdin that never blocks. */
+static int memfd_with(const void *data, size_t len)
+{
+    int fd = memfd_create("lscat-stdin", MFD_CLOEXEC);
+    size_t off = 0;
+    while (fd >= 0 && off < len) {
+        ssize_t w = write(fd, (const char *)data + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            close_fd(&fd);
+            break;
+        }
+        off += (size_t)w;
+    }
+    if (fd >= 0 && lseek(fd, 0, SEEK_SET) < 0)
+        close_fd(&fd);
+    return fd;
+}
+
+/* proc_spawn's descriptors: pipes as pipe2 gives them ([0] read, [1] write); in[1] is -1 when
+ * stdin is a memory file (in[0]); err is the child's stderr when it is not the stdout pipe. */
+struct spawn_fds { int in[2], out[2], extra[2], err; };
+
+static void spawn_fds_close(struct spawn_fds *f)
+{
+    int *all[] = { &f->in[0], &f->in[1], &f->out[0], &f->out[1], &f->extra[0], &f->extra[1],
+                   &f->err };
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        close_fd(all[i]);
+}
+
+static int spawn_fds_open(struct spawn_fds *f, const struct proc_options *o)
+{
+    f->in[0] = f->in[1] = f->out[0] = f->out[1] = f->extra[0] = f->extra[1] = f->err = -1;
+    if (o->stdin_data)
+        f->in[0] = memfd_with(o->stdin_data, o->stdin_len);
+    if ((o->stdin_data ? f->in[0] < 0 : pipe2(f->in, O_CLOEXEC) < 0) ||
+        pipe2(f->out, O_CLOEXEC) < 0 || (o->extra_fd > 0 && pipe2(f->extra, O_CLOEXEC) < 0))
+        return lscat_error_set("cannot set up pipes for '%s': %s", o->argv[0], strerror(errno));
+    if (!o->stderr_to_out && (f->err = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0)
+        return lscat_error_set("cannot open /dev/null: %s", strerror(errno));
+    return 0;
+}
+
 int proc_spawn(struct proc_child *out, const struct proc_options *o)
 {
-    int in[2] = { -1, -1 }, outp[2] = { -1, -1 }, null_fd = -1;
+    struct spawn_fds f;
+    int rc = 0;
     out->pid = -1;
-    out->in_fd = out->out_fd = -1;
+    out->in_fd = out->out_fd = out->extra_fd = -1;
     if (!o->argv || !o->argv[0])
         return lscat_error_set("proc_spawn: no program given");
-    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0 ||
-        (null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0) {
-        int rc = lscat_error_set("cannot create a pipe: %s", strerror(errno));
-        close_fd(&in[0]), close_fd(&in[1]), close_fd(&outp[0]), close_fd(&outp[1]);
-        return rc;
-    }
+    if (o->extra_fd > 0 && o->extra_fd < 3)
+        return lscat_error_set("proc_spawn: extra_fd %d is one of stdin/stdout/stderr",
+                               o->extra_fd);
+    if ((rc = spawn_fds_open(&f, o)) < 0)
+        goto done;
     signal(SIGPIPE, SIG_IGN); /* a dead child's stdin must not kill us */
     pid_t pid = fork();
     if (pid < 0) {
-        close_fd(&in[0]), close_fd(&in[1]), close_fd(&outp[0]), close_fd(&outp[1]);
-        close_fd(&null_fd);
-        return lscat_error_set("cannot start '%s': %s", o->argv[0], strerror(errno));
+        rc = lscat_error_set("cannot start '%s': %s", o->argv[0], strerror(errno));
+        goto done;
     }
     if (pid == 0)
-        child(o, in[0], outp[1], null_fd);
+        child(o, f.in[0], f.out[1], o->stderr_to_out ? f.out[1] : f.err, f.extra[1]);
     setpgid(pid, pid);
-    close_fd(&in[0]);
-    close_fd(&outp[1]);
-    close_fd(&null_fd);
     out->pid = pid;
-    out->in_fd = in[1];
-    out->out_fd = outp[0];
-    return 0;
+    out->in_fd = f.in[1];
+    out->out_fd = f.out[0];
+    out->extra_fd = f.extra[0];
+    f.in[1] = f.out[0] = f.extra[0] = -1;
+done:
+    spawn_fds_close(&f);
+    return rc;
 }
 
 void proc_child_kill(struct proc_child *c)
 {
     close_fd(&c->in_fd);
     close_fd(&c->out_fd);
+    close_fd(&c->extra_fd);
     if (c->pid > 0) {
         kill(-c->pid, SIGKILL);
         kill(c->pid, SIGKILL);
         waitpid(c->pid, NULL, 0);
     }
     c->pid = -1;
+}
+
+/* ------------------------------------------------------------------ the allow-list */
+
+static const char *const env_exact[] = { "PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH",
+                                         "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
+                                         "LIBRARY_PATH", "ASAN_OPTIONS", "LSAN_OPTIONS",
+                                         "UBSAN_OPTIONS", NULL };
+static const char *const env_prefix[] = { "LC_", "CUDA_", "NVCC_", "LSCAT_", NULL };
+
+int proc_env_allowed(const char *entry)
+{
+    size_t n = strcspn(entry, "=");
+    for (int i = 0; env_exact[i]; i++)
+        if (strlen(env_exact[i]) == n && strncmp(entry, env_exact[i], n) == 0)
+            return 1;
+    for (int i = 0; env_prefix[i]; i++)
+        if (n > strlen(env_prefix[i]) && strncmp(entry, env_prefix[i], strlen(env_prefix[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* Does `extra` set the variable of `entry`? Then extra's value wins. */
+static int overridden(const char *entry, const char *const *extra)
+{
+    size_t n = strcspn(entry, "=");
+    for (size_t i = 0; extra && extra[i]; i++)
+        if (strncmp(extra[i], entry, n) == 0 && extra[i][n] == '=')
+            return 1;
+    return 0;
+}
+
+char **proc_env_untrusted(const char *home, const char *const *extra)
+{
+    size_t n = 0, ne = 0, k = 0;
+    while (environ[n])
+        n++;
+    while (extra && extra[ne])
+        ne++;
+    char **env = xcalloc(n + ne + 3, sizeof(*env));
+    for (size_t i = 0; i < n; i++) {
+        const char *e = environ[i];
+        int home_var = !strncmp(e, "HOME=", 5) || !strncmp(e, "TMPDIR=", 7);
+        if ((home_var ? !home : proc_env_allowed(e)) && !overridden(e, extra))
+            env[k++] = xstrdup(e);
+    }
+    if (home) {
+        env[k++] = xasprintf("HOME=%s", home);
+        env[k++] = xasprintf("TMPDIR=%s/tmp", home);
+    }
+    for (size_t i = 0; i < ne; i++)
+        env[k++] = xstrdup(extra[i]);
+    return env;
+}
+
+void proc_env_free(char **env)
+{
+    for (size_t i = 0; env && env[i]; i++)
+        free(env[i]);
+    free(env);
 }

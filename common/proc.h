@@ -47,9 +47,16 @@ struct proc_options {
      * abort the exec; the child then exits with 127. Must be async-signal-safe. */
     int (*child_setup)(void *arg);
     void *child_setup_arg;
+    /* proc_spawn only (proc_run ignores them; 0 keeps the defaults): */
+    int extra_fd;            /* N >= 3: a third pipe, its write end the child's fd N (a
+                                harness's `--results /dev/fd/3`), its read end in
+                                proc_child.extra_fd; 0 = none */
+    int stderr_to_out;       /* 1: stderr goes to the stdout pipe too; 0: to /dev/null */
 };
 
-#define PROC_OPTIONS_INIT { NULL, NULL, NULL, NULL, 0, 0, 0, { 0, 0, 0, 0, 0, 0 }, NULL, NULL, NULL }
+#define PROC_OPTIONS_INIT { .argv = NULL, .env = NULL, .cwd = NULL, .stdin_data = NULL, \
+    .stdin_len = 0, .out_cap_bytes = 0, .timeout_s = 0, .limits = { 0 }, .stdout_path = NULL, \
+    .child_setup = NULL, .child_setup_arg = NULL, .extra_fd = 0, .stderr_to_out = 0 }
 
 struct proc_result {
     int exit_code;           /* valid when signal == 0; 127 when exec failed */
@@ -69,21 +76,46 @@ int proc_run(struct proc_result *out, const struct proc_options *opts);
 void proc_result_release(struct proc_result *r);
 
 /* A long-lived child with pipes, for a service spoken to in requests and replies (execute's
- * resolver client): stdin and stdout are pipes (close-on-exec in the parent), stderr goes to
- * /dev/null; argv, env, cwd, limits and child_setup as for proc_run (stdin_data, timeout_s,
- * out_cap_bytes and stdout_path are ignored: the caller reads with its own deadline). The
- * child runs in its own process group. */
+ * resolver client, tune's harnesses and lscat-runner): stdin and stdout are pipes (close-on-exec
+ * in the parent), stderr goes to /dev/null (or with stderr_to_out to the stdout pipe); argv,
+ * env, cwd, limits and child_setup as for proc_run (timeout_s, out_cap_bytes and stdout_path are
+ * ignored: the caller reads with its own deadline). With stdin_data the child's stdin reads
+ * those bytes from a memory file instead of a pipe (it never blocks on them, whatever their
+ * size; in_fd is -1). With extra_fd the child also writes to a pipe at that descriptor:
+ *
+ *     o.argv = argv;                  // { harness, "--results", "/dev/fd/3", NULL }
+ *     o.extra_fd = 3;                 // results come back on child.extra_fd
+ *     o.stderr_to_out = 1;            // its stdout and stderr on child.out_fd
+ *     if (proc_spawn(&child, &o) < 0) ...
+ *
+ * The child runs in its own process group. */
 struct proc_child {
     pid_t pid;               /* -1 when not running */
-    int in_fd;               /* write requests here */
+    int in_fd;               /* write requests here; -1 with stdin_data */
     int out_fd;              /* read replies here */
+    int extra_fd;            /* read the extra pipe here; -1 without extra_fd */
 };
 
 /* Start it. Returns 0, or LSCAT_ERR when it could not be started (*out then holds no child).
  * An exec failure shows as the child exiting with 127 (its stdout reaches EOF). */
 int proc_spawn(struct proc_child *out, const struct proc_options *opts);
-/* Close both pipes, SIGKILL the child's process group and reap it. Safe to call twice. */
+/* Close its pipes, SIGKILL the child's process group and reap it. Safe to call twice. */
 void proc_child_kill(struct proc_child *c);
+
+/* The environment of a child that runs or reads untrusted code (nvcc on repository sources,
+ * probes, compute-sanitizer, tune's harnesses and lscat-runner, isolate's parse workers): our
+ * environment filtered through one allow-list, so that secrets such as GITHUB_TOKEN never
+ * reach it (and cannot come back through its output into the store or a published export).
+ * Kept: PATH, LANG, LANGUAGE, TZ, LD_LIBRARY_PATH, CPATH, C_INCLUDE_PATH, CPLUS_INCLUDE_PATH,
+ * LIBRARY_PATH, ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS, and every LC_*, CUDA_*, NVCC_* and LSCAT_* variable (lscat's own settings and
+ * test hooks: never put a secret in one). With `home` set, HOME=<home> and TMPDIR=<home>/tmp
+ * replace ours; with home NULL, HOME and TMPDIR pass as they are. `extra` ("K=V",
+ * NULL-terminated, may be NULL) is appended and wins over a kept variable of the same name.
+ * Returns a NULL-terminated array; free it with proc_env_free(). */
+char **proc_env_untrusted(const char *home, const char *const *extra);
+/* Is "NAME=value" (or NAME) on the allow-list above? */
+int proc_env_allowed(const char *entry);
+void proc_env_free(char **env);
 
 /* "exit 3", "signal 11 (Segmentation fault)", "timeout after 5.0 s": for messages. */
 void proc_describe(struct buf *out, const struct proc_result *r, const struct proc_options *o);

@@ -8,7 +8,7 @@
 #include "dataset/export.h"
 #include "dataset/merge.h"
 #include "dataset/report.h"
-#include "store/store.h"
+#include "store/stage.h"
 #include "version.h"
 
 #include <stdio.h>
@@ -31,7 +31,7 @@ static const struct cli_opt export_opts[] = {
     { "format", 0, "FMT", "parquet (default) or csv", OPT_FORMAT },
     { "gpu", 0, "MODEL", "only measurements/GPUs whose model contains MODEL (any case)", OPT_GPU },
     { "since", 0, "DATE", "only measurements and failures recorded at or after DATE "
-      "(ISO-8601, e.g. 2026-11-01)", OPT_SINCE },
+      "(UTC, YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][Z], e.g. 2026-11-01)", OPT_SINCE },
     { "kernels-only", 0, NULL, "only the code corpus: kernels, occurrences, repositories",
       OPT_KERNELS_ONLY },
     { "gzip", 0, NULL, "CSV: write .csv.gz", OPT_GZIP },
@@ -48,6 +48,14 @@ static const struct cli_opt report_opts[] = {
     { "out", 'o', "DIR", "folder for index.html, report.txt and the PNG plots", OPT_OUT },
     { "gpu", 0, "MODEL", "only GPUs whose model contains MODEL (any case)", OPT_GPU },
     CLI_OPT_END,
+};
+
+enum { SUB_EXPORT = 1, SUB_MERGE, SUB_REPORT };
+static const struct cli_subcommand subcommands[] = {
+    { .name = "export", .id = SUB_EXPORT, .opts = export_opts },
+    { .name = "merge", .id = SUB_MERGE, .opts = NULL },
+    { .name = "report", .id = SUB_REPORT, .opts = report_opts },
+    CLI_SUBCOMMAND_END,
 };
 
 struct opts {
@@ -72,7 +80,11 @@ static int on_opt(void *ctx, int id, const char *arg)
                                     arg);
         break;
     case OPT_GPU: o->ex.gpu = arg; break;
-    case OPT_SINCE: o->ex.since = arg; break;
+    case OPT_SINCE:
+        if (export_check_since(arg) < 0)
+            return LSCAT_EINVALID;
+        o->ex.since = arg;
+        break;
     case OPT_KERNELS_ONLY: o->ex.kernels_only = 1; break;
     case OPT_GZIP: o->ex.gzip = 1; break;
     case OPT_NO_DICT:
@@ -119,23 +131,19 @@ static void help(void)
 
 static int run_export(struct cli *cli, struct opts *o, int argc, char **argv)
 {
-    struct store *s = NULL;
-    int64_t run_id = 0;
+    struct stage st = STAGE_INIT;
     struct export_result r;
+    struct buf counts = BUF_INIT;
     int code = LSCAT_EXIT_OK;
     o->ex.out_dir = o->out;
     o->ex.work_dir = cli->work_dir;
     o->ex.quiet = cli->verbosity < 0;
-    if (store_open(&s, cli->db_path, 0) < 0 || store_run_begin(&run_id, s, "dataset", argc, argv) < 0) {
-        fprintf(stderr, "lscat-dataset: %s\n", lscat_error_last());
-        store_free(s);
-        return LSCAT_EXIT_FATAL;
+    if (stage_begin(&st, cli, "dataset", 0, argc, argv) < 0) {
+        code = cli_fatal(cli);
+        goto done;
     }
-    struct buf counts = BUF_INIT;
-    if (export_run(&r, s, &o->ex) < 0) {
-        fprintf(stderr, "lscat-dataset: %s\n", lscat_error_last());
-        code = LSCAT_EXIT_FATAL;
-    }
+    if (export_run(&r, st.store, &o->ex) < 0)
+        code = cli_fatal(cli);
     buf_addf(&counts, "{\"command\":\"export\",\"format\":\"%s\"",
              o->ex.format == EXPORT_PARQUET ? "parquet" : "csv");
     for (int i = 0; code == 0 && i < r.ntables; i++)
@@ -144,62 +152,70 @@ static int run_export(struct cli *cli, struct opts *o, int argc, char **argv)
     if (code == 0)
         log_info("exported %d tables to %s (%.1f MB)", r.ntables, o->out,
                  (double)r.bytes_written / 1e6);
-    store_run_end(s, run_id, code, counts.data);
+done:
+    stage_end(&st, code, counts.len ? counts.data : NULL);
     buf_release(&counts);
-    store_free(s);
     return code;
 }
 
 static int run_merge(struct cli *cli, int argc, char **argv)
 {
-    struct store *s = NULL;
-    int64_t run_id = 0;
+    struct stage st = STAGE_INIT;
     struct merge_result r = { 0 };
+    struct buf counts = BUF_INIT;
     int code = LSCAT_EXIT_OK;
-    if (store_open(&s, cli->db_path, STORE_CREATE) < 0 ||
-        store_run_begin(&run_id, s, "dataset", argc, argv) < 0) {
-        fprintf(stderr, "lscat-dataset: %s\n", lscat_error_last());
-        store_free(s);
-        return LSCAT_EXIT_FATAL;
+    if (stage_begin(&st, cli, "dataset", STAGE_CREATE, argc, argv) < 0) {
+        code = cli_fatal(cli);
+        goto done;
     }
     for (int i = 1; i < cli->nargs && code == 0; i++) {
-        if (merge_shard(&r, s, cli->args[i]) < 0) {
-            fprintf(stderr, "lscat-dataset: %s\n", lscat_error_last());
-            code = LSCAT_EXIT_FATAL;
-        } else {
+        if (merge_shard(&r, st.store, cli->args[i]) < 0)
+            code = cli_fatal(cli);
+        else
             log_info("merged %s into %s", cli->args[i], cli->db_path);
-        }
     }
-    struct buf counts = BUF_INIT;
     buf_adds(&counts, "{\"command\":\"merge\"");
     for (int i = 0; i < r.ntables; i++)
         buf_addf(&counts, ",\"%s\":%lld", r.tables[i], (long long)r.added[i]);
     buf_adds(&counts, "}");
     log_info("added %s", counts.data);
-    store_run_end(s, run_id, code, counts.data);
+done:
+    stage_end(&st, code, counts.len ? counts.data : NULL);
     buf_release(&counts);
-    store_free(s);
     return code;
 }
 
-static int run_report(struct cli *cli, const char *out, const char *gpu)
+static int run_report(struct cli *cli, const char *out, const char *gpu, int argc, char **argv)
 {
-    struct store *s = NULL;
+    struct stage st = STAGE_INIT;
     struct report_options ro = REPORT_OPTIONS_INIT;
     struct buf table = BUF_INIT;
     int code = LSCAT_EXIT_OK;
     ro.out_dir = out;
     ro.gpu = gpu;
-    if (store_open(&s, cli->db_path, STORE_READONLY) < 0 ||
-        report_run(&table, NULL, NULL, s, &ro) < 0) {
-        fprintf(stderr, "lscat-dataset: %s\n", lscat_error_last());
-        code = LSCAT_EXIT_FATAL;
-    } else {
+    if (stage_begin(&st, cli, NULL, STAGE_READONLY, argc, argv) < 0 ||
+        report_run(&table, NULL, NULL, st.store, &ro) < 0)
+        code = cli_fatal(cli);
+    else
         fwrite(table.data, 1, table.len, stdout);
-    }
     buf_release(&table);
-    store_free(s);
+    stage_end(&st, code, NULL);
     return code;
+}
+
+/* What the subcommand needs beyond its options; 0 or the usage message set. */
+static int check_args(const struct cli_subcommand *sub, const struct cli *cli, const struct opts *o)
+{
+    if (sub->id == SUB_MERGE)
+        return cli->nargs < 2 ? lscat_error_setc(LSCAT_EINVALID, "merge needs at least one "
+                                                 "shard store") : 0;
+    if (cli->nargs > 1)
+        return lscat_error_setc(LSCAT_EINVALID, "unexpected argument '%s'", cli->args[1]);
+    if (!o->out)
+        return lscat_error_setc(LSCAT_EINVALID, "%s needs --out DIR", sub->name);
+    if (o->ex.gzip && o->ex.format != EXPORT_CSV)
+        return lscat_error_setc(LSCAT_EINVALID, "--gzip applies to --format csv only");
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -207,38 +223,24 @@ int main(int argc, char **argv)
     struct cli cli;
     struct opts o = { .ex = EXPORT_OPTIONS_INIT };
     o.ex.lscat_version = LSCAT_VERSION " (" LSCAT_GIT_DESCRIBE ")";
-    int sub = cli_find_subcommand(argc, argv);
-    const char *name = sub > 0 ? argv[sub] : "";
-    const struct cli_opt *table = !strcmp(name, "report") ? report_opts
-                                  : !strcmp(name, "export") ? export_opts : NULL;
-    int code = LSCAT_EXIT_OK;
-    int rc = cli_parse(&cli, "lscat-dataset", argc, argv, table, on_opt, &o);
+    int at = cli_find_subcommand(export_opts, argc, argv), code = LSCAT_EXIT_OK;
+    const struct cli_subcommand *sub = cli_subcommand_find(subcommands, at > 0 ? argv[at] : NULL);
+    int rc = cli_parse(&cli, "lscat-dataset", argc, argv, sub ? sub->opts : NULL, on_opt, &o);
     if (rc == CLI_HELP) {
         help();
         goto done;
     }
-    if (rc >= 0 && cli.nargs == 0)
-        rc = lscat_error_setc(LSCAT_EINVALID, "missing subcommand (export, merge or report)");
-    else if (rc >= 0 && strcmp(name, "export") && strcmp(name, "merge") && strcmp(name, "report"))
-        rc = lscat_error_setc(LSCAT_EINVALID, "unknown subcommand '%s'", cli.args[0]);
-    else if (rc >= 0 && strcmp(name, "merge") && cli.nargs > 1)
-        rc = lscat_error_setc(LSCAT_EINVALID, "unexpected argument '%s'", cli.args[1]);
-    else if (rc >= 0 && strcmp(name, "merge") && !o.out)
-        rc = lscat_error_setc(LSCAT_EINVALID, "%s needs --out DIR", name);
-    else if (rc >= 0 && !strcmp(name, "merge") && cli.nargs < 2)
-        rc = lscat_error_setc(LSCAT_EINVALID, "merge needs at least one shard store");
-    else if (rc >= 0 && o.ex.gzip && o.ex.format != EXPORT_CSV)
-        rc = lscat_error_setc(LSCAT_EINVALID, "--gzip applies to --format csv only");
+    if (rc >= 0 && (!(sub = cli_subcommand(&cli, subcommands)) || check_args(sub, &cli, &o) < 0))
+        rc = LSCAT_EINVALID;
     if (rc < 0) {
         code = cli_usage_error(&cli, usage);
         goto done;
     }
-    if (!strcmp(name, "export"))
-        code = run_export(&cli, &o, argc, argv);
-    else if (!strcmp(name, "merge"))
-        code = run_merge(&cli, argc, argv);
-    else
-        code = run_report(&cli, o.out, o.ex.gpu);
+    switch (sub->id) {
+    case SUB_EXPORT: code = run_export(&cli, &o, argc, argv); break;
+    case SUB_MERGE: code = run_merge(&cli, argc, argv); break;
+    case SUB_REPORT: code = run_report(&cli, o.out, o.ex.gpu, argc, argv); break;
+    }
 done:
     cli_release(&cli);
     return code;

@@ -13,8 +13,10 @@
 #include "dataset/columns.h"
 #include "dataset/csv.h"
 #include "dataset/parquet.h"
+#include "dataset/place.h"
 #include "dataset/text.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -375,9 +377,52 @@ int export_check_tables(const char *list)
     return 0;
 }
 
+static int write_export(struct export_result *out, struct store *s, const struct export_options *o);
+
+/* Is s a prefix of "YYYY-MM-DDTHH:MM:SSZ" ending at a field's end, with fields in range? The
+ * store's timestamps are such strings, compared as text: anything else filters wrongly. */
+int export_check_since(const char *s)
+{
+    static const char shape[] = "0000-00-00T00:00:00Z";
+    static const int ends[] = { 4, 7, 10, 13, 16, 19, 20 };
+    static const int lo[] = { 0, 1, 1, 0, 0, 0 }, hi[] = { 9999, 12, 31, 23, 59, 60 };
+    size_t len = strlen(s);
+    int ok = 0;
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++)
+        ok |= len == (size_t)ends[i];
+    for (size_t i = 0; ok && i < len; i++)
+        ok = shape[i] == '0' ? isdigit((unsigned char)s[i]) != 0 : s[i] == shape[i];
+    for (int f = 0, at = 0; ok && at < (int)len && f < 6; at = ends[f++] + 1) {
+        int v = atoi(s + at);
+        ok = v >= lo[f] && v <= hi[f];
+    }
+    if (!ok)
+        return lscat_error_setc(LSCAT_EINVALID, "--since: '%s' is not a UTC date or time "
+                                "(YYYY-MM-DD, or YYYY-MM-DDTHH:MM[:SS][Z], e.g. 2026-11-01)", s);
+    return 0;
+}
+
 int export_run(struct export_result *out, struct store *s, const struct export_options *o)
 {
+    struct export_options in_tmp = *o;
+    char *tmp = NULL;
     memset(out, 0, sizeof(*out));
+    int rc = place_begin(&tmp, o->out_dir);
+    if (rc == 0) {
+        in_tmp.out_dir = tmp;
+        rc = write_export(out, s, &in_tmp);
+    }
+    if (rc == 0)
+        rc = place_finish(tmp, o->out_dir);
+    if (rc < 0)
+        place_abort(tmp);
+    free(tmp);
+    return rc;
+}
+
+/* Everything into o->out_dir, a fresh folder. */
+static int write_export(struct export_result *out, struct store *s, const struct export_options *o)
+{
     int ntab, rc;
     const struct columns_table *tabs = columns_tables(&ntab);
     char now[32], schema[16], filters[512];
@@ -385,6 +430,8 @@ int export_run(struct export_result *out, struct store *s, const struct export_o
     snprintf(schema, sizeof(schema), "%d", store_schema_version(s));
     snprintf(filters, sizeof(filters), "gpu=%s since=%s kernels_only=%d", o->gpu ? o->gpu : "*",
              o->since ? o->since : "*", o->kernels_only);
+    if (o->since && (rc = export_check_since(o->since)) < 0)
+        return rc;
     if ((rc = fs_mkdirs(o->out_dir, 0755)) < 0)
         return rc;
     /* One deferred read transaction: every table comes from the same snapshot. */

@@ -29,7 +29,10 @@ struct export_options {
     const char *lscat_version; /* recorded in the files and the data card */
     int quiet;                 /* no progress bars */
 };
-#define EXPORT_OPTIONS_INIT { NULL, NULL, EXPORT_PARQUET, NULL, NULL, 0, NULL, 0, 0, 0, 1, 3, 1, "", 0 }
+#define EXPORT_OPTIONS_INIT { .out_dir = NULL, .work_dir = NULL, .format = EXPORT_PARQUET, \
+    .gpu = NULL, .since = NULL, .kernels_only = 0, .tables = NULL, .gzip = 0, \
+    .row_group_rows = 0, .row_group_bytes = 0, .dictionary = 1, .zstd_level = 3, \
+    .byte_stream_split = 1, .lscat_version = "", .quiet = 0 }
 
 #define EXPORT_MAX_TABLES 8
 
@@ -45,9 +48,14 @@ struct export_result {
 
 /* Check a --tables list: every name must be a published table. */
 int export_check_tables(const char *list);
+/* Check a --since value: a UTC date or time as the store writes them (YYYY, YYYY-MM,
+ * YYYY-MM-DD, YYYY-MM-DDTHH[:MM[:SS]][Z]). Returns 0 or LSCAT_EINVALID with the message set. */
+int export_check_since(const char *since);
 
-/* Export the tables, then README.md, columns.md and SHA256SUMS. Returns 0 or a negative code
- * with the message set; files written before a failure stay only under temporary names. */
+/* Export the tables, then README.md, columns.md and SHA256SUMS, into a temporary folder beside
+ * o->out_dir that then replaces it in one step (dataset/place.h): until then the old export
+ * stays whole; a failure or a kill leaves it as it was. Returns 0 or a negative code with the
+ * message set. */
 int export_run(struct export_result *out, struct store *s, const struct export_options *o);
 
 /* The file name of a table in this format, e.g. "measurements.csv.gz". Caller frees. */

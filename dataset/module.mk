@@ -2,7 +2,7 @@
 # LS-CAT report. It reads the store through store/.
 # libdataset: the Parquet writer, CSV writer, export, merge and report.
 DATASET_SRCS := thrift.c parquet.c parquet_encode.c text.c columns.c csv.c export.c card.c \
-                dtoa.c                 merge.c report.c
+                dtoa.c place.c merge.c report.c
 DATASET_OBJS := $(patsubst %.c,$(B)/dataset/%.o,$(DATASET_SRCS))
 $(B)/libdataset.a: $(DATASET_OBJS)
 	@rm -f $@

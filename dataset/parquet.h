@@ -49,7 +49,8 @@ struct parquet_options {
     const char *const *kv;   /* key-value metadata: "key", "value", ..., NULL; may be NULL */
     const char *created_by;  /* NULL: "lscat <version>" */
 };
-#define PARQUET_OPTIONS_INIT { 64u << 20, 1 << 20, 3, 1, 1, NULL, NULL }
+#define PARQUET_OPTIONS_INIT { .row_group_bytes = 64u << 20, .row_group_rows = 1 << 20, \
+    .zstd_level = 3, .dictionary = 1, .byte_stream_split = 1, .kv = NULL, .created_by = NULL }
 
 struct parquet_writer;
 

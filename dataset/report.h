@@ -17,7 +17,7 @@ struct report_options {
     const char *gpu;     /* NULL: every GPU model; else a case-insensitive substring */
     int plots;           /* 1: run gnuplot for the PNG plots (skipped with a note if missing) */
 };
-#define REPORT_OPTIONS_INIT { NULL, NULL, 1 }
+#define REPORT_OPTIONS_INIT { .out_dir = NULL, .gpu = NULL, .plots = 1 }
 
 /* LS-CAT's summary numbers for one GPU model. Shares are fractions (0..1); -1 = no data. */
 struct report_summary {

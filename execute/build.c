@@ -23,6 +23,10 @@
 #ifndef LSCAT_SOURCE_DIR
 #define LSCAT_SOURCE_DIR "."
 #endif
+/* The timing core's files, "a","b", from tune/module.mk's TIMING_CORE_SRCS (the one list). */
+#ifndef LSCAT_TIMING_CORE_FILES
+#error "LSCAT_TIMING_CORE_FILES is set by execute/module.mk: build with make"
+#endif
 
 #define LOG_CAP_BYTES (1u << 20)
 #define FIRST_ERROR_CAP 500
@@ -83,11 +87,15 @@ static char *find_nvcc(const char *given)
 static int run_plain(struct proc_result *r, const char *const *argv, const char *cwd, double t)
 {
     struct proc_options o = PROC_OPTIONS_INIT;
+    char **env = proc_env_untrusted(NULL, NULL); /* nvcc sees what it sees in the sandbox */
     o.argv = argv;
+    o.env = (const char *const *)env;
     o.cwd = cwd;
     o.timeout_s = t;
     o.out_cap_bytes = LOG_CAP_BYTES;
-    return proc_run(r, &o);
+    int rc = proc_run(r, &o);
+    proc_env_free(env);
+    return rc;
 }
 
 static int nvcc_version(char **out, const char *nvcc)
@@ -224,8 +232,7 @@ int build_env_init(struct build_env *env, const struct build_config *cfg)
     struct sha256 c;
     unsigned char d[32];
     sha256_init(&c);
-    const char *parts[] = { "tune/timing.h", "tune/timing.cu", "tune/stats.c", "tune/nvml_dl.h",
-                            NULL }; /* a missing one hashes as missing */
+    const char *parts[] = { LSCAT_TIMING_CORE_FILES NULL }; /* a missing one hashes as missing */
     for (int i = 0; parts[i]; i++) {
         char *p = fs_join(env->share_dir, parts[i]);
         hash_file(&c, parts[i], p);

@@ -1,14 +1,13 @@
 /* lscat-execute: build every isolated kernel's harness with nvcc on all cores, repair failed
- * builds, probe-run the built ones on a GPU in a sandbox. Thin: options, store, execute_run(). */
+ * builds, probe-run the built ones on a GPU in a sandbox. Thin: options, stage_begin(),
+ * execute_run(), stage_end(). */
 #include "common/cli.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
-#include "common/xalloc.h"
-#include "store/store.h"
+#include "store/stage.h"
 #include "execute/execute.h"
 
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,6 +137,22 @@ static void help(void)
     cli_print_common_help(stdout);
 }
 
+/* The run's one summary line, and what to do after an interruption. */
+static void log_summary(const struct execute_counts *c)
+{
+    log_info("execute: %d kernels, %d cached, %d built (%d after repair, %d keeping "
+             "their probes), %d failed to build, %d probed (%d with 2D blocks only, %d "
+             "again for the 2D plan): %d runnable (%d with a non-default binding, %d clean "
+             "at small sizes only), %d failed%s",
+             c->kernels, c->cached, c->built_first_try + c->built_after_repair,
+             c->built_after_repair, c->probes_kept, c->build_failed, c->probed, c->probed_2d,
+             c->reprobed, c->runnable, c->rebound, c->small_only, c->probe_failed,
+             c->gpu_present || c->probed ? "" : " (probing needs a CUDA device)");
+    if (c->interrupted)
+        fprintf(stderr, "lscat-execute: interrupted; run again to build and probe what "
+                        "is missing\n");
+}
+
 static volatile int g_stop;
 static void on_signal(int sig)
 {
@@ -150,39 +165,35 @@ int main(int argc, char **argv)
     struct cli cli;
     struct execute_options o = EXECUTE_OPTIONS_INIT;
     struct execute_counts c;
-    struct store *s = NULL;
-    int64_t run_id = 0;
-    char *counts = NULL, work[PATH_MAX];
-    int code = LSCAT_EXIT_OK, began = 0;
+    struct stage st = STAGE_INIT;
+    char *counts = NULL;
+    int code = LSCAT_EXIT_OK;
     int rc = cli_parse(&cli, "lscat-execute", argc, argv, opts, on_opt, &o);
     if (rc == CLI_HELP) {
         help();
         goto done;
     }
-    if (rc < 0 || cli.nargs > 0) {
-        if (rc >= 0)
-            lscat_error_set("unexpected argument '%s'", cli.args[0]);
+    if (rc < 0 || cli_no_args(&cli) < 0) {
         code = cli_usage_error(&cli, usage);
         goto done;
     }
     o.jobs = cli.jobs;
-    if (fs_mkdirs(cli.work_dir, 0755) < 0 || !realpath(cli.work_dir, work) ||
-        store_open(&s, cli.db_path, STORE_CREATE) < 0 ||
-        store_run_begin(&run_id, s, "execute", argc, argv) < 0) {
-        fprintf(stderr, "lscat-execute: %s\n", lscat_error_last());
-        code = LSCAT_EXIT_FATAL;
+    if (stage_begin(&st, &cli, "execute", STAGE_CREATE, argc, argv) < 0) {
+        code = cli_fatal(&cli);
         goto done;
     }
-    began = 1;
+    char *builds = fs_join(st.work_dir, "builds"); /* builds/core-<hash>.tmp.<pid> of killed runs */
+    if (fs_remove_stale_temps(builds, 0) < 0)
+        log_warn("%s", lscat_error_last());
+    free(builds);
     /* SIGINT/SIGTERM (e.g. `timeout`): the builds and probes in flight finish and are
      * recorded, nothing new starts, the run is recorded as interrupted. */
     o.stop = &g_stop;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
-    rc = execute_run(&c, s, work, &o, run_id);
+    rc = execute_run(&c, st.store, st.work_dir, &o, st.run_id);
     if (rc < 0) {
-        fprintf(stderr, "lscat-execute: %s\n", lscat_error_last());
-        code = LSCAT_EXIT_FATAL;
+        code = cli_fatal(&cli);
     } else if (c.interrupted) {
         code = LSCAT_EXIT_FATAL;
     } else if (c.build_failed || c.probe_failed || c.errors) {
@@ -190,24 +201,11 @@ int main(int argc, char **argv)
     }
     if (rc == 0) {
         execute_counts_json(&counts, &c);
-        log_info("execute: %d kernels, %d cached, %d built (%d after repair, %d keeping "
-                 "their probes), %d failed to build, %d probed (%d with 2D blocks only, %d "
-                 "again for the 2D plan): %d runnable (%d with a non-default binding, %d clean "
-                 "at small sizes only), %d failed%s",
-                 c.kernels, c.cached, c.built_first_try + c.built_after_repair,
-                 c.built_after_repair, c.probes_kept, c.build_failed, c.probed, c.probed_2d,
-                 c.reprobed,
-                 c.runnable, c.rebound, c.small_only, c.probe_failed,
-                 c.gpu_present || c.probed ? "" : " (probing needs a CUDA device)");
-        if (c.interrupted)
-            fprintf(stderr, "lscat-execute: interrupted; run again to build and probe what "
-                            "is missing\n");
+        log_summary(&c);
     }
 done:
-    if (began && store_run_end(s, run_id, code, counts) < 0)
-        fprintf(stderr, "lscat-execute: %s\n", lscat_error_last());
+    stage_end(&st, code, counts);
     free(counts);
-    store_free(s);
     cli_release(&cli);
     return code;
 }

@@ -33,7 +33,10 @@ struct execute_options {
                                 0 = 8 x jobs; < 0 = no bound */
     int probe_jobs;          /* probe workers beside the builders; 0 = min(jobs, 4) */
 };
-#define EXECUTE_OPTIONS_INIT { NULL, NULL, 1, 5, 300, 30, EXECUTE_PROBE_AUTO, 0, 0, NULL, 2024, NULL, 0, 0 }
+#define EXECUTE_OPTIONS_INIT { .arch = NULL, .nvcc = NULL, .jobs = 1, .max_attempts = 5, \
+    .build_timeout_s = 300, .probe_timeout_s = 30, .probe = EXECUTE_PROBE_AUTO, .sanitize = 0, \
+    .device = 0, .kernel = NULL, .probe_size = 2024, .stop = NULL, .build_ahead = 0, \
+    .probe_jobs = 0 }
 
 struct execute_counts {
     int kernels;             /* considered */

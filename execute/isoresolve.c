@@ -204,12 +204,16 @@ static int ensure_started(struct isoresolve *r)
     const char *argv[] = { r->exe, "resolve", "--serve", r->cuda_home ? "--cuda-home" : NULL,
                            r->cuda_home, NULL };
     struct proc_options o = PROC_OPTIONS_INIT;
+    char **env = proc_env_untrusted(NULL, NULL); /* it parses untrusted sources: no secrets */
     o.argv = argv;
+    o.env = (const char *const *)env;
 #if !defined(__SANITIZE_ADDRESS__)
     o.limits.as_bytes = (size_t)8 << 30; /* as isolate's parse workers */
 #endif
     r->starts++;
-    if (proc_spawn(&r->child, &o) < 0) {
+    int spawned = proc_spawn(&r->child, &o);
+    proc_env_free(env); /* the child has its copy */
+    if (spawned < 0) {
         char *why = xasprintf("cannot start '%s': %s", r->exe, lscat_error_last());
         disable(r, why);
         free(why);
@@ -336,7 +340,7 @@ struct isoresolve *isoresolve_new(const struct isoresolve_options *o)
     r->timeout_s = o->timeout_s > 0 ? o->timeout_s : 120;
     r->max_starts = o->max_starts > 0 ? o->max_starts : 3;
     r->child.pid = -1;
-    r->child.in_fd = r->child.out_fd = -1;
+    r->child.in_fd = r->child.out_fd = r->child.extra_fd = -1;
     pthread_mutex_init(&r->lock, NULL);
     return r;
 }

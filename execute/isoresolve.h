@@ -17,7 +17,8 @@ struct isoresolve_options {
     int max_starts;           /* starts before giving up for the run (0: 3) */
 };
 
-#define ISORESOLVE_OPTIONS_INIT { NULL, NULL, 0, 0 }
+#define ISORESOLVE_OPTIONS_INIT { .exe = NULL, .cuda_home = NULL, .timeout_s = 0, \
+                                  .max_starts = 0 }
 
 struct isoresolve;
 

@@ -7,8 +7,11 @@ $(B)/libexecute.a: $(EXECUTE_OBJS)
 EXECUTE_LIBS := $(B)/libexecute.a $(STORE_LIBS)
 
 # Where the timing core's sources are found at run time (LSCAT_SHARE_DIR overrides; an
-# installed lscat looks in <prefix>/share/lscat first).
-$(B)/execute/build.o: CPPFLAGS += -DLSCAT_SOURCE_DIR='"$(CURDIR)"'
+# installed lscat looks in <prefix>/share/lscat first), and which they are (tune/module.mk's
+# TIMING_CORE_SRCS, as "a","b", for the core's hash).
+$(B)/execute/build.o: CPPFLAGS += -DLSCAT_SOURCE_DIR='"$(CURDIR)"' \
+    -DLSCAT_TIMING_CORE_FILES='$(foreach f,$(TIMING_CORE_SRCS),"$(f)",)'
+$(B)/execute/build.o: tune/module.mk
 
 PROGRAMS += $(B)/bin/lscat-execute
 $(B)/bin/lscat-execute: $(B)/execute/cmd.o $(B)/libexecute.a $(B)/libstore.a $(B)/libcommon.a
@@ -23,7 +26,7 @@ install: install-execute-share
 .PHONY: install-execute-share
 install-execute-share: all
 	install -d $(DESTDIR)$(PREFIX)/share/lscat/tune
-	install -m 0644 $(wildcard tune/timing.h tune/timing.cu tune/stats.c tune/nvml_dl.h) \
+	install -m 0644 $(wildcard $(TIMING_CORE_SRCS)) \
 		$(DESTDIR)$(PREFIX)/share/lscat/tune/
 
 # Test support for execute's tests: fixture work folders.

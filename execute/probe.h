@@ -49,7 +49,8 @@ struct probe_options {
     const char *params;     /* kernels.params, to skip bindings that change nothing; may be NULL */
     int large;              /* W = H of the large configurations (0: small ones only) */
 };
-#define PROBE_OPTIONS_INIT { NULL, NULL, NULL, 0, 0, 30.0, NULL, NULL, 2024 }
+#define PROBE_OPTIONS_INIT { .harness = NULL, .scratch = NULL, .work_dir = NULL, .slot = 0, \
+    .device = 0, .timeout_s = 30.0, .sanitizer = NULL, .params = NULL, .large = 2024 }
 
 struct gpu_info {
     int index;

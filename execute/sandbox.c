@@ -19,14 +19,13 @@
 #include <string.h>
 #include <stdio.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <signal.h>
 #include <unistd.h>
-
-extern char **environ;
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
@@ -37,6 +36,7 @@ extern char **environ;
 #define LL_RULE_PATH_BENEATH 1
 #define LL_FS_WRITE ((1ULL << 1) | (1ULL << 4) | (1ULL << 5) | (1ULL << 6) | (1ULL << 7) | \
                      (1ULL << 8) | (1ULL << 9) | (1ULL << 10) | (1ULL << 11) | (1ULL << 12))
+#define LL_FS_WRITE_FILE (1ULL << 1)
 #define LL_NET_TCP ((1ULL << 0) | (1ULL << 1)) /* bind and connect, ABI >= 4 */
 
 struct ll_ruleset_attr { uint64_t handled_access_fs, handled_access_net; };
@@ -76,21 +76,35 @@ struct child_ctx {
     int landlock;
     const char *scratch;
     int uid; /* -1: keep ours */
+    int mntns;       /* without bwrap, as root: private world-writable folders (below) */
+    int landlock_net; /* GPU probes without a network namespace: Landlock ABI (>= 4) for TCP only */
+    int shared_under[4]; /* scratch lies under shared_dirs[i]: that one is re-bound read-only */
 };
 
-static int landlock_child(const struct child_ctx *c)
+/* The world-writable folders a dropped uid could still write to: inside the sandbox each is a
+ * private tmpfs (gone with the run), or, when the scratch folder lies under it, the same folder
+ * read-only with the scratch folder writable inside. */
+static const char *const shared_dirs[] = { "/tmp", "/var/tmp", "/dev/shm", "/run/lock" };
+#define NSHARED 4
+
+/* Writes only under the scratch folder and to /dev/null (nothing else in /dev: /dev/shm is
+ * world-writable); with ABI >= 4 no TCP bind/connect. net_only (GPU probes, which the CUDA
+ * driver's file access rules out of the file rules): TCP only. */
+static int landlock_child(const struct child_ctx *c, int net_only)
 {
-    struct ll_ruleset_attr attr = { LL_FS_WRITE, c->landlock >= 4 ? LL_NET_TCP : 0 };
-    size_t size = c->landlock >= 4 ? sizeof(attr) : sizeof(uint64_t);
+    int abi = net_only ? c->landlock_net : c->landlock;
+    struct ll_ruleset_attr attr = { net_only ? 0 : LL_FS_WRITE, abi >= 4 ? LL_NET_TCP : 0 };
+    size_t size = abi >= 4 ? sizeof(attr) : sizeof(uint64_t);
     int rfd = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
     if (rfd < 0)
         return -1;
-    const char *writable[] = { c->scratch, "/dev", NULL };
-    for (int i = 0; writable[i]; i++) {
+    const char *writable[] = { c->scratch, "/dev/null", NULL };
+    const uint64_t rights[] = { LL_FS_WRITE, LL_FS_WRITE_FILE };
+    for (int i = 0; !net_only && writable[i]; i++) {
         int fd = open(writable[i], O_PATH | O_CLOEXEC);
         if (fd < 0)
             continue;
-        struct ll_path_beneath pb = { LL_FS_WRITE, fd };
+        struct ll_path_beneath pb = { rights[i], fd };
         syscall(SYS_landlock_add_rule, rfd, LL_RULE_PATH_BENEATH, &pb, 0);
         close(fd);
     }
@@ -109,13 +123,47 @@ static int drop_uid(int uid)
     return 0;
 }
 
+/* In a new mount namespace (root, before dropping the uid): the shared world-writable folders
+ * become private (see shared_dirs). Async-signal-safe: syscalls only. */
+static int private_shared_dirs(const struct child_ctx *c)
+{
+    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        return -1;
+    int rebound = 0;
+    for (int i = 0; i < NSHARED; i++) {
+        struct stat st;
+        const char *d = shared_dirs[i];
+        if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        if (!c->shared_under[i]) {
+            if (mount("lscat-sandbox", d, "tmpfs", MS_NOSUID | MS_NODEV,
+                      "size=64m,mode=1777") != 0)
+                return -1;
+            continue;
+        }
+        /* the scratch folder becomes a mount of its own, then d read-only around it */
+        if (!rebound && mount(c->scratch, c->scratch, NULL, MS_BIND, NULL) != 0)
+            return -1;
+        rebound = 1;
+        if (mount(d, d, NULL, MS_BIND | MS_REC, NULL) != 0 ||
+            mount(NULL, d, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
+                  NULL) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int child_setup(void *arg)
 {
     const struct child_ctx *c = arg;
     if (!c->use_bwrap) {
         if (c->netns && unshare(CLONE_NEWNET) != 0)
             return -1;
-        if (c->landlock && landlock_child(c) != 0)
+        if (c->mntns && private_shared_dirs(c) != 0)
+            return -1;
+        if (c->landlock && landlock_child(c, 0) != 0)
+            return -1;
+        if (!c->landlock && c->landlock_net && landlock_child(c, 1) != 0)
             return -1;
     }
     if (c->uid >= 0 && drop_uid(c->uid) != 0)
@@ -159,7 +207,7 @@ static void detect(const char *work_dir)
     int want_bwrap = !mode || strcmp(mode, "fallback") != 0;
     int none = mode && strcmp(mode, "none") == 0;
     caps.root = geteuid() == 0;
-    struct child_ctx c = { 0, 0, 0, "/", -1 };
+    struct child_ctx c = { 0, 0, 0, "/", -1, 0, 0, { 0 } };
     const char *true_argv[] = { "true", NULL };
     if (caps.root && !none && work_dir && reachable_by_others(work_dir) &&
         (uid_block = take_uid_block()) >= 0) {
@@ -176,12 +224,14 @@ static void detect(const char *work_dir)
         c.use_bwrap = 0;
     }
     if (!caps.bwrap && !none) {
-        struct child_ctx n = { 0, 1, 0, "/", -1 };
+        struct child_ctx n = { 0, 1, 0, "/", -1, 0, 0, { 0 } };
         caps.netns = caps.root && try_child(true_argv, &n);
+        struct child_ctx m = { 0, 0, 0, "/", -1, 1, 0, { 0 } };
+        caps.mntns = caps.root && try_child(true_argv, &m);
         long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
         caps.landlock = abi > 0 ? (int)abi : 0;
         if (caps.landlock) {
-            struct child_ctx l = { 0, 0, caps.landlock, "/tmp", -1 };
+            struct child_ctx l = { 0, 0, caps.landlock, "/tmp", -1, 0, 0, { 0 } };
             if (!try_child(true_argv, &l))
                 caps.landlock = 0;
         }
@@ -202,6 +252,8 @@ static void apply_disable(void)
         caps.netns = 0;
     if (strstr(d, "bwrap"))
         caps.bwrap = 0;
+    if (strstr(d, "mntns"))
+        caps.mntns = 0;
 }
 
 const struct sandbox_caps *sandbox_detect(const char *work_dir)
@@ -216,62 +268,55 @@ const struct sandbox_caps *sandbox_detect(const char *work_dir)
     return &caps;
 }
 
+/* The fallback's "in force" and "missing" parts (no bubblewrap). */
+static void describe_fallback(struct buf *out, struct buf *missing, const struct sandbox_caps *c)
+{
+    buf_adds(out, "no bubblewrap (install the 'bubblewrap' package);");
+    buf_adds(missing, " read-only system view (system files are protected by permissions only),"
+                      " pid namespace (other processes are visible)");
+    if (c->netns)
+        buf_adds(out, " network namespace");
+    else if (c->landlock >= 4)
+        buf_adds(out, " TCP connect/bind blocked by Landlock"),
+            buf_adds(missing, ", network isolation beyond TCP (UDP, raw)");
+    else
+        buf_adds(missing, ", network isolation");
+    if (c->landlock)
+        buf_addf(out, ", build writes confined by Landlock ABI %d (probes: CUDA fails under "
+                      "its file rules)", c->landlock);
+    else
+        buf_adds(missing, ", write confinement of builds");
+    if (c->mntns)
+        buf_adds(out, ", private /tmp, /var/tmp, /dev/shm, /run/lock");
+    if (!c->drop_uid)
+        buf_adds(missing, ", write confinement of GPU probes");
+    else if (!c->mntns)
+        buf_adds(missing, ", private /tmp and /dev/shm (probes can write there)");
+}
+
 int sandbox_describe(struct buf *out, const struct sandbox_caps *c)
 {
     struct buf missing = BUF_INIT;
-    if (c->bwrap) {
+    if (c->bwrap)
         buf_adds(out, "bubblewrap: no network, read-only system, private /tmp, one writable "
                       "folder, GPU device files");
-    } else {
-        buf_adds(out, "no bubblewrap (install the 'bubblewrap' package);");
-        buf_adds(&missing, " read-only system view, pid namespace");
-        if (c->netns)
-            buf_adds(out, " network namespace");
-        else if (c->landlock >= 4)
-            buf_adds(out, " TCP blocked by Landlock (builds only)"),
-                buf_adds(&missing, ", network isolation of GPU probes");
-        else
-            buf_adds(&missing, ", network isolation");
-        if (c->landlock)
-            buf_addf(out, ", writes confined by Landlock ABI %d (builds only: CUDA fails "
-                          "under it)", c->landlock);
-        else
-            buf_adds(&missing, ", write confinement");
-        if (!c->drop_uid)
-            buf_adds(&missing, ", write confinement of GPU probes");
-    }
-    buf_adds(out, c->drop_uid ? ", unprivileged per-slot uid" : "");
-    buf_adds(out, ", rlimits (cpu, file size, processes), wall-clock timeout");
-    if (c->root && !c->drop_uid)
-        buf_adds(&missing, missing.len ? ", process limit (root ignores RLIMIT_NPROC; make the "
-                                         "work folder o+x)"
-                                       : " process limit (root ignores RLIMIT_NPROC; make the "
-                                         "work folder o+x)");
+    else
+        describe_fallback(out, &missing, c);
+    buf_adds(out, c->drop_uid ? ", unprivileged per-slot uid (cannot read the store)" : "");
+    buf_adds(out, ", rlimits (cpu, file size, processes), wall-clock timeout, allow-listed "
+                  "environment");
+    if (!c->drop_uid)
+        buf_adds(&missing, missing.len ? ", " : " ");
+    if (!c->drop_uid && c->root)
+        buf_adds(&missing, "process limit (root ignores RLIMIT_NPROC; make the work folder o+x)");
+    else if (!c->drop_uid)
+        buf_adds(&missing, "a separate uid (probes run as you: they can read the store and "
+                           "leave daemons behind)");
     int any = missing.len > 0;
     if (any)
         buf_addf(out, "; MISSING:%s", missing.data);
     buf_release(&missing);
     return any;
-}
-
-/* The environment: ours, with TMPDIR and HOME inside the scratch folder, plus extra_env. */
-static char **make_env(const char *scratch, const char *const *extra)
-{
-    size_t n = 0, k = 0;
-    while (environ[n])
-        n++;
-    size_t ne = 0;
-    while (extra && extra[ne])
-        ne++;
-    char **env = xcalloc(n + ne + 3, sizeof(*env));
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "TMPDIR=", 7) != 0 && strncmp(environ[i], "HOME=", 5) != 0)
-            env[k++] = xstrdup(environ[i]);
-    env[k++] = xasprintf("TMPDIR=%s/tmp", scratch);
-    env[k++] = xasprintf("HOME=%s", scratch);
-    for (size_t i = 0; i < ne; i++)
-        env[k++] = xstrdup(extra[i]);
-    return env;
 }
 
 static void free_strv(char **v)
@@ -356,9 +401,15 @@ int sandbox_run(struct proc_result *out, const struct sandbox_options *o)
     /* The CUDA driver fails under Landlock ("OS call failed", measured on the H100 hosts):
      * GPU runs rely on the network namespace and the unprivileged uid instead. */
     struct child_ctx ctx = { c->bwrap, c->netns, o->gpu ? 0 : c->landlock, o->scratch_dir,
-                             c->drop_uid ? sandbox_slot_uid(o->slot) : -1 };
+                             c->drop_uid ? sandbox_slot_uid(o->slot) : -1, c->mntns,
+                             o->gpu && !c->netns && c->landlock >= 4 ? c->landlock : 0, { 0 } };
+    for (int i = 0; i < NSHARED; i++) {
+        size_t n = strlen(shared_dirs[i]);
+        ctx.shared_under[i] = !strncmp(o->scratch_dir, shared_dirs[i], n) &&
+                              (o->scratch_dir[n] == '/' || !o->scratch_dir[n]);
+    }
     const char *cwd = o->cwd ? o->cwd : o->scratch_dir;
-    char **env = make_env(o->scratch_dir, o->extra_env);
+    char **env = proc_env_untrusted(o->scratch_dir, o->extra_env);
     char **argv = c->bwrap ? bwrap_argv(o, cwd) : NULL;
     struct proc_options po = PROC_OPTIONS_INIT;
     int rc = prepare_scratch(o->scratch_dir, ctx.uid);
@@ -384,7 +435,7 @@ int sandbox_run(struct proc_result *out, const struct sandbox_options *o)
     if (ctx.uid >= 0)
         reap_slot(ctx.uid);
 done:
-    free_strv(env);
+    proc_env_free(env);
     free_strv(argv);
     return rc;
 }

@@ -23,6 +23,8 @@ struct sandbox_caps {
     int drop_uid;   /* root, and a per-slot uid can reach the work folder: children drop to it */
     int netns;      /* without bwrap: unshare(CLONE_NEWNET) works in a child */
     int landlock;   /* without bwrap: Landlock ABI version (0 = none) */
+    int mntns;      /* without bwrap, as root: a mount namespace with private /tmp, /var/tmp,
+                     * /dev/shm, /run/lock (what a dropped uid could otherwise write to) */
 };
 
 /* The per-slot unprivileged users: uid = SANDBOX_UID_BASE + block * 64 + slot % 64, where each
@@ -59,7 +61,10 @@ struct sandbox_options {
     size_t out_cap_bytes;     /* per stream (0 = 1 MiB) */
     const char *const *extra_env; /* "K=V" added to the environment, NULL-terminated, may be NULL */
 };
-#define SANDBOX_OPTIONS_INIT { NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, 0, 0, 0, 0, 0, NULL }
+#define SANDBOX_OPTIONS_INIT { .argv = NULL, .scratch_dir = NULL, .ro_dir = NULL, \
+    .ro_dir2 = NULL, .cwd = NULL, .slot = 0, .gpu = 0, .stdin_data = NULL, .stdin_len = 0, \
+    .timeout_s = 0, .cpu_s = 0, .file_bytes = 0, .nproc = 0, .out_cap_bytes = 0, \
+    .extra_env = NULL }
 
 /* Run argv in the sandbox. Same contract as proc_run(): 0 when started and waited for (see
  * out->timed_out, signal, exit_code), LSCAT_ERR when it could not start. *out is always

@@ -14,9 +14,8 @@
 #include "common/buf.h"
 #include "common/cli.h"
 #include "common/error.h"
-#include "common/fs.h"
 #include "common/log.h"
-#include "store/store.h"
+#include "store/stage.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +30,8 @@ enum {
     O_API_URL, O_ARCHIVE_URL, O_GIT_URL, O_METHOD, O_REFRESH, O_LIMIT, O_REPO, O_PER_HOST,
     O_ATTEMPTS, O_MAX_WAIT, O_TIMEOUT, O_BACKOFF, O_PUSHED_UNTIL, O_MAX_ARCHIVE, O_GIT_TIMEOUT,
 };
+
+enum { SUB_SCAN = 1, SUB_IMPORT, SUB_SEARCH, SUB_FETCH };
 
 static const struct cli_opt opts[] = {
     { "from", 0, "HOUR", "scan: first hour, YYYY-MM-DDTHH or YYYY-MM-DD (UTC)", O_FROM },
@@ -203,9 +204,8 @@ static void http_opts(struct http_options *h, const struct args *a, const struct
 static int cmd_scan(struct buf *counts, struct store *s, const struct args *a,
                     const struct cli *cli, int64_t run_id)
 {
-    struct scan_options o;
+    struct scan_options o = SCAN_OPTIONS_INIT;
     struct scan_counts k;
-    memset(&o, 0, sizeof(o));
     http_opts(&o.http, a, cli);
     o.http.parallel = 1;
     o.source = a->source;
@@ -354,34 +354,37 @@ static int cmd_fetch(struct buf *counts, struct store *s, const struct args *a,
 }
 
 /* Subcommand-specific argument checks; returns 0 or sets the usage message. */
-static int check_args(const char *sub, const struct cli *cli, const struct args *a)
+static int check_args(const struct cli_subcommand *sub, const struct cli *cli,
+                      const struct args *a)
 {
-    if (!strcmp(sub, "scan")) {
+    switch (sub->id) {
+    case SUB_SCAN:
         if (cli->nargs != 1)
             return lscat_error_set("scan takes no arguments ('%s')", cli->args[1]);
         if (!a->since_last && !a->from)
             return lscat_error_set("scan needs --from (and --to) or --since-last");
         if (a->since_last && a->from)
             return lscat_error_set("--since-last excludes --from");
-    } else if (!strcmp(sub, "import")) {
-        if (cli->nargs != 2)
-            return lscat_error_set("import needs one FILE ('-' for stdin)");
-    } else if (!strcmp(sub, "search")) {
-        if (cli->nargs != 1 || !a->pushed_since)
-            return lscat_error_set("search needs --pushed-since DATE and no arguments");
-    } else if (!strcmp(sub, "fetch")) {
-        if (cli->nargs != 1)
-            return lscat_error_set("fetch takes no arguments (use --repo OWNER/NAME)");
-    } else
-        return lscat_error_set("unknown subcommand '%s'", sub);
+        return 0;
+    case SUB_IMPORT:
+        return cli->nargs != 2 ? lscat_error_set("import needs one FILE ('-' for stdin)") : 0;
+    case SUB_SEARCH:
+        return cli->nargs != 1 || !a->pushed_since
+                   ? lscat_error_set("search needs --pushed-since DATE and no arguments") : 0;
+    case SUB_FETCH:
+        return cli->nargs != 1
+                   ? lscat_error_set("fetch takes no arguments (use --repo OWNER/NAME)") : 0;
+    }
     return 0;
 }
 
 /* `lscat-harvest --git-clone-worker URL DIR MAX_BYTES` (internal; started by fetch through
- * gitclone_run_child): clone, print "COMMIT BRANCH", exit 0, 4 (not found) or 1. */
+ * gitclone_run_child): clone, print "COMMIT BRANCH", exit 0, 4 (not found) or 1. argv[0] is
+ * the program (cli_run_mode). */
 static int clone_worker(int argc, char **argv)
 {
     char commit[41], branch[256], *end;
+    argc--, argv++;
     if (argc != 3) {
         fprintf(stderr, "lscat-harvest %s: usage: %s URL DIR MAX_BYTES (internal)\n",
                 GITCLONE_WORKER_FLAG, GITCLONE_WORKER_FLAG);
@@ -403,55 +406,63 @@ static int clone_worker(int argc, char **argv)
     return fflush(stdout) == 0 ? 0 : GITCLONE_EXIT_ERR;
 }
 
+static const struct cli_subcommand subcommands[] = {
+    { .name = "scan", .id = SUB_SCAN },
+    { .name = "import", .id = SUB_IMPORT },
+    { .name = "search", .id = SUB_SEARCH },
+    { .name = "fetch", .id = SUB_FETCH },
+    { .name = GITCLONE_WORKER_FLAG, .mode = clone_worker },
+    CLI_SUBCOMMAND_END,
+};
+
+/* Run subcommand `sub` on the open store; its counts go to `counts`. Returns its exit code, or
+ * a negative code (LSCAT_EINVALID: a bad option value found late). */
+static int run(struct buf *counts, const struct cli_subcommand *sub, const struct stage *st,
+               const struct args *a, const struct cli *cli)
+{
+    switch (sub->id) {
+    case SUB_SCAN: return cmd_scan(counts, st->store, a, cli, st->run_id);
+    case SUB_IMPORT: return cmd_import(counts, st->store, cli->args[1]);
+    case SUB_SEARCH: return cmd_search(counts, st->store, a, cli, st->run_id);
+    default: return cmd_fetch(counts, st->store, a, cli, st->run_id);
+    }
+}
+
 int main(int argc, char **argv)
 {
-    if (argc > 1 && !strcmp(argv[1], GITCLONE_WORKER_FLAG))
-        return clone_worker(argc - 2, argv + 2);
     struct cli cli;
     struct args a;
-    struct store *s = NULL;
+    struct stage st = STAGE_INIT;
     struct buf counts = BUF_INIT;
-    int64_t run_id = 0;
+    const struct cli_subcommand *sub = NULL;
     int code = LSCAT_EXIT_OK, rc;
+    if (cli_run_mode(&code, subcommands, opts, argc, argv))
+        return code;
     memset(&a, 0, sizeof(a));
     rc = cli_parse(&cli, "lscat-harvest", argc, argv, opts, on_opt, &a);
     if (rc == CLI_HELP) {
         help();
         goto done;
     }
-    if (rc == 0 && cli.nargs == 0)
-        rc = lscat_error_set("missing subcommand (scan, import, search or fetch)");
-    if (rc < 0 || check_args(cli.args[0], &cli, &a) < 0) {
+    if (rc < 0 || !(sub = cli_subcommand(&cli, subcommands)) || check_args(sub, &cli, &a) < 0) {
         code = cli_usage_error(&cli, usage);
         goto done;
     }
-    const char *sub = cli.args[0];
-    if (http_global_init() < 0 || fs_mkdirs(cli.work_dir, 0755) < 0 ||
-        store_open(&s, cli.db_path, STORE_CREATE) < 0 ||
-        store_run_begin(&run_id, s, "harvest", argc, argv) < 0) {
-        fprintf(stderr, "lscat-harvest: %s\n", lscat_error_last());
-        code = LSCAT_EXIT_FATAL;
+    if (http_global_init() < 0 ||
+        stage_begin(&st, &cli, "harvest", STAGE_CREATE, argc, argv) < 0) {
+        code = cli_fatal(&cli);
         goto done;
     }
-    if (!strcmp(sub, "scan"))
-        rc = cmd_scan(&counts, s, &a, &cli, run_id);
-    else if (!strcmp(sub, "import"))
-        rc = cmd_import(&counts, s, cli.args[1]);
-    else if (!strcmp(sub, "search"))
-        rc = cmd_search(&counts, s, &a, &cli, run_id);
+    rc = run(&counts, sub, &st, &a, &cli);
+    if (rc == LSCAT_EINVALID)
+        code = cli_usage_error(&cli, usage);
+    else if (rc < 0)
+        code = cli_fatal(&cli);
     else
-        rc = cmd_fetch(&counts, s, &a, &cli, run_id);
-    if (rc == LSCAT_EINVALID) {
-        code = cli_usage_error(&cli, usage);
-    } else if (rc < 0) {
-        fprintf(stderr, "lscat-harvest: %s\n", lscat_error_last());
-        code = LSCAT_EXIT_FATAL;
-    } else
         code = rc;
-    store_run_end(s, run_id, code, counts.len ? counts.data : NULL);
 done:
+    stage_end(&st, code, counts.len ? counts.data : NULL);
     buf_release(&counts);
-    store_free(s);
     cli_release(&cli);
     http_global_cleanup();
     gitclone_global_cleanup();

@@ -452,6 +452,15 @@ static int lock_work(int *fd_out, const char *work_dir)
     return rc;
 }
 
+/* blobs/xx/<sha>.tmp.<pid> of killed fetches (extract.c writes a blob there, then renames). */
+static void remove_stale_blobs(const char *work_dir)
+{
+    char *blobs = fs_join(work_dir, "blobs");
+    if (fs_remove_stale_temps(blobs, 1) < 0)
+        log_warn("%s", lscat_error_last());
+    free(blobs);
+}
+
 struct run_ctx {
     struct fetch_counts *k;
     struct store *s;
@@ -484,6 +493,7 @@ int fetch_run(struct fetch_counts *out, struct store *s, const struct fetch_opti
         goto done;
     fs_mkdirs(trees, 0755);
     clean_stale(trees);
+    remove_stale_blobs(o->work_dir);
     /* every due repository in one queue: the downloads never wait for a batch's slowest */
     if ((rc = load_batch(&c, &n, s, o, 0, o->limit > 0 ? o->limit : INT64_MAX)) < 0)
         goto done;

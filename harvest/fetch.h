@@ -30,8 +30,10 @@ struct fetch_options {
 #define FETCH_DEFAULT_ARCHIVE_URL "https://codeload.github.com/{owner}/{name}/zip/HEAD"
 #define FETCH_DEFAULT_GIT_URL "https://github.com/{owner}/{name}.git"
 #define FETCH_DEFAULT_GIT_TIMEOUT_S 600
-#define FETCH_OPTIONS_INIT { NULL, FETCH_DEFAULT_ARCHIVE_URL, FETCH_DEFAULT_GIT_URL, FETCH_ZIP, \
-                             0, 0, NULL, 0, 4, 0, HTTP_OPTIONS_INIT, FETCH_DEFAULT_GIT_TIMEOUT_S }
+#define FETCH_OPTIONS_INIT { .work_dir = NULL, .archive_url = FETCH_DEFAULT_ARCHIVE_URL, \
+    .git_url = FETCH_DEFAULT_GIT_URL, .method = FETCH_ZIP, .refresh_older_than_s = 0, \
+    .limit = 0, .repos = NULL, .nrepos = 0, .jobs = 4, .run_id = 0, \
+    .http = HTTP_OPTIONS_INIT, .git_timeout_s = FETCH_DEFAULT_GIT_TIMEOUT_S }
 
 struct fetch_counts {
     int64_t repos, fetched, gone, failed, files, blobs_new, refused, bytes;

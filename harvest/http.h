@@ -51,7 +51,10 @@ struct http_options {
     int (*on_done)(void *ctx, struct http_job *job);
     void *on_done_ctx;
 };
-#define HTTP_OPTIONS_INIT { 4, 4, 5, 0.5, 30, 120, 5, 20, 30, 0, 0, NULL, NULL, NULL, NULL }
+#define HTTP_OPTIONS_INIT { .parallel = 4, .per_host = 4, .max_attempts = 5, \
+    .backoff_base_s = 0.5, .backoff_max_s = 30, .max_wait_s = 120, .max_redirects = 5, \
+    .connect_timeout_s = 20, .low_speed_time_s = 30, .timeout_s = 0, .max_bytes = 0, \
+    .token = NULL, .accept = NULL, .on_done = NULL, .on_done_ctx = NULL }
 
 struct http_job {
     const char *url;           /* borrowed */

@@ -23,6 +23,9 @@ struct scan_options {
     int64_t run_id;
     struct http_options http;
 };
+#define SCAN_OPTIONS_INIT { .source = NULL, .from = 0, .to = 0, .jobs = 1, .retry_bad = 0, \
+    .retry_missing_from = 0, .keep_downloads = 0, .work_dir = NULL, .run_id = 0, \
+    .http = HTTP_OPTIONS_INIT }
 
 struct scan_counts {
     int64_t hours_total, hours_skipped, hours_done, hours_bad, hours_missing, hours_failed;

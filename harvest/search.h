@@ -21,7 +21,8 @@ struct search_options {
     int64_t run_id;
     struct http_options http;
 };
-#define SEARCH_OPTIONS_INIT { NULL, "Cuda", 0, 0, 100, 1000, 0, HTTP_OPTIONS_INIT }
+#define SEARCH_OPTIONS_INIT { .api_url = NULL, .language = "Cuda", .since = 0, .until = 0, \
+    .per_page = 100, .cap = 1000, .run_id = 0, .http = HTTP_OPTIONS_INIT }
 
 struct search_counts {
     int64_t queries, results, repos_new, failed, truncated;

@@ -1,10 +1,13 @@
 /* lscat-isolate: cut every __global__ kernel out of the fetched repositories (or one --path
- * tree) and write its harness. Thin: options, store, isolate_run(), exit code. Also the
- * worker mode (`--worker`, internal) that parses one file in a child process. */
+ * tree) and write its harness. Thin: options, store, isolate_run(), exit code. Also its two
+ * internal modes (table `modes`): `--worker`, which parses one file in a child process, and
+ * `resolve --serve`, the service execute's repair loop asks. */
 #include "common/cli.h"
 #include "common/error.h"
+#include "common/fs.h"
+#include "common/log.h"
 #include "common/xalloc.h"
-#include "store/store.h"
+#include "store/stage.h"
 #include "isolate/isolate.h"
 #include "isolate/resolve.h"
 
@@ -28,26 +31,24 @@ static const struct cli_opt opts[] = {
     CLI_OPT_END,
 };
 
-struct args {
-    const char *path, *cuda;
-    double timeout_s;
-    long mem_mb, max_file;
-};
-
 static int on_opt(void *ctx, int id, const char *arg)
 {
-    struct args *a = ctx;
-    double d;
+    struct isolate_options *o = ctx;
+    long n;
     switch (id) {
-    case OPT_PATH: a->path = arg; return 0;
-    case OPT_CUDA: a->cuda = arg; return 0;
-    case OPT_TIMEOUT:
-        if (cli_parse_double(&d, "--timeout", arg, 0.1, 86400) < 0)
+    case OPT_PATH: o->path = arg; return 0;
+    case OPT_CUDA: o->cuda_home = arg; return 0;
+    case OPT_TIMEOUT: return cli_parse_double(&o->timeout_s, "--timeout", arg, 0.1, 86400);
+    case OPT_MEM:
+        if (cli_parse_int(&n, "--mem-mb", arg, 0, 1 << 22) < 0)
             return LSCAT_EINVALID;
-        a->timeout_s = d;
+        o->mem_bytes = (size_t)n << 20;
         return 0;
-    case OPT_MEM: return cli_parse_int(&a->mem_mb, "--mem-mb", arg, 0, 1 << 22);
-    case OPT_MAXFILE: return cli_parse_int(&a->max_file, "--max-file-bytes", arg, 1, 1L << 40);
+    case OPT_MAXFILE:
+        if (cli_parse_int(&n, "--max-file-bytes", arg, 1, 1L << 40) < 0)
+            return LSCAT_EINVALID;
+        o->max_file_bytes = (size_t)n;
+        return 0;
     }
     return 0;
 }
@@ -90,15 +91,6 @@ static int resolve_opt(void *ctx, int id, const char *arg)
 {
     const char **a = ctx;
     a[id - 1] = arg ? arg : "1";
-    return 0;
-}
-
-/* Is `a` an option of the stage that takes a value (so the next word is not a subcommand)? */
-static int takes_value(const char *a)
-{
-    for (const struct cli_opt *o = opts; o->long_name; o++)
-        if (o->arg_name && a[0] == '-' && a[1] == '-' && strcmp(a + 2, o->long_name) == 0)
-            return 1;
     return 0;
 }
 
@@ -147,67 +139,76 @@ static int resolve_main(int argc, char **argv)
     return code;
 }
 
+/* `--worker ROOT FILE CUDA_HOME [INCDIR...]` (internal): parse one file in a child process. */
+static int worker_mode(int argc, char **argv)
+{
+    return isolate_worker_main(argc - 1, argv + 1);
+}
+
+static const struct cli_subcommand modes[] = {
+    { .name = "--worker", .mode = worker_mode },
+    { .name = "resolve", .mode = resolve_main },
+    CLI_SUBCOMMAND_END,
+};
+
+static void counts_json(char *out, size_t size, const struct isolate_counts *c)
+{
+    snprintf(out, size,
+             "{\"sources\":%ld,\"files\":%ld,\"parsed\":%ld,\"unchanged\":%ld,\"skipped\":%ld,"
+             "\"failed\":%ld,\"kernels\":%ld,\"kernels_new\":%ld,\"occurrences_new\":%ld,"
+             "\"failures_recorded\":%ld}",
+             c->sources, c->files, c->parsed, c->unchanged, c->skipped, c->failed, c->kernels,
+             c->kernels_new, c->occurrences, c->notes);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "--worker") == 0)
-        return isolate_worker_main(argc - 2, argv + 2);
-    int sub = cli_find_subcommand(argc, argv);
-    if (sub > 0 && strcmp(argv[sub], "resolve") == 0 && !takes_value(argv[sub - 1])) {
-        for (int i = sub; i > 1; i--) /* global options before the word stay */
-            argv[i] = argv[i - 1];
-        return resolve_main(argc - 1, argv + 1);
-    }
-    struct cli cli;
-    struct args a = { NULL, NULL, 120, 8192, 4000000 };
-    struct store *s = NULL;
-    int64_t run_id = 0;
-    char *exe = self_exe(argv[0]);
     int code = LSCAT_EXIT_OK;
-    int rc = cli_parse(&cli, "lscat-isolate", argc, argv, opts, on_opt, &a);
+    if (cli_run_mode(&code, modes, opts, argc, argv))
+        return code;
+    struct cli cli;
+    struct isolate_options o = ISOLATE_OPTIONS_INIT;
+    struct stage st = STAGE_INIT;
+    struct isolate_counts c;
+    char *exe = self_exe(argv[0]), counts[512] = "";
+    int rc = cli_parse(&cli, "lscat-isolate", argc, argv, opts, on_opt, &o);
     if (rc == CLI_HELP) {
         help();
         goto done;
     }
-    if (rc < 0 || cli.nargs > 0) {
-        if (rc >= 0)
-            lscat_error_set("unexpected argument '%s'", cli.args[0]);
+    if (rc < 0 || cli_no_args(&cli) < 0) {
         code = cli_usage_error(&cli, usage);
         goto done;
     }
-    if (!a.cuda)
-        a.cuda = getenv("CUDA_HOME") && *getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
-    struct isolate_options o = { cli.work_dir, a.path, exe, a.cuda, cli.jobs, a.timeout_s,
-                                 (size_t)a.mem_mb << 20, (size_t)a.max_file, 0 };
+    if (stage_begin(&st, &cli, "isolate", STAGE_CREATE, argc, argv) < 0) {
+        code = cli_fatal(&cli);
+        goto done;
+    }
+    o.work_dir = cli.work_dir;
+    o.worker_exe = exe;
+    if (!o.cuda_home)
+        o.cuda_home = getenv("CUDA_HOME") && *getenv("CUDA_HOME") ? getenv("CUDA_HOME")
+                                                                  : "/usr/local/cuda";
+    o.jobs = cli.jobs;
+    o.run_id = st.run_id;
 #if defined(__SANITIZE_ADDRESS__)
     o.mem_bytes = 0; /* ASan reserves terabytes of address space: RLIMIT_AS would kill it */
 #endif
-    struct isolate_counts c;
-    if (store_open(&s, cli.db_path, STORE_CREATE) < 0 ||
-        store_run_begin(&run_id, s, "isolate", argc, argv) < 0) {
-        fprintf(stderr, "lscat-isolate: %s\n", lscat_error_last());
-        code = LSCAT_EXIT_FATAL;
-        goto done;
-    }
-    o.run_id = run_id;
-    rc = isolate_run(&c, s, &o);
-    if (rc < 0) {
-        fprintf(stderr, "lscat-isolate: %s\n", lscat_error_last());
-        code = LSCAT_EXIT_FATAL;
-    } else if (c.failed > 0) {
+    /* kernels/xx/<id>.tmp.<pid>/ and kernels/xx/<id>/<file>.tmp.<pid> of killed runs */
+    char *kernels = fs_join(st.work_dir, "kernels");
+    if (fs_remove_stale_temps(kernels, 2) < 0)
+        log_warn("%s", lscat_error_last());
+    free(kernels);
+    rc = isolate_run(&c, st.store, &o);
+    if (rc < 0)
+        code = cli_fatal(&cli);
+    else if (c.failed > 0)
         code = LSCAT_EXIT_FAILURES;
-    }
-    char counts[512];
-    snprintf(counts, sizeof counts,
-             "{\"sources\":%ld,\"files\":%ld,\"parsed\":%ld,\"unchanged\":%ld,\"skipped\":%ld,"
-             "\"failed\":%ld,\"kernels\":%ld,\"kernels_new\":%ld,\"occurrences_new\":%ld,"
-             "\"failures_recorded\":%ld}",
-             c.sources, c.files, c.parsed, c.unchanged, c.skipped, c.failed, c.kernels,
-             c.kernels_new, c.occurrences, c.notes);
+    counts_json(counts, sizeof counts, &c);
     if (cli.verbosity >= 0)
         fprintf(stderr, "lscat-isolate: %s\n", counts);
-    store_run_end(s, run_id, code, counts);
 done:
-    store_free(s);
+    stage_end(&st, code, counts[0] ? counts : NULL);
     free(exe);
     cli_release(&cli);
     return code;

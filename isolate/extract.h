@@ -15,6 +15,8 @@ struct extract_options {
     const char *const *include_dirs; /* -I folders, absolute (the tree's header folders) */
     int n_include_dirs;
 };
+#define EXTRACT_OPTIONS_INIT { .root = NULL, .file = NULL, .cuda_home = NULL, \
+                               .include_dirs = NULL, .n_include_dirs = 0 }
 
 /* Parse `o->file` and append records to `out`:
  *   "tu"     status (ok|errors|failed), errors, first_error, parse_s

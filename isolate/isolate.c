@@ -437,7 +437,9 @@ static void run_worker(struct outcome *o, const struct run *r, const struct task
         argv[n++] = tr->incdirs[i];
     struct proc_options po = PROC_OPTIONS_INIT;
     struct proc_result pr;
+    char **env = proc_env_untrusted(NULL, NULL); /* it reads untrusted sources: no secrets */
     po.argv = argv;
+    po.env = (const char *const *)env;
     po.timeout_s = r->o->timeout_s;
     po.out_cap_bytes = 256u << 20;
     po.limits.as_bytes = r->o->mem_bytes;
@@ -462,6 +464,7 @@ static void run_worker(struct outcome *o, const struct run *r, const struct task
     o->parse_s = pr.elapsed_s;
     o->max_rss_kb = pr.max_rss_kb;
     proc_result_release(&pr);
+    proc_env_free(env);
     free(full);
     free(argv);
 }
@@ -685,7 +688,9 @@ int isolate_worker_main(int argc, char **argv)
         fprintf(stderr, "lscat-isolate --worker: usage: --worker ROOT FILE CUDA_HOME [INCDIR...]\n");
         return 2;
     }
-    struct extract_options eo = { argv[0], argv[1], argv[2], (const char *const *)argv + 3, argc - 3 };
+    struct extract_options eo = { .root = argv[0], .file = argv[1], .cuda_home = argv[2],
+                                  .include_dirs = (const char *const *)argv + 3,
+                                  .n_include_dirs = argc - 3 };
     struct buf out = BUF_INIT;
     int rc = extract_file(&out, &eo);
     fwrite(out.data, 1, out.len, stdout);

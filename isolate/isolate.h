@@ -24,6 +24,9 @@ struct isolate_options {
     size_t max_file_bytes;    /* larger files are skipped with a reason */
     int64_t run_id;
 };
+#define ISOLATE_OPTIONS_INIT { .work_dir = NULL, .path = NULL, .worker_exe = NULL, \
+    .cuda_home = NULL, .jobs = 1, .timeout_s = 120, .mem_bytes = (size_t)8192 << 20, \
+    .max_file_bytes = 4000000, .run_id = 0 }
 
 struct isolate_counts {
     long sources, files, parsed, unchanged, skipped, failed, kernels, kernels_new, occurrences,

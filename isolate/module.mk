@@ -1,13 +1,16 @@
 # isolate/: libclang (LLVM 22) kernel discovery, closure, parameter model and harness generation.
 # lscat-isolate links libclang with an rpath so no LD_LIBRARY_PATH is needed.
-ISOLATE_OBJS := $(B)/isolate/params.o $(B)/isolate/extract.o \
-                $(B)/isolate/kparams.o $(B)/isolate/srctext.o $(B)/isolate/resolve.o \
-                $(B)/isolate/harness.o $(B)/isolate/isolate.o $(B)/gen/isolate_harness_body.o
+# The files that include libclang's headers: the extractor (extract, closure, emit) and kparams.
+ISOLATE_CLANG_OBJS := $(B)/isolate/extract.o $(B)/isolate/closure.o $(B)/isolate/emit.o \
+                      $(B)/isolate/kparams.o
+ISOLATE_OBJS := $(B)/isolate/params.o $(ISOLATE_CLANG_OBJS) $(B)/isolate/srctext.o \
+                $(B)/isolate/resolve.o $(B)/isolate/harness.o $(B)/isolate/isolate.o \
+                $(B)/gen/isolate_harness_body.o
 ISOLATE_CLANG_LIBS := -L$(LLVM_DIR)/lib -lclang -Wl,-rpath,$(LLVM_DIR)/lib
 $(B)/libisolate.a: $(ISOLATE_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
-$(B)/isolate/extract.o $(B)/isolate/kparams.o: CPPFLAGS += -I$(LLVM_DIR)/include
+$(ISOLATE_CLANG_OBJS): CPPFLAGS += -I$(LLVM_DIR)/include
 
 # The fixed part of every harness, embedded as a C string.
 $(B)/gen/isolate_harness_body.c: isolate/harness_body.cu.in

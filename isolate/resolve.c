@@ -1,6 +1,7 @@
 /* The resolve service (`lscat isolate resolve --serve`): execute's repair loop asks it, across
  * a process boundary (GPU nodes have no libclang), for the repository's definition of a name
- * the kernel lacks, with that definition's own closure, computed by extract.c's machinery. */
+ * the kernel lacks, with that definition's own closure, computed by the extractor's machinery
+ * (extract.c, closure.c, emit.c). */
 #include "isolate/resolve.h"
 
 #include "common/error.h"
@@ -237,8 +238,9 @@ static struct extract_tu *tu_get(struct resolve_service *s, const struct repo *r
             slot = i;
     }
     struct extract_tu *tu = NULL;
-    struct extract_options o = { r->root, file, s->cuda_home,
-                                 (const char *const *)r->incdirs, (int)r->nincdirs };
+    struct extract_options o = { .root = r->root, .file = file, .cuda_home = s->cuda_home,
+                                 .include_dirs = (const char *const *)r->incdirs,
+                                 .n_include_dirs = (int)r->nincdirs };
     if (extract_tu_parse(&tu, &o) < 0)
         return NULL;
     extract_tu_free(s->cache[slot].tu);

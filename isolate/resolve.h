@@ -1,6 +1,6 @@
 /* The resolve service of lscat-isolate (`lscat isolate resolve --serve`, internal, used by
  * execute's repair loop): the repository's definition of a name with its closure, and the file
- * an #include meant, answered with libclang and extract.c's closure machinery.
+ * an #include meant, answered with libclang and the extractor's closure machinery (closure.c).
  *
  * Protocol (docs/isolate.md): one request per line on stdin, one framed record (record.h) per
  * request on stdout, flushed:

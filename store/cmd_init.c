@@ -2,9 +2,8 @@
  * lscat's schema. Every stage also does this on first use; `init` makes it explicit. */
 #include "common/cli.h"
 #include "common/error.h"
-#include "common/fs.h"
 #include "common/log.h"
-#include "store/store.h"
+#include "store/stage.h"
 
 #include <stdio.h>
 
@@ -13,7 +12,7 @@ static const char usage[] = "lscat init [--db PATH] [--work DIR]";
 int main(int argc, char **argv)
 {
     struct cli cli;
-    struct store *s = NULL;
+    struct stage st = STAGE_INIT;
     int code = LSCAT_EXIT_OK;
     int rc = cli_parse(&cli, "lscat-init", argc, argv, NULL, NULL, NULL);
     if (rc == CLI_HELP) {
@@ -23,21 +22,18 @@ int main(int argc, char **argv)
         cli_print_common_help(stdout);
         goto done;
     }
-    if (rc < 0 || cli.nargs > 0) {
-        if (rc >= 0)
-            lscat_error_set("unexpected argument '%s'", cli.args[0]);
+    if (rc < 0 || cli_no_args(&cli) < 0) {
         code = cli_usage_error(&cli, usage);
         goto done;
     }
-    if (fs_mkdirs(cli.work_dir, 0755) < 0 || store_open(&s, cli.db_path, STORE_CREATE) < 0) {
-        fprintf(stderr, "lscat-init: %s\n", lscat_error_last());
-        code = LSCAT_EXIT_FATAL;
+    if (stage_begin(&st, &cli, NULL, STAGE_CREATE, argc, argv) < 0) {
+        code = cli_fatal(&cli);
         goto done;
     }
-    log_info("store %s ready (schema %d), work folder %s", cli.db_path, store_schema_version(s),
-             cli.work_dir);
+    log_info("store %s ready (schema %d), work folder %s", cli.db_path,
+             store_schema_version(st.store), cli.work_dir);
 done:
-    store_free(s);
+    stage_end(&st, code, NULL);
     cli_release(&cli);
     return code;
 }

@@ -2,7 +2,7 @@
 #include "common/cli.h"
 #include "common/error.h"
 #include "store/status.h"
-#include "store/store.h"
+#include "store/stage.h"
 
 #include <stdio.h>
 
@@ -38,28 +38,26 @@ int main(int argc, char **argv)
 {
     struct cli cli;
     int json = 0, code = LSCAT_EXIT_OK;
-    struct store *s = NULL;
+    struct stage st = STAGE_INIT;
     struct buf out = BUF_INIT;
     int rc = cli_parse(&cli, "lscat-status", argc, argv, opts, on_opt, &json);
     if (rc == CLI_HELP) {
         help();
         goto done;
     }
-    if (rc < 0 || cli.nargs > 0) {
-        if (rc >= 0)
-            lscat_error_set("unexpected argument '%s'", cli.args[0]);
+    if (rc < 0 || cli_no_args(&cli) < 0) {
         code = cli_usage_error(&cli, usage);
         goto done;
     }
-    if (store_open(&s, cli.db_path, STORE_READONLY) < 0 || status_report(&out, s, json) < 0) {
-        fprintf(stderr, "lscat-status: %s\n", lscat_error_last());
-        code = LSCAT_EXIT_FATAL;
+    if (stage_begin(&st, &cli, NULL, STAGE_READONLY, argc, argv) < 0 ||
+        status_report(&out, st.store, json) < 0) {
+        code = cli_fatal(&cli);
         goto done;
     }
     fwrite(out.data, 1, out.len, stdout);
 done:
     buf_release(&out);
-    store_free(s);
+    stage_end(&st, code, NULL);
     cli_release(&cli);
     return code;
 }

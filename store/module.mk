@@ -1,6 +1,6 @@
-# store/: the store API over SQLite (migrations, stage-run bookkeeping, status summary) and its
-# two commands, `lscat init` and `lscat status`. Every stage links libstore.a.
-STORE_OBJS := $(B)/store/store.o $(B)/store/status.o $(B)/gen/schema.o
+# store/: the store API over SQLite (migrations, stage-run bookkeeping, a stage's begin/end,
+# status summary) and its two commands, `lscat init` and `lscat status`. Every stage links libstore.a.
+STORE_OBJS := $(B)/store/store.o $(B)/store/stage.o $(B)/store/status.o $(B)/gen/schema.o
 $(B)/libstore.a: $(STORE_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^

@@ -269,6 +269,31 @@ static int check_header(const char *path)
     return 0;
 }
 
+/* The store is readable by its owner only (SQLite gives its -wal and -shm files the same
+ * mode): the sandbox's unprivileged uids reach the work folder, and must not read the store. */
+static int create_private(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST)
+        return lscat_error_set("cannot create store '%s': %s", path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return 0;
+}
+
+/* Stores made by an older lscat (0644): tightened when we own them. */
+static void make_private(const char *path)
+{
+    static const char *const suffix[] = { "", "-wal", "-shm" };
+    for (int i = 0; i < 3; i++) {
+        char *p = xasprintf("%s%s", path, suffix[i]);
+        struct stat st;
+        if (stat(p, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 077))
+            chmod(p, st.st_mode & 0700);
+        free(p);
+    }
+}
+
 /* Read-only checks on an existing database: ours, readable, not newer than us. */
 static int check_identity(struct store *s)
 {
@@ -321,7 +346,6 @@ static int migrate(struct store *s)
 
 static int configure(struct store *s, unsigned flags)
 {
-    sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
     sqlite3_extended_result_codes(s->db, 0);
     int rc = store_exec(s, "PRAGMA foreign_keys = ON");
     if (rc || (flags & STORE_READONLY))
@@ -349,17 +373,22 @@ int store_open(struct store **out, const char *path, unsigned flags)
                                   path);
             goto done;
         }
-        if ((rc = fs_mkdirs_parent(path)) < 0)
+        if ((rc = fs_mkdirs_parent(path)) < 0 || (rc = create_private(path)) < 0)
             goto done;
         oflags |= SQLITE_OPEN_CREATE;
     } else if ((rc = check_header(path)) < 0) {
         goto done;
+    } else if (!(flags & STORE_READONLY)) {
+        make_private(path);
     }
     int src = sqlite3_open_v2(path, &s->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
     if (src != SQLITE_OK) {
         rc = sql_error(s, src, "cannot open store");
         goto done;
     }
+    /* Before the first statement: a store another process is writing (or recovering, or
+     * checkpointing as it closes) is waited for from the start, never "database is locked". */
+    sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
     if ((rc = check_identity(s)) < 0)
         goto done;
     if ((rc = configure(s, flags)) < 0)

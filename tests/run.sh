@@ -13,11 +13,15 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export LSCAT_NO_PROGRESS=1
 TIMEOUT_S=${LSCAT_TEST_TIMEOUT_S:-900}
+# The stand-in GPUs of the tests have the same uuids in every clone: a private lock folder keeps
+# two `make test` runs on one machine from waiting on each other's GPU locks. GPU tests keep the
+# machine's own folder (they share real GPUs with whatever else runs there).
 
 pass=0 fail=0 skip=0
 failures=()
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+[ "${LSCAT_GPU_ONLY:-0}" = 1 ] || export LSCAT_LOCK_DIR=$tmp/locks
 
 run_one() { # name, command...
     local name=$1; shift

@@ -6,7 +6,7 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/xalloc.h"
-#include "store/store.h"
+#include "store/stage.h"
 #include "tune/gpus.h"
 #include "tune/sweep.h"
 
@@ -71,6 +71,7 @@ static const struct cli_opt opts[] = {
 
 struct args {
     const char *gpus, *sizes, *blocks, *kernel;
+    struct tune_space space; /* from sizes and blocks, parsed once in main */
     double timeout_s, startup_s;
     long max_failures, limit, lock_mhz, runner_kernels;
     int remeasure, i_own, l2_flush, no_prestart, follow, no_runner, no_graph;
@@ -200,19 +201,16 @@ static void print_summary(const struct tune_counts *c)
 static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, int argc,
                  char **argv)
 {
-    struct store *s = NULL;
-    struct tune_options o;
+    struct stage st = STAGE_INIT;
+    struct tune_options o = TUNE_OPTIONS_INIT;
     struct tune_counts c;
     char *runner = NULL;
-    int64_t run_id = 0;
     int code = LSCAT_EXIT_FATAL, locked = 0;
     char counts[1024];
-    memset(&o, 0, sizeof(o));
     memset(&c, 0, sizeof(c));
-    if (tune_space_parse(&o.space, a->sizes, a->blocks) < 0)
-        return cli_usage_error(cli, usage);
-    if (store_open(&s, cli->db_path, 0) < 0 || store_run_begin(&run_id, s, "tune", argc, argv) < 0 ||
-        tune_gpus_register(s, gpus, n) < 0)
+    o.space = a->space; /* borrowed: main releases it */
+    if (stage_begin(&st, cli, "tune", 0, argc, argv) < 0 ||
+        tune_gpus_register(st.store, gpus, n) < 0)
         goto fail;
     if (a->lock_mhz) {
         if (tune_clocks_lock(gpus, n, (int)a->lock_mhz) < 0)
@@ -231,18 +229,17 @@ static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, 
     o.no_prestart = a->no_prestart;
     runner = a->no_runner ? NULL : runner_path();
     o.runner = runner;
-    o.runner_kernels = a->runner_kernels ? (int)a->runner_kernels : 200;
+    if (a->runner_kernels)
+        o.runner_kernels = (int)a->runner_kernels;
     o.follow = a->follow;
-    o.follow_interval_s = 1.0;
-    o.follow_grace_s = 30.0;
     o.kernel_prefix = a->kernel;
     o.limit_kernels = (int)a->limit;
     o.timing_args = a->timing;
     o.l2_flush = a->l2_flush;
     o.clocks_locked = locked;
-    o.run_id = run_id;
+    o.run_id = st.run_id;
     o.stop = &g_stop;
-    if (tune_sweep(&c, s, &o, gpus, n) < 0)
+    if (tune_sweep(&c, st.store, &o, gpus, n) < 0)
         goto fail;
     code = c.interrupted ? LSCAT_EXIT_FATAL : c.kernels_given_up ? LSCAT_EXIT_FAILURES
                                                                   : LSCAT_EXIT_OK;
@@ -255,12 +252,8 @@ fail:
 done:
     if (locked && tune_clocks_reset(gpus, n) < 0)
         fprintf(stderr, "lscat-tune: %s (reset them with nvidia-smi -rgc)\n", lscat_error_last());
-    if (s && run_id) {
-        tune_counts_json(counts, sizeof(counts), &c);
-        store_run_end(s, run_id, code, counts);
-    }
-    store_free(s);
-    tune_space_release(&o.space);
+    tune_counts_json(counts, sizeof(counts), &c);
+    stage_end(&st, code, counts);
     free(runner);
     return code;
 }
@@ -289,9 +282,8 @@ int main(int argc, char **argv)
                               "until reset; never do it on shared or lent machines");
     if (rc >= 0 && a.i_own && !a.lock_mhz)
         rc = lscat_error_setc(LSCAT_EINVALID, "--i-own-these-gpus only goes with --lock-clocks");
-    struct tune_space probe;
-    if (rc >= 0 && (rc = tune_space_parse(&probe, a.sizes, a.blocks)) >= 0)
-        tune_space_release(&probe);
+    if (rc >= 0) /* before GPU discovery: a bad list is a usage error even without a GPU */
+        rc = tune_space_parse(&a.space, a.sizes, a.blocks);
     if (rc < 0) {
         code = cli_usage_error(&cli, usage);
         goto done;
@@ -314,6 +306,7 @@ int main(int argc, char **argv)
     signal(SIGTERM, on_signal);
     code = sweep(&cli, &a, gpus, n, argc, argv);
 done:
+    tune_space_release(&a.space);
     free(gpus);
     cli_release(&cli);
     return code;

@@ -4,8 +4,14 @@
 NVCC_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75
 NVCC_FLAGS := -O2 -std=c++17 $(NVCC_ARCH) -I. -Xcompiler -Wall,-Wextra,-Werror
 
+# The timing core's sources, listed once: every harness build compiles them (execute/build.c
+# hashes this list, passed as -DLSCAT_TIMING_CORE_FILES), make install ships them, and the
+# objects below depend on them.
+TIMING_CORE_SRCS := tune/timing.h tune/timing.cu tune/stats.c tune/nvml_dl.h
+
 TUNE_OBJS := $(B)/tune/stats.o $(B)/tune/space.o $(B)/tune/runner.o $(B)/tune/runner_host.o \
-             $(B)/tune/gpus.o $(B)/tune/sweep.o
+             $(B)/tune/runner_proc.o \
+             $(B)/tune/gpus.o $(B)/tune/plan.o $(B)/tune/sweep.o
 $(B)/libtune.a: $(TUNE_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
@@ -50,11 +56,11 @@ ifeq ($(SANITIZE),1)
 SKIPPED += lscat-gpuinfo tune-gpu-tests tune-fixture-harnesses
 else
 # Position-independent: also linked into the fixtures' harness.so (lscat-runner loads them).
-$(B)/tune/timing.cu.o: tune/timing.cu tune/timing.h tune/nvml_dl.h
+$(B)/tune/timing.cu.o: tune/timing.cu $(TIMING_CORE_SRCS)
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCC_FLAGS) -Xcompiler -fPIC -c $< -o $@
 # Host-only stats for nvcc links (no sanitizer runtime in CUDA programs).
-$(B)/tune/stats.cu-host.o: tune/stats.c tune/timing.h
+$(B)/tune/stats.cu-host.o: tune/stats.c $(TIMING_CORE_SRCS)
 	@mkdir -p $(@D)
 	$(NVCC) -O2 -I. -Xcompiler -fPIC -x c -c $< -o $@
 TIMING_CORE := $(B)/tune/timing.cu.o $(B)/tune/stats.cu-host.o

@@ -75,7 +75,10 @@ struct runner_options {
                                       start where they apply; may be NULL */
     int nskips;
 };
-#define RUNNER_OPTIONS_INIT { NULL, NULL, NULL, 0, 30.0, 10.0, 5, 0, NULL, NULL, NULL, NULL, NULL, 0 }
+#define RUNNER_OPTIONS_INIT { .harness = NULL, .extra_args = NULL, .env = NULL, .device = 0, \
+    .config_timeout_s = 30.0, .startup_s = 10.0, .max_failures = 5, .want_occupancy = 0, \
+    .stop = NULL, .prestarted = NULL, .host = NULL, .harness_so = NULL, .skips = NULL, \
+    .nskips = 0 }
 
 struct runner_summary {
     int results;       /* configurations reported (any status) */

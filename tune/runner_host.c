@@ -3,10 +3,12 @@
  * restarted after a crash, hang or sticky error, recycled after max_kernels kernels; a kernel
  * whose harness.so cannot be loaded runs as a harness process instead. */
 #include "tune/runner.h"
+#include "tune/runner_host.h"
 #include "tune/runner_proc.h"
 
 #include "common/buf.h"
 #include "common/error.h"
+#include "common/fs.h"
 #include "common/xalloc.h"
 
 #include <errno.h>
@@ -54,7 +56,7 @@ int runner_host_start(struct runner_host *h)
     argv[1] = "--device";
     argv[2] = dev;
     argv[3] = NULL;
-    rc = runner_proc_start(&h->ch, argv, h->env, -1, 1);
+    rc = runner_proc_start(&h->ch, argv, h->env, NULL);
     if (rc < 0) {
         runner_proc_release(&h->ch);
         h->broken = 1;
@@ -178,19 +180,13 @@ static int host_timeout(struct runner_host *h, struct runner_summary *out,
                         const struct runner_options *o, const struct tune_config *cfgs, int *i,
                         const struct runner_callbacks *cb, int first)
 {
-    char msg[128];
     int rc;
     host_stop(h, 0);
-    snprintf(msg, sizeof(msg), "no result within %.1f s: killed",
-             o->config_timeout_s + (first ? o->startup_s : 0));
-    out->timeouts++;
-    rc = runner_record_failure(cb, out, &cfgs[*i], "timeout", msg);
+    rc = runner_record_timeout(cb, out, o, &cfgs[*i], first);
     (*i)++;
     return rc < 0 ? rc : RUNNER_FAILED;
 }
 
-/* Run cfgs[*i..n-1] of one kernel in the GPU's runner, (re)starting it when needed. Returns
- * RUNNER_* as run_process does, or RUNNER_FALLBACK: run the rest as harness processes. */
 int runner_run_in_host(struct runner_summary *out, const struct runner_options *o,
                        const struct tune_config *cfgs, int n, int *i,
                        const struct runner_callbacks *cb, int occupancy)
@@ -215,12 +211,11 @@ int runner_run_in_host(struct runner_summary *out, const struct runner_options *
     out->in_runner = 1;
     ch->done_rc = -1;
     ch->tail_len = 0; /* the output tail is this kernel's */
-    double deadline = runner_now_s() + o->config_timeout_s + o->startup_s;
+    double deadline = fs_mono_s() + o->config_timeout_s + o->startup_s;
     while (1) {
         struct pollfd p[3] = { { ch->res_fd, POLLIN, 0 }, { ch->out_fd, POLLIN, 0 },
                                { h->pending.len ? ch->gate_fd : -1, POLLOUT, 0 } };
-        double left = deadline - runner_now_s();
-        poll(p, 3, left <= 0 ? 0 : (left > 0.1 ? 100 : (int)(left * 1000) + 1));
+        poll(p, 3, runner_poll_ms(deadline));
         host_flush(h);
         runner_proc_drain(ch->res_fd, ch, 1);
         runner_proc_drain(ch->out_fd, ch, 0);
@@ -236,11 +231,7 @@ int runner_run_in_host(struct runner_summary *out, const struct runner_options *
             out->interrupted = 1;
             return RUNNER_STOPPED;
         }
-        if (waitpid(ch->pid, &ch->status, WNOHANG) == ch->pid) {
-            ch->reaped = 1;
-            kill(-ch->pid, SIGKILL); /* anything it left behind */
-            runner_proc_drain(ch->res_fd, ch, 1);
-            runner_proc_drain(ch->out_fd, ch, 0);
+        if (runner_proc_exited(ch)) {
             rc = runner_take_lines(ch, out, cfgs, n, i, cb, &deadline, o->config_timeout_s);
             if (rc != 0) {
                 host_stop(h, 0);
@@ -253,7 +244,7 @@ int runner_run_in_host(struct runner_summary *out, const struct runner_options *
             }
             return host_exited(h, out, cfgs, n, i, cb);
         }
-        if (runner_now_s() > deadline && *i < n)
+        if (fs_mono_s() > deadline && *i < n)
             return host_timeout(h, out, o, cfgs, i, cb, *i == first_i);
     }
 }

@@ -1,6 +1,7 @@
-/* Internal to tune/runner.c and tune/runner_host.c: a child process driven over pipes (a
+/* Internal to tune/ (implemented in tune/runner_proc.c): a child process driven over pipes (a
  * harness, or lscat-runner) and the judgement of its results, shared by the two ways a kernel
- * runs. Not for other modules: use tune/runner.h. */
+ * runs (tune/runner.c, tune/runner_host.c call down into it). Not for other modules: use
+ * tune/runner.h. */
 #ifndef LSCAT_TUNE_RUNNER_PROC_H
 #define LSCAT_TUNE_RUNNER_PROC_H
 
@@ -30,22 +31,37 @@ struct runner_proc {
 enum { RUNNER_DONE = 0, RUNNER_FAILED = 1, RUNNER_GIVE_UP = 2, RUNNER_STOPPED = 3,
        RUNNER_FALLBACK = 4 };
 
-double runner_now_s(void);
+/* The poll timeout until deadline (fs_mono_s): at most 100 ms. */
+int runner_poll_ms(double deadline);
+/* "w h bx by bz\n" per configuration: a harness's stdin. */
 void runner_format_configs(struct buf *b, const struct tune_config *c, int n);
-/* Start argv[0] in its own process group (see runner.c). Consumes in_fd. */
+/* Start argv[0] (through common/proc, in its own process group, killed when the starting
+ * thread dies): stdin a memory file holding input, or with input NULL a pipe whose write end
+ * is ch->gate_fd; fd 3 (results) and stdout+stderr are non-blocking pipes to us. On failure
+ * *ch is still to be released. */
 int runner_proc_start(struct runner_proc *ch, const char *const *argv, const char *const *env,
-                      int in_fd, int gated);
+                      const struct buf *input);
 /* The harness's arguments after argv[0]; returns their count. */
 int runner_harness_args(const char **argv, int max, char dev[16], const struct runner_options *o,
                         int occupancy);
 /* Read what is there; 0 at EOF. */
 int runner_proc_drain(int fd, struct runner_proc *ch, int is_results);
+/* 1 when it has exited: reaped, its group killed, the rest of its output read; else 0. */
+int runner_proc_exited(struct runner_proc *ch);
 void runner_proc_reap_later(struct runner_proc *ch);
+/* Kill its process group and reap it (unless already reaped). */
+void runner_proc_kill(struct runner_proc *ch);
 /* Kill its process group (reaping it unless already reaped), close its pipes. */
 void runner_proc_release(struct runner_proc *ch);
 void runner_proc_tail(char *out, size_t size, const struct runner_proc *ch);
+/* Record cfg with status crashed/timeout/skipped and a message, without a line from the
+ * harness. */
 int runner_record_failure(const struct runner_callbacks *cb, struct runner_summary *out,
                           const struct tune_config *cfg, const char *status, const char *msg);
+/* Record cfg as timed out ("no result within N s: killed"; first: its startup time counted). */
+int runner_record_timeout(const struct runner_callbacks *cb, struct runner_summary *out,
+                          const struct runner_options *o, const struct tune_config *cfg,
+                          int first);
 /* Handle the complete lines received; stops after lscat-runner's "@done". Returns 0,
  * RUNNER_GIVE_UP (protocol breach) or <0 (callback). */
 int runner_take_lines(struct runner_proc *ch, struct runner_summary *out,
@@ -55,10 +71,5 @@ int runner_take_lines(struct runner_proc *ch, struct runner_summary *out,
 int runner_judge_exit(struct runner_proc *ch, struct runner_summary *out,
                       const struct tune_config *cfgs, int n, int *i,
                       const struct runner_callbacks *cb);
-/* Run cfgs[*i..n-1] of one kernel in o->host (tune/runner_host.c); RUNNER_FALLBACK: run the
- * rest as harness processes. */
-int runner_run_in_host(struct runner_summary *out, const struct runner_options *o,
-                       const struct tune_config *cfgs, int n, int *i,
-                       const struct runner_callbacks *cb, int occupancy);
 
 #endif

@@ -1,15 +1,17 @@
-/* The sweep engine: planning from the store (what is missing per kernel and GPU model), one
- * worker thread per GPU pulling kernels from its model's queue, each result committed as it
- * arrives so a kill loses at most the configuration in flight. */
+/* The sweep engine: one worker thread per GPU pulling kernels from its model's queue (planned
+ * by tune/plan.c), each result committed as it arrives so a kill loses at most the
+ * configuration in flight. */
 #include "tune/sweep.h"
 
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/gpulock.h"
 #include "common/log.h"
+#include "common/proc.h"
 #include "common/progress.h"
 #include "common/xalloc.h"
 #include "store/store.h"
+#include "tune/plan.h"
 #include "tune/runner.h"
 
 #include <pthread.h>
@@ -20,211 +22,13 @@
 #include <time.h>
 #include <unistd.h>
 
-extern char **environ;
-
 /* The binding a harness uses without --bind (isolate/harness_body.cu.in's lscat_bindings[0]).
  * Only other bindings are passed, so harnesses generated before bindings existed still run. */
 #define DEFAULT_BINDING "area"
 
-struct kernel {
-    char *id, *name;
-    char *binding;        /* kernels.binding: execute's choice; NULL = the default */
-    char **bins, **archs; /* one per ok build */
-    int nbuilds;
-    size_t cap;
-};
-
-struct item {
-    int kernel;
-    unsigned char *missing; /* one flag per configuration of the space */
-    int nmissing;
-};
-
-struct model {
-    char name[256];
-    struct item *items;
-    int n, next;
-    size_t cap;
-};
-
-struct worker;
-
-struct shared {
-    pthread_mutex_t mu;
-    const struct tune_options *o;
-    struct store *plan_store; /* the caller's connection: planning, re-planning (under mu) */
-    struct kernel **kernels;  /* pointers: re-planning grows the array under running workers */
-    int nkernels;
-    size_t kernels_cap;
-    int follow_seen;          /* --follow: an execute run was seen in progress */
-    double t_start;           /* when the sweep began (fs_mono_s) */
-    struct model *models;
-    int nmodels;
-    struct tune_counts *counts;
-    struct progress *prog;
-    struct worker *workers;
-    int nworkers;
-    int failed; /* a worker hit a store error: everyone stops */
-    char error[512];
-};
-
-struct worker {
-    struct shared *sh;
-    const struct tune_gpu *gpu;
-    int model;
-    pthread_t thread;
-    struct store *s;
-    char **env;
-    struct runner_host *host; /* this GPU's lscat-runner, or NULL */
-    int kernels_done, kernels_total;
-    /* the kernel in flight */
-    const struct kernel *k;
-    char binding[16];     /* what its harness says it runs with (header), else what was asked */
-    int occupancy_block, occupancy_grid, have_occupancy;
-};
-
-/* ------------------------------------------------------------------ planning */
-
-static int load_kernels(struct shared *sh, struct store *s)
-{
-    const struct tune_options *o = sh->o;
-    struct store_stmt *st = NULL;
-    int from = sh->nkernels;
-    /* temp.tune_seen: the kernels already planned by this run, so that re-planning (--follow)
-     * adds only kernels that became runnable since. */
-    int rc = store_run(s, "CREATE TEMP TABLE IF NOT EXISTS tune_seen(id TEXT PRIMARY KEY)", "");
-    if (rc >= 0)
-        rc = store_prepare(&st, s,
-                           "SELECT k.id, k.name, b.binary_path, b.arch, k.binding FROM kernels k "
-                           "JOIN builds b ON b.kernel_id = k.id "
-                           "WHERE k.status = 'runnable' AND b.status = 'ok' "
-                           "AND b.binary_path IS NOT NULL AND k.id LIKE ? || '%' "
-                           "AND k.id NOT IN (SELECT id FROM temp.tune_seen) "
-                           "ORDER BY k.id, b.arch");
-    if (rc < 0)
-        return rc;
-    store_bind(st, "t", o->kernel_prefix ? o->kernel_prefix : "");
-    while ((rc = store_step(st)) == STORE_ROW) {
-        const char *id = store_col_text(st, 0);
-        struct kernel *k = sh->nkernels > from ? sh->kernels[sh->nkernels - 1] : NULL;
-        if (!k || strcmp(k->id, id) != 0) {
-            if (o->limit_kernels && sh->nkernels >= o->limit_kernels)
-                continue;
-            XGROW(sh->kernels, (size_t)sh->nkernels + 1, sh->kernels_cap);
-            k = xcalloc(1, sizeof(*k));
-            sh->kernels[sh->nkernels++] = k;
-            k->id = xstrdup(id);
-            k->name = xstrdup(store_col_text(st, 1));
-            k->binding = store_col_text(st, 4) ? xstrdup(store_col_text(st, 4)) : NULL;
-        }
-        size_t bcap = k->cap;
-        XGROW(k->bins, (size_t)k->nbuilds + 1, bcap);
-        k->archs = xrealloc(k->archs, bcap * sizeof(*k->archs));
-        k->cap = bcap;
-        k->bins[k->nbuilds] = xstrdup(store_col_text(st, 2));
-        k->archs[k->nbuilds++] = xstrdup(store_col_text(st, 3) ? store_col_text(st, 3) : "");
-    }
-    store_finalize(st);
-    for (int k = from; k < sh->nkernels && rc >= 0; k++)
-        rc = store_run(s, "INSERT OR IGNORE INTO temp.tune_seen(id) VALUES (?)", "t",
-                       sh->kernels[k]->id);
-    return rc < 0 ? rc : 0;
-}
-
-/* Which configurations of kernel k still need a current measurement on this model. */
-static int plan_item(struct item *it, struct store *s, const struct shared *sh, int k,
-                     const char *model)
-{
-    const struct tune_options *o = sh->o;
-    const struct tune_space *sp = &o->space;
-    struct store_stmt *st = NULL;
-    int64_t given_up = 0;
-    int rc = store_query_int(&given_up, s,
-                             "SELECT count(*) FROM tune_kernels t JOIN gpus g ON g.id = t.gpu_id "
-                             "WHERE t.kernel_id = ? AND g.name = ? AND t.status = 'given_up'",
-                             "tt", sh->kernels[k]->id, model);
-    if (rc < 0 || given_up)
-        return rc < 0 ? rc : 0;
-    it->kernel = k;
-    it->missing = xmalloc((size_t)sp->n);
-    memset(it->missing, 1, (size_t)sp->n);
-    it->nmissing = sp->n;
-    rc = store_prepare(&st, s,
-                       "SELECT m.width, m.height, m.block_x, m.block_y, m.block_z "
-                       "FROM measurements m JOIN gpus g ON g.id = m.gpu_id "
-                       "WHERE m.kernel_id = ? AND g.name = ? AND m.superseded = 0 "
-                       "AND (? = 0 OR m.run_id = ?)");
-    if (rc < 0)
-        return rc;
-    store_bind(st, "ttIi", sh->kernels[k]->id, model, o->remeasure, o->run_id);
-    while ((rc = store_step(st)) == STORE_ROW) {
-        struct tune_config c = { (int)store_col_int(st, 0), (int)store_col_int(st, 1),
-                                 (int)store_col_int(st, 2), (int)store_col_int(st, 3),
-                                 (int)store_col_int(st, 4) };
-        int idx = tune_space_find(sp, &c);
-        if (idx >= 0 && it->missing[idx]) {
-            it->missing[idx] = 0;
-            it->nmissing--;
-        }
-    }
-    store_finalize(st);
-    return rc < 0 ? rc : 1;
-}
-
-/* Plan kernels [from, nkernels) on every GPU model: queue what is missing. */
-static int plan_kernels(struct shared *sh, struct store *s, int from)
-{
-    int rc = 0;
-    for (int m = 0; m < sh->nmodels && rc >= 0; m++) {
-        struct model *md = &sh->models[m];
-        int added = 0;
-        for (int k = from; k < sh->nkernels && rc >= 0; k++) {
-            struct item it;
-            memset(&it, 0, sizeof(it));
-            rc = plan_item(&it, s, sh, k, md->name);
-            if (rc > 0 && it.nmissing > 0) {
-                XGROW(md->items, (size_t)md->n + 1, md->cap);
-                md->items[md->n++] = it;
-                sh->counts->kernels_planned++;
-                sh->counts->configs_planned += it.nmissing;
-                added++;
-            } else {
-                free(it.missing);
-            }
-        }
-        for (int w = 0; w < sh->nworkers; w++)
-            if (sh->workers[w].model == m)
-                sh->workers[w].kernels_total += added;
-    }
-    return rc < 0 ? rc : 0;
-}
-
-static int plan(struct shared *sh, struct store *s, const struct tune_gpu *gpus, int n)
-{
-    int rc = store_run(s, "DROP TABLE IF EXISTS temp.tune_seen", ""); /* a new run */
-    if (rc >= 0)
-        rc = load_kernels(sh, s);
-    for (int g = 0; g < n && rc >= 0; g++) {
-        int m = 0;
-        while (m < sh->nmodels && strcmp(sh->models[m].name, gpus[g].name) != 0)
-            m++;
-        sh->workers[g].model = m;
-        if (m < sh->nmodels)
-            continue;
-        sh->models = xrealloc(sh->models, (size_t)(m + 1) * sizeof(*sh->models));
-        struct model *md = &sh->models[sh->nmodels++];
-        memset(md, 0, sizeof(*md));
-        snprintf(md->name, sizeof(md->name), "%s", gpus[g].name);
-    }
-    if (rc >= 0)
-        rc = plan_kernels(sh, s, 0);
-    sh->counts->models = sh->nmodels;
-    return rc < 0 ? rc : 0;
-}
-
 /* ------------------------------------------------------------------ recording */
 
-static int record_result(struct worker *w, const struct tune_result *r)
+static int record_result(struct sweep_worker *w, const struct tune_result *r)
 {
     const struct tune_options *o = w->sh->o;
     char now[32];
@@ -270,8 +74,8 @@ static int record_result(struct worker *w, const struct tune_result *r)
 
 static int on_result(void *ctx, const struct tune_result *r)
 {
-    struct worker *w = ctx;
-    struct shared *sh = w->sh;
+    struct sweep_worker *w = ctx;
+    struct sweep_shared *sh = w->sh;
     int rc = record_result(w, r);
     pthread_mutex_lock(&sh->mu);
     struct tune_counts *c = sh->counts;
@@ -295,7 +99,7 @@ static int on_result(void *ctx, const struct tune_result *r)
 
 static void on_occupancy(void *ctx, int block, int grid)
 {
-    struct worker *w = ctx;
+    struct sweep_worker *w = ctx;
     w->occupancy_block = block;
     w->occupancy_grid = grid;
     w->have_occupancy = 1;
@@ -303,7 +107,7 @@ static void on_occupancy(void *ctx, int block, int grid)
 
 static void on_header(void *ctx, const char *json)
 {
-    struct worker *w = ctx;
+    struct sweep_worker *w = ctx;
     const char *b = strstr(json, "\"binding\":\"");
     if (b) { /* what the harness says it runs with is what gets recorded */
         b += strlen("\"binding\":\"");
@@ -317,7 +121,7 @@ static void on_header(void *ctx, const char *json)
 
 /* ------------------------------------------------------------------ one kernel on one GPU */
 
-static int set_tune_kernel(struct worker *w, const char *status, const char *reason)
+static int set_tune_kernel(struct sweep_worker *w, const char *status, const char *reason)
 {
     char now[32];
     fs_utc_now(now);
@@ -333,7 +137,7 @@ static int set_tune_kernel(struct worker *w, const char *status, const char *rea
                      w->occupancy_block, w->have_occupancy, w->occupancy_grid, now);
 }
 
-static int give_up(struct worker *w, const char *klass, const char *reason)
+static int give_up(struct sweep_worker *w, const char *klass, const char *reason)
 {
     char now[32], subject[160];
     int rc;
@@ -362,7 +166,7 @@ static int give_up(struct worker *w, const char *klass, const char *reason)
 }
 
 /* The build for this GPU: one whose arch list names its sm_XY, else the first. */
-static char *binary_for(const struct worker *w, const struct kernel *k)
+static char *binary_for(const struct sweep_worker *w, const struct plan_kernel *k)
 {
     char want[24], digits[16];
     int n = 0, pick = 0;
@@ -382,7 +186,7 @@ static char *binary_for(const struct worker *w, const struct kernel *k)
 
 /* One kernel's run on this GPU, prepared ahead so its harness can be prestarted. */
 struct prep {
-    const struct kernel *k;
+    const struct plan_kernel *k;
     struct tune_config *cfgs;
     int n;
     char *bin, *so;              /* so: harness.so beside the binary, or NULL */
@@ -397,7 +201,7 @@ struct prep {
 /* The skip rules that the kernel's current `skipped` rows on this GPU model record (with
  * --remeasure: this run's only, as planning counts them): a sweep killed between a shape's
  * skipped rows goes on skipping it where it stopped, without failing it again. */
-static int load_skips(struct prep *p, struct worker *w)
+static int load_skips(struct prep *p, struct sweep_worker *w)
 {
     const struct tune_options *o = w->sh->o;
     struct store_stmt *st = NULL;
@@ -431,7 +235,7 @@ static int load_skips(struct prep *p, struct worker *w)
     return rc < 0 ? rc : 0;
 }
 
-static int prep_init(struct prep *p, struct worker *w, const struct item *it)
+static int prep_init(struct prep *p, struct sweep_worker *w, const struct plan_item *it)
 {
     const struct tune_options *o = w->sh->o;
     int64_t occ = 0;
@@ -494,7 +298,7 @@ static void prep_release(struct prep *p)
     memset(p, 0, sizeof(*p));
 }
 
-static int run_kernel(struct worker *w, struct prep *p)
+static int run_kernel(struct sweep_worker *w, struct prep *p)
 {
     struct runner_callbacks cb = { on_header, on_occupancy, on_result, w };
     struct runner_summary sum;
@@ -536,7 +340,7 @@ static int run_kernel(struct worker *w, struct prep *p)
 }
 
 /* run_kernel with the GPU held exclusively. A stop while waiting is not an error. */
-static int run_locked(struct worker *w, struct prep *p)
+static int run_locked(struct sweep_worker *w, struct prep *p)
 {
     struct gpulock l;
     double waited = 0;
@@ -558,22 +362,21 @@ static int run_locked(struct worker *w, struct prep *p)
 
 /* ------------------------------------------------------------------ workers */
 
+/* The harness's and lscat-runner's environment: the allow-list of untrusted children
+ * (common/proc.h; no GITHUB_TOKEN), this GPU alone, and whether its clocks are locked. */
 static char **child_env(const struct tune_gpu *g, int locked)
 {
-    int n = 0, k = 0;
-    while (environ[n])
-        n++;
-    char **env = xcalloc((size_t)n + 3, sizeof(*env));
-    for (int i = 0; i < n; i++)
-        if (strncmp(environ[i], "CUDA_VISIBLE_DEVICES=", 21) &&
-            strncmp(environ[i], "LSCAT_CLOCKS_LOCKED=", 20))
-            env[k++] = xstrdup(environ[i]);
-    env[k++] = xasprintf("CUDA_VISIBLE_DEVICES=%s", g->uuid);
-    env[k++] = xasprintf("LSCAT_CLOCKS_LOCKED=%d", locked ? 1 : 0);
+    char *extra[3];
+    extra[0] = xasprintf("CUDA_VISIBLE_DEVICES=%s", g->uuid);
+    extra[1] = xasprintf("LSCAT_CLOCKS_LOCKED=%d", locked ? 1 : 0);
+    extra[2] = NULL;
+    char **env = proc_env_untrusted(NULL, (const char *const *)extra);
+    free(extra[0]);
+    free(extra[1]);
     return env;
 }
 
-static void update_note(struct shared *sh)
+static void update_note(struct sweep_shared *sh)
 {
     char note[512];
     int len = 0;
@@ -585,104 +388,16 @@ static void update_note(struct shared *sh)
     progress_note(sh->prog, note);
 }
 
-/* Whether an `lscat execute` run on this host is still in progress on this store (its
- * stage_runs row has no end and its process is alive): --follow keeps waiting for the kernels it
- * will make runnable. Runs of other hosts are not waited for (their pid means nothing here). */
-static int execute_in_progress(struct store *s)
-{
-    char host[256] = "";
-    struct store_stmt *st = NULL;
-    int active = 0, rc;
-    gethostname(host, sizeof(host) - 1);
-    rc = store_prepare(&st, s, "SELECT pid FROM stage_runs WHERE stage = 'execute' AND "
-                       "ended_at IS NULL AND host = ? AND pid IS NOT NULL");
-    if (rc < 0)
-        return rc;
-    store_bind(st, "t", host);
-    while (!active && (rc = store_step(st)) == STORE_ROW) {
-        char path[64], stat[512];
-        snprintf(path, sizeof(path), "/proc/%lld/stat", (long long)store_col_int(st, 0));
-        FILE *f = fopen(path, "r");
-        size_t n = f ? fread(stat, 1, sizeof(stat) - 1, f) : 0;
-        if (f)
-            fclose(f);
-        stat[n] = 0;
-        const char *paren = strrchr(stat, ')'); /* "pid (comm) S ...": alive, not a zombie */
-        active = paren && strstr(stat, "(lscat-execute)") && paren[1] == ' ' &&
-                 paren[2] != 'Z' && paren[2] != 'X';
-    }
-    store_finalize(st);
-    return rc < 0 ? rc : active;
-}
-
-/* --follow: add the kernels that became runnable since the last planning. Called with mu held
- * (the plan store is only used under it); returns 0 or a negative code. */
-static int replan(struct shared *sh)
-{
-    int from = sh->nkernels;
-    int rc = load_kernels(sh, sh->plan_store);
-    if (rc >= 0)
-        rc = plan_kernels(sh, sh->plan_store, from);
-    if (rc >= 0 && sh->nkernels > from) {
-        char k[16];
-        snprintf(k, sizeof(k), "%d", sh->nkernels - from);
-        log_event(LOG_INFO, "tune_follow_planned", "kernels", k, NULL);
-        progress_set_total(sh->prog, (uint64_t)sh->counts->configs_planned);
-    }
-    return rc;
-}
-
-static void nap_s(double s)
-{
-    struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
-    nanosleep(&ts, NULL);
-}
-
-/* The next kernel for this worker's GPU model into *out: 1 when taken; 0 when there is none
- * (with --follow and may_wait: none now and no execute run in progress that could make more
- * runnable; without may_wait: none now); or a negative code (store failure while re-planning). */
-static int take(struct item *out, struct shared *sh, struct worker *w, int may_wait)
-{
-    const struct tune_options *o = sh->o;
-    for (;;) {
-        int rc = 0, wait = 0;
-        pthread_mutex_lock(&sh->mu);
-        struct model *m = &sh->models[w->model];
-        if (sh->failed || (o->stop && *o->stop)) {
-            rc = 0;
-        } else if (m->next < m->n) {
-            *out = m->items[m->next++]; /* by value: re-planning may move the array */
-            rc = 1;
-        } else if (o->follow) {
-            /* Look at execute first, then re-plan: when execute had ended, the re-plan saw
-             * everything it made runnable, and an empty result means the end. */
-            int active = execute_in_progress(sh->plan_store);
-            if (active > 0)
-                sh->follow_seen = 1;
-            rc = active < 0 ? active : replan(sh);
-            if (rc >= 0 && m->next < m->n)
-                *out = m->items[m->next++], rc = 1;
-            else if (rc >= 0) /* started first: give execute follow_grace_s to appear */
-                wait = active > 0 || (!sh->follow_seen &&
-                                      fs_mono_s() - sh->t_start < o->follow_grace_s);
-        }
-        pthread_mutex_unlock(&sh->mu);
-        if (!wait || !may_wait)
-            return rc;
-        nap_s(o->follow_interval_s > 0 ? o->follow_interval_s : 1.0);
-    }
-}
-
 /* Take kernels until none are left. While one kernel is measured, the next one's harness is
  * already started and held before its first configuration (unless --no-prestart), so process
  * start and context creation cost no GPU time. The GPU is locked (common/gpulock.h) for each
  * kernel's measurement, so that no other lscat (a probe, another tune) runs on it meanwhile. */
 static void *worker_main(void *arg)
 {
-    struct worker *w = arg;
-    struct shared *sh = w->sh;
+    struct sweep_worker *w = arg;
+    struct sweep_shared *sh = w->sh;
     struct prep cur, next;
-    struct item it;
+    struct plan_item it;
     memset(&cur, 0, sizeof(cur));
     memset(&next, 0, sizeof(next));
     int rc = store_open(&w->s, sh->o->db_path, 0);
@@ -699,9 +414,9 @@ static void *worker_main(void *arg)
         }
     }
     while (rc >= 0) {
-        if (!cur.k && ((rc = take(&it, sh, w, 1)) <= 0 || (rc = prep_init(&cur, w, &it)) < 0))
+        if (!cur.k && ((rc = plan_take(&it, sh, w, 1)) <= 0 || (rc = prep_init(&cur, w, &it)) < 0))
             break;
-        if ((rc = take(&it, sh, w, 0)) > 0) {
+        if ((rc = plan_take(&it, sh, w, 0)) > 0) {
             rc = prep_init(&next, w, &it);
             if (rc >= 0 && next.runnable && !next.so && !sh->o->no_prestart &&
                 runner_prestart(&next.child, &next.ro, next.cfgs, next.n) < 0)
@@ -735,32 +450,11 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static void shared_release(struct shared *sh)
+static void shared_release(struct sweep_shared *sh)
 {
-    for (int k = 0; k < sh->nkernels; k++) {
-        struct kernel *kn = sh->kernels[k];
-        for (int b = 0; b < kn->nbuilds; b++) {
-            free(kn->bins[b]);
-            free(kn->archs[b]);
-        }
-        free(kn->bins);
-        free(kn->archs);
-        free(kn->id);
-        free(kn->name);
-        free(kn->binding);
-        free(kn);
-    }
-    free(sh->kernels);
-    for (int m = 0; m < sh->nmodels; m++) {
-        for (int i = 0; i < sh->models[m].n; i++)
-            free(sh->models[m].items[i].missing);
-        free(sh->models[m].items);
-    }
-    free(sh->models);
+    plan_release(sh);
     for (int i = 0; i < sh->nworkers; i++) {
-        for (int j = 0; sh->workers[i].env && sh->workers[i].env[j]; j++)
-            free(sh->workers[i].env[j]);
-        free(sh->workers[i].env);
+        proc_env_free(sh->workers[i].env);
     }
     free(sh->workers);
     pthread_mutex_destroy(&sh->mu);
@@ -769,7 +463,7 @@ static void shared_release(struct shared *sh)
 int tune_sweep(struct tune_counts *out, struct store *s, const struct tune_options *o,
                const struct tune_gpu *gpus, int n)
 {
-    struct shared sh;
+    struct sweep_shared sh;
     int rc;
     memset(out, 0, sizeof(*out));
     memset(&sh, 0, sizeof(sh));
@@ -786,7 +480,7 @@ int tune_sweep(struct tune_counts *out, struct store *s, const struct tune_optio
         sh.workers[i].gpu = &gpus[i];
         sh.workers[i].env = child_env(&gpus[i], o->clocks_locked);
     }
-    if ((rc = plan(&sh, s, gpus, n)) < 0)
+    if ((rc = plan_start(&sh, s, gpus, n)) < 0)
         goto done;
     for (int i = 0; i < n; i++)
         sh.workers[i].kernels_total = sh.models[sh.workers[i].model].n;
@@ -829,6 +523,7 @@ void tune_counts_json(char *out, int size, const struct tune_counts *c)
              "\"interrupted\":%d}",
              c->gpus, c->models, c->kernels_planned, c->kernels_done, c->kernels_given_up,
              c->configs_planned, c->configs_reported, c->ok, c->cuda_error, c->invalid_config,
-             c->crashed, c->timeout, c->skipped, c->shapes_failed, c->processes, c->runner_kernels, c->runner_fallbacks,
+             c->crashed, c->timeout, c->skipped, c->shapes_failed, c->processes,
+             c->runner_kernels, c->runner_fallbacks,
              c->interrupted);
 }

@@ -38,6 +38,10 @@ struct tune_options {
     int64_t run_id;
     const volatile int *stop;      /* set by a signal handler: finish cleanly, soon */
 };
+/* The defaults; the rest is zero (NULL, no limit, off). */
+#define TUNE_OPTIONS_INIT { .config_timeout_s = 30, .startup_s = 10, .max_failures = 5, \
+                            .runner_kernels = 200, .follow_interval_s = 1.0, \
+                            .follow_grace_s = 30.0 }
 
 struct tune_counts {
     int gpus, models;

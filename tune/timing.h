@@ -42,7 +42,9 @@ struct timing_options {
      * effect as 1 here. */
     int no_graph;
 };
-#define TIMING_OPTIONS_INIT { 3, 10, 200, 1.0, 0.0, 10.0, 0, 0, 0, 0 }
+#define TIMING_OPTIONS_INIT { .warmup = 3, .samples = 10, .max_samples = 200, \
+    .min_sample_ms = 1.0, .target_rel_mad = 0.0, .budget_s = 10.0, .l2_flush = 0, \
+    .keep_raw = 0, .no_launch_blocker = 0, .no_graph = 0 }
 
 struct timing_stats {
     double median_ns, min_ns, max_ns, mean_ns, stddev_ns, mad_ns, p10_ns, p90_ns;

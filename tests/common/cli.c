@@ -1,4 +1,5 @@
-/* Tests for common/cli.c: global and stage options, values, errors, subcommand discovery. */
+/* Tests for common/cli.c: global and stage options, values (also from the environment the
+ * dispatcher fills), errors, subcommand discovery, the subcommand table and internal modes. */
 #include "common/cli.h"
 #include "common/error.h"
 #include "tests/support/test.h"
@@ -126,9 +127,143 @@ static void test_cli__help_is_reported_to_the_caller(void)
 static void test_cli__finds_the_subcommand_after_global_options(void)
 {
     char *a[] = { "p", "--db", "x.db", "-j", "2", "-v", "fetch", "--method", "git", NULL };
-    CHECK_INT(cli_find_subcommand(9, a), ==, 6);
+    CHECK_INT(cli_find_subcommand(NULL, 9, a), ==, 6);
     char *b[] = { "p", "-q", NULL };
-    CHECK_INT(cli_find_subcommand(2, b), ==, -1);
+    CHECK_INT(cli_find_subcommand(NULL, 2, b), ==, -1);
+}
+
+static void test_cli__a_stage_options_value_is_not_taken_for_the_subcommand(void)
+{
+    char *a[] = { "p", "--from", "scan", "-f", "import", NULL };
+    CHECK_INT(cli_find_subcommand(opts, 5, a), ==, 4);
+    CHECK_INT(cli_find_subcommand(NULL, 5, a), ==, 2); /* without the table: a word */
+    char *b[] = { "p", "--from=x", "-j4", "scan", NULL };
+    CHECK_INT(cli_find_subcommand(opts, 4, b), ==, 3);
+}
+
+static void test_cli__bad_global_values_from_the_environment_are_usage_errors(void)
+{
+    static const char *const bad_jobs[] = { "abc", "0", "-1", "1.5" };
+    struct cli cli;
+    struct seen s;
+    char *argv[] = { "p", NULL };
+    for (int i = 0; i < 4; i++) {
+        setenv("LSCAT_JOBS", bad_jobs[i], 1);
+        CHECK_INT(parse(&cli, &s, argv), ==, LSCAT_EINVALID);
+        CHECK_CONTAINS(lscat_error_last(), "LSCAT_JOBS");
+        CHECK_CONTAINS(lscat_error_last(), bad_jobs[i]);
+        CHECK_INT(cli.jobs, >=, 1);
+        cli_release(&cli);
+    }
+    char *flag[] = { "p", "-j", "2", NULL }; /* the option after the stage name wins */
+    CHECK_INT(parse(&cli, &s, flag), ==, 0);
+    CHECK_INT(cli.jobs, ==, 2);
+    cli_release(&cli);
+    unsetenv("LSCAT_JOBS");
+    setenv("LSCAT_LOG_FORMAT", "xml", 1);
+    CHECK_INT(parse(&cli, &s, argv), ==, LSCAT_EINVALID);
+    CHECK_CONTAINS(lscat_error_last(), "'xml' is not text or json");
+    CHECK_INT(cli.log_json, ==, 0);
+    cli_release(&cli);
+    setenv("LSCAT_LOG_FORMAT", "json", 1);
+    CHECK_INT(parse(&cli, &s, argv), ==, 0);
+    CHECK_INT(cli.log_json, ==, 1);
+    cli_release(&cli);
+    unsetenv("LSCAT_LOG_FORMAT");
+}
+
+static void test_cli__check_global_applies_the_parsers_rules(void)
+{
+    CHECK_OK(cli_check_global("-j", "8"));
+    CHECK_OK(cli_check_global("--jobs", "1"));
+    CHECK_INT(cli_check_global("-j", "abc"), ==, LSCAT_EINVALID);
+    CHECK_CONTAINS(lscat_error_last(), "-j: 'abc' is not a whole number");
+    CHECK_INT(cli_check_global("--jobs", "0"), ==, LSCAT_EINVALID);
+    CHECK_INT(cli_check_global("-j", "1.5"), ==, LSCAT_EINVALID);
+    CHECK_INT(cli_check_global("--log-format", "xml"), ==, LSCAT_EINVALID);
+    CHECK_OK(cli_check_global("--log-format", "json"));
+    CHECK_OK(cli_check_global("--db", "anything"));
+}
+
+static int mode_argc;
+static char *mode_argv[8];
+
+static int record_mode(int argc, char **argv)
+{
+    mode_argc = argc;
+    for (int i = 0; i < argc && i < 8; i++)
+        mode_argv[i] = argv[i];
+    return 7;
+}
+
+enum { SUB_SCAN = 1, SUB_FETCH };
+static const struct cli_subcommand subs[] = {
+    { .name = "scan", .id = SUB_SCAN },
+    { .name = "fetch", .id = SUB_FETCH },
+    { .name = "--worker", .mode = record_mode },
+    { .name = "serve", .mode = record_mode },
+    CLI_SUBCOMMAND_END,
+};
+
+static void test_cli__internal_modes_run_on_the_command_line_without_their_word(void)
+{
+    int code = 0;
+    char *a[] = { "prog", "--worker", "root", "file", NULL };
+    CHECK_INT(cli_run_mode(&code, subs, opts, 4, a), ==, 1);
+    CHECK_INT(code, ==, 7);
+    CHECK_INT(mode_argc, ==, 3);
+    CHECK_STR(mode_argv[0], "prog");
+    CHECK_STR(mode_argv[1], "root");
+    char *b[] = { "prog", "-v", "serve", "--x", NULL }; /* global options before the word stay */
+    CHECK_INT(cli_run_mode(&code, subs, opts, 4, b), ==, 1);
+    CHECK_INT(mode_argc, ==, 3);
+    CHECK_STR(mode_argv[0], "prog");
+    CHECK_STR(mode_argv[1], "-v");
+    CHECK_STR(mode_argv[2], "--x");
+    char *c[] = { "prog", "scan", "--worker", NULL }; /* a flag mode only as the first word */
+    CHECK_INT(cli_run_mode(&code, subs, opts, 3, c), ==, 0);
+    char *d[] = { "prog", "--from", "serve", NULL }; /* an option's value, not the mode */
+    CHECK_INT(cli_run_mode(&code, subs, opts, 3, d), ==, 0);
+}
+
+static void test_cli__subcommands_come_from_the_table_and_others_are_named(void)
+{
+    struct cli cli;
+    struct seen s;
+    char *a[] = { "p", "-v", "fetch", NULL };
+    CHECK_INT(parse(&cli, &s, a), ==, 0);
+    const struct cli_subcommand *sub = cli_subcommand(&cli, subs);
+    CHECK(sub != NULL);
+    CHECK_INT(sub->id, ==, SUB_FETCH);
+    cli_release(&cli);
+    char *b[] = { "p", "serve", NULL }; /* an internal mode is not a subcommand */
+    CHECK_INT(parse(&cli, &s, b), ==, 0);
+    CHECK(cli_subcommand(&cli, subs) == NULL);
+    CHECK_STR(lscat_error_last(), "unknown subcommand 'serve' (scan or fetch)");
+    cli_release(&cli);
+    char *c[] = { "p", NULL };
+    CHECK_INT(parse(&cli, &s, c), ==, 0);
+    CHECK(cli_subcommand(&cli, subs) == NULL);
+    CHECK_STR(lscat_error_last(), "missing subcommand (scan or fetch)");
+    CHECK_INT(lscat_error_code(), ==, LSCAT_EINVALID);
+    cli_release(&cli);
+    CHECK(cli_subcommand_find(subs, "scan") == &subs[0]);
+    CHECK(cli_subcommand_find(subs, NULL) == NULL);
+}
+
+static void test_cli__a_stage_without_arguments_names_the_first_extra_one(void)
+{
+    struct cli cli;
+    struct seen s;
+    char *a[] = { "p", "-v", NULL };
+    CHECK_INT(parse(&cli, &s, a), ==, 0);
+    CHECK_OK(cli_no_args(&cli));
+    cli_release(&cli);
+    char *b[] = { "p", "extra", "more", NULL };
+    CHECK_INT(parse(&cli, &s, b), ==, 0);
+    CHECK_INT(cli_no_args(&cli), ==, LSCAT_EINVALID);
+    CHECK_STR(lscat_error_last(), "unexpected argument 'extra'");
+    cli_release(&cli);
 }
 
 static void test_cli__number_parsers_are_strict(void)
@@ -152,6 +287,12 @@ int main(void)
     TEST_RUN(test_cli__usage_errors_name_the_option);
     TEST_RUN(test_cli__help_is_reported_to_the_caller);
     TEST_RUN(test_cli__finds_the_subcommand_after_global_options);
+    TEST_RUN(test_cli__a_stage_options_value_is_not_taken_for_the_subcommand);
+    TEST_RUN(test_cli__bad_global_values_from_the_environment_are_usage_errors);
+    TEST_RUN(test_cli__check_global_applies_the_parsers_rules);
+    TEST_RUN(test_cli__internal_modes_run_on_the_command_line_without_their_word);
+    TEST_RUN(test_cli__subcommands_come_from_the_table_and_others_are_named);
+    TEST_RUN(test_cli__a_stage_without_arguments_names_the_first_extra_one);
     TEST_RUN(test_cli__number_parsers_are_strict);
     return test_done();
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void test_fs__mkdirs_creates_nested_folders_and_is_idempotent(void)
@@ -69,6 +70,68 @@ static void test_fs__join_handles_slashes(void)
     free(c);
 }
 
+/* A pid that was a process a moment ago and is none now. */
+static long dead_pid(void)
+{
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(0);
+    CHECK(pid > 0 && waitpid(pid, NULL, 0) == pid);
+    return (long)pid;
+}
+
+static void touch(const char *dir, const char *rel)
+{
+    char *p = fs_join(dir, rel);
+    test_write_file(p, "x", 1);
+    free(p);
+}
+
+static int there(const char *dir, const char *rel)
+{
+    char *p = fs_join(dir, rel);
+    int e = fs_exists(p);
+    free(p);
+    return e;
+}
+
+static void test_fs__stale_temporaries_of_dead_processes_are_removed_live_ones_kept(void)
+{
+    const char *d = test_tmpdir();
+    char dead[64], live[64], deep[96], dir[64];
+    long pid = dead_pid();
+    CHECK(!fs_pid_alive(pid));
+    CHECK(fs_pid_alive((long)getpid()));
+    snprintf(dead, sizeof(dead), "ab/0123.tmp.%ld", pid);        /* a blob mid-write */
+    snprintf(dir, sizeof(dir), "cd/4567.tmp.%ld/kernel.cu", pid); /* a kernel folder */
+    snprintf(live, sizeof(live), "ab/89ab.tmp.%ld", (long)getpid());
+    snprintf(deep, sizeof(deep), "ef/gh/ij/file.tmp.%ld", pid);   /* below the depth asked */
+    touch(d, dead);
+    touch(d, dir);
+    touch(d, live);
+    touch(d, deep);
+    touch(d, "ab/0123");            /* finished files stay */
+    touch(d, "ab/notes.tmp.txt");   /* not "<name>.tmp.<pid>" */
+    CHECK_INT(fs_temp_pid("x.cu.tmp.42"), ==, 42);
+    CHECK_INT(fs_temp_pid("x.tmp.4a"), ==, 0);
+    CHECK_INT(fs_temp_pid("x.tmp."), ==, 0);
+    CHECK_INT(fs_remove_stale_temps(d, 1), ==, 2);
+    CHECK(!there(d, dead));
+    char *folder = fs_join(d, dir);
+    *strrchr(folder, '/') = '\0';
+    CHECK(!fs_exists(folder));
+    free(folder);
+    CHECK(there(d, live));
+    CHECK(there(d, deep));
+    CHECK(there(d, "ab/0123"));
+    CHECK(there(d, "ab/notes.tmp.txt"));
+    CHECK_INT(fs_remove_stale_temps(d, 3), ==, 1); /* deeper now: the last one goes */
+    CHECK(!there(d, deep));
+    char *missing = fs_join(d, "none");
+    CHECK_INT(fs_remove_stale_temps(missing, 2), ==, 0);
+    free(missing);
+}
+
 static void test_progress__formats_durations_for_people(void)
 {
     char d[32];
@@ -114,6 +177,7 @@ int main(void)
     TEST_RUN(test_fs__write_atomic_replaces_content_and_leaves_no_temp);
     TEST_RUN(test_fs__remove_tree_removes_everything_and_refuses_dangerous_paths);
     TEST_RUN(test_fs__join_handles_slashes);
+    TEST_RUN(test_fs__stale_temporaries_of_dead_processes_are_removed_live_ones_kept);
     TEST_RUN(test_progress__formats_durations_for_people);
     TEST_RUN(test_progress__without_a_terminal_prints_one_summary_line);
     return test_done();

@@ -1,5 +1,6 @@
 /* Tests for common/proc.c against real child processes: exit codes, signals, captured output
- * and its cap, stdin, timeouts that kill the whole process group, rlimits. */
+ * and its cap, stdin, timeouts that kill the whole process group, rlimits; proc_spawn's pipes,
+ * its extra descriptor and its stdin from memory. */
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
@@ -8,7 +9,10 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void run_sh(struct proc_result *r, const char *script, double timeout_s, size_t cap)
@@ -194,6 +198,166 @@ static void test_proc__missing_cwd_fails_in_the_child_with_a_message(void)
     proc_result_release(&r);
 }
 
+static const char *env_get(char **env, const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; env[i]; i++)
+        if (!strncmp(env[i], name, n) && env[i][n] == '=')
+            return env[i] + n + 1;
+    return NULL;
+}
+
+static void test_proc__untrusted_children_get_the_allow_listed_environment_only(void)
+{
+    setenv("GITHUB_TOKEN", "canary-1", 1);
+    setenv("MY_PASSWORD", "canary-2", 1);
+    setenv("CUDA_VISIBLE_DEVICES", "3", 1);
+    setenv("LSCAT_TIMING_GRAPH", "0", 1);
+    setenv("LC_ALL", "C", 1);
+    setenv("NVCC_APPEND_FLAGS", "-g", 1);
+    const char *extra[] = { "CUDA_VISIBLE_DEVICES=GPU-x", "LSCAT_CLOCKS_LOCKED=1", NULL };
+    char **env = proc_env_untrusted("/scratch/k", extra);
+    CHECK(!env_get(env, "GITHUB_TOKEN"));
+    CHECK(!env_get(env, "MY_PASSWORD"));
+    CHECK_STR(env_get(env, "PATH"), getenv("PATH"));
+    CHECK_STR(env_get(env, "HOME"), "/scratch/k");
+    CHECK_STR(env_get(env, "TMPDIR"), "/scratch/k/tmp");
+    CHECK_STR(env_get(env, "CUDA_VISIBLE_DEVICES"), "GPU-x"); /* extra wins, once */
+    int n = 0;
+    for (size_t i = 0; env[i]; i++)
+        n += !strncmp(env[i], "CUDA_VISIBLE_DEVICES=", 21);
+    CHECK_INT(n, ==, 1);
+    CHECK_STR(env_get(env, "LSCAT_TIMING_GRAPH"), "0");
+    CHECK_STR(env_get(env, "LSCAT_CLOCKS_LOCKED"), "1");
+    CHECK_STR(env_get(env, "LC_ALL"), "C");
+    CHECK_STR(env_get(env, "NVCC_APPEND_FLAGS"), "-g");
+    proc_env_free(env);
+    setenv("HOME", "/home/someone", 1);
+    env = proc_env_untrusted(NULL, NULL); /* tune's harnesses keep HOME (the CUDA JIT cache) */
+    CHECK_STR(env_get(env, "HOME"), "/home/someone");
+    CHECK(!env_get(env, "GITHUB_TOKEN"));
+    proc_env_free(env);
+    /* and a child started with it sees no token */
+    struct proc_options o = PROC_OPTIONS_INIT;
+    struct proc_result r;
+    const char *argv[] = { "/bin/sh", "-c", "env", NULL };
+    env = proc_env_untrusted("/tmp", NULL);
+    o.argv = argv;
+    o.env = (const char *const *)env;
+    CHECK_OK(proc_run(&r, &o));
+    CHECK_CONTAINS(r.out.data, "PATH=");
+    CHECK(!strstr(r.out.data, "canary-"));
+    proc_result_release(&r);
+    proc_env_free(env);
+    CHECK(!proc_env_allowed("GITHUB_TOKEN=x") && !proc_env_allowed("LSCAT_=x"));
+    CHECK(proc_env_allowed("LD_LIBRARY_PATH=/x") && proc_env_allowed("CUDA_HOME"));
+    unsetenv("GITHUB_TOKEN");
+    unsetenv("MY_PASSWORD");
+}
+
+/* Everything fd gives until EOF (the child exits: no timeout needed). */
+static void read_all(struct buf *out, int fd)
+{
+    char tmp[4096];
+    ssize_t n;
+    while ((n = read(fd, tmp, sizeof(tmp))) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        CHECK(n > 0);
+        if (n < 0)
+            return;
+        buf_add(out, tmp, (size_t)n);
+    }
+}
+
+/* Start /bin/sh -c script with o's pipes, read its stdout (and extra pipe) to EOF, reap it.
+ * Returns its wait status; *in_fd and *extra_fd say what proc_spawn handed back. */
+static int spawn_sh(struct buf *out, struct buf *extra, int *in_fd, int *extra_fd,
+                    struct proc_options *o, const char *script)
+{
+    const char *argv[] = { "/bin/sh", "-c", script, NULL };
+    struct proc_child c;
+    int st = -1;
+    o->argv = argv;
+    CHECK_OK(proc_spawn(&c, o));
+    *in_fd = c.in_fd;
+    *extra_fd = c.extra_fd;
+    if (c.in_fd >= 0)
+        close(c.in_fd);
+    c.in_fd = -1;
+    if (extra && c.extra_fd >= 0)
+        read_all(extra, c.extra_fd);
+    read_all(out, c.out_fd);
+    CHECK_INT(waitpid(c.pid, &st, 0), ==, c.pid);
+    c.pid = -1;
+    proc_child_kill(&c); /* closes what is left */
+    return st;
+}
+
+static void test_proc__spawn_keeps_stdout_and_drops_stderr_by_default(void)
+{
+    struct proc_options o = PROC_OPTIONS_INIT;
+    struct buf out = BUF_INIT;
+    int in_fd, extra_fd;
+    int st = spawn_sh(&out, NULL, &in_fd, &extra_fd, &o,
+                      "if read line; then echo got; else echo eof; fi; echo err >&2");
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    CHECK_STR(out.data, "eof\n"); /* stdin: our pipe, closed at once; stderr: nowhere */
+    CHECK(in_fd >= 0);
+    CHECK_INT(extra_fd, ==, -1);
+    buf_release(&out);
+}
+
+static void test_proc__spawn_gives_the_child_an_extra_pipe_at_the_asked_descriptor(void)
+{
+    struct proc_options o = PROC_OPTIONS_INIT;
+    struct buf out = BUF_INIT, extra = BUF_INIT;
+    int in_fd, extra_fd;
+    o.extra_fd = 3;
+    o.stderr_to_out = 1;
+    int st = spawn_sh(&out, &extra, &in_fd, &extra_fd, &o,
+                      "echo result >/dev/fd/3; echo out; echo err >&2");
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    CHECK(extra_fd >= 0);
+    CHECK_STR(extra.data, "result\n");
+    CHECK_STR(out.data, "out\nerr\n");
+    buf_release(&out);
+    buf_release(&extra);
+}
+
+static void test_proc__spawn_feeds_stdin_larger_than_a_pipe_from_memory(void)
+{
+    struct proc_options o = PROC_OPTIONS_INIT;
+    struct buf out = BUF_INIT;
+    size_t len = 300000; /* beyond a pipe's 64 KiB: a pipe would block the parent */
+    char *data = malloc(len);
+    CHECK(data != NULL);
+    if (!data)
+        return;
+    memset(data, 'a', len);
+    o.stdin_data = data;
+    o.stdin_len = len;
+    int in_fd, extra_fd;
+    int st = spawn_sh(&out, NULL, &in_fd, &extra_fd, &o, "wc -c");
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    CHECK_INT(in_fd, ==, -1); /* nothing to write: it is all in the memory file */
+    CHECK_INT(atol(out.data), ==, 300000);
+    free(data);
+    buf_release(&out);
+}
+
+static void test_proc__spawn_refuses_an_extra_descriptor_below_3(void)
+{
+    const char *argv[] = { "/bin/true", NULL };
+    struct proc_options o = PROC_OPTIONS_INIT;
+    struct proc_child c;
+    o.argv = argv;
+    o.extra_fd = 2;
+    CHECK_INT(proc_spawn(&c, &o), <, 0);
+    CHECK_CONTAINS(lscat_error_last(), "extra_fd 2");
+    CHECK_INT(c.pid, ==, -1);
+}
+
 int main(void)
 {
     TEST_RUN(test_proc__reports_exit_code_and_captures_both_streams);
@@ -206,5 +370,11 @@ int main(void)
     TEST_RUN(test_proc__missing_program_exits_127);
     TEST_RUN(test_proc__file_size_limit_stops_a_runaway_writer);
     TEST_RUN(test_proc__missing_cwd_fails_in_the_child_with_a_message);
+    TEST_RUN(test_proc__untrusted_children_get_the_allow_listed_environment_only);
+
+    TEST_RUN(test_proc__spawn_keeps_stdout_and_drops_stderr_by_default);
+    TEST_RUN(test_proc__spawn_gives_the_child_an_extra_pipe_at_the_asked_descriptor);
+    TEST_RUN(test_proc__spawn_feeds_stdin_larger_than_a_pipe_from_memory);
+    TEST_RUN(test_proc__spawn_refuses_an_extra_descriptor_below_3);
     return test_done();
 }

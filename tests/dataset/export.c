@@ -167,11 +167,30 @@ static void test_export__refuses_unknown_tables_and_unwritable_folders(void)
     store_free(s);
 }
 
+static void test_export__since_takes_the_stores_time_prefixes_and_nothing_else(void)
+{
+    static const char *const good[] = { "2026", "2026-11", "2026-11-01", "2026-11-01T09",
+                                        "2026-11-01T09:30", "2026-11-20T00:00:02",
+                                        "2026-11-20T00:00:02Z", NULL };
+    static const char *const bad[] = { "", "notadate", "26-11-01", "2026-11-1", "2026-13-01",
+                                       "2026-00-10", "2026-11-32", "2026-11-01 09:30",
+                                       "2026-11-01T24", "2026-11-01T09:60", "2026-11-01T",
+                                       "2026-11-01Z", "2026/11/01", "2026-11-01T09:30:00+01",
+                                       NULL };
+    for (int i = 0; good[i]; i++)
+        CHECK_OK(export_check_since(good[i]));
+    for (int i = 0; bad[i]; i++) {
+        CHECK_INT(export_check_since(bad[i]), ==, LSCAT_EINVALID);
+        CHECK_CONTAINS(lscat_error_last(), "is not a UTC date or time");
+    }
+}
+
 int main(void)
 {
     TEST_RUN(test_export__writes_every_table_with_its_row_count);
     TEST_RUN(test_export__csv_checksums_match_the_files);
     TEST_RUN(test_export__filters_by_gpu_and_date_and_corpus);
     TEST_RUN(test_export__refuses_unknown_tables_and_unwritable_folders);
+    TEST_RUN(test_export__since_takes_the_stores_time_prefixes_and_nothing_else);
     return test_done();
 }

@@ -43,6 +43,18 @@ t_expect dataset_export__no_subcommand_is_a_usage_error 2 lscat-dataset
 t_expect dataset_export__missing_out_is_a_usage_error 2 $X export
 t_expect dataset_export__bad_format_is_a_usage_error 2 $X export --out "$S/x" --format xml
 t_expect dataset_export__gzip_needs_csv 2 $X export --out "$S/x" --gzip
+for bad in notadate 2026-13-01 2026-11-1 "2026-11-01 10:00" 2026-11-01T25 2026-11-01T; do
+    t_expect "dataset_export__since_${bad//[^0-9a-z]/_}_is_a_usage_error" 2 \
+        $X export --out "$S/badsince" --format csv --since "$bad" &&
+        t_contains "dataset_export__since_${bad//[^0-9a-z]/_}_error_says_what_a_date_is" \
+            "$T_ERR" "is not a UTC date or time (YYYY-MM-DD"
+done
+[ ! -e "$S/badsince" ] && t_ok dataset_export__a_bad_since_writes_nothing ||
+    t_fail dataset_export__a_bad_since_writes_nothing "$S/badsince exists"
+t_expect dataset_export__since_takes_a_bare_day 0 $X export --out "$S/since-day" --format csv \
+    --tables failures --since 2026-11-20
+t_expect dataset_export__an_out_option_before_the_subcommand_is_its_value 0 \
+    $X --out "$S/out-first" export --tables gpus
 t_expect dataset_export__missing_store_is_fatal 3 lscat-dataset --db "$S/none.db" export --out "$S/x"
 
 # Independent readers, value by value.

@@ -21,6 +21,29 @@ t_expect dispatcher__missing_option_value_is_a_usage_error 2 lscat status --db
 t_expect dispatcher__stage_unknown_option_is_a_usage_error 2 lscat status --nope &&
     [ "$(wc -l < "$T_ERR")" -le 3 ] && t_ok dispatcher__usage_error_is_short
 
+# Global options are checked wherever they are given: before the stage name (the dispatcher,
+# which passes them on in the environment), after it (the stage), or in the environment.
+for bad in abc 0 -1 1.5; do
+    t_expect "dispatcher__jobs_${bad//[^0-9a-z]/_}_before_the_stage_is_a_usage_error" 2 \
+        lscat -j "$bad" --db "$W/none.db" status &&
+        t_contains "dispatcher__jobs_${bad//[^0-9a-z]/_}_error_names_the_value" "$T_ERR" "$bad"
+    t_expect "dispatcher__jobs_${bad//[^0-9a-z]/_}_after_the_stage_is_a_usage_error" 2 \
+        lscat --db "$W/none.db" status -j "$bad"
+done
+t_expect dispatcher__attached_jobs_value_is_checked 2 lscat -j0 --db "$W/none.db" status
+t_expect dispatcher__log_format_before_the_stage_is_checked 2 \
+    lscat --log-format xml --db "$W/none.db" status &&
+    t_contains dispatcher__log_format_error_names_the_choices "$T_ERR" "'xml' is not text or json"
+t_expect dispatcher__log_format_after_the_stage_is_checked 2 \
+    lscat --db "$W/none.db" status --log-format xml
+t_expect dispatcher__bad_jobs_in_the_environment_is_a_usage_error 2 \
+    env LSCAT_JOBS=abc lscat-status --db "$W/none.db" &&
+    t_contains dispatcher__environment_error_names_the_variable "$T_ERR" "LSCAT_JOBS"
+t_expect dispatcher__bad_log_format_in_the_environment_is_a_usage_error 2 \
+    env LSCAT_LOG_FORMAT=xml lscat-status --db "$W/none.db"
+t_expect dispatcher__an_option_after_the_stage_replaces_a_bad_environment_value 3 \
+    env LSCAT_JOBS=abc lscat-status -j 2 --db "$W/none.db"
+
 t_expect dispatcher__status_on_a_missing_store_is_fatal 3 lscat --db "$W/none.db" status &&
     t_contains dispatcher__missing_store_message_says_what_to_do "$T_ERR" "run a stage to create it"
 

@@ -48,7 +48,12 @@ for i in 1 2 3 4 5 6; do
 done
 lscat execute --arch sm_90 -j 1 --no-probe >"$T_OUT" 2>"$T_ERR" &
 pid=$!
-sleep 1.5
+# the signal comes once the first of the six is built, however slow this machine is today
+for _ in $(seq 3000); do
+    [ "$(sqlite3 "$LSCAT_DB" "SELECT count(*) FROM kernels WHERE status = 'built'" 2>/dev/null)" -ge 2 ] 2>/dev/null && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+done
 kill -TERM "$pid"
 wait "$pid"
 rc=$?
@@ -101,7 +106,7 @@ export LSCAT_TEST_PROBE_SLEEP_S=3
 : >"$T_ERR"
 "${PIPE[@]}" >"$T_OUT" 2>"$T_ERR" &
 pid=$!
-for _ in $(seq 1 200); do grep -q '"event":"probing"' "$T_ERR" && break; sleep 0.1; done
+for _ in $(seq 1 3000); do grep -q '"event":"probing"' "$T_ERR" && break; sleep 0.1; done
 kill -TERM "$pid"
 wait "$pid"
 rc=$?

@@ -10,6 +10,7 @@ TB=${LSCAT_TEST_BIN:-$ROOT/build/tests}
 case "$TB" in /*) ;; *) TB=$ROOT/$TB ;; esac
 FAKE=$TB/tune/support/fake_harness
 export LSCAT_WORK=$T_TMP/work LSCAT_DB=$T_TMP/work/lscat.db
+export LSCAT_LOCK_DIR=$T_TMP/locks # the stand-in GPUs' locks are this test's alone
 
 t_expect tune__help_exits_0 0 lscat tune --help && t_contains tune__help_documents_lock_clocks "$T_OUT" "--i-own-these-gpus"
 t_expect tune__unknown_option_is_a_usage_error 2 lscat tune --frobnicate
@@ -33,7 +34,20 @@ t_contains tune__lock_clocks_undoes_partial_locks "$T_TMP/nvml.log" "reset 0 0"
 unset LSCAT_NVML_LIB FAKE_NVML_LOG
 
 # Six stand-in kernels, 9 configurations each, 80 ms per configuration (the whole sweep needs
-# at least 2.2 s), on 2 stand-in GPUs; killed after 1.2 s.
+# at least 2.2 s), on 2 stand-in GPUs; killed with SIGKILL as soon as the first measurement is
+# in the store (however long the start takes on a busy machine), so the sweep is partial.
+measured() { python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1], timeout=60).execute('select count(*) from measurements').fetchone()[0])" "$LSCAT_DB" 2>/dev/null || echo 0; }
+kill_after_first_measurement() {
+    for _ in $(seq 1200); do [ "$(measured)" -gt 0 ] && break; kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$1"
+    { wait "$1"; } 2>/dev/null
+}
+# No process whose command line holds $1 is left (the kill reaches them through their parent
+# death signal, a moment later).
+gone() {
+    for _ in $(seq 100); do pgrep -f "$1" >/dev/null || return 0; sleep 0.1; done
+    return 1
+}
 specs=()
 for i in 1 2 3 4 5 6; do
     mkdir -p "$LSCAT_WORK/builds/k$i"
@@ -45,13 +59,10 @@ python3 "$ROOT/tests/tune/support/seed_store.py" "$LSCAT_DB" "${specs[@]}"
 SPACE=(--sizes 64,128,256 --blocks 16x16,64,128)
 lscat tune "${SPACE[@]}" >"$T_OUT" 2>"$T_ERR" &
 pid=$!
-sleep 1.2
-kill -9 "$pid"
-{ wait "$pid"; } 2>/dev/null
-sleep 0.3
+kill_after_first_measurement "$pid"
 before=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from measurements').fetchone()[0])" "$LSCAT_DB")
 if [ "$before" -gt 0 ] && [ "$before" -lt 54 ]; then t_ok tune__kill_leaves_a_partial_sweep; else t_fail tune__kill_leaves_a_partial_sweep "$before measurements after the kill"; fi
-if pgrep -f "$LSCAT_WORK/builds" >/dev/null; then t_fail tune__kill_leaves_no_harness_running "a harness outlived lscat-tune"; else t_ok tune__kill_leaves_no_harness_running; fi
+if ! gone "$LSCAT_WORK/builds"; then t_fail tune__kill_leaves_no_harness_running "a harness outlived lscat-tune"; else t_ok tune__kill_leaves_no_harness_running; fi
 
 t_expect tune__resume_exits_0 0 lscat tune "${SPACE[@]}"
 read -r total current started < <(python3 - "$LSCAT_DB" "$LSCAT_WORK" <<'PY'
@@ -87,11 +98,8 @@ done
 python3 "$ROOT/tests/tune/support/seed_store.py" "$LSCAT_DB" "${specs[@]}"
 lscat tune "${SPACE[@]}" >"$T_OUT" 2>"$T_ERR" &
 pid=$!
-sleep 1.2
-kill -9 "$pid"
-{ wait "$pid"; } 2>/dev/null
-sleep 0.3
-if pgrep -f "$LSCAT_BIN/lscat-runner" >/dev/null; then t_fail tune__kill_leaves_no_runner_running "an lscat-runner outlived lscat-tune"; else t_ok tune__kill_leaves_no_runner_running; fi
+kill_after_first_measurement "$pid"
+if ! gone "$LSCAT_BIN/lscat-runner"; then t_fail tune__kill_leaves_no_runner_running "an lscat-runner outlived lscat-tune"; else t_ok tune__kill_leaves_no_runner_running; fi
 t_expect tune__runner_resume_exits_0 0 lscat tune "${SPACE[@]}"
 read -r total current pids counts < <(python3 - "$LSCAT_DB" "$LSCAT_WORK" <<'PY'
 import sqlite3, sys, glob

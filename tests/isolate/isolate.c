@@ -127,7 +127,10 @@ static void test_extract__finds_kernel_and_its_closure(void)
                       "  if ((int)threadIdx.x < n) out[threadIdx.x] = helper(s); } }\n";
     test_write_file(file, src, strlen(src));
     const char *cuda = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
-    struct extract_options o = { root, file, cuda, NULL, 0 };
+    struct extract_options o = EXTRACT_OPTIONS_INIT;
+    o.root = root;
+    o.file = file;
+    o.cuda_home = cuda;
     struct buf out = BUF_INIT;
     CHECK_OK(extract_file(&out, &o));
     size_t pos = 0;

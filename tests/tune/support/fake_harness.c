@@ -15,13 +15,16 @@
  * Built a second time as fake_harness.so (-fPIC -shared): lscat-runner loads it and calls
  * lscat_harness_main, as it does a real harness.so; argv[0] is then `<dir>/<name>.so`, and the
  * .behavior and .log files are those of `<dir>/<name>`, so one copy of each plays both ways.
- * `start <pid>` in the log tells processes from kernels run in one runner. */
+ * `start <pid>` in the log tells processes from kernels run in one runner. With
+ * LSCAT_TEST_DUMP_ENV set, an `env K=V ...` line records the environment it was given. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 struct rule {
     char action[16];
@@ -132,6 +135,12 @@ static int fake_main(int argc, char **argv)
     FILE *lf = fopen(logp, "a");
     if (lf) {
         fprintf(lf, "bind %s\n", binding);
+        if (getenv("LSCAT_TEST_DUMP_ENV")) { /* what a kernel's host code could read */
+            fprintf(lf, "env");
+            for (char **e = environ; *e; e++)
+                fprintf(lf, " %s", *e);
+            fprintf(lf, "\n");
+        }
         fclose(lf);
     }
     for (int i = 0; i < nrules; i++)

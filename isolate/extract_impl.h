@@ -1,0 +1,125 @@
+/* The parts of the kernel extractor shared by its three files and by nothing else: extract.c
+ * parses a file and collects its top-level declarations, macros and includes (struct ctx);
+ * closure.c finds what one kernel or declaration needs (struct closure); emit.c writes that
+ * closure out as source text and kernel records. Other files use extract.h. */
+#ifndef LSCAT_ISOLATE_EXTRACT_IMPL_H
+#define LSCAT_ISOLATE_EXTRACT_IMPL_H
+
+#include "common/buf.h"
+#include "isolate/extract.h"
+
+#include <clang-c/Index.h>
+#include <stddef.h>
+
+struct file_ent {
+    CXFile file;
+    int in_tree;
+    int allowed_system; /* outside the tree, in a system/CUDA folder */
+    char *path;         /* resolved, absolute */
+};
+
+struct top_decl {   /* a declaration at file or namespace scope, in visit order */
+    CXCursor c;
+    CXFile file;
+    unsigned start, end;
+};
+
+struct macro_def {
+    CXCursor c;
+    char *name;
+    CXFile file;
+    unsigned start, end;
+    int in_tree;
+};
+
+struct macro_use {
+    CXFile file;
+    unsigned offset;
+    int def; /* index into macros, -1 when unknown */
+};
+
+struct include_dir { /* an #include written in a file of the tree */
+    CXFile file, included;
+    char *text;
+    char *spelling;
+    int refused;
+};
+
+struct ctx {
+    const struct extract_options *o;
+    size_t root_len;
+    CXTranslationUnit tu;
+    struct buf *out;
+    struct file_ent *files;
+    size_t nfiles, files_cap;
+    struct top_decl *tops;
+    size_t ntops, tops_cap;
+    struct macro_def *macros;
+    size_t nmacros, macros_cap;
+    struct macro_use *uses;
+    size_t nuses, uses_cap;
+    struct include_dir *incs;
+    size_t nincs, incs_cap;
+    CXFile *inc_from, *inc_to; /* included file -> the file that included it first */
+    size_t ninc_edges, inc_edges_cap;
+    CXCursor *kernels;
+    size_t nkernels, kernels_cap;
+    CXCursor *kernel_decls; /* declarations of kernels without a definition here */
+    size_t nkdecls, kdecls_cap;
+};
+
+/* What one kernel (or one looked-up declaration) needs from the translation unit. */
+struct closure {
+    struct ctx *x;
+    int *units;        /* indexes into x->tops */
+    size_t nunits, units_cap;
+    char *macro_used;  /* per x->macros */
+    CXFile *sysfiles;  /* outside files whose declarations are used */
+    size_t nsys, sys_cap;
+    CXCursor *work;
+    size_t nwork, work_cap;
+    int dynshared;
+    struct buf libc_includes;
+    const char *have;  /* extract_tu_decl: text already in the kernel (pieces in it are left out) */
+    int pieces;        /* pieces emitted */
+};
+
+/* ---- extract.c: files, locations and the first pass */
+
+/* The file's entry (resolved path, inside the tree or not), added on first sight. Borrowed. */
+struct file_ent *extract_file_info(struct ctx *x, CXFile f);
+int extract_in_tree(struct ctx *x, CXFile f);
+/* The path relative to the tree for a file inside it, else the absolute one. Borrowed. */
+const char *extract_rel_path(struct ctx *x, CXFile f);
+/* The cursor's extent as expansion offsets in one file; 0 when it spans files or has none. */
+int extract_extent(CXCursor c, CXFile *file, unsigned *start, unsigned *end);
+/* The file of the cursor's expansion location; its line goes to *line unless NULL. */
+CXFile extract_location_file(CXCursor c, unsigned *line);
+/* Append the source text of [start, end) of a file of the translation unit to b. */
+void extract_add_text(struct buf *b, struct ctx *x, CXFile f, unsigned start, unsigned end);
+int extract_has_child_kind(CXCursor c, enum CXCursorKind kind);
+/* Append a "note" record (class, message) to x->out. */
+void extract_note(struct ctx *x, const char *cls, const char *msg);
+/* The index into x->macros of the last definition named `name`, or -1. */
+int extract_macro_by_name(struct ctx *x, const char *name);
+
+/* ---- closure.c: what a kernel or declaration needs */
+
+void closure_init(struct closure *cl, struct ctx *x, const char *have);
+void closure_release(struct closure *cl);
+/* Queue declaration r (a tree declaration joins the closure, an outside one names its header). */
+void closure_push_decl(struct closure *cl, CXCursor r);
+/* Mark macro mi used, with the macros its definition names. */
+void closure_use_macro(struct closure *cl, int mi);
+/* Close what was pushed: declarations, specialisations, using-directives and macros. */
+void closure_complete(struct closure *cl);
+
+/* ---- emit.c: the closure as source text */
+
+/* Append the closure's source to b: system includes, macros, then declarations in
+ * translation-unit order wrapped in their namespaces (pieces `have` holds are left out). */
+void emit_source(struct buf *b, struct closure *cl);
+/* Append kernel k's "kernel" record (or a note saying why it is skipped) to x->out. */
+void emit_kernel(struct ctx *x, CXCursor k);
+
+#endif
