@@ -11,6 +11,7 @@
 #include "common/xalloc.h"
 #include "seer/bench.h"
 #include "seer/eval.h"
+#include "store/stage.h"
 #include "store/store.h"
 
 #include <limits.h>
@@ -63,6 +64,15 @@ static const struct cli_opt model_opts[] = {
     { "max-depth", 0, "N", "train: tree depth limit, 0 = none (default 8)", OPT_MAX_DEPTH },
     { "min-samples-leaf", 0, "N", "train: samples per leaf at least (default 1)", OPT_MIN_LEAF },
     CLI_OPT_END,
+};
+
+enum { SUB_BENCH = 1, SUB_IMPORT, SUB_TRAIN, SUB_EVAL };
+static const struct cli_subcommand subcommands[] = {
+    { .name = "bench", .id = SUB_BENCH, .opts = bench_opts },
+    { .name = "import", .id = SUB_IMPORT, .opts = NULL },
+    { .name = "train", .id = SUB_TRAIN, .opts = model_opts },
+    { .name = "eval", .id = SUB_EVAL, .opts = model_opts },
+    CLI_SUBCOMMAND_END,
 };
 
 struct opts {
@@ -182,29 +192,21 @@ static char *beside_self(const char *prog)
     return xasprintf("%s/%s", buf, prog);
 }
 
-/* Open the store and record the run; *s is NULL on failure (message printed). */
-static int begin(struct store **s, int64_t *run_id, struct cli *cli, int argc, char **argv)
+/* Open the store and record the run (stage_begin); on failure the message is printed and
+ * st is ended. */
+static int begin(struct stage *st, struct cli *cli, int argc, char **argv)
 {
-    if (store_open(s, cli->db_path, STORE_CREATE) < 0 ||
-        store_run_begin(run_id, *s, "seer", argc, argv) < 0) {
-        fprintf(stderr, "lscat-seer: %s\n", lscat_error_last());
-        store_free(*s);
-        *s = NULL;
-        return LSCAT_EXIT_FATAL;
+    if (stage_begin(st, cli, "seer", STAGE_CREATE, argc, argv) < 0) {
+        int code = cli_fatal(cli);
+        stage_end(st, code, NULL);
+        return code;
     }
     return 0;
 }
 
-static int finish(struct store *s, int64_t run_id, int code, const char *counts)
-{
-    store_run_end(s, run_id, code, counts);
-    store_free(s);
-    return code;
-}
-
 static int run_bench(struct cli *cli, struct opts *o, int argc, char **argv)
 {
-    struct store *s = NULL;
+    struct stage st = STAGE_INIT;
     struct seer_bench_result r;
     char **items = NULL, *worker = NULL, *csv = NULL, counts[400];
     int n = 0, code;
@@ -227,9 +229,10 @@ static int run_bench(struct cli *cli, struct opts *o, int argc, char **argv)
         o->b.csv_path = csv = xasprintf("%s/seer/bench.csv", cli->work_dir);
     o->b.items = (const char *const *)items;
     o->b.nitems = n;
-    if ((code = begin(&s, &o->b.run_id, cli, argc, argv)) != 0)
+    if ((code = begin(&st, cli, argc, argv)) != 0)
         goto done;
-    if (seer_bench_run(&r, s, &o->b) < 0) {
+    o->b.run_id = st.run_id;
+    if (seer_bench_run(&r, st.store, &o->b) < 0) {
         fprintf(stderr, "lscat-seer: %s\n", lscat_error_last());
         code = LSCAT_EXIT_FATAL;
     } else if (r.no_device) {
@@ -247,8 +250,7 @@ static int run_bench(struct cli *cli, struct opts *o, int argc, char **argv)
     snprintf(counts, sizeof(counts), "{\"command\":\"bench\",\"matrices\":%d,\"skipped\":%d,"
              "\"refused\":%d,\"ok\":%d,\"faults\":%d,\"wrong\":%d,\"unsupported\":%d}",
              r.matrices, r.skipped, r.refused, r.ok, r.faults, r.wrong, r.unsupported);
-    if (s)
-        code = finish(s, o->b.run_id, code, counts);
+    stage_end(&st, code, counts);
 done:
     seer_bench_items_free(items);
     free(worker);
@@ -258,12 +260,14 @@ done:
 
 static int run_import(struct cli *cli, int argc, char **argv)
 {
-    struct store *s = NULL;
-    int64_t run_id = 0, total = 0;
-    int code = begin(&s, &run_id, cli, argc, argv);
+    struct stage st = STAGE_INIT;
+    int64_t total = 0;
+    int code = begin(&st, cli, argc, argv);
+    if (code)
+        return code;
     for (int i = 1; code == 0 && i < cli->nargs; i++) {
         int64_t rows = 0;
-        if (seer_db_import_csv(s, cli->args[i], &rows) < 0) {
+        if (seer_db_import_csv(st.store, cli->args[i], &rows) < 0) {
             fprintf(stderr, "lscat-seer: %s\n", lscat_error_last());
             code = LSCAT_EXIT_FATAL;
         } else {
@@ -271,11 +275,10 @@ static int run_import(struct cli *cli, int argc, char **argv)
             total += rows;
         }
     }
-    if (!s)
-        return code;
     char counts[100];
     snprintf(counts, sizeof(counts), "{\"command\":\"import\",\"rows\":%lld}", (long long)total);
-    return finish(s, run_id, code, counts);
+    stage_end(&st, code, counts);
+    return code;
 }
 
 static void print_model(const struct seer_model *m, const char *dir)
@@ -335,34 +338,26 @@ static int run_eval(struct store *s, struct opts *o, const char *dir)
     return rc;
 }
 
-static int run_model(struct cli *cli, struct opts *o, const char *name, int argc, char **argv)
+static int run_model(struct cli *cli, struct opts *o, int train, int argc, char **argv)
 {
-    struct store *s = NULL;
-    int64_t run_id = 0;
+    struct stage st = STAGE_INIT;
     char *dir = o->out ? xstrdup(o->out) : xasprintf("%s/seer", cli->work_dir);
-    int code = begin(&s, &run_id, cli, argc, argv);
+    int code = begin(&st, cli, argc, argv);
     if (code == 0) {
-        int rc = !strcmp(name, "train") ? train_into(s, o, dir, 0) : run_eval(s, o, dir);
-        if (rc < 0) {
-            fprintf(stderr, "lscat-seer: %s\n", lscat_error_last());
-            code = LSCAT_EXIT_FATAL;
-        }
-        code = finish(s, run_id, code, NULL);
+        int rc = train ? train_into(st.store, o, dir, 0) : run_eval(st.store, o, dir);
+        if (rc < 0)
+            code = cli_fatal(cli);
+        stage_end(&st, code, NULL);
     }
     free(dir);
     return code;
 }
 
-static int check_args(struct cli *cli, const char *name)
+static int check_args(const struct cli_subcommand *sub, struct cli *cli)
 {
-    if (cli->nargs == 0)
-        return lscat_error_setc(LSCAT_EINVALID, "missing subcommand (bench, import, train or eval)");
-    if (strcmp(name, "bench") && strcmp(name, "import") && strcmp(name, "train") &&
-        strcmp(name, "eval"))
-        return lscat_error_setc(LSCAT_EINVALID, "unknown subcommand '%s'", cli->args[0]);
-    if ((!strcmp(name, "train") || !strcmp(name, "eval")) && cli->nargs > 1)
+    if ((sub->id == SUB_TRAIN || sub->id == SUB_EVAL) && cli->nargs > 1)
         return lscat_error_setc(LSCAT_EINVALID, "unexpected argument '%s'", cli->args[1]);
-    if (!strcmp(name, "import") && cli->nargs < 2)
+    if (sub->id == SUB_IMPORT && cli->nargs < 2)
         return lscat_error_setc(LSCAT_EINVALID, "import needs at least one bench CSV");
     return 0;
 }
@@ -371,29 +366,24 @@ int main(int argc, char **argv)
 {
     struct cli cli;
     struct opts o = { .b = SEER_BENCH_OPTIONS_INIT, .t = SEER_TRAIN_OPTIONS_INIT };
-    int sub = cli_find_subcommand(argc, argv);
-    const char *name = sub > 0 ? argv[sub] : "";
-    const struct cli_opt *table = !strcmp(name, "bench") ? bench_opts
-                                  : !strcmp(name, "train") || !strcmp(name, "eval") ? model_opts
-                                  : NULL;
-    int code = LSCAT_EXIT_OK;
-    int rc = cli_parse(&cli, "lscat-seer", argc, argv, table, on_opt, &o);
+    int at = cli_find_subcommand(bench_opts, argc, argv), code = LSCAT_EXIT_OK;
+    const struct cli_subcommand *sub = cli_subcommand_find(subcommands, at > 0 ? argv[at] : NULL);
+    int rc = cli_parse(&cli, "lscat-seer", argc, argv, sub ? sub->opts : NULL, on_opt, &o);
     if (rc == CLI_HELP) {
         help();
         goto done;
     }
-    if (rc >= 0)
-        rc = check_args(&cli, name);
+    if (rc >= 0 && (!(sub = cli_subcommand(&cli, subcommands)) || check_args(sub, &cli) < 0))
+        rc = LSCAT_EINVALID;
     if (rc < 0) {
         code = cli_usage_error(&cli, usage);
         goto done;
     }
-    if (!strcmp(name, "bench"))
-        code = run_bench(&cli, &o, argc, argv);
-    else if (!strcmp(name, "import"))
-        code = run_import(&cli, argc, argv);
-    else
-        code = run_model(&cli, &o, name, argc, argv);
+    switch (sub->id) {
+    case SUB_BENCH: code = run_bench(&cli, &o, argc, argv); break;
+    case SUB_IMPORT: code = run_import(&cli, argc, argv); break;
+    default: code = run_model(&cli, &o, sub->id == SUB_TRAIN, argc, argv); break;
+    }
 done:
     free(o.matrices);
     free(o.specs);

@@ -333,7 +333,7 @@ int main(int argc, char **argv)
     w.max_ell_bytes = 4e9;
     w.seed = 1;
     int first = parse_args(&w, argc, argv);
-    if (first < 0 || first >= argc)
+    if (first < 0)
         return usage();
     int have_gpu = print_device();
     if (have_gpu && cusparseCreate(&w.sparse) != CUSPARSE_STATUS_SUCCESS) {
