@@ -30,4 +30,15 @@ step tune || [ $? -eq 1 ]
 step dataset export --format parquet --out "$LSCAT_WORK/export"
 step dataset export --format csv --gzip --out "$LSCAT_WORK/export-csv"
 step dataset report --out "$LSCAT_WORK/report"
+# seer: train and evaluate kernel selectors from a stored bench table. A table measured on a GPU
+# (tests/data/seer/bench-*.csv) is used when one is shipped; otherwise the CI fixture, whose
+# times come from a documented COST MODEL and are not measurements (docs/seer.md).
+table=$(ls tests/data/seer/bench-*.csv 2>/dev/null | head -1)
+if [ -z "$table" ]; then
+    table=tests/data/seer/costmodel.csv
+    echo "seer: no measured bench table is shipped: using $table (cost model, not measurements)"
+fi
+step seer import "$table"
+step seer train --out "$LSCAT_WORK/seer"
+step seer eval --out "$LSCAT_WORK/seer"
 step status

@@ -26,7 +26,13 @@ for m in "${M[@]}"; do args+=(--matrices "$m"); done
 for g in "${EDGE[@]}"; do args+=(--generate "$g"); done
 t_expect gpu_seer__bench_times_every_kernel_on_every_matrix 0 \
     lscat --work "$W" seer bench "${args[@]}" --samples 5
-q() { sqlite3 "$W/lscat.db" "$1"; }
+# sqlite3's CLI, or Python's sqlite3 module where the CLI is missing (the GPU hosts).
+q() {
+    if command -v sqlite3 >/dev/null; then sqlite3 "$W/lscat.db" "$1"; return; fi
+    python3 -c 'import sqlite3, sys
+for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2]): print("|".join(map(str, r)))' \
+        "$W/lscat.db" "$1"
+}
 bad=$(q "SELECT count(*) FROM seer_results WHERE status IN ('fault', 'wrong')")
 if [ "$bad" = 0 ]; then t_ok gpu_seer__every_kernel_agrees_with_the_cpu_reference
 else t_fail gpu_seer__every_kernel_agrees_with_the_cpu_reference \
