@@ -59,7 +59,7 @@ PROGRAMS += $(B)/bin/lscat-seer-gpu
 $(B)/bin/lscat-seer-gpu: $(patsubst seer/%.cu,$(B)/seer/%.cu.o,$(SEER_GPU_SRCS)) $(SEER_CU_HOST) \
                          $(B)/tune/timing.cu.o $(B)/tune/stats.cu-host.o
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCC_FLAGS) -o $@ $^ -lcusparse
+	$(NVCC) $(NVCC_FLAGS) -o $@ $^ -lcusparse -Xlinker -rpath=$(CUDA_HOME)/lib64
 endif
 else
 SKIPPED += lscat-seer-gpu seer-gpu-tests

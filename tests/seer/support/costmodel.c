@@ -5,7 +5,8 @@
  * reader and generators); the times are the formulas below with 5% seeded log-normal noise.
  * The committed fixture tests/data/seer/costmodel.csv was made with:
  *   build/tests/seer/support/seer_costmodel ../shared/data/matrices/NAME.mtx... \
- *       $(for s in <specs of docs/seer.md>; do echo gen:$s; done) > tests/data/seer/costmodel.csv
+ *       $(sed 's/^/gen:/' tests/data/seer/costmodel.specs) > tests/data/seer/costmodel.csv
+ * (the 128 shared matrices in name order, then the 80 specs of costmodel.specs).
  *
  * The model (an H100/H200-like device: launch 2.5 us, memset 1.5 us, 2 TB/s effective,
  * latency-bound serial work 0.8 ns per element), per iteration, T = value bytes (4 or 8):
