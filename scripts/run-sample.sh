@@ -33,7 +33,8 @@ step dataset report --out "$LSCAT_WORK/report"
 # seer: train and evaluate kernel selectors from a stored bench table. A table measured on a GPU
 # (tests/data/seer/bench-*.csv) is used when one is shipped; otherwise the CI fixture, whose
 # times come from a documented COST MODEL and are not measurements (docs/seer.md).
-table=$(ls tests/data/seer/bench-*.csv 2>/dev/null | head -1)
+table=
+for f in tests/data/seer/bench-*.csv; do [ -f "$f" ] && table=$f && break; done
 if [ -z "$table" ]; then
     table=tests/data/seer/costmodel.csv
     echo "seer: no measured bench table is shipped: using $table (cost model, not measurements)"

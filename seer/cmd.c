@@ -101,21 +101,47 @@ static int parse_iterations(struct seer_train_options *t, const char *arg)
     return rc;
 }
 
+/* Numeric options: their range, and where the value goes. */
 static int on_number(struct opts *o, int id, const char *arg)
 {
-    long n;
-    double x;
+    long n = 0;
+    double x = 0;
+    int rc = 0;
     switch (id) {
-    case OPT_SAMPLES: return cli_parse_int(&n, "--samples", arg, 1, 1000) < 0 ? -1 : (o->b.samples = (int)n, 0);
-    case OPT_CHUNK: return cli_parse_int(&n, "--chunk", arg, 1, 64) < 0 ? -1 : (o->b.chunk = (int)n, 0);
-    case OPT_MIN_SAMPLE_MS: return cli_parse_double(&x, "--min-sample-ms", arg, 0.01, 1000) < 0 ? -1 : (o->b.min_sample_ms = x, 0);
-    case OPT_MAX_ELL: return cli_parse_double(&x, "--max-ell-gb", arg, 0.001, 1e4) < 0 ? -1 : (o->b.max_ell_gb = x, 0);
-    case OPT_SEED: return cli_parse_int(&n, "--seed", arg, 0, LONG_MAX) < 0 ? -1 : (o->t.seed = (unsigned long long)n, 0);
-    case OPT_TEST_FRACTION: return cli_parse_double(&x, "--test-fraction", arg, 0.01, 0.99) < 0 ? -1 : (o->t.test_fraction = x, 0);
-    case OPT_MAX_DEPTH: return cli_parse_int(&n, "--max-depth", arg, 0, 64) < 0 ? -1 : (o->t.max_depth = (int)n, 0);
-    case OPT_MIN_LEAF: return cli_parse_int(&n, "--min-samples-leaf", arg, 1, 100000) < 0 ? -1 : (o->t.min_samples_leaf = (int)n, 0);
+    case OPT_SAMPLES:
+        rc = cli_parse_int(&n, "--samples", arg, 1, 1000);
+        o->b.samples = (int)n;
+        break;
+    case OPT_CHUNK:
+        rc = cli_parse_int(&n, "--chunk", arg, 1, 64);
+        o->b.chunk = (int)n;
+        break;
+    case OPT_MIN_SAMPLE_MS:
+        rc = cli_parse_double(&x, "--min-sample-ms", arg, 0.01, 1000);
+        o->b.min_sample_ms = x;
+        break;
+    case OPT_MAX_ELL:
+        rc = cli_parse_double(&x, "--max-ell-gb", arg, 0.001, 1e4);
+        o->b.max_ell_gb = x;
+        break;
+    case OPT_SEED:
+        rc = cli_parse_int(&n, "--seed", arg, 0, LONG_MAX);
+        o->t.seed = (unsigned long long)n;
+        break;
+    case OPT_TEST_FRACTION:
+        rc = cli_parse_double(&x, "--test-fraction", arg, 0.01, 0.99);
+        o->t.test_fraction = x;
+        break;
+    case OPT_MAX_DEPTH:
+        rc = cli_parse_int(&n, "--max-depth", arg, 0, 64);
+        o->t.max_depth = (int)n;
+        break;
+    case OPT_MIN_LEAF:
+        rc = cli_parse_int(&n, "--min-samples-leaf", arg, 1, 100000);
+        o->t.min_samples_leaf = (int)n;
+        break;
     }
-    return 0;
+    return rc;
 }
 
 static int on_opt(void *ctx, int id, const char *arg)
@@ -216,6 +242,12 @@ static int run_bench(struct cli *cli, struct opts *o, int argc, char **argv)
     if (seer_bench_items(&items, &n, o->matrices, o->nmatrices, o->specs, o->nspecs) < 0) {
         fprintf(stderr, "lscat-seer: %s\n", lscat_error_last());
         return lscat_error_code() == LSCAT_EINVALID ? LSCAT_EXIT_USAGE : LSCAT_EXIT_FATAL;
+    }
+    if (n == 0) {
+        fprintf(stderr, "lscat-seer: bench needs matrices: --matrices FILE|DIR or --generate "
+                "SPEC (see lscat seer --help)\n");
+        code = LSCAT_EXIT_USAGE;
+        goto done;
     }
     if (!o->b.worker)
         o->b.worker = worker = beside_self("lscat-seer-gpu");

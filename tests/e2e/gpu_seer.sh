@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # GPU tests of lscat seer (make test-gpu; skipped without a CUDA device): every kernel in float
 # and double against the double CPU reference on every matrix of tests/data/matrices (and
-# ../shared/data/matrices when present) and on generated edge cases (empty rows, one dense row,
-# 1x1, rectangular both ways, no non-zeros), the GPU feature kernel against the CPU features,
+# ../shared/data/matrices, or build/seer-matrices on a GPU host, when present) and on generated
+# edge cases (empty rows, one dense row, 1x1, rectangular both ways, no non-zeros), the GPU feature kernel against the CPU features,
 # then train on what was measured, build the exported seer_select() library and run it end to
 # end (tests/seer/support/select_main.cu), once with the trained selector and once with a
 # selector that always gathers.
@@ -17,7 +17,8 @@ fi
 W=$T_TMP/work
 D=$T_TMP/model
 M=("$LSCAT_ROOT/tests/data/matrices")
-[ -d "$LSCAT_ROOT/../shared/data/matrices" ] && M+=("$LSCAT_ROOT/../shared/data/matrices")
+if [ -d "$LSCAT_ROOT/../shared/data/matrices" ]; then M+=("$LSCAT_ROOT/../shared/data/matrices")
+elif [ -d "$LSCAT_ROOT/build/seer-matrices" ]; then M+=("$LSCAT_ROOT/build/seer-matrices"); fi
 EDGE=(emptyrows:rows=3000,avg=6,empty=0.9 longrows:rows=2000,avg=3,long=2000,count=1
       banded:rows=1,bw=0 uniform:rows=100,cols=20000,avg=300 uniform:rows=50000,cols=7,avg=4
       emptyrows:rows=500,avg=4,empty=1 powerlaw:rows=300000,avg=8,alpha=1.5)

@@ -15,6 +15,7 @@ t_expect seer__import_without_a_file_is_a_usage_error 2 lscat --work "$W" seer i
 t_expect seer__a_bad_generator_spec_is_a_usage_error 2 \
     lscat --work "$W" seer bench --generate spiral:rows=3 &&
     t_contains seer__the_bad_spec_is_named "$T_ERR" "unknown family 'spiral'"
+t_expect seer__bench_without_matrices_is_a_usage_error 2 lscat --work "$W" seer bench
 t_expect seer__eval_on_an_empty_store_fails_saying_what_to_run 3 lscat --work "$W" seer eval &&
     t_contains seer__the_message_says_to_run_bench "$T_ERR" "run lscat seer bench"
 
