@@ -61,6 +61,6 @@ if [ -x "$LSCAT_BIN/lscat-seer-gpu" ]; then
     if [ "$n" = 2 ] && [ "$b" = 0 ]; then t_ok seer__bench_stores_good_matrices_and_not_the_bad_one
     else t_fail seer__bench_stores_good_matrices_and_not_the_bad_one "good $n (want 2), bad $b"; fi
 else
-    t_skip seer__bench_records_a_refused_matrix_as_a_failure "lscat-seer-gpu not built (no nvcc)"
+    t_skip seer__bench_records_a_refused_matrix_as_a_failure "lscat-seer-gpu not built here (no nvcc, or a sanitizer build)"
 fi
 t_done
