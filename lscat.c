@@ -44,6 +44,7 @@ static const struct command commands[] = {
     { "execute", "lscat-execute", "build harnesses with nvcc, repair, probe-run in a sandbox" },
     { "tune", "lscat-tune", "sweep matrix sizes x block shapes on every GPU" },
     { "dataset", "lscat-dataset", "export Parquet/CSV, merge shard stores, write the report" },
+    { "mcts", "lscat-mcts", "design rules for CUDA+MPI programs by Monte-Carlo tree search" },
     { "seer", "lscat-seer", "time SpMV kernels, train and evaluate Seer kernel selectors" },
     { "status", "lscat-status", "summarise the store: counts per stage and status" },
 };

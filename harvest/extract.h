@@ -18,6 +18,12 @@ struct extract_limits {
 };
 #define EXTRACT_LIMITS_INIT { 200000, 16 << 20, 512 << 20, 100 }
 
+/* Paths every tree can hold, wherever the work folder is: a longer name part is refused as
+ * "name_too_long", a longer or deeper path as "too_deep". */
+#define EXTRACT_MAX_NAME_BYTES 255
+#define EXTRACT_MAX_PATH_BYTES 1024
+#define EXTRACT_MAX_DEPTH 64 /* folders */
+
 struct extract_file {
     char *path;        /* relative to the repository root */
     char sha256[65];
@@ -29,7 +35,10 @@ struct extract_refusal {
     char *path;
     const char *reason; /* static: "absolute_path", "dot_dot", "backslash", "symlink",
                            "hardlink", "device", "too_large", "unreadable", "entry_cap",
-                           "total_cap", "ratio_cap" */
+                           "total_cap", "ratio_cap", "name_too_long", "too_deep",
+                           "unrepresentable" (the file system refused the name: a file
+                           where a folder must go, bytes it cannot hold), "duplicate" (a
+                           later copy of a kept path; the first copy is kept) */
 };
 
 struct extract_result {
@@ -60,9 +69,11 @@ int extract_is_license_file(const char *rel);
 
 /* Extract `archive_path`. strip_top: drop the first path component (GitHub's
  * "<name>-<sha>/" folder). Kept files are stored under work_dir/blobs and linked under
- * tree_dir (created). Returns 0 (refusals are in `out`), LSCAT_EINVALID when the archive
- * cannot be read at all, or LSCAT_ERR when writing locally failed (disk full, permissions):
- * the caller should stop rather than blame the repository. */
+ * tree_dir (created). Returns 0 (refusals are in `out`: anything wrong with single entries,
+ * their names included, is refused there and the extraction goes on), LSCAT_EINVALID when
+ * the archive cannot be read to its end (empty, cut short, damaged, not an archive: the tree
+ * is then partial, throw it away), or LSCAT_ERR when writing locally failed (disk full,
+ * permissions): the caller should stop rather than blame the repository. */
 int extract_archive(struct extract_result *out, const char *archive_path, int strip_top,
                     const char *work_dir, const char *tree_dir, const struct extract_limits *lim);
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -501,4 +502,40 @@ char *gha_source_expand(const char *tmpl, time_t hour)
     }
     free(folder);
     return buf_detach(&b, NULL);
+}
+
+int gha_source_check(const char *tmpl)
+{
+    static const char *const known[] = { "{YYYY}", "{MM}", "{DD}", "{HH}", "{H}" };
+    for (const char *p = strchr(tmpl, '{'); p; p = strchr(p + 1, '{')) {
+        int ok = 0;
+        for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
+            ok |= !strncmp(p, known[k], strlen(known[k]));
+        size_t n = strcspn(p, "}/");
+        if (!ok)
+            return lscat_error_setc(LSCAT_EINVALID, "--source: unknown placeholder '%.*s' in '%s'"
+                                    " (use {YYYY} {MM} {DD} {H} {HH})",
+                                    (int)(n + (p[n] == '}')), p, tmpl);
+    }
+    if (!strncmp(tmpl, "http://", 7) || !strncmp(tmpl, "https://", 8))
+        return 0;
+    /* the folder itself, or the folder that holds the first placeholder */
+    const char *path = !strncmp(tmpl, "file://", 7) ? tmpl + 7 : tmpl;
+    const char *brace = strchr(path, '{');
+    size_t len = strlen(path);
+    if (brace) {
+        const char *slash = path + (brace - path);
+        while (slash > path && slash[-1] != '/')
+            slash--;
+        len = (size_t)(slash - path);
+    }
+    char *dir = xstrndup(path, len);
+    struct stat st;
+    int rc = 0;
+    if (dir[0] && (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)))
+        rc = lscat_error_setc(LSCAT_EINVALID, "--source: the folder '%s' does not exist (or is "
+                              "not a folder; a template without {placeholders} names a folder "
+                              "of YYYY-MM-DD-H.json.gz files)", dir);
+    free(dir);
+    return rc;
 }

@@ -86,6 +86,12 @@ void gha_hour_format(char out[16], time_t hour);
  * appended. Caller frees. */
 char *gha_source_expand(const char *tmpl, time_t hour);
 
+/* Check a source template before any hour is recorded: every '{' opens one of the
+ * placeholders above, and a local source (a path or file://) names a folder that exists (the
+ * folder itself, or the one holding the first placeholder). 0, or LSCAT_EINVALID with a
+ * message saying what is wrong. */
+int gha_source_check(const char *tmpl);
+
 #define GHA_DEFAULT_SOURCE "https://data.gharchive.org/{YYYY}-{MM}-{DD}-{H}.json.gz"
 
 #endif

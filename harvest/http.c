@@ -29,6 +29,7 @@ struct job_priv {
     double not_before;     /* monotonic seconds */
     int64_t resume_from;   /* bytes already in .part when the attempt started */
     int body_started;      /* first byte of this response's body seen */
+    int restart;           /* the server answered our Range with other bytes: drop the .part */
     int over_cap;
     int64_t max_bytes;
     int active, done;
@@ -101,6 +102,19 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
     return len;
 }
 
+/* Where the body of a response to our Range request starts: 0 for a whole body (200), the
+ * Content-Range start for a 206, -1 when a 206 does not say. */
+static long long range_start(const struct http_job *j, long status)
+{
+    char v[128];
+    long long from = -1;
+    if (status != 206)
+        return 0;
+    if (http_header(j, "content-range", v, sizeof(v)) && sscanf(v, "bytes %lld-", &from) != 1)
+        from = -1;
+    return from;
+}
+
 static size_t on_body(char *data, size_t size, size_t n, void *arg)
 {
     struct http_job *j = arg;
@@ -112,11 +126,16 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
         return len; /* error pages are not kept */
     if (!p->body_started) {
         p->body_started = 1;
-        if (j->path && p->resume_from > 0 && status != 206 && status != 0) {
-            /* the server ignored Range: start over */
-            if (ftruncate(fileno(p->fp), 0) < 0 || fseek(p->fp, 0, SEEK_SET) < 0)
+        if (j->path && p->resume_from > 0 && status != 0) {
+            long long from = range_start(j, status);
+            if (from == 0) { /* the server ignored Range (200, or 206 from 0): start over */
+                if (ftruncate(fileno(p->fp), 0) < 0 || fseek(p->fp, 0, SEEK_SET) < 0)
+                    return 0;
+                p->resume_from = 0;
+            } else if (from != p->resume_from) {
+                p->restart = 1; /* other bytes than asked for: retry without the .part */
                 return 0;
-            p->resume_from = 0;
+            }
         }
     }
     if (p->max_bytes > 0 && p->resume_from + j->bytes + (int64_t)len > p->max_bytes) {
@@ -182,6 +201,7 @@ static int start_attempt(CURLM *multi, struct http_job *j, const struct http_opt
     j->status = 0;
     buf_reset(&j->headers);
     p->body_started = 0;
+    p->restart = 0;
     p->over_cap = 0;
     p->resume_from = 0;
     p->max_bytes = o->max_bytes;
@@ -227,8 +247,12 @@ static int start_attempt(CURLM *multi, struct http_job *j, const struct http_opt
     curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(e, CURLOPT_XFERINFODATA, j);
     curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    /* a plain Range header, not CURLOPT_RESUME_FROM: curl fails a resume answered with 200
+     * (CURLE_RANGE_ERROR), while on_body can take the whole body from zero instead */
+    char range[32];
+    snprintf(range, sizeof(range), "%lld-", (long long)p->resume_from);
     if (p->resume_from > 0)
-        curl_easy_setopt(e, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)p->resume_from);
+        curl_easy_setopt(e, CURLOPT_RANGE, range);
     set_headers(p, o);
     curl_easy_setopt(e, CURLOPT_PRIVATE, j);
     if (curl_multi_add_handle(multi, e) != CURLM_OK)
@@ -291,10 +315,11 @@ static double finish_attempt(struct http_job *j, CURLcode c, const struct http_o
         p->fp = NULL;
     }
     j->resumed = p->resume_from > 0 && status == 206;
-    struct stat st;
-    if (j->path && stat(p->part_path, &st) == 0 && st.st_size == 0)
-        unlink(p->part_path); /* nothing to resume from */
+    if (c == CURLE_OK && status == 200 && j->path && p->resume_from > 0 && !p->body_started &&
+        truncate(p->part_path, 0) < 0) /* a whole body that is empty: the old bytes are not it */
+        c = CURLE_WRITE_ERROR;
     if (c == CURLE_OK && (status == 0 || (status >= 200 && status < 300))) {
+        /* an empty body too: an empty file is the caller's to judge, never a rename error */
         if (j->path && rename(p->part_path, j->path) < 0) {
             snprintf(j->error, sizeof(j->error), "cannot rename '%s': %s", p->part_path,
                      strerror(errno));
@@ -305,9 +330,15 @@ static double finish_attempt(struct http_job *j, CURLcode c, const struct http_o
         j->error[0] = 0;
         return -1;
     }
-    if (c == CURLE_OK && status == 416 && j->path) { /* our partial file is stale */
+    struct stat st;
+    if (j->path && stat(p->part_path, &st) == 0 && st.st_size == 0)
+        unlink(p->part_path); /* nothing to resume from */
+    if (j->path && p->resume_from > 0 &&
+        ((c == CURLE_OK && status == 416) || p->restart || c == CURLE_RANGE_ERROR)) {
+        /* our partial file is stale, or the server will not continue it: from zero, now */
         unlink(p->part_path);
-        snprintf(j->error, sizeof(j->error), "HTTP 416 on resume");
+        snprintf(j->error, sizeof(j->error), "%s on resume",
+                 status == 416 ? "HTTP 416" : "the wrong range");
         return 0;
     }
     if (c == CURLE_FILE_COULDNT_READ_FILE ||

@@ -238,7 +238,9 @@ int scan_run(struct scan_counts *out, struct store *s, const struct scan_options
     c.o = o;
     c.counts = out;
     pthread_mutex_init(&c.lock, NULL);
-    int rc = hours_todo(&c, out);
+    int rc = gha_source_check(o->source ? o->source : GHA_DEFAULT_SOURCE);
+    if (rc == 0)
+        rc = hours_todo(&c, out);
     if (rc < 0)
         goto done;
     json_object_seed(0); /* before threads: jansson seeds its hash lazily otherwise */

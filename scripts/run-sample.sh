@@ -30,6 +30,21 @@ step tune || [ $? -eq 1 ]
 step dataset export --format parquet --out "$LSCAT_WORK/export"
 step dataset export --format csv --gzip --out "$LSCAT_WORK/export-csv"
 step dataset report --out "$LSCAT_WORK/report"
+# mcts: a replay search over the Tenzing authors' 2,036 measured SpMV implementations, then the
+# design rules learned from it (docs/mcts.md).
+tenzing=""
+for d in tests/data/tenzing ../shared/data/tenzing ../../shared/data/tenzing; do
+    [ -f "$d/spmv_coverage_1n_4r_150000.csv" ] && tenzing=$d/spmv_coverage_1n_4r_150000.csv && break
+done
+if [ -n "$tenzing" ]; then
+    step mcts search --dag mcts/dags/spmv.dag --streams 2 --backend replay --replay "$tenzing" \
+        --out "$LSCAT_WORK/mcts/spmv.csv"
+    if [ -x "$BIN/lscat-mcts" ] && lscat mcts --help | grep -q '^  rules      classes'; then
+        step mcts rules "$LSCAT_WORK/mcts/spmv.csv" --out "$LSCAT_WORK/mcts/rules"
+    fi
+else
+    echo; echo "== lscat mcts: skipped (the authors' SpMV measurements are not in tests/data/tenzing)"
+fi
 # seer: train and evaluate kernel selectors from a stored bench table. A table measured on a GPU
 # (tests/data/seer/bench-*.csv) is used when one is shipped; otherwise the CI fixture, whose
 # times come from a documented COST MODEL and are not measurements (docs/seer.md).

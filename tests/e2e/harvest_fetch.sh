@@ -191,6 +191,67 @@ t_contains harvest_fetch__says_another_fetch_is_running "$T_ERR" "another 'lscat
 kill -9 "$first" 2>/dev/null
 wait "$first" 2>/dev/null
 
+# ---- issue 13: what an archive holds never stops the run; an archive that cannot be read to
+# its end (empty, half a body) is a failed fetch and leaves the whole tree it would replace;
+# a .part file restarts from zero when the server ignores Range (repositories and hours)
+W=$T_TMP/w13
+python3 - "$SRV" <<'PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1] + "/longname.zip", "w") as z:
+    z.writestr("longname-0123/ok.cu", "int ok;\n")
+    z.writestr("longname-0123/" + "n" * 300 + ".cu", "int n;\n")
+    z.writestr("longname-0123/" + "d/" * 70 + "deep.cu", "int d;\n")
+open(sys.argv[1] + "/empty.zip", "wb").close()
+PY
+printf 'ok/longname\nok/cuda-saxpy\n' | H import -
+t_expect harvest_fetch__an_overlong_name_in_an_archive_does_not_stop_the_run 0 H fetch --method zip-only \
+    --archive-url "$URL/f/{owner}/{name}.zip"
+check harvest_fetch__the_repos_after_an_overlong_name_are_fetched "fetched fetched" \
+    "$(status_of ok/longname) $(status_of ok/cuda-saxpy)"
+check harvest_fetch__records_overlong_and_too_deep_names "name_too_long too_deep 1" \
+    "$(db "SELECT group_concat(reason, ' ') FROM (SELECT reason FROM refused_entries r JOIN repos p
+           ON p.id = r.repo_id WHERE p.full_name = 'ok/longname' ORDER BY reason)") $(db "SELECT files_kept
+           FROM repos WHERE full_name = 'ok/longname'")"
+H import - <<<"ok/empty"
+t_expect harvest_fetch__an_empty_archive_is_a_failed_fetch 1 H fetch --method zip-only --repo ok/empty \
+    --archive-url "$URL/f/{owner}/{name}.zip"
+check harvest_fetch__says_the_archive_is_empty "failed 1" \
+    "$(db "SELECT fetch_status || ' ' || (fetch_error LIKE 'zip: empty archive %(0 bytes)') FROM repos WHERE full_name = 'ok/empty'")"
+H import - <<<"half/stencil2d"
+t_expect harvest_fetch__fetches_a_whole_archive_before_a_half_one 0 H fetch --method zip-only --repo half/stencil2d \
+    --archive-url "$URL/{name}.zip"
+tree_before=$(cd "$W/trees/half/stencil2d" && find . -type f | sort | xargs sha256sum | sha256sum)
+db "UPDATE repos SET fetched_at = '2020-01-01T00:00:00Z', pushed_at = '2021-01-01T00:00:00Z' WHERE full_name = 'half/stencil2d'"
+t_expect harvest_fetch__a_half_body_with_its_own_length_is_a_failed_fetch 1 H fetch --method zip-only \
+    --repo half/stencil2d --archive-url "$URL/f/{owner}/{name}.zip" --refresh-older-than 30d
+check harvest_fetch__records_the_truncated_zip_for_a_later_retry "failed 1 1" \
+    "$(db "SELECT fetch_status || ' ' || (fetch_error LIKE '%truncated%') || ' ' ||
+           (next_attempt_at > strftime('%Y-%m-%dT%H:%M:%SZ', 'now')) FROM repos WHERE full_name = 'half/stencil2d'")"
+check harvest_fetch__a_truncated_zip_leaves_the_whole_tree_and_rows "$tree_before 5" \
+    "$(cd "$W/trees/half/stencil2d" && find . -type f | sort | xargs sha256sum | sha256sum) $(db "SELECT count(*)
+       FROM files f JOIN repos p ON p.id = f.repo_id WHERE p.full_name = 'half/stencil2d'")"
+H import - <<<"norange/tiled-matmul"
+mkdir -p "$W/archives/norange"
+head -c 1000 "$SRV/parallel-reduce.zip" >"$W/archives/norange/tiled-matmul.zip.part"
+t_expect harvest_fetch__a_part_file_restarts_when_the_server_ignores_range 0 H fetch --method zip-only \
+    --repo norange/tiled-matmul --archive-url "$URL/f/{owner}/{name}.zip" --attempts 2 --backoff 0.1
+check harvest_fetch__an_archive_restarted_from_zero_is_whole "$(sha256sum <"$SRV/tiled-matmul.zip" | cut -d' ' -f1)" \
+    "$(db "SELECT archive_sha256 FROM repos WHERE full_name = 'norange/tiled-matmul'")"
+check harvest_fetch__the_restart_asked_for_the_missing_bytes_first "bytes=1000-" \
+    "$(grep '^GET /f/norange/tiled-matmul.zip' "$T_TMP/requests" | head -1 | awk '{print $3}')"
+mkdir -p "$W/gharchive"
+head -c 500 "$SRV/gha/2025-11-02-3.json.gz" >"$W/gharchive/2025-11-02T03.json.gz.part"
+t_expect harvest_scan__a_part_hour_restarts_when_the_server_ignores_range 0 H scan \
+    --source "$URL/f/norange/gha/{YYYY}-{MM}-{DD}-{H}.json.gz" --from 2025-11-02T03 --to 2025-11-02T03 \
+    --attempts 2 --backoff 0.1
+: >"$SRV/gha/2016-03-10-11.json.gz"
+H scan --source "$URL/gha/{YYYY}-{MM}-{DD}-{H}.json.gz" --from 2016-03-10T11 --to 2016-03-10T11
+check harvest_scan__an_empty_hour_over_http_is_bad_not_a_rename_error "bad empty file (after 0 events)" \
+    "$(db "SELECT status || ' ' || reason FROM gha_hours WHERE hour = '2016-03-10T11'")"
+check harvest_scan__an_hour_restarted_from_zero_is_scanned_whole "done $(python3 "$ROOT/tests/harvest/support/gha_count.py" \
+    "$SRV/gha/2025-11-02-3.json.gz" | tail -1 | awk '{print $2}')" \
+    "$(db "SELECT status || ' ' || events FROM gha_hours WHERE hour = '2025-11-02T03'")"
+
 # ---- SIGKILL in the middle of a fetch: the next run finishes, nothing lost or doubled
 W=$T_TMP/wk
 for i in $(seq 1 30); do echo "slow/cuda-saxpy-$i"; done >"$T_TMP/many"

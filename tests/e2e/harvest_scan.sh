@@ -54,6 +54,19 @@ runs=$(db "SELECT json_extract(counts, '\$.skipped') FROM stage_runs ORDER BY id
 [ "$before" = "$after" ] && [ "$runs" = 1 ] && t_ok harvest_scan__never_rescans_a_done_hour ||
     t_fail harvest_scan__never_rescans_a_done_hour "events $before -> $after, skipped $runs"
 
+# A mistyped source is a usage error before anything is recorded (issue 13): a folder that does
+# not exist, an unknown placeholder.
+hours_before=$(db "SELECT count(*) FROM gha_hours")
+t_expect harvest_scan__a_source_folder_that_does_not_exist_is_a_usage_error 2 H scan \
+    --source "$T_TMP/nonexistent/folder" --from 2016-04-01T00 --to 2016-04-01T05
+t_contains harvest_scan__says_the_source_folder_does_not_exist "$T_ERR" "does not exist"
+t_expect harvest_scan__an_unknown_placeholder_is_a_usage_error 2 H scan \
+    --source "file://$T_TMP/smp/gharchive/{YYYY}-{XX}-{DD}-{H}.json.gz" --from 2016-04-01T00 --to 2016-04-01T05
+t_contains harvest_scan__names_the_unknown_placeholder "$T_ERR" "unknown placeholder '{XX}'"
+check_rows=$(db "SELECT count(*) FROM gha_hours")
+[ "$check_rows" = "$hours_before" ] && t_ok harvest_scan__a_refused_source_records_no_hour ||
+    t_fail harvest_scan__a_refused_source_records_no_hour "$hours_before hours before, $check_rows after"
+
 # Damaged and missing hours: recorded with a reason, the scan goes on to the next hour.
 mkdir -p "$T_TMP/bad"
 cp "$T_TMP/smp/gharchive/2016-03-10-9.json.gz" "$T_TMP/bad/2016-03-10-10.json.gz"

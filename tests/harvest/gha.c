@@ -343,6 +343,29 @@ static void test_gha_hours__parse_format_and_expand_templates(void)
     free(u);
 }
 
+/* defect 8 of issue 13: a mistyped source is a usage error, not a night of 'missing' hours */
+static void test_gha_source_check__refuses_a_missing_folder_and_unknown_placeholders(void)
+{
+    char *tmpl = xasprintf("%s/{YYYY}/{MM}-{DD}-{HH}.json.gz", test_tmpdir());
+    char *file = xasprintf("file://%s", test_tmpdir());
+    CHECK_OK(gha_source_check(GHA_DEFAULT_SOURCE));
+    CHECK_OK(gha_source_check(test_tmpdir()));
+    CHECK_OK(gha_source_check(file));
+    CHECK_OK(gha_source_check(tmpl));
+    CHECK_INT(gha_source_check("/nonexistent/folder"), ==, LSCAT_EINVALID);
+    CHECK_CONTAINS(lscat_error_last(), "'/nonexistent/folder' does not exist");
+    CHECK_INT(gha_source_check("file:///nonexistent/{YYYY}-{MM}-{DD}-{H}.json.gz"), ==,
+              LSCAT_EINVALID);
+    CHECK_CONTAINS(lscat_error_last(), "'/nonexistent/' does not exist");
+    CHECK_INT(gha_source_check("https://data.gharchive.org/{YYYY}-{XX}-{DD}-{H}.json.gz"), ==,
+              LSCAT_EINVALID);
+    CHECK_CONTAINS(lscat_error_last(), "unknown placeholder '{XX}'");
+    CHECK_INT(gha_source_check("https://x/{YYYY-{MM}.json.gz"), ==, LSCAT_EINVALID);
+    CHECK_INT(gha_source_check("https://x/{YYYY}-{MM"), ==, LSCAT_EINVALID);
+    free(tmpl);
+    free(file);
+}
+
 static void test_repodb__validates_names_used_as_folders(void)
 {
     CHECK(repodb_valid_name("NVIDIA/cuda-samples"));
@@ -370,6 +393,7 @@ int main(void)
     TEST_RUN(test_gha_scan_fd__reads_concatenated_gzip_members);
     TEST_RUN(test_gha_scan_fd__skips_a_line_over_the_cap_and_goes_on);
     TEST_RUN(test_gha_hours__parse_format_and_expand_templates);
+    TEST_RUN(test_gha_source_check__refuses_a_missing_folder_and_unknown_placeholders);
     TEST_RUN(test_repodb__validates_names_used_as_folders);
     return test_done();
 }

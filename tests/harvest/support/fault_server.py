@@ -11,6 +11,8 @@ faults on request, by a path prefix /f/<fault>/<path>:
   hang       reads the request, then answers nothing for 60 s (a git server that stalls)
   redirN     a chain of N redirects before the file (redir3 -> redir2 -> ... -> file)
   truncgz    the file minus its last 100 bytes, as a complete response
+  half       the first half of the file, as a complete response (Content-Length of the half)
+  norange    ignores Range: always 200 and the whole file
   404 410 451 500   always that status
 Also a fake GitHub search API at /search/repositories (q=language:X pushed:A..B, page,
 per_page) over the repositories listed in ROOT/search.json ([{full_name, id, pushed_at,
@@ -109,8 +111,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             data = f.read()
         if fault == "truncgz":
             data = data[:-100]
+        if fault == "half":
+            data = data[: len(data) // 2]
         start = 0
-        rng = self.headers.get("Range")
+        rng = self.headers.get("Range") if fault != "norange" else None
         if rng and rng.startswith("bytes=") and rng.endswith("-"):
             start = int(rng[6:-1])
             if start >= len(data):
