@@ -3,10 +3,12 @@
 # rows, LSCAT_BENCH_ROWS to change; SYNTHETIC data: 2 GPUs x 7 LS-CAT matrix sizes x 20 block
 # shapes per kernel, random full-precision timings, one configuration measured every 0.25 s).
 # Side by side in one run:
-#   sqlite3 -csv dumping the same rows (same SELECT, same order) | lscat CSV | lscat Parquet
-#   (default row groups, and small row groups to show memory follows the row-group size).
-# Targets: CSV export no slower than sqlite3 -csv; Parquet under 2x that time; Parquet at
-# most 1/5 of the CSV's size; memory bounded by the row-group size. Prints TARGET MISSED.
+#   sqlite3 -csv dumping the same rows (same SELECT: the same columns, same order) | lscat CSV
+#   | lscat CSV --gzip (ISA-L) | lscat CSV --zstd | lscat Parquet (default row groups, and small
+#   row groups to show memory follows the row-group size).
+# Targets (CPU time, user + system: wall time on a shared machine follows the other users):
+# CSV export at most sqlite3 -csv's; Parquet under 2x sqlite3's; Parquet at most 1/5 of the CSV's size; memory bounded by the row-group size;
+# the same column count in lscat's CSV and sqlite3's. Prints TARGET MISSED.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=$(cd "${LSCAT_BIN:-build/bin}" && pwd)
@@ -52,39 +54,49 @@ SQL
     mv "$DB.tmp" "$DB"
 fi
 
+# The columns of dataset/columns.c's measurements table, in order (checked below by count).
 Q="SELECT m.kernel_id, g.name, g.uuid, m.width, m.height, m.block_x, m.block_y, m.block_z,
  m.grid_x, m.grid_y, m.grid_z, m.status, m.error, m.median_ns, m.min_ns, m.max_ns,
  m.mean_ns, m.stddev_ns, m.mad_ns, m.p10_ns, m.p90_ns, m.samples,
- m.launches_per_sample, m.sm_clock_mhz_before, m.sm_clock_mhz_after, m.mem_clock_mhz,
- m.temp_c_before, m.temp_c_after, m.clocks_locked, m.l2_flush, m.measured_at
+ m.launches_per_sample, m.graph_nodes, m.sm_clock_mhz_before, m.sm_clock_mhz_after, m.mem_clock_mhz,
+ m.temp_c_before, m.temp_c_after, m.clocks_locked, m.l2_flush, m.binding, m.measured_at
  FROM measurements m JOIN gpus g ON g.id = m.gpu_id WHERE m.superseded = 0
  ORDER BY m.kernel_id, m.gpu_id, m.width, m.height, m.block_x, m.block_y, m.block_z"
 
 run() { # label outfile-for-size cmd...
     local label=$1 size_of=$2; shift 2
     sync
-    "$TIME" -f "%e %M" -o "$D/time.$label" "$@" >"$D/stdout.$label" 2>"$D/stderr.$label" || {
+    "$TIME" -f "%e %M %U %S" -o "$D/time.$label" "$@" >"$D/stdout.$label" 2>"$D/stderr.$label" || {
         echo "$label failed:"; tail -5 "$D/stderr.$label"; exit 1; }
-    read -r secs kb < <(tail -n 1 "$D/time.$label")
-    local bytes; bytes=$(stat -c %s "$size_of")
-    awk -v l="$label" -v s="$secs" -v b="$bytes" -v k="$kb" \
-        'BEGIN { printf "%-26s %8.2f s %9.1f MB %8.1f MB peak RSS\n", l, s, b / 1e6, k / 1024 }'
-    eval "T_$label=$secs B_$label=$bytes M_$label=$kb"
+    read -r secs kb usr sys < <(tail -n 1 "$D/time.$label")
+    local bytes cpu; bytes=$(stat -c %s "$size_of"); cpu=$(awk -v u="$usr" -v s="$sys" 'BEGIN { print u + s }')
+    awk -v l="$label" -v s="$secs" -v c="$cpu" -v b="$bytes" -v k="$kb" \
+        'BEGIN { printf "%-26s %8.2f s %8.2f s CPU %9.1f MB %8.1f MB peak RSS\n", l, s, c, b / 1e6, k / 1024 }'
+    eval "T_$label=$secs C_$label=$cpu B_$label=$bytes M_$label=$kb"
 }
-rm -rf "$D/csv" "$D/pq" "$D/pq-small"
+rm -rf "$D/csv" "$D/csvgz" "$D/csvzst" "$D/pq" "$D/pq-small"
 echo "rows: $(sqlite3 "$DB" 'SELECT count(*) FROM measurements')"
 run sqlite3_csv "$D/stdout.sqlite3_csv" sqlite3 -csv -header "$DB" "$Q"
 run lscat_csv "$D/csv/measurements.csv" "$BIN/lscat-dataset" --db "$DB" -q export --format csv --tables measurements --out "$D/csv"
+run lscat_csv_gzip "$D/csvgz/measurements.csv.gz" "$BIN/lscat-dataset" --db "$DB" -q export --format csv --gzip --tables measurements --out "$D/csvgz"
+run lscat_csv_zstd "$D/csvzst/measurements.csv.zst" "$BIN/lscat-dataset" --db "$DB" -q export --format csv --zstd --tables measurements --out "$D/csvzst"
 run lscat_parquet "$D/pq/measurements.parquet" "$BIN/lscat-dataset" --db "$DB" -q export --tables measurements --out "$D/pq"
 run lscat_parquet_rg128k "$D/pq-small/measurements.parquet" "$BIN/lscat-dataset" --db "$DB" -q export --tables measurements --row-group-rows 131072 --out "$D/pq-small"
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 r_csv=$(ratio "$T_lscat_csv" "$T_sqlite3_csv")
-r_pq=$(ratio "$T_lscat_parquet" "$T_sqlite3_csv")
+r_cpu=$(ratio "$C_lscat_csv" "$C_sqlite3_csv")
+ncol() { head -n 1 "$1" | tr -cd ',' | wc -c; }
+n_sq=$(ncol "$D/stdout.sqlite3_csv") n_ls=$(ncol "$D/csv/measurements.csv")
+r_pq=$(ratio "$C_lscat_parquet" "$C_sqlite3_csv")
 r_size=$(ratio "$B_lscat_parquet" "$B_lscat_csv")
 miss() { awk "BEGIN { exit !($1) }" && echo " TARGET MISSED" || true; }
-echo "lscat CSV time / sqlite3 -csv time:     $r_csv (target <= 1)$(miss "$r_csv > 1")"
-echo "lscat Parquet time / sqlite3 -csv time: $r_pq (target < 2)$(miss "$r_pq >= 2")"
+echo "columns: sqlite3 $((n_sq + 1)), lscat $((n_ls + 1))$(miss "$n_sq != $n_ls")"
+echo "lscat CSV CPU / sqlite3 -csv CPU:       $r_cpu (target <= 1)$(miss "$r_cpu > 1")"
+echo "lscat CSV time / sqlite3 -csv time:     $r_csv"
+echo "CSV --gzip (ISA-L): time $(ratio "$T_lscat_csv_gzip" "$T_lscat_csv")x, CPU $(ratio "$C_lscat_csv_gzip" "$C_lscat_csv")x, size $(ratio "$B_lscat_csv_gzip" "$B_lscat_csv") of the plain CSV"
+echo "CSV --zstd:         time $(ratio "$T_lscat_csv_zstd" "$T_lscat_csv")x, CPU $(ratio "$C_lscat_csv_zstd" "$C_lscat_csv")x, size $(ratio "$B_lscat_csv_zstd" "$B_lscat_csv") of the plain CSV"
+echo "lscat Parquet CPU / sqlite3 -csv CPU:   $r_pq (target < 2)$(miss "$r_pq >= 2"); time $(ratio "$T_lscat_parquet" "$T_sqlite3_csv")"
 echo "Parquet size / CSV size:                $r_size (target <= 0.2)$(miss "$r_size > 0.2")"
 echo "peak RSS: Parquet $((M_lscat_parquet / 1024)) MB with 1M-row groups, $((M_lscat_parquet_rg128k / 1024)) MB with 128k-row groups (memory follows the row-group size)"
-rm -rf "$D/csv" "$D/pq" "$D/pq-small" "$D"/stdout.*
+rm -rf "$D/csv" "$D/csvgz" "$D/csvzst" "$D/pq" "$D/pq-small" "$D"/stdout.*

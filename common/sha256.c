@@ -1,7 +1,14 @@
-/* SHA-256 after FIPS 180-4; small and dependency-free so every program can hash content. */
+/* SHA-256 after FIPS 180-4; small and dependency-free so every program can hash content.
+ * On x86 CPUs with the SHA extensions the blocks go through them (several times faster: the
+ * dataset export hashes every byte it writes); elsewhere through the portable rounds. */
 #include "common/sha256.h"
 
 #include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define SHA256_X86 1
+#endif
 
 static const uint32_t K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -16,7 +23,7 @@ static const uint32_t K[64] = {
 
 #define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
 
-static void compress(struct sha256 *c, const unsigned char *p)
+static void compress_portable(struct sha256 *c, const unsigned char *p)
 {
     uint32_t w[64];
     for (int i = 0; i < 16; i++)
@@ -38,6 +45,57 @@ static void compress(struct sha256 *c, const unsigned char *p)
     c->h[0] += a; c->h[1] += b; c->h[2] += cc; c->h[3] += d;
     c->h[4] += e; c->h[5] += f; c->h[6] += g; c->h[7] += h;
 }
+
+#ifdef SHA256_X86
+/* Rounds 4g..4g+3 and the message schedule, as Intel's SHA extensions reference lays them out:
+ * m[] holds W in four vectors, used round-robin. */
+__attribute__((target("sha,sse4.1"))) static void compress_shani(struct sha256 *c,
+                                                                const unsigned char *p)
+{
+    const __m128i mask = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+    __m128i tmp = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&c->h[0]), 0xB1);
+    __m128i s1 = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&c->h[4]), 0x1B);
+    __m128i s0 = _mm_alignr_epi8(tmp, s1, 8);  /* ABEF */
+    s1 = _mm_blend_epi16(s1, tmp, 0xF0);       /* CDGH */
+    __m128i abef = s0, cdgh = s1, m[4];
+#pragma GCC unroll 16
+    for (int g = 0; g < 16; g++) {
+        __m128i *cur = &m[g & 3], *prev = &m[(g + 3) & 3], *next = &m[(g + 1) & 3];
+        if (g < 4)
+            *cur = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * g)), mask);
+        __m128i msg = _mm_add_epi32(*cur, _mm_loadu_si128((const __m128i *)&K[4 * g]));
+        s1 = _mm_sha256rnds2_epu32(s1, s0, msg);
+        if (g >= 3 && g <= 14) {
+            *next = _mm_add_epi32(*next, _mm_alignr_epi8(*cur, *prev, 4));
+            *next = _mm_sha256msg2_epu32(*next, *cur);
+        }
+        s0 = _mm_sha256rnds2_epu32(s0, s1, _mm_shuffle_epi32(msg, 0x0E));
+        if (g >= 1 && g <= 12)
+            *prev = _mm_sha256msg1_epu32(*prev, *cur);
+    }
+    s0 = _mm_add_epi32(s0, abef);
+    s1 = _mm_add_epi32(s1, cdgh);
+    tmp = _mm_shuffle_epi32(s0, 0x1B);         /* FEBA */
+    s1 = _mm_shuffle_epi32(s1, 0xB1);          /* DCHG */
+    _mm_storeu_si128((__m128i *)&c->h[0], _mm_blend_epi16(tmp, s1, 0xF0)); /* DCBA */
+    _mm_storeu_si128((__m128i *)&c->h[4], _mm_alignr_epi8(s1, tmp, 8));    /* HGFE */
+}
+
+static void compress(struct sha256 *c, const unsigned char *p)
+{
+    static int has_sha = -1; /* a benign race: every thread computes the same answer */
+    if (has_sha < 0) {
+        __builtin_cpu_init();
+        has_sha = __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1");
+    }
+    if (has_sha)
+        compress_shani(c, p);
+    else
+        compress_portable(c, p);
+}
+#else
+#define compress compress_portable
+#endif
 
 void sha256_init(struct sha256 *c)
 {

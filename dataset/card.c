@@ -4,6 +4,7 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/xalloc.h"
+#include "dataset/columns.h"
 #include "dataset/export.h"
 
 #include <stdlib.h>
@@ -44,6 +45,68 @@ static int64_t count(struct store *s, const char *sql)
     return n;
 }
 
+static const char parquet_loading[] =
+    "\n## Loading\n\nEvery table loads in one line (shown for `measurements`; the same for "
+    "the others). Timestamps load as UTC timestamps, lists as lists, `kernels.params` as a "
+    "list of structs (one per parameter):\n\n```\n"
+    "pandas:  pd.read_parquet('measurements.parquet')\n"
+    "pyarrow: pyarrow.parquet.read_table('measurements.parquet')\n"
+    "polars:  pl.read_parquet('measurements.parquet')\n"
+    "nodejs-polars: pl.readParquet('measurements.parquet')\n"
+    "DuckDB:  SELECT * FROM 'measurements.parquet';\n"
+    "DuckDB parameters: SELECT id, unnest(params, recursive := true) FROM 'kernels.parquet';\n"
+    "```\n\n"
+    "pandas: `df.explode('params')` gives one row per parameter. `sources_raw.source_raw` is "
+    "BINARY (the exact bytes of the few sources that are not UTF-8); nodejs-polars turns BINARY "
+    "into JavaScript only as a list of bytes: `df.withColumns(pl.col('source_raw')"
+    ".cast(pl.List(pl.UInt8)))`.\n";
+
+/* The DuckDB type of a column as read from CSV. */
+static const char *duckdb_type(const struct columns_col *c)
+{
+    if (columns_is_list(c) || c->type == PARQUET_STRING || c->type == PARQUET_BYTES)
+        return "VARCHAR";
+    switch (c->type) {
+    case PARQUET_BOOLEAN: return "BOOLEAN";
+    case PARQUET_INT32: return "INTEGER";
+    case PARQUET_INT64: return "BIGINT";
+    case PARQUET_DOUBLE: return "DOUBLE";
+    default: return "TIMESTAMPTZ";
+    }
+}
+
+/* Per table: DuckDB's read_csv with every column's type (so "535.10" stays text and no line
+ * is sniffed), and pandas' read_csv keeping text columns text. */
+static void csv_loading(struct buf *out, const struct export_options *o,
+                        const struct export_result *r)
+{
+    buf_adds(out, "\n## Loading\n\nRFC 4180 CSV: null is an empty field, an empty string "
+                  "is `\"\"`, lists are JSON arrays, timestamps ISO-8601 UTC. Let no reader "
+                  "guess types (DuckDB and pandas read `535.10`, a driver version, as the "
+                  "number 535.1): one line per table with every column's type, and "
+                  "`max_line_size` where a row is longer than DuckDB's 2 MB default:\n\n```\n");
+    for (int i = 0; i < r->ntables; i++) {
+        const struct columns_table *t = columns_table(r->tables[i]);
+        char *file = export_file_name(t->name, o);
+        buf_addf(out, "DuckDB: SELECT * FROM read_csv('%s', header = true, "
+                      "allow_quoted_nulls = false", file);
+        if (r->max_row_bytes[i] > 2000000)
+            buf_addf(out, ", max_line_size = %lld",
+                     (long long)((r->max_row_bytes[i] >> 20) + 2) << 20);
+        buf_adds(out, ", types = {");
+        for (int c = 0; c < t->ncols; c++)
+            buf_addf(out, "%s'%s': '%s'", c ? ", " : "", t->cols[c].name, duckdb_type(&t->cols[c]));
+        buf_addf(out, "});\npandas: pd.read_csv('%s', keep_default_na=False, na_values=[''], "
+                      "dtype={", file);
+        for (int c = 0, n = 0; c < t->ncols; c++)
+            if (!strcmp(duckdb_type(&t->cols[c]), "VARCHAR"))
+                buf_addf(out, "%s'%s': str", n++ ? ", " : "", t->cols[c].name);
+        buf_adds(out, "})\n");
+        free(file);
+    }
+    buf_adds(out, "```\n");
+}
+
 static void files_section(struct buf *out, const struct export_options *o,
                           const struct export_result *r)
 {
@@ -56,15 +119,9 @@ static void files_section(struct buf *out, const struct export_options *o,
     buf_adds(out, "\n`columns.md` describes every column (type, unit, meaning). `SHA256SUMS` "
                   "holds the files' checksums: `sha256sum -c SHA256SUMS`.\n");
     if (o->format == EXPORT_PARQUET)
-        buf_adds(out, "\nLoad a table in one line:\n\n```\n"
-                      "pandas:  pd.read_parquet('measurements.parquet')\n"
-                      "pyarrow: pyarrow.parquet.read_table('measurements.parquet')\n"
-                      "polars:  pl.read_parquet('measurements.parquet')\n"
-                      "DuckDB:  SELECT * FROM 'measurements.parquet'\n```\n");
+        buf_adds(out, parquet_loading);
     else
-        buf_addf(out, "\nLoad a table in one line: `pd.read_csv('measurements.csv%s', "
-                      "keep_default_na=False, na_values=[''])` (RFC 4180; null is an empty "
-                      "field, an empty string is `\"\"`).\n", o->gzip ? ".gz" : "");
+        csv_loading(out, o, r);
 }
 
 static int provenance_section(struct buf *out, struct store *s)
@@ -134,8 +191,8 @@ static void limitations_section(struct buf *out, struct store *s, const struct e
         buf_addf(out, "- %lld kernels have no source in this export (kernel.cu was missing "
                       "from the work folder).\n", (long long)r->sources_missing);
     if (r->sources_not_utf8)
-        buf_addf(out, "- %lld kernel sources are not valid UTF-8: `source` shows their bytes "
-                      "readably, `source_raw` holds them exactly.\n",
+        buf_addf(out, "- %lld kernel sources are not valid UTF-8: `sources.source` shows their "
+                      "bytes readably, the table `sources_raw` holds them exactly.\n",
                  (long long)r->sources_not_utf8);
     int64_t bad = count(s, "SELECT count(*) FROM measurements WHERE superseded = 0 AND "
                            "status != 'ok'");
@@ -161,7 +218,7 @@ int export_card(struct buf *out, struct store *s, const struct export_options *o
                   "Filters: GPU %s, since %s%s.\n",
              export_time, o->lscat_version, store_schema_version(s),
              o->format == EXPORT_PARQUET ? "Parquet (ZSTD)" : "CSV",
-             o->format == EXPORT_CSV && o->gzip ? " (gzip)" : "", o->gpu ? o->gpu : "all",
+             o->format != EXPORT_CSV ? "" : o->compress == 1 ? " (gzip)" : o->compress == 2 ? " (zstd)" : "", o->gpu ? o->gpu : "all",
              o->since ? o->since : "the beginning", o->kernels_only ? ", code corpus only" : "");
     buf_adds(out, "\nIt re-creates and extends LS-CAT (Bjertnes, Torring, Elster: 19,683 kernels, "
                   "5,028,536 runtimes): CUDA kernels harvested from public GitHub repositories, "

@@ -17,13 +17,13 @@
 
 static const char usage[] =
     "lscat dataset export --out DIR [--format parquet|csv] [--gpu MODEL] [--since DATE] "
-    "[--kernels-only] [--gzip]\n"
+    "[--kernels-only] [--gzip|--zstd]\n"
     "       lscat dataset merge SHARD.db... [--db OUT.db]\n"
     "       lscat dataset report --out DIR [--gpu MODEL]";
 
 enum {
     OPT_FORMAT = 1, OPT_OUT, OPT_GPU, OPT_SINCE, OPT_KERNELS_ONLY, OPT_GZIP, OPT_RG_ROWS,
-    OPT_NO_DICT, OPT_ZSTD, OPT_TABLES,
+    OPT_NO_DICT, OPT_ZSTD, OPT_TABLES, OPT_ZSTD_CSV,
 };
 
 static const struct cli_opt export_opts[] = {
@@ -32,9 +32,11 @@ static const struct cli_opt export_opts[] = {
     { "gpu", 0, "MODEL", "only measurements/GPUs whose model contains MODEL (any case)", OPT_GPU },
     { "since", 0, "DATE", "only measurements and failures recorded at or after DATE "
       "(UTC, YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][Z], e.g. 2026-11-01)", OPT_SINCE },
-    { "kernels-only", 0, NULL, "only the code corpus: kernels, occurrences, repositories",
+    { "kernels-only", 0, NULL, "only the code corpus: kernels, sources, sources_raw, "
+      "occurrences, repositories",
       OPT_KERNELS_ONLY },
-    { "gzip", 0, NULL, "CSV: write .csv.gz", OPT_GZIP },
+    { "gzip", 0, NULL, "CSV: write .csv.gz (ISA-L igzip, level 1)", OPT_GZIP },
+    { "zstd", 0, NULL, "CSV: write .csv.zst (zstd level 3)", OPT_ZSTD_CSV },
     { "tables", 0, "LIST", "only these tables, comma-separated (default: all)", OPT_TABLES },
     { "row-group-rows", 0, "N", "Parquet: at most N rows per row group (default 1048576; "
       "row groups are also cut at 64 MiB of values)", OPT_RG_ROWS },
@@ -86,7 +88,8 @@ static int on_opt(void *ctx, int id, const char *arg)
         o->ex.since = arg;
         break;
     case OPT_KERNELS_ONLY: o->ex.kernels_only = 1; break;
-    case OPT_GZIP: o->ex.gzip = 1; break;
+    case OPT_GZIP: o->ex.compress = 1; break;
+    case OPT_ZSTD_CSV: o->ex.compress = 2; break;
     case OPT_NO_DICT:
         o->ex.dictionary = 0;
         o->ex.byte_stream_split = 0;
@@ -113,12 +116,14 @@ static int on_opt(void *ctx, int id, const char *arg)
 static void help(void)
 {
     printf("usage: %s\n\n"
-           "export  Write the dataset from the store (--db) into --out: kernels (with their\n"
-           "        isolated source read from the work folder), occurrences, repositories,\n"
-           "        measurements (current rows), failures, gpus — as Parquet (ZSTD, dictionary\n"
-           "        encoding, statistics) or RFC 4180 CSV — plus README.md (data card),\n"
-           "        columns.md and SHA256SUMS. Reads one consistent snapshot; safe while\n"
-           "        other stages run. See docs/dataset.md.\n"
+           "export  Write the dataset from the store (--db) into --out: kernels, sources (their\n"
+           "        isolated source, read from the work folder), sources_raw (the exact bytes\n"
+           "        of sources that are not UTF-8), occurrences, repositories, measurements\n"
+           "        (current rows), failures, gpus — as Parquet (ZSTD, dictionary encoding,\n"
+           "        statistics, UTC timestamps, lists) or RFC 4180 CSV (lists as JSON text) —\n"
+           "        plus README.md (data card with loading lines per reader), columns.md and\n"
+           "        SHA256SUMS. Reads one consistent snapshot; safe while other stages run.\n"
+           "        See docs/dataset.md.\n"
            "merge   Merge shard stores into the store named by --db (created if missing),\n"
            "        without duplicates: running it again adds nothing.\n"
            "report  LS-CAT's questions per GPU model: tables, gnuplot PNG plots, index.html.\n\n"
@@ -213,8 +218,9 @@ static int check_args(const struct cli_subcommand *sub, const struct cli *cli, c
         return lscat_error_setc(LSCAT_EINVALID, "unexpected argument '%s'", cli->args[1]);
     if (!o->out)
         return lscat_error_setc(LSCAT_EINVALID, "%s needs --out DIR", sub->name);
-    if (o->ex.gzip && o->ex.format != EXPORT_CSV)
-        return lscat_error_setc(LSCAT_EINVALID, "--gzip applies to --format csv only");
+    if (o->ex.compress && o->ex.format != EXPORT_CSV)
+        return lscat_error_setc(LSCAT_EINVALID, "--gzip and --zstd apply to --format csv only "
+                                "(Parquet is compressed already: --zstd-level)");
     return 0;
 }
 

@@ -7,16 +7,22 @@
 #include "common/buf.h"
 #include "dataset/parquet.h"
 
-/* Columns whose value is not the SQL value itself. */
+/* Columns whose value is not the SQL value itself. In CSV every list is its JSON array text. */
 enum columns_special {
     COLUMNS_SQL = 0,
     COLUMNS_SOURCE,     /* SQL gives the kernel's folder; the value is its kernel.cu as UTF-8 */
-    COLUMNS_SOURCE_RAW, /* the exact bytes of kernel.cu when they are not valid UTF-8, else null */
+    COLUMNS_SOURCE_RAW, /* SQL gives the kernel's folder; the exact bytes of kernel.cu (the
+                         * table keeps only kernels whose source is not valid UTF-8) */
+    COLUMNS_LIST_COMMA, /* SQL gives comma-separated words; Parquet: LIST of STRING */
+    COLUMNS_LIST_JSON,  /* SQL gives a JSON array of strings; Parquet: LIST of STRING */
+    COLUMNS_PARAMS,     /* SQL gives isolate's JSON array of parameter objects; Parquet: LIST of
+                         * structs with the fields of columns_param_fields() */
 };
 
 struct columns_col {
     const char *name;
-    enum parquet_type type;
+    enum parquet_type type; /* of the value, or of a list's elements; PARQUET_TIMESTAMP columns
+                             * are ISO-8601 text in the store and in CSV */
     int nullable;
     const char *unit;    /* "" when none */
     const char *meaning;
@@ -31,6 +37,7 @@ struct columns_table {
     const struct columns_col *cols;
     int ncols;
     int code_corpus;     /* 1: written by --kernels-only too */
+    int raw_sources;     /* 1: only rows whose kernel.cu is not valid UTF-8 (sources_raw) */
 };
 
 /* The tables, in export order. Borrowed, static. */
@@ -39,7 +46,13 @@ const struct columns_table *columns_tables(int *n_out);
 const struct columns_table *columns_table(const char *name);
 /* Append columns.md (Markdown: per table, every column's type, nullability, unit, meaning). */
 void columns_markdown(struct buf *out);
-/* "INT64", "STRING (UTF-8)", ...: the Parquet type as columns.md names it. */
-const char *columns_type_name(enum parquet_type t);
+/* "INT64", "STRING (UTF-8)", "LIST<STRING>", ...: the column's Parquet type as columns.md
+ * names it. Static. */
+const char *columns_type_name(const struct columns_col *c);
+/* 1 when the column is a Parquet LIST. */
+int columns_is_list(const struct columns_col *c);
+/* The fields of one parameter in kernels.params (Parquet: the list's struct), in order; `name`
+ * is also the key in isolate's JSON, except `pointer` (kind = "pointer"). Borrowed, static. */
+const struct columns_col *columns_param_fields(int *n_out);
 
 #endif

@@ -1,6 +1,7 @@
 /* The export: one pass per table over its SQL (columns.c), each value handed to the Parquet or
- * CSV writer by its declared type. Kernel sources are read from the work folder; invalid
- * UTF-8 is kept readable in `source` and exact in `source_raw` (see text.h). */
+ * CSV writer by its declared type (timestamps parsed, lists built by nested.c for Parquet, kept
+ * as JSON text in CSV). Kernel sources are read from the work folder; invalid UTF-8 is kept
+ * readable in sources.source and exact in sources_raw (see text.h). */
 #include "dataset/export.h"
 
 #include "common/buf.h"
@@ -12,6 +13,7 @@
 #include "common/xalloc.h"
 #include "dataset/columns.h"
 #include "dataset/csv.h"
+#include "dataset/nested.h"
 #include "dataset/parquet.h"
 #include "dataset/place.h"
 #include "dataset/text.h"
@@ -32,9 +34,10 @@ struct sink {
 
 struct row_ctx {
     const struct export_options *o;
-    struct export_result *r;
     struct buf src;      /* kernel.cu of the current row */
     int src_state;       /* 0 missing, 1 valid UTF-8, 2 not UTF-8 */
+    int warn;            /* log missing sources (once per export: the sources table's pass) */
+    int64_t missing, not_utf8; /* sources counted in this pass */
     struct buf text;     /* scratch for repaired text */
 };
 
@@ -42,7 +45,7 @@ char *export_file_name(const char *table, const struct export_options *o)
 {
     if (o->format == EXPORT_PARQUET)
         return xasprintf("%s.parquet", table);
-    return xasprintf("%s.csv%s", table, o->gzip ? ".gz" : "");
+    return xasprintf("%s.csv%s", table, o->compress == 1 ? ".gz" : o->compress == 2 ? ".zst" : "");
 }
 
 static int sink_null(struct sink *k, int col)
@@ -114,16 +117,45 @@ static void load_source(struct row_ctx *x, const char *dir)
     char *path = source_path(x->o->work_dir, dir);
     x->src.cap_bytes = SOURCE_CAP_BYTES;
     if (buf_read_file(&x->src, path) < 0) {
-        if (x->r->sources_missing < 10)
+        if (x->warn && x->missing < 10)
             log_warn("%s (its source is exported as null)", lscat_error_last());
-        else if (x->r->sources_missing == 10)
+        else if (x->warn && x->missing == 10)
             log_warn("more kernel sources are missing; the data card counts them");
-        x->r->sources_missing++;
+        x->missing++;
     } else {
         x->src_state = text_utf8_valid(x->src.data, x->src.len) ? 1 : 2;
-        x->r->sources_not_utf8 += x->src_state == 2;
+        x->not_utf8 += x->src_state == 2;
     }
     free(path);
+}
+
+/* A list column: JSON text in CSV (comma-separated words become a JSON array), a LIST in
+ * Parquet. */
+static int put_list(struct sink *k, struct row_ctx *x, int col, const struct columns_col *c,
+                    const char *text, size_t len)
+{
+    if (k->pq)
+        return nested_put_list(k->pq, col, c, text, len);
+    if (c->special != COLUMNS_LIST_COMMA)
+        return sink_text(k, x, col, c, text, len);
+    buf_reset(&x->text);
+    text_comma_json(&x->text, text, len);
+    csv_put_text(k->csv, x->text.data, x->text.len);
+    return 0;
+}
+
+/* A timestamp: the store's ISO-8601 text in CSV, microseconds since the epoch in Parquet. */
+static int put_timestamp(struct sink *k, struct row_ctx *x, int col, const struct columns_col *c,
+                         const char *text, size_t len)
+{
+    if (!k->pq)
+        return sink_text(k, x, col, c, text, len);
+    int64_t us;
+    if (text_timestamp_us(&us, text, len) < 0)
+        return lscat_error_setc(LSCAT_EINVALID, "'%.*s' is not an ISO-8601 time (repair the "
+                                "store's row, or export --format csv, which keeps the text)",
+                                (int)(len > 40 ? 40 : len), text);
+    return parquet_put_int(k->pq, col, us);
 }
 
 static int put_special(struct sink *k, struct row_ctx *x, int col, const struct columns_col *c,
@@ -135,9 +167,13 @@ static int put_special(struct sink *k, struct row_ctx *x, int col, const struct 
             return sink_null(k, col);
         return sink_text(k, x, col, c, x->src.data, x->src.len);
     }
-    if (x->src_state != 2)
+    if (c->special == COLUMNS_SOURCE_RAW) /* loaded by the row filter (export_table) */
+        return sink_bytes(k, col, c, x->src.data, x->src.len);
+    if (store_col_is_null(st, col))
         return sink_null(k, col);
-    return sink_bytes(k, col, c, x->src.data, x->src.len);
+    size_t len;
+    const char *p = store_col_blob(st, col, &len);
+    return put_list(k, x, col, c, p ? p : "", len);
 }
 
 static int put_row(struct sink *k, struct row_ctx *x, const struct columns_table *t,
@@ -152,7 +188,11 @@ static int put_row(struct sink *k, struct row_ctx *x, const struct columns_table
             rc = sink_null(k, i);
         else if (c->type == PARQUET_DOUBLE)
             rc = sink_double(k, i, store_col_double(st, i));
-        else if (c->type == PARQUET_STRING || c->type == PARQUET_BYTES) {
+        else if (c->type == PARQUET_TIMESTAMP) {
+            size_t len;
+            const char *p = store_col_blob(st, i, &len);
+            rc = put_timestamp(k, x, i, c, p ? p : "", len);
+        } else if (c->type == PARQUET_STRING || c->type == PARQUET_BYTES) {
             size_t len;
             const void *p = store_col_blob(st, i, &len);
             rc = c->type == PARQUET_STRING ? sink_text(k, x, i, c, p ? p : "", len)
@@ -175,14 +215,11 @@ static int open_sink(struct sink *k, const char *path, const struct columns_tabl
         const char *names[64];
         for (int i = 0; i < t->ncols && i < 64; i++)
             names[i] = t->cols[i].name;
-        return csv_writer_open(&k->csv, path, names, t->ncols, o->gzip);
+        return csv_writer_open(&k->csv, path, names, t->ncols,
+                               o->compress == 1 ? CSV_GZIP : o->compress == 2 ? CSV_ZSTD : CSV_PLAIN);
     }
     struct parquet_column cols[64];
-    for (int i = 0; i < t->ncols && i < 64; i++) {
-        cols[i].name = t->cols[i].name;
-        cols[i].type = t->cols[i].type;
-        cols[i].nullable = t->cols[i].nullable;
-    }
+    nested_parquet_columns(cols, t);
     struct parquet_options po = PARQUET_OPTIONS_INIT;
     if (o->row_group_rows)
         po.row_group_rows = o->row_group_rows;
@@ -199,9 +236,11 @@ static int open_sink(struct sink *k, const char *path, const struct columns_tabl
     return rc;
 }
 
-static int close_sink(struct sink *k, int ok, char sha256_hex[65])
+static int close_sink(struct sink *k, int ok, char sha256_hex[65], int64_t *max_row)
 {
     sha256_hex[0] = '\0';
+    if (k->csv)
+        *max_row = (int64_t)csv_writer_max_row_bytes(k->csv);
     if (!ok) {
         parquet_writer_abort(k->pq);
         csv_writer_abort(k->csv);
@@ -216,7 +255,7 @@ static int export_table(struct store *s, const struct columns_table *t,
 {
     struct store_stmt *st = NULL;
     struct sink k = { 0 };
-    struct row_ctx x = { o, r, BUF_INIT, 0, BUF_INIT };
+    struct row_ctx x = { o, BUF_INIT, 0, !t->raw_sources, 0, 0, BUF_INIT };
     struct progress *p = NULL;
     char *name = export_file_name(t->name, o);
     char *path = fs_join(o->out_dir, name);
@@ -230,6 +269,11 @@ static int export_table(struct store *s, const struct columns_table *t,
     p = o->quiet ? NULL : progress_new(name, 0);
     int step;
     while ((step = store_step(st)) == STORE_ROW) {
+        if (t->raw_sources) { /* only the kernels whose source is not UTF-8 */
+            load_source(&x, store_col_text(st, 1));
+            if (x.src_state != 2)
+                continue;
+        }
         if ((rc = put_row(&k, &x, t, st)) < 0)
             break;
         r->rows[slot]++;
@@ -238,9 +282,13 @@ static int export_table(struct store *s, const struct columns_table *t,
     }
     if (step < 0)
         rc = step;
-    rc = close_sink(&k, rc == 0, r->sha256[slot]) < 0 && rc == 0 ? LSCAT_ERR : rc;
+    rc = close_sink(&k, rc == 0, r->sha256[slot], &r->max_row_bytes[slot]) < 0 && rc == 0 ? LSCAT_ERR : rc;
     if (p)
         progress_set(p, (uint64_t)r->rows[slot]);
+    if (x.missing > r->sources_missing) /* both source tables count the same kernels */
+        r->sources_missing = x.missing;
+    if (x.not_utf8 > r->sources_not_utf8)
+        r->sources_not_utf8 = x.not_utf8;
 done:
     if (rc < 0)
         lscat_error_wrap("cannot export %s to '%s'", t->name, path);
@@ -370,7 +418,8 @@ int export_check_tables(const char *list)
             found |= strlen(tabs[i].name) == len && strncmp(tabs[i].name, p, len) == 0;
         if (!found)
             return lscat_error_setc(LSCAT_EINVALID, "--tables: no table '%.*s' (tables: kernels, "
-                                    "occurrences, repositories, measurements, failures, gpus)",
+                                    "sources, sources_raw, occurrences, repositories, "
+                                    "measurements, failures, gpus)",
                                     (int)len, p);
         p = e ? e + 1 : NULL;
     }

@@ -20,7 +20,7 @@ struct export_options {
     const char *since;         /* NULL or an ISO-8601 prefix: measurements/failures from then on */
     int kernels_only;          /* only the code corpus: kernels, occurrences, repositories */
     const char *tables;        /* NULL, or a comma-separated list of the tables to write */
-    int gzip;                  /* CSV only: .csv.gz */
+    int compress;              /* CSV only: 0 plain, 1 gzip (.csv.gz), 2 zstd (.csv.zst) */
     int64_t row_group_rows;    /* Parquet row-group bound (rows); 0 = the writer's default */
     size_t row_group_bytes;    /* ... and bytes; 0 = default */
     int dictionary;            /* Parquet: try RLE_DICTIONARY (default 1) */
@@ -30,11 +30,11 @@ struct export_options {
     int quiet;                 /* no progress bars */
 };
 #define EXPORT_OPTIONS_INIT { .out_dir = NULL, .work_dir = NULL, .format = EXPORT_PARQUET, \
-    .gpu = NULL, .since = NULL, .kernels_only = 0, .tables = NULL, .gzip = 0, \
+    .gpu = NULL, .since = NULL, .kernels_only = 0, .tables = NULL, .compress = 0, \
     .row_group_rows = 0, .row_group_bytes = 0, .dictionary = 1, .zstd_level = 3, \
     .byte_stream_split = 1, .lscat_version = "", .quiet = 0 }
 
-#define EXPORT_MAX_TABLES 8
+#define EXPORT_MAX_TABLES 12
 
 struct export_result {
     int ntables;
@@ -44,6 +44,7 @@ struct export_result {
     int64_t sources_not_utf8;  /* kernels whose kernel.cu is not valid UTF-8 (source_raw set) */
     int64_t bytes_written;     /* of the table files */
     char sha256[EXPORT_MAX_TABLES][65]; /* hex, when computed while writing; else "" */
+    int64_t max_row_bytes[EXPORT_MAX_TABLES]; /* CSV: the longest row (line limits of readers) */
 };
 
 /* Check a --tables list: every name must be a published table. */

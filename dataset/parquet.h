@@ -1,5 +1,5 @@
-/* A streaming Apache Parquet writer: one flat schema of required/optional leaf columns,
- * rows added one value at a time, row groups flushed when they reach a bounded size (so
+/* A streaming Apache Parquet writer: required/optional columns of plain values, timestamps,
+ * and lists (of values, or of flat structs), rows added one value at a time, row groups flushed when they reach a bounded size (so
  * memory stays bounded however many rows), each column chunk written as one data page (v1)
  * — RLE_DICTIONARY with a PLAIN dictionary page when that is smaller, else PLAIN (DOUBLE:
  * BYTE_STREAM_SPLIT) —
@@ -13,6 +13,12 @@
  *     if (parquet_writer_open(&w, "t.parquet", cols, 2, &o) < 0) ...
  *     parquet_put_int(w, 0, 42); parquet_put_null(w, 1); parquet_end_row(w);
  *     if (parquet_writer_close(w) < 0) ...   // always frees w
+ *
+ * A list column ({ "tags", PARQUET_STRING, 1, .list = 1 }) takes, per row, parquet_put_null()
+ * or parquet_list_begin(), its elements (parquet_put_bytes() etc., one call per element), and
+ * parquet_list_end(). A list of structs (.fields, .nfields) takes, per element,
+ * parquet_elem_begin() and one parquet_field_*() per field. Lists are written with the LIST
+ * logical type (three-level form: <name>.list.element, elements required).
  *
  * The file is written as "<path>.tmp" and renamed into place by parquet_writer_close(), so a
  * crash never leaves a truncated file under the final name. */
@@ -31,13 +37,19 @@ enum parquet_type {
     PARQUET_DOUBLE,  /* DOUBLE */
     PARQUET_STRING,  /* BYTE_ARRAY, logical type STRING (UTF-8; the caller guarantees it) */
     PARQUET_BYTES,   /* BYTE_ARRAY without annotation (raw bytes) */
+    PARQUET_TIMESTAMP, /* INT64 microseconds since 1970-01-01T00:00:00Z, logical type
+                        * TIMESTAMP(isAdjustedToUTC=true, MICROS); set with parquet_put_int */
 };
 
 struct parquet_column {
     const char *name;
-    enum parquet_type type;
+    enum parquet_type type;  /* of the value, or of a list's elements */
     int nullable; /* 1: OPTIONAL (definition levels), 0: REQUIRED */
+    int list;     /* 1: a LIST of `type` values, or of structs when nfields > 0 */
+    const struct parquet_column *fields; /* a list of structs: its fields (plain values) */
+    int nfields;  /* at most PARQUET_MAX_FIELDS */
 };
+#define PARQUET_MAX_FIELDS 32
 
 struct parquet_options {
     size_t row_group_bytes;  /* flush a row group when its buffered values reach this */
@@ -67,6 +79,17 @@ int parquet_put_null(struct parquet_writer *w, int col);
 int parquet_put_int(struct parquet_writer *w, int col, int64_t v);
 int parquet_put_double(struct parquet_writer *w, int col, double v);
 int parquet_put_bytes(struct parquet_writer *w, int col, const void *data, size_t len);
+/* Lists: begin a (possibly empty) list in column `col` of the current row; add its elements
+ * with the setters above (lists of values) or with parquet_elem_begin() and the field setters
+ * (lists of structs: every field of every element set exactly once, null only where the field
+ * is nullable); then end it. */
+int parquet_list_begin(struct parquet_writer *w, int col);
+int parquet_elem_begin(struct parquet_writer *w, int col);
+int parquet_field_null(struct parquet_writer *w, int col, int field);
+int parquet_field_int(struct parquet_writer *w, int col, int field, int64_t v);
+int parquet_field_bytes(struct parquet_writer *w, int col, int field, const void *data,
+                        size_t len);
+int parquet_list_end(struct parquet_writer *w, int col);
 /* Finish the row (flushing a row group when it is full). */
 int parquet_end_row(struct parquet_writer *w);
 

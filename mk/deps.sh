@@ -9,7 +9,7 @@ PACKAGES="
 build-essential pkg-config ca-certificates git
 libcurl4-openssl-dev libgit2-dev libarchive-dev libclang-22-dev
 libsqlite3-dev sqlite3 libzstd-dev libjansson-dev libisal-dev isal zlib1g-dev
-python3 gnuplot-nox bubblewrap procps zip unzip
+python3 gnuplot-nox bubblewrap procps zip unzip zstd
 time openmpi-bin libopenmpi-dev graphviz
 python3-numpy python3-scipy python3-sklearn
 "

@@ -14,13 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include <zstd.h>
 
-static char *write_sample(const char *name, int gzip)
+static char *write_sample(const char *name, enum csv_compress compress)
 {
     char *path = fs_join(test_tmpdir(), name);
     const char *names[] = { "a", "b,c", "d" };
     struct csv_writer *w;
-    CHECK_OK(csv_writer_open(&w, path, names, 3, gzip));
+    CHECK_OK(csv_writer_open(&w, path, names, 3, compress));
     csv_put_text(w, "plain", 5);
     csv_put_text(w, "say \"hi\", twice\r\nok", 19);
     csv_put_null(w);
@@ -35,16 +36,12 @@ static char *write_sample(const char *name, int gzip)
     CHECK_OK(csv_end_row(w));
     char hex[65];
     CHECK_OK(csv_writer_close(w, hex));
-    if (!gzip) { /* hashed while writing: must equal the file's hash */
-        struct buf b = BUF_INIT;
-        char want[65];
-        CHECK_OK(buf_read_file(&b, path));
-        sha256_hex(want, b.data, b.len);
-        CHECK_STR(hex, want);
-        buf_release(&b);
-    } else {
-        CHECK_STR(hex, "");
-    }
+    struct buf b = BUF_INIT; /* hashed while writing (compressed too): the file's hash */
+    char sum[65];
+    CHECK_OK(buf_read_file(&b, path));
+    sha256_hex(sum, b.data, b.len);
+    CHECK_STR(hex, sum);
+    buf_release(&b);
     return path;
 }
 
@@ -65,7 +62,22 @@ static void test_csv__quotes_per_rfc4180_and_tells_null_from_empty(void)
 
 static void test_csv__gzip_output_inflates_to_the_same_text(void)
 {
-    char *path = write_sample("a.csv.gz", 1);
+    char *path = write_sample("a.csv.gz", CSV_GZIP);
+    gzFile g = gzopen(path, "rb"); /* zlib reads ISA-L's gzip */
+    CHECK(g != NULL);
+    char got[512] = { 0 };
+    int n = gzread(g, got, sizeof(got) - 1);
+    gzclose(g);
+    CHECK_INT(n, ==, (int)strlen(want));
+    CHECK_STR(got, want);
+    free(path);
+}
+
+static void test_csv__gzip_without_isal_goes_through_zlib(void)
+{
+    setenv("LSCAT_NO_ISAL", "1", 1);
+    char *path = write_sample("z.csv.gz", CSV_GZIP);
+    unsetenv("LSCAT_NO_ISAL");
     gzFile g = gzopen(path, "rb");
     CHECK(g != NULL);
     char got[512] = { 0 };
@@ -73,6 +85,20 @@ static void test_csv__gzip_output_inflates_to_the_same_text(void)
     gzclose(g);
     CHECK_INT(n, ==, (int)strlen(want));
     CHECK_STR(got, want);
+    free(path);
+}
+
+static void test_csv__zstd_output_decompresses_to_the_same_text(void)
+{
+    char *path = write_sample("a.csv.zst", CSV_ZSTD);
+    struct buf b = BUF_INIT;
+    CHECK_OK(buf_read_file(&b, path));
+    char got[512] = { 0 };
+    size_t n = ZSTD_decompress(got, sizeof(got) - 1, b.data, b.len);
+    CHECK(!ZSTD_isError(n));
+    CHECK_INT(n, ==, strlen(want));
+    CHECK_STR(got, want);
+    buf_release(&b);
     free(path);
 }
 
@@ -149,6 +175,37 @@ static void test_text__utf8_repair_shows_invalid_bytes_as_latin1(void)
     buf_release(&b);
 }
 
+static void test_text__timestamps_parse_to_utc_microseconds(void)
+{
+    int64_t us = 0;
+    /* date -u -d 2026-11-21T08:00:00Z +%s = 1795248000 */
+    CHECK_OK(text_timestamp_us(&us, "2026-11-21T08:00:00Z", 20));
+    CHECK_INT(us, ==, 1795248000000000LL);
+    CHECK_OK(text_timestamp_us(&us, "2026-11-21 08:00:00.25", 22));
+    CHECK_INT(us, ==, 1795248000250000LL);
+    CHECK_OK(text_timestamp_us(&us, "2026-11-21T09:30:00+01:30", 25));
+    CHECK_INT(us, ==, 1795248000000000LL);
+    CHECK_OK(text_timestamp_us(&us, "1969-12-31", 10));
+    CHECK_INT(us, ==, -86400000000LL);
+    CHECK_OK(text_timestamp_us(&us, "2000-02-29T23:59:59.9999999Z", 28)); /* past 6 digits: cut */
+    CHECK_INT(us, ==, 951868799999999LL);
+    CHECK(text_timestamp_us(&us, "x", 1) < 0);
+    CHECK(text_timestamp_us(&us, "2026-13-01", 10) < 0);
+    CHECK(text_timestamp_us(&us, "2026-11-21T25:00:00Z", 20) < 0);
+    CHECK(text_timestamp_us(&us, "2026-11-21T08:00:00Zjunk", 24) < 0);
+}
+
+static void test_text__comma_words_become_a_json_array(void)
+{
+    struct buf b = BUF_INIT;
+    text_comma_json(&b, "language,cu_file", 16);
+    CHECK_STR(b.data, "[\"language\",\"cu_file\"]");
+    buf_reset(&b);
+    text_comma_json(&b, "", 0);
+    CHECK_STR(b.data, "[]");
+    buf_release(&b);
+}
+
 static void test_text__base64_matches_rfc4648_vectors(void)
 {
     const char *in[] = { "", "f", "fo", "foo", "foob", "fooba", "foobar" };
@@ -165,10 +222,14 @@ int main(void)
 {
     TEST_RUN(test_csv__quotes_per_rfc4180_and_tells_null_from_empty);
     TEST_RUN(test_csv__gzip_output_inflates_to_the_same_text);
+    TEST_RUN(test_csv__gzip_without_isal_goes_through_zlib);
+    TEST_RUN(test_csv__zstd_output_decompresses_to_the_same_text);
     TEST_RUN(test_csv__large_output_goes_through_the_writer_thread_intact);
     TEST_RUN(test_text__doubles_read_back_exactly);
     TEST_RUN(test_text__utf8_validation_rejects_overlongs_surrogates_and_truncation);
     TEST_RUN(test_text__utf8_repair_shows_invalid_bytes_as_latin1);
+    TEST_RUN(test_text__timestamps_parse_to_utc_microseconds);
+    TEST_RUN(test_text__comma_words_become_a_json_array);
     TEST_RUN(test_text__base64_matches_rfc4648_vectors);
     return test_done();
 }

@@ -55,8 +55,10 @@ static void test_export__writes_every_table_with_its_row_count(void)
     o.quiet = 1;
     struct export_result r;
     CHECK_OK(export_run(&r, s, &o));
-    CHECK_INT(r.ntables, ==, 6);
+    CHECK_INT(r.ntables, ==, 8);
     CHECK_INT(rows_of(&r, "kernels"), ==, 5);
+    CHECK_INT(rows_of(&r, "sources"), ==, 5);
+    CHECK_INT(rows_of(&r, "sources_raw"), ==, 1); /* only the Latin-1 source */
     CHECK_INT(rows_of(&r, "measurements"), ==, 21); /* the superseded row is left out */
     CHECK_INT(rows_of(&r, "failures"), ==, 3);
     CHECK_INT(r.sources_missing, ==, 3);  /* 22.., 44.., 55.. were not written here */
@@ -137,7 +139,7 @@ static void test_export__filters_by_gpu_and_date_and_corpus(void)
     CHECK_INT(rows_of(&r, "failures"), ==, 1); /* only the tune failure is that recent */
     o.kernels_only = 1;
     CHECK_OK(export_run(&r, s, &o));
-    CHECK_INT(r.ntables, ==, 3);
+    CHECK_INT(r.ntables, ==, 5); /* kernels, sources, sources_raw, occurrences, repositories */
     CHECK_INT(rows_of(&r, "measurements"), ==, -1);
     free(out);
     free(work);
@@ -167,6 +169,34 @@ static void test_export__refuses_unknown_tables_and_unwritable_folders(void)
     store_free(s);
 }
 
+static void test_export__a_time_that_is_not_iso8601_fails_parquet_and_stays_text_in_csv(void)
+{
+    char *work;
+    struct store *s = synthetic(&work);
+    CHECK_OK(store_exec(s, "UPDATE failures SET created_at = 'yesterday' WHERE id = 1"));
+    struct export_options o = EXPORT_OPTIONS_INIT;
+    char *out = fs_join(test_tmpdir(), "badtime");
+    o.out_dir = out;
+    o.work_dir = work;
+    o.tables = "failures";
+    o.quiet = 1;
+    struct export_result r;
+    CHECK(export_run(&r, s, &o) < 0);
+    CHECK_CONTAINS(lscat_error_last(), "column created_at");
+    CHECK_CONTAINS(lscat_error_last(), "'yesterday' is not an ISO-8601 time");
+    o.format = EXPORT_CSV;
+    CHECK_OK(export_run(&r, s, &o));
+    struct buf f = BUF_INIT;
+    char *p = fs_join(out, "failures.csv");
+    CHECK_OK(buf_read_file(&f, p));
+    CHECK_CONTAINS(f.data, ",yesterday\r\n");
+    buf_release(&f);
+    free(p);
+    free(out);
+    free(work);
+    store_free(s);
+}
+
 static void test_export__since_takes_the_stores_time_prefixes_and_nothing_else(void)
 {
     static const char *const good[] = { "2026", "2026-11", "2026-11-01", "2026-11-01T09",
@@ -191,6 +221,7 @@ int main(void)
     TEST_RUN(test_export__csv_checksums_match_the_files);
     TEST_RUN(test_export__filters_by_gpu_and_date_and_corpus);
     TEST_RUN(test_export__refuses_unknown_tables_and_unwritable_folders);
+    TEST_RUN(test_export__a_time_that_is_not_iso8601_fails_parquet_and_stays_text_in_csv);
     TEST_RUN(test_export__since_takes_the_stores_time_prefixes_and_nothing_else);
     return test_done();
 }

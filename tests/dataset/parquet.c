@@ -141,8 +141,8 @@ static void test_parquet__rle_hybrid_uses_one_run_for_constant_levels(void)
 }
 
 static const struct parquet_column cols2[] = {
-    { "id", PARQUET_INT64, 0 },
-    { "name", PARQUET_STRING, 1 },
+    { "id", PARQUET_INT64, 0, 0, NULL, 0 },
+    { "name", PARQUET_STRING, 1, 0, NULL, 0 },
 };
 
 static char *path_in_tmp(const char *name)
@@ -267,7 +267,7 @@ static void test_parquet__refuses_type_mismatch_double_set_and_missing_values(vo
 
 static void test_parquet__refuses_int32_overflow(void)
 {
-    static const struct parquet_column c[] = { { "w", PARQUET_INT32, 0 } };
+    static const struct parquet_column c[] = { { "w", PARQUET_INT32, 0, 0, NULL, 0 } };
     char *path = path_in_tmp("o.parquet");
     struct parquet_writer *w;
     CHECK_OK(parquet_writer_open(&w, path, c, 1, NULL));
@@ -299,6 +299,81 @@ static void test_parquet__open_fails_with_a_message_for_a_missing_folder(void)
     CHECK_CONTAINS(lscat_error_last(), "cannot create '/nonexistent-dir/x.parquet.tmp'");
 }
 
+static const struct parquet_column param_fields[] = {
+    { "name", PARQUET_STRING, 0, 0, NULL, 0 },
+    { "bits", PARQUET_INT32, 1, 0, NULL, 0 },
+};
+static const struct parquet_column list_cols[] = {
+    { "tags", PARQUET_STRING, 1, 1, NULL, 0 },
+    { "params", PARQUET_STRING, 0, 1, param_fields, 2 },
+    { "at", PARQUET_TIMESTAMP, 0, 0, NULL, 0 },
+};
+
+static void test_parquet__writes_lists_of_values_and_of_structs(void)
+{
+    char *path = path_in_tmp("l.parquet");
+    struct parquet_writer *w;
+    CHECK_OK(parquet_writer_open(&w, path, list_cols, 3, NULL));
+    for (int r = 0; r < 3; r++) {
+        if (r == 1) {
+            CHECK_OK(parquet_put_null(w, 0)); /* a null list */
+        } else {
+            CHECK_OK(parquet_list_begin(w, 0));
+            for (int i = 0; i < r; i++)
+                CHECK_OK(parquet_put_bytes(w, 0, "t", 1));
+            CHECK_OK(parquet_list_end(w, 0));
+        }
+        CHECK_OK(parquet_list_begin(w, 1));
+        CHECK_OK(parquet_elem_begin(w, 1));
+        CHECK_OK(parquet_field_bytes(w, 1, 0, "n", 1));
+        CHECK_OK(parquet_field_null(w, 1, 1));
+        CHECK_OK(parquet_list_end(w, 1));
+        CHECK_OK(parquet_put_int(w, 2, 1795248000000000LL));
+        CHECK_OK(parquet_end_row(w));
+    }
+    CHECK_INT(parquet_writer_rows(w), ==, 3);
+    CHECK_OK(parquet_writer_close(w));
+    struct buf b = BUF_INIT;
+    CHECK_OK(buf_read_file(&b, path));
+    /* the schema names the leaves by their three-level paths */
+    CHECK(memmem(b.data, b.len, "element", 7) != NULL);
+    CHECK(memmem(b.data, b.len, "list", 4) != NULL);
+    buf_release(&b);
+    free(path);
+}
+
+static void test_parquet__refuses_list_misuse(void)
+{
+    char *path = path_in_tmp("lm.parquet");
+    struct parquet_writer *w;
+    CHECK_OK(parquet_writer_open(&w, path, list_cols, 3, NULL));
+    CHECK_INT(parquet_put_bytes(w, 0, "t", 1), ==, LSCAT_EINVALID);
+    CHECK_CONTAINS(lscat_error_last(), "begin it with parquet_list_begin");
+    CHECK_INT(parquet_put_null(w, 1), ==, LSCAT_EINVALID);
+    CHECK_CONTAINS(lscat_error_last(), "'params' is required");
+    parquet_writer_abort(w);
+    CHECK_OK(parquet_writer_open(&w, path, list_cols, 3, NULL));
+    CHECK_OK(parquet_list_begin(w, 1));
+    CHECK_INT(parquet_field_bytes(w, 1, 0, "n", 1), ==, LSCAT_EINVALID);
+    CHECK_CONTAINS(lscat_error_last(), "before parquet_elem_begin");
+    CHECK_OK(parquet_elem_begin(w, 1));
+    CHECK_OK(parquet_field_bytes(w, 1, 0, "n", 1));
+    CHECK_INT(parquet_field_bytes(w, 1, 0, "n", 1), ==, LSCAT_EINVALID);
+    CHECK_CONTAINS(lscat_error_last(), "twice in one element");
+    CHECK_INT(parquet_list_end(w, 1), ==, LSCAT_EINVALID);
+    CHECK_CONTAINS(lscat_error_last(), "field 'params.bits' not set");
+    CHECK_INT(parquet_field_null(w, 1, 0), ==, LSCAT_EINVALID); /* name is required */
+    CHECK_OK(parquet_put_null(w, 0));
+    CHECK_OK(parquet_put_int(w, 2, 0));
+    CHECK(parquet_end_row(w) < 0);
+    CHECK_CONTAINS(lscat_error_last(), "'params' list not ended");
+    parquet_writer_abort(w);
+    static const struct parquet_column bad[] = { { "x", PARQUET_INT32, 0, 0, param_fields, 2 } };
+    CHECK_INT(parquet_writer_open(&w, path, bad, 1, NULL), ==, LSCAT_EINVALID);
+    CHECK_CONTAINS(lscat_error_last(), "has fields but is not a list");
+    free(path);
+}
+
 int main(void)
 {
     TEST_RUN(test_thrift__encodes_short_and_long_field_deltas);
@@ -313,6 +388,8 @@ int main(void)
     TEST_RUN(test_parquet__refuses_type_mismatch_double_set_and_missing_values);
     TEST_RUN(test_parquet__refuses_int32_overflow);
     TEST_RUN(test_parquet__abort_leaves_no_file);
+    TEST_RUN(test_parquet__writes_lists_of_values_and_of_structs);
+    TEST_RUN(test_parquet__refuses_list_misuse);
     TEST_RUN(test_parquet__open_fails_with_a_message_for_a_missing_folder);
     return test_done();
 }

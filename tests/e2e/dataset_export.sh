@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # lscat dataset export end to end, on the SYNTHETIC store (tests/dataset/fixtures/synthetic.sql):
-# Parquet (default, many row groups, no dictionary), CSV and CSV.gz, a 1-row/0-row filtered
-# export and an empty store — each read back by independent readers (hyparquet and DuckDB
-# from npm, an RFC 4180 parser in JS) and compared value by value with the store
-# (tests/dataset/js/check.mjs). Also: checksums, columns.md, the data card, usage errors.
+# Parquet (default, many row groups, no dictionary), CSV, CSV.gz and CSV.zst, a 1-row/0-row
+# filtered export and an empty store — each read back by the readers researchers use
+# (hyparquet, DuckDB and nodejs-polars from npm; an RFC 4180 parser and DuckDB for CSV, with
+# the data card's loading lines as written) and compared column by column, type and checksum,
+# with the store (tests/dataset/js/check.mjs). Also: checksums, columns.md, the card, errors.
 . "$(dirname "$0")/lib.sh"
 ROOT=${LSCAT_ROOT:-$PWD}
 S=$T_TMP/syn
@@ -16,6 +17,7 @@ t_expect dataset_export__writes_many_row_groups 0 $X export --out "$S/pq-rg" --r
 t_expect dataset_export__writes_plain_only 0 $X export --out "$S/pq-plain" --no-dictionary --zstd-level 0
 t_expect dataset_export__writes_csv 0 $X export --out "$S/csv" --format csv
 t_expect dataset_export__writes_csv_gzip 0 $X export --out "$S/csvgz" --format csv --gzip
+t_expect dataset_export__writes_csv_zstd 0 $X export --out "$S/csvzst" --format csv --zstd
 t_expect dataset_export__filters_since 0 $X export --out "$S/since" --since 2026-11-20T00:00:02Z
 t_expect dataset_export__kernels_only 0 $X export --out "$S/ko" --kernels-only
 t_expect dataset_export__filters_gpu 0 $X export --out "$S/t4" --gpu t4 --tables measurements,gpus
@@ -23,11 +25,16 @@ lscat-init --db "$S/empty.db" -q
 t_expect dataset_export__exports_an_empty_store 0 lscat-dataset --db "$S/empty.db" --work "$S/work" -q export --out "$S/empty"
 
 # Files beside the tables.
-for d in pq csv csvgz; do
+for d in pq csv csvgz csvzst; do
     if (cd "$S/$d" && sha256sum -c --quiet SHA256SUMS) >"$T_OUT" 2>&1; then t_ok "dataset_export__${d}_sha256sums_verify"
     else t_fail "dataset_export__${d}_sha256sums_verify" "$(cat "$T_OUT")"; fi
 done
-t_contains dataset_export__columns_md_lists_source_raw "$S/pq/columns.md" '| `source_raw` | BYTES | yes |'
+t_contains dataset_export__columns_md_lists_source_raw "$S/pq/columns.md" '| `source_raw` | BYTES | no |'
+t_contains dataset_export__columns_md_types_timestamps "$S/pq/columns.md" '| `measured_at` | TIMESTAMP (UTC, us) | no |'
+t_contains dataset_export__columns_md_types_lists "$S/pq/columns.md" '| `evidence` | LIST<STRING> | no |'
+t_contains dataset_export__columns_md_lists_param_fields "$S/pq/columns.md" '| `template_dependent` | BOOLEAN | yes |'
+t_contains dataset_export__card_gives_duckdb_csv_types "$S/csv/README.md" "'driver_version': 'VARCHAR'"
+t_contains dataset_export__card_gives_duckdb_the_long_source_lines "$S/csv/README.md" "read_csv('sources.csv', header = true, allow_quoted_nulls = false, max_line_size = 4194304"
 t_contains dataset_export__card_counts_measurements "$S/pq/README.md" '| `measurements.parquet` | 21 | measurements |'
 t_contains dataset_export__card_names_gpus "$S/pq/README.md" '| Tesla T4 | 7.5 | 535.10 | 12.2 | 5 |'
 t_contains dataset_export__card_counts_non_utf8_sources "$S/pq/README.md" '1 kernel sources are not valid UTF-8'
@@ -43,6 +50,7 @@ t_expect dataset_export__no_subcommand_is_a_usage_error 2 lscat-dataset
 t_expect dataset_export__missing_out_is_a_usage_error 2 $X export
 t_expect dataset_export__bad_format_is_a_usage_error 2 $X export --out "$S/x" --format xml
 t_expect dataset_export__gzip_needs_csv 2 $X export --out "$S/x" --gzip
+t_expect dataset_export__zstd_needs_csv 2 $X export --out "$S/x" --zstd
 for bad in notadate 2026-13-01 2026-11-1 "2026-11-01 10:00" 2026-11-01T25 2026-11-01T; do
     t_expect "dataset_export__since_${bad//[^0-9a-z]/_}_is_a_usage_error" 2 \
         $X export --out "$S/badsince" --format csv --since "$bad" &&
@@ -83,6 +91,7 @@ chk parquet "$S/pq-rg" "$S/lscat.db" "$S/work" row_groups
 chk parquet "$S/pq-plain" "$S/lscat.db" "$S/work" plain
 chk csv "$S/csv" "$S/lscat.db" "$S/work" csv
 chk csv.gz "$S/csvgz" "$S/lscat.db" "$S/work" csvgz
+chk csv.zst "$S/csvzst" "$S/lscat.db" "$S/work" csvzst
 chk parquet "$S/since" "$S/lscat.db" "$S/work" since 2026-11-20T00:00:02Z
 chk parquet "$S/empty" "$S/empty.db" "$S/work" empty
 
@@ -92,10 +101,10 @@ chk parquet "$S/empty" "$S/empty.db" "$S/work" empty
 M=$T_TMP/medium
 lscat-init --db "$M/lscat.db" -q
 sqlite3 "$M/lscat.db" <<'SQL'
-INSERT INTO gpus(id, uuid, name, first_seen) VALUES (1, 'GPU-m', 'Synthetic GPU', 'x');
+INSERT INTO gpus(id, uuid, name, first_seen) VALUES (1, 'GPU-m', 'Synthetic GPU', '2026-11-21T00:00:00Z');
 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
 INSERT INTO kernels(id, name, dir, params, param_count, created_at)
-SELECT lower(hex(randomblob(32))), 'k' || i, 'none', '[]', 1, 'x' FROM n;
+SELECT lower(hex(randomblob(32))), 'k' || i, 'none', '[]', 1, '2026-11-21T00:00:00Z' FROM n;
 INSERT INTO measurements(kernel_id, gpu_id, width, height, block_x, block_y, status, median_ns,
     min_ns, max_ns, samples, measured_at)
 SELECT k.id, 1, 240, 240, b.bx, 1, 'ok', abs(random()) / 1e9, abs(random()) / 3e9,

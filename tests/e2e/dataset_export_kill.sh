@@ -8,10 +8,10 @@
 M=$T_TMP/medium
 lscat-init --db "$M/lscat.db" -q
 sqlite3 "$M/lscat.db" <<'SQL'
-INSERT INTO gpus(id, uuid, name, first_seen) VALUES (1, 'GPU-m', 'Synthetic GPU', 'x');
+INSERT INTO gpus(id, uuid, name, first_seen) VALUES (1, 'GPU-m', 'Synthetic GPU', '2026-11-21T00:00:00Z');
 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
 INSERT INTO kernels(id, name, dir, params, param_count, created_at)
-SELECT lower(hex(randomblob(32))), 'k' || i, 'none', '[]', 1, 'x' FROM n;
+SELECT lower(hex(randomblob(32))), 'k' || i, 'none', '[]', 1, '2026-11-21T00:00:00Z' FROM n;
 INSERT INTO measurements(kernel_id, gpu_id, width, height, block_x, block_y, status, median_ns,
     min_ns, max_ns, samples, measured_at)
 SELECT k.id, 1, 240, 240, b.bx, 1, 'ok', abs(random()) / 1e9, abs(random()) / 3e9,
