@@ -47,6 +47,7 @@ static const struct command commands[] = {
     { "mcts", "lscat-mcts", "design rules for CUDA+MPI programs by Monte-Carlo tree search" },
     { "seer", "lscat-seer", "time SpMV kernels, train and evaluate Seer kernel selectors" },
     { "status", "lscat-status", "summarise the store: counts per stage and status" },
+    { "nightly", "lscat-nightly", "the whole pipeline incrementally, then a dated release" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

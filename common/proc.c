@@ -62,6 +62,21 @@ static int move_fd(int src, int to)
     return dup2(src, to) < 0 ? -1 : 0;
 }
 
+/* In the child after a failed exec: say which program could not run and why, with
+ * async-signal-safe calls only (write, no stdio), then exit 127 as a shell does. */
+static void child_exec_failed(const char *prog, int err)
+{
+    static const char head[] = "lscat: cannot execute '";
+    const char *why = err == ENOENT   ? "': no such file or not on PATH\n"
+                      : err == EACCES ? "': permission denied\n"
+                      : err == ENOEXEC ? "': not an executable format\n"
+                                       : "': exec failed\n";
+    (void)!write(2, head, sizeof(head) - 1);
+    (void)!write(2, prog, strlen(prog));
+    (void)!write(2, why, strlen(why));
+    _exit(127);
+}
+
 /* In the child: never returns. Only async-signal-safe calls until exec. extra_fd: the write end
  * for o->extra_fd, or -1. */
 static void child(const struct proc_options *o, int in_fd, int out_fd, int err_fd, int extra_fd)
@@ -90,9 +105,7 @@ static void child(const struct proc_options *o, int in_fd, int out_fd, int err_f
         execve(o->argv[0], argv, env);
     else
         execvpe(o->argv[0], argv, env);
-    static const char msg[] = "lscat: cannot execute the program\n";
-    (void)!write(2, msg, sizeof(msg) - 1);
-    _exit(127);
+    child_exec_failed(o->argv[0], errno);
 }
 
 /* Read what is available from fd into b up to cap; returns 0 at EOF, 1 if still open. */

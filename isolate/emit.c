@@ -126,6 +126,18 @@ static void add_piece(struct buf *b, struct closure *cl, const struct buf *piece
     cl->pieces++;
 }
 
+/* A unit's source text, widened to whole conditional blocks (an `#ifdef X` / `__host__
+ * __device__` / `#endif` before the declaration keeps its #ifdef). */
+static void add_unit_text(struct buf *b, struct ctx *x, const struct top_decl *t)
+{
+    size_t size = 0;
+    const char *text = clang_getFileContents(x->tu, t->file, &size);
+    unsigned start = t->start, end = t->end;
+    if (text)
+        srctext_balance_conditionals(text, size, &start, &end);
+    extract_add_text(b, x, t->file, start, end);
+}
+
 void emit_source(struct buf *b, struct closure *cl)
 {
     struct ctx *x = cl->x;
@@ -158,7 +170,7 @@ void emit_source(struct buf *b, struct closure *cl)
         buf_reset(&piece);
         emit_namespaces(&piece, t->c, 1);
         size_t core = piece.len;
-        extract_add_text(&piece, x, t->file, t->start, t->end);
+        add_unit_text(&piece, x, t);
         size_t core_len = piece.len - core;
         enum CXCursorKind k = clang_getCursorKind(t->c);
         int is_fn_def = (k == CXCursor_FunctionDecl || k == CXCursor_FunctionTemplate ||

@@ -329,13 +329,33 @@ static const char *const no_cuda_defines[] = {
     "-include", "__clang_cuda_builtin_vars.h", /* threadIdx, blockIdx, blockDim, gridDim */
     "-D__syncthreads()=((void)0)", NULL };
 
+/* Does folder `dir` of the tree hold a header the toolkit also has (cuda.h, cuda_runtime.h,
+ * ...)? clang's CUDA wrapper includes "cuda.h": a tree's own copy earlier on the path hides the
+ * toolkit's (CUDA_VERSION undefined, 'crt/device_runtime.h' not found). Such a folder is
+ * searched after the system folders (-idirafter); its own files still find each other. */
+static int shadows_toolkit(const char *dir, const char *cuda_home)
+{
+    static const char *const names[] = { "cuda.h", "cuda_runtime.h", "cuda_runtime_api.h",
+                                         "driver_types.h", "vector_types.h", "device_functions.h",
+                                         "math_functions.h", "host_defines.h", "builtin_types.h",
+                                         NULL };
+    int hit = 0;
+    for (const char *const *n = names; *n && !hit; n++) {
+        char *mine = fs_join(dir, *n), *tk = xasprintf("%s/include/%s", cuda_home, *n);
+        hit = fs_exists(mine) && fs_exists(tk);
+        free(mine);
+        free(tk);
+    }
+    return hit;
+}
+
 /* Parse o->file into x->tu with isolate's arguments (CUDA, the tree's -I folders, refused
  * includes as empty files). `*parse_s` gets the parse time. Returns 0 or LSCAT_ERR. */
 static int parse_tu(struct ctx *x, CXIndex index, const struct extract_options *o,
                     double *parse_s)
 {
     int rc = 0;
-    const char **args = xcalloc((size_t)o->n_include_dirs * 2 + 32, sizeof *args);
+    const char **args = xcalloc((size_t)(o->n_include_dirs + o->n_after_dirs) * 2 + 32, sizeof *args);
     char *cuda_path = xasprintf("--cuda-path=%s", o->cuda_home);
     char *cccl = xasprintf("%s/include/cccl", o->cuda_home);
     char *cuda_rt = xasprintf("%s/include/cuda_runtime.h", o->cuda_home);
@@ -360,9 +380,13 @@ static int parse_tu(struct ctx *x, CXIndex index, const struct extract_options *
         for (const char *const *d = no_cuda_defines; *d; d++)
             args[na++] = *d;
     }
-    for (int i = 0; i < o->n_include_dirs; i++) {
-        args[na++] = "-I";
+    for (int i = 0; i < o->n_include_dirs; i++) { /* a folder shadowing the toolkit goes last */
+        args[na++] = shadows_toolkit(o->include_dirs[i], o->cuda_home) ? "-idirafter" : "-I";
         args[na++] = o->include_dirs[i];
+    }
+    for (int i = 0; i < o->n_after_dirs; i++) {
+        args[na++] = "-idirafter";
+        args[na++] = o->after_dirs[i];
     }
     struct srctext_refusals rf = { 0 };
     srctext_scan_includes(&rf, o->root, o->cuda_home, o->file);

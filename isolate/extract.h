@@ -14,9 +14,12 @@ struct extract_options {
     const char *cuda_home;          /* e.g. /usr/local/cuda */
     const char *const *include_dirs; /* -I folders, absolute (the tree's header folders) */
     int n_include_dirs;
+    const char *const *after_dirs;   /* -idirafter folders: OpenMP, MPI, lscat's compat headers */
+    int n_after_dirs;
 };
 #define EXTRACT_OPTIONS_INIT { .root = NULL, .file = NULL, .cuda_home = NULL, \
-                               .include_dirs = NULL, .n_include_dirs = 0 }
+                               .include_dirs = NULL, .n_include_dirs = 0, .after_dirs = NULL, \
+                               .n_after_dirs = 0 }
 
 /* Parse `o->file` and append records to `out`:
  *   "tu"     status (ok|errors|failed), errors, first_error, parse_s

@@ -14,6 +14,7 @@
 #include "store/store.h"
 #include "isolate/extract.h"
 #include "isolate/harness.h"
+#include "isolate/sysinc.h"
 #include "common/record.h"
 
 #include <dirent.h>
@@ -24,7 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ISOLATE_VERSION "4" /* 3: closures bring function template specialisations; 4: a
+#define ISOLATE_VERSION "5" /* 5: whole conditional blocks, toolkit headers first, OpenMP/MPI/compat fallbacks */ /* 3: closures bring function template specialisations; 4: a
                               * named matrix's dimension (wA, hB, nA) keeps its role */
 
 extern const char harness_body_text[];
@@ -69,6 +70,7 @@ struct run {
     size_t nkdecls, kdecls_cap;
     int fatal;
     char fatal_msg[512];
+    struct sysinc after; /* -idirafter folders for every parse (sysinc.h) */
 };
 
 /* ------------------------------------------------------------------ finding files */
@@ -425,7 +427,7 @@ static int unchanged(struct run *r, const struct task *t)
 static void run_worker(struct outcome *o, const struct run *r, const struct task *t)
 {
     struct tree *tr = t->tree;
-    const char **argv = xcalloc(tr->nincdirs + 8, sizeof *argv);
+    const char **argv = xcalloc(tr->nincdirs + 2 * r->after.n + 8, sizeof *argv);
     char *full = fs_join(t->root, t->rel);
     int n = 0;
     argv[n++] = r->o->worker_exe;
@@ -433,6 +435,10 @@ static void run_worker(struct outcome *o, const struct run *r, const struct task
     argv[n++] = t->root;
     argv[n++] = full;
     argv[n++] = r->o->cuda_home;
+    for (size_t i = 0; i < r->after.n; i++) {
+        argv[n++] = "--after";
+        argv[n++] = r->after.dirs[i];
+    }
     for (size_t i = 0; i < tr->nincdirs; i++)
         argv[n++] = tr->incdirs[i];
     struct proc_options po = PROC_OPTIONS_INIT;
@@ -641,6 +647,7 @@ int isolate_run(struct isolate_counts *out, struct store *s, const struct isolat
     size_t ntrees = 0;
     memset(out, 0, sizeof *out);
     pthread_mutex_init(&r.lock, NULL);
+    sysinc_init(&r.after);
     int rc = find_trees(&trees, &ntrees, s, o);
     for (size_t i = 0; rc >= 0 && i < ntrees; i++)
         walk(&r, &trees[i], "", 0);
@@ -678,6 +685,7 @@ int isolate_run(struct isolate_counts *out, struct store *s, const struct isolat
     }
     free(trees);
     free(r.tasks);
+    sysinc_release(&r.after);
     pthread_mutex_destroy(&r.lock);
     return rc;
 }
@@ -685,17 +693,26 @@ int isolate_run(struct isolate_counts *out, struct store *s, const struct isolat
 int isolate_worker_main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "lscat-isolate --worker: usage: --worker ROOT FILE CUDA_HOME [INCDIR...]\n");
+        fprintf(stderr, "lscat-isolate --worker: usage: --worker ROOT FILE CUDA_HOME "
+                        "[--after DIR]... [INCDIR...]\n");
         return 2;
     }
+    int a = 3, nafter = 0;
+    const char **after = xcalloc((size_t)argc, sizeof *after);
+    while (a + 1 < argc && strcmp(argv[a], "--after") == 0) {
+        after[nafter++] = argv[a + 1];
+        a += 2;
+    }
     struct extract_options eo = { .root = argv[0], .file = argv[1], .cuda_home = argv[2],
-                                  .include_dirs = (const char *const *)argv + 3,
-                                  .n_include_dirs = argc - 3 };
+                                  .include_dirs = (const char *const *)argv + a,
+                                  .n_include_dirs = argc - a, .after_dirs = after,
+                                  .n_after_dirs = nafter };
     struct buf out = BUF_INIT;
     int rc = extract_file(&out, &eo);
     fwrite(out.data, 1, out.len, stdout);
     fflush(stdout);
     buf_release(&out);
+    free(after);
     if (rc < 0) {
         fprintf(stderr, "%s\n", lscat_error_last());
         return 3;

@@ -4,7 +4,7 @@
 ISOLATE_CLANG_OBJS := $(B)/isolate/extract.o $(B)/isolate/closure.o $(B)/isolate/emit.o \
                       $(B)/isolate/kparams.o
 ISOLATE_OBJS := $(B)/isolate/params.o $(ISOLATE_CLANG_OBJS) $(B)/isolate/srctext.o \
-                $(B)/isolate/resolve.o $(B)/isolate/harness.o $(B)/isolate/isolate.o \
+                $(B)/isolate/resolve.o $(B)/isolate/sysinc.o $(B)/isolate/harness.o $(B)/isolate/isolate.o \
                 $(B)/gen/isolate_harness_body.o
 ISOLATE_CLANG_LIBS := -L$(LLVM_DIR)/lib -lclang -Wl,-rpath,$(LLVM_DIR)/lib
 $(B)/libisolate.a: $(ISOLATE_OBJS)
@@ -28,3 +28,11 @@ TEST_DIRS += isolate
 TEST_LIBS_isolate := $(B)/libisolate.a $(STORE_LIBS)
 TEST_LDLIBS_isolate := $(ISOLATE_CLANG_LIBS)
 $(ISOLATE_OBJS) $(B)/isolate/cmd.o: | $(B)/gen/schema.c
+$(B)/isolate/sysinc.o: CPPFLAGS += -DLSCAT_SOURCE_DIR='"$(CURDIR)"'
+
+# make install ships lscat's own stand-ins for the CUDA samples' helper headers (isolate/compat).
+install: install-isolate-share
+.PHONY: install-isolate-share
+install-isolate-share: all
+	install -d $(DESTDIR)$(PREFIX)/share/lscat/isolate/compat
+	install -m 0644 $(wildcard isolate/compat/*.h) $(DESTDIR)$(PREFIX)/share/lscat/isolate/compat/

@@ -18,7 +18,9 @@ int srctext_allowed_system(const char *cuda_home, const char *real)
     for (int i = 0; sys[i]; i++)
         if (*sys[i] && strncmp(real, sys[i], strlen(sys[i])) == 0)
             return 1;
-    return 0;
+    const char *slash = strrchr(real, '/'); /* lscat's own compat headers (sysinc.h) */
+    return slash && slash - real >= 15 && strncmp(slash - 15, "/isolate/compat", 15) == 0 &&
+           strncmp(slash + 1, "helper_", 7) == 0;
 }
 
 static int under_root(const char *root, const char *real)
@@ -129,4 +131,85 @@ size_t srctext_fix_utf8(struct buf *out, const char *src, size_t n)
         i += len;
     }
     return fixed;
+}
+
+/* The conditional directive a line starting at p opens (+1), continues (0: #else, #elif) or
+ * closes (-1); 2 when it is none of them. */
+static int cond_kind(const char *p, const char *e)
+{
+    while (p < e && (*p == ' ' || *p == '\t'))
+        p++;
+    if (p >= e || *p != '#')
+        return 2;
+    p++;
+    while (p < e && (*p == ' ' || *p == '\t'))
+        p++;
+    size_t left = (size_t)(e - p);
+    if (left >= 5 && strncmp(p, "endif", 5) == 0)
+        return -1;
+    if ((left >= 4 && (strncmp(p, "else", 4) == 0 || strncmp(p, "elif", 4) == 0)))
+        return 0;
+    if (left >= 2 && strncmp(p, "if", 2) == 0)
+        return 1;
+    return 2;
+}
+
+static const char *line_end(const char *p, const char *e)
+{
+    const char *nl = memchr(p, '\n', (size_t)(e - p));
+    return nl ? nl + 1 : e;
+}
+
+int srctext_balance_conditionals(const char *text, size_t n, unsigned *start, unsigned *end)
+{
+    if (*start > *end || *end > n)
+        return 0;
+    unsigned s = *start;
+    while (s > 0 && text[s - 1] != '\n') /* whole lines: a directive starts one */
+        s--;
+    int open = 0, closed = 0, need_back = 0, moved = 0;
+    for (const char *p = text + s; p < text + *end; p = line_end(p, text + *end)) {
+        int k = cond_kind(p, text + *end);
+        if (k == 1)
+            open++;
+        else if (k == -1 && open > 0)
+            open--;
+        else if (k == -1) /* closes a block opened before the extent */
+            need_back = ++closed > need_back ? closed : need_back;
+        else if (k == 0 && open == 0) /* #else of a block opened before the extent */
+            need_back = closed + 1 > need_back ? closed + 1 : need_back;
+    }
+    if (need_back) { /* back to the #if that opens the block(s) */
+        const char *p = text + s;
+        int depth = 0;
+        while (need_back > 0 && p > text) {
+            const char *b = p - 1;
+            while (b > text && b[-1] != '\n')
+                b--;
+            int k = cond_kind(b, p);
+            if (k == -1)
+                depth++;
+            else if (k == 1 && depth > 0)
+                depth--;
+            else if (k == 1)
+                need_back--;
+            p = b;
+        }
+        if (need_back == 0) {
+            *start = (unsigned)(p - text);
+            moved = 1;
+        }
+    }
+    if (open > 0) { /* forward past the #endif that closes what the extent opened */
+        const char *p = line_end(text + *end, text + n);
+        for (; open > 0 && p < text + n; p = line_end(p, text + n)) {
+            int k = cond_kind(p, text + n);
+            open += k == 1 ? 1 : k == -1 ? -1 : 0;
+            if (open == 0) {
+                *end = (unsigned)(line_end(p, text + n) - text);
+                moved = 1;
+            }
+        }
+    }
+    return moved;
 }

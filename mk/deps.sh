@@ -12,6 +12,7 @@ libsqlite3-dev sqlite3 libzstd-dev libjansson-dev libisal-dev isal zlib1g-dev
 python3 gnuplot-nox bubblewrap procps zip unzip zstd
 time openmpi-bin libopenmpi-dev graphviz
 python3-numpy python3-scipy python3-sklearn
+chromium fonts-dejavu-core
 "
 
 missing=""

@@ -168,6 +168,7 @@ static void test_proc__missing_program_exits_127(void)
     CHECK_OK(proc_run(&r, &o));
     CHECK_INT(r.exit_code, ==, 127);
     CHECK_CONTAINS(r.err.data, "cannot execute");
+    CHECK_CONTAINS(r.err.data, argv[0]); /* which program: the user can act on it */
     proc_result_release(&r);
 }
 

@@ -39,9 +39,12 @@ t_expect "mcts_search__replays_all_2036_implementations" 0 search "$T_TMP/a.db" 
 t_contains "mcts_search__writes_the_authors_format" "$T_TMP/a.csv" \
     '0|5.59104e-05|5.70349e-05|5.71077e-05|5.72117e-05|5.7389e-05|3.29145e-07|{"name":"start"}|'
 
-# Kill it at ever later moments until a run finishes; nothing may be lost or repeated.
-kills=0 partial=0
-for delay in 0.02 0.03 0.05 0.08 0.1 0.15 0.2 0.3 0.5 1 2 5 10 60; do
+# Kill it at ever later moments until a run finishes; nothing may be lost or repeated. The
+# delay grows by 0.05 s until a kill has landed part way (the search itself takes a few tenths
+# of a second, longer on a busy machine, so a step this small cannot jump over it), then
+# doubles, so the loop ends on any machine.
+kills=0 partial=0 delay=0.05
+while :; do
     # the inner bash reports the kill (to /dev/null) and exits 137 as a plain status
     bash -c 'timeout -s KILL "$@"; exit $?' _ "$delay" bash -c "$(declare -f search); \
         DAG='$DAG' DATA='$DATA' search '$T_TMP/k.db' '$T_TMP/k.csv'" >/dev/null 2>&1
@@ -50,6 +53,9 @@ for delay in 0.02 0.03 0.05 0.08 0.1 0.15 0.2 0.3 0.5 1 2 5 10 60; do
     kills=$((kills + 1))
     rows=$(sqlite3 "$T_TMP/k.db" "SELECT count(*) FROM mcts_iterations" 2>/dev/null || echo 0)
     [ "${rows:-0}" -gt 0 ] && [ "$rows" -lt 2036 ] && partial=$((partial + 1))
+    if [ "$partial" -gt 0 ]; then delay=$(awk -v d="$delay" 'BEGIN { print d * 2 }')
+    else delay=$(awk -v d="$delay" 'BEGIN { print d + 0.05 }'); fi
+    [ "$kills" -gt 400 ] && break
 done
 if [ "$rc" = 0 ] && [ "$partial" -gt 0 ] && cmp -s "$T_TMP/a.csv" "$T_TMP/k.csv"; then
     t_ok "mcts_search__killed_${kills}_times_resumes_to_the_same_results"

@@ -7,7 +7,7 @@ export LSCAT_WORK=$T_TMP/work LSCAT_DB=$T_TMP/work/lscat.db
 t_expect run_sample__the_whole_pipeline_succeeds 0 "$ROOT/scripts/run-sample.sh"
 for stage in "lscat harvest scan" "lscat harvest fetch" "lscat isolate" "lscat execute" "lscat tune" \
              "lscat dataset export" "lscat dataset report" "lscat seer train" "lscat seer eval" \
-             "lscat status"; do
+             "lscat nightly" "lscat status"; do
     grep -qF "== $stage" "$T_OUT" || t_fail "run_sample__runs_${stage// /_}" "no '== $stage' step in the output"
 done
 q() { python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$LSCAT_DB" "$1"; }
@@ -25,6 +25,8 @@ for f in kernels.parquet measurements.parquet README.md columns.md SHA256SUMS; d
 done
 (cd "$LSCAT_WORK/export" && sha256sum -c --quiet SHA256SUMS) && t_ok run_sample__export_checksums_verify ||
     t_fail run_sample__export_checksums_verify "sha256sum -c failed"
+(cd "$LSCAT_WORK/releases/latest" && sha256sum -c --quiet SHA256SUMS) && t_ok run_sample__the_nightly_publishes_a_whole_release ||
+    t_fail run_sample__the_nightly_publishes_a_whole_release "no whole release under $LSCAT_WORK/releases/latest"
 t_expect run_sample__a_second_run_succeeds_on_the_same_store 0 "$ROOT/scripts/run-sample.sh"
 [ "$(q "SELECT count(*) FROM kernels")" = 5 ] && [ "$(q "SELECT count(*) FROM repos")" = 4 ] &&
     t_ok run_sample__a_second_run_adds_nothing || t_fail run_sample__a_second_run_adds_nothing "rows grew"

@@ -10,6 +10,9 @@
 #include "isolate/params.h"
 #include "common/record.h"
 #include "isolate/srctext.h"
+#include "isolate/sysinc.h"
+
+#include <stdio.h>
 #include "tests/support/test.h"
 
 #include <stdlib.h>
@@ -155,6 +158,119 @@ static void test_extract__finds_kernel_and_its_closure(void)
     free(root);
 }
 
+/* Parse root/file (written from src) with extract_file and the given -I folders; the records. */
+static void extract_src(struct buf *out, const char *root, const char *name, const char *src,
+                        const char *const *incdirs, int nincdirs)
+{
+    char *file = fs_join(root, name);
+    test_write_file(file, src, strlen(src));
+    struct extract_options o = EXTRACT_OPTIONS_INIT;
+    o.root = root;
+    o.file = file;
+    o.cuda_home = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
+    o.include_dirs = incdirs;
+    o.n_include_dirs = nincdirs;
+    CHECK_OK(extract_file(out, &o));
+    free(file);
+}
+
+/* The source of kernel `name` in the records (borrowed from out), or NULL. */
+static const char *record_kernel_source(const struct buf *out, const char *name)
+{
+    size_t pos = 0;
+    struct record r;
+    while (record_next(&r, out->data, out->len, &pos) == 1)
+        if (strcmp(r.type, "kernel") == 0 && strcmp(record_str(&r, "name"), name) == 0)
+            return record_str(&r, "source");
+    return NULL;
+}
+
+static void test_extract__keeps_a_conditional_block_around_a_declaration_whole(void)
+{
+    char *root = realpath(test_tmpdir(), NULL);
+    char *hdr = fs_join(root, "m.h");
+    const char *h = "#ifndef M_H\n#define M_H\n#ifdef __CUDACC__\n__host__ __device__\n#endif\n"
+                    "inline float twice(float v) { return 2 * v; }\n#endif\n";
+    test_write_file(hdr, h, strlen(h));
+    struct buf out = BUF_INIT;
+    extract_src(&out, root, "c.cu", "#include \"m.h\"\n"
+                "__global__ void k(float *a) { a[0] = twice(a[0]); }\n", NULL, 0);
+    const char *s = record_kernel_source(&out, "k");
+    CHECK(s != NULL);
+    CHECK_CONTAINS(s, "#ifdef __CUDACC__\n__host__ __device__\n#endif\ninline float twice");
+    buf_release(&out);
+    free(hdr);
+    free(root);
+}
+
+static void test_srctext__widens_an_extent_to_whole_conditional_blocks(void)
+{
+    const char t[] = "int a;\n#if X\nint b;\n#ifdef Y\nY\n#endif\nint c;\n#else\nint d;\n#endif\nint e;\n";
+    unsigned start = (unsigned)(strstr(t, "Y\n#endif") - t), end = (unsigned)(strstr(t, "int c;") - t + 6);
+    CHECK_INT(srctext_balance_conditionals(t, sizeof t - 1, &start, &end), ==, 1);
+    CHECK_INT(start, ==, (unsigned)(strstr(t, "#ifdef Y") - t));
+    start = (unsigned)(strstr(t, "int c;") - t);
+    end = (unsigned)(strstr(t, "int d;") - t + 6);
+    CHECK_INT(srctext_balance_conditionals(t, sizeof t - 1, &start, &end), ==, 1);
+    CHECK_INT(start, ==, (unsigned)(strstr(t, "#if X") - t));
+    start = (unsigned)(strstr(t, "#ifdef Y") - t);
+    end = start + 9;
+    CHECK_INT(srctext_balance_conditionals(t, sizeof t - 1, &start, &end), ==, 1);
+    CHECK_INT(end, ==, (unsigned)(strstr(t, "int c;") - t));
+    start = 0;
+    end = 6; /* int a; touches no block */
+    CHECK_INT(srctext_balance_conditionals(t, sizeof t - 1, &start, &end), ==, 0);
+}
+
+static void test_extract__a_trees_own_cuda_h_does_not_hide_the_toolkits(void)
+{
+    const char *cuda = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
+    char *rt = fs_join(cuda, "include/cuda.h");
+    if (!fs_exists(rt)) {
+        printf("skip - no CUDA headers\n");
+        free(rt);
+        return;
+    }
+    char *root = realpath(test_tmpdir(), NULL);
+    char *inc = fs_join(root, "inc"), *own = fs_join(root, "inc/cuda.h");
+    CHECK_OK(fs_mkdirs(inc, 0755));
+    test_write_file(own, "/* the tree's own, older cuda.h */\n", 35);
+    struct buf out = BUF_INIT;
+    const char *dirs[] = { inc };
+    extract_src(&out, root, "s.cu", "__global__ void k(float *a) { a[threadIdx.x] = 1; }\n", dirs, 1);
+    size_t pos = 0;
+    struct record r;
+    int kernels = 0;
+    while (record_next(&r, out.data, out.len, &pos) == 1)
+        if (strcmp(r.type, "tu") == 0)
+            CHECK_STR(record_str(&r, "first_error"), "");
+        else if (strcmp(r.type, "kernel") == 0)
+            kernels++;
+    CHECK_INT(kernels, ==, 1);
+    buf_release(&out);
+    free(own);
+    free(inc);
+    free(rt);
+    free(root);
+}
+
+static void test_sysinc__finds_openmp_and_lscats_own_helper_headers(void)
+{
+    struct sysinc si;
+    sysinc_init(&si);
+    int omp = 0, helper = 0;
+    for (size_t i = 0; i < si.n; i++) {
+        char *a = fs_join(si.dirs[i], "omp.h"), *b = fs_join(si.dirs[i], "helper_timer.h");
+        omp |= fs_exists(a);
+        helper |= fs_exists(b);
+        free(a);
+        free(b);
+    }
+    CHECK(omp); /* GCC's omp.h: gcc -print-file-name=include */
+    CHECK(helper);
+    sysinc_release(&si);
+}
+
 static void test_srctext__rewrites_invalid_utf8_keeping_literal_values(void)
 {
     const char src[] = "// caf\xe9\nconst char *s = \"na\xefve\"; char c = '\xe9'; /* \xc3\xa9 ok */";
@@ -193,6 +309,10 @@ int main(void)
     TEST_RUN(test_harness__instantiates_block_parameters_per_block_value);
     TEST_RUN(test_extract__finds_kernel_and_its_closure);
     TEST_RUN(test_srctext__rewrites_invalid_utf8_keeping_literal_values);
+    TEST_RUN(test_srctext__widens_an_extent_to_whole_conditional_blocks);
+    TEST_RUN(test_extract__a_trees_own_cuda_h_does_not_hide_the_toolkits);
+    TEST_RUN(test_sysinc__finds_openmp_and_lscats_own_helper_headers);
+    TEST_RUN(test_extract__keeps_a_conditional_block_around_a_declaration_whole);
     TEST_RUN(test_srctext__refuses_includes_leaving_the_tree);
     return test_done();
 }
