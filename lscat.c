@@ -43,6 +43,7 @@ static const struct command commands[] = {
     { "isolate", "lscat-isolate", "cut every __global__ kernel out with libclang, write harnesses" },
     { "execute", "lscat-execute", "build harnesses with nvcc, repair, probe-run in a sandbox" },
     { "tune", "lscat-tune", "sweep matrix sizes x block shapes on every GPU" },
+    { "sweep", "lscat-sweep", "sweep your own kernel over a BONSAI search space (CSV)" },
     { "dataset", "lscat-dataset", "export Parquet/CSV, merge shard stores, write the report" },
     { "mcts", "lscat-mcts", "design rules for CUDA+MPI programs by Monte-Carlo tree search" },
     { "seer", "lscat-seer", "time SpMV kernels, train and evaluate Seer kernel selectors" },

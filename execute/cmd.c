@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/shard.h"
 #include "store/stage.h"
 #include "execute/execute.h"
 
@@ -18,7 +19,7 @@ static const char usage[] = "lscat execute [--arch sm_90,sm_80] [-j N] [--attemp
 
 enum { OPT_ARCH = 1, OPT_ATTEMPTS, OPT_BUILD_TIMEOUT, OPT_PROBE_TIMEOUT, OPT_NO_PROBE,
        OPT_PROBE_ANYWAY, OPT_SANITIZE, OPT_DEVICE, OPT_KERNEL, OPT_NVCC, OPT_PROBE_SIZE,
-       OPT_BUILD_AHEAD, OPT_BUILD_ROUND, OPT_PROBE_JOBS };
+       OPT_BUILD_AHEAD, OPT_BUILD_ROUND, OPT_PROBE_JOBS, OPT_SHARD };
 
 static const struct cli_opt opts[] = {
     { "arch", 0, "LIST", "architectures to build for, e.g. sm_90,sm_80 (default: those of the "
@@ -46,6 +47,8 @@ static const struct cli_opt opts[] = {
       OPT_BUILD_ROUND },
     { "device", 0, "N", "GPU index to probe on (default 0)", OPT_DEVICE },
     { "kernel", 0, "ID", "only kernels whose id starts with ID", OPT_KERNEL },
+    { "shard", 0, "I/N", "only the kernels of shard I of N (by a hash of the kernel id; "
+      "default: SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT when set)", OPT_SHARD },
     { "nvcc", 0, "PATH", "the nvcc to use (default $CUDA_HOME/bin/nvcc, "
                          "/usr/local/cuda/bin/nvcc, PATH)", OPT_NVCC },
     CLI_OPT_END,
@@ -75,6 +78,8 @@ static int on_opt(void *ctx, int id, const char *arg)
             return LSCAT_EINVALID;
         o->build_ahead = n ? (int)n : -1;
         return 0;
+    case OPT_SHARD:
+        return shard_parse(&o->shard, "--shard", arg);
     case OPT_PROBE_JOBS:
         if (cli_parse_int(&n, "--probe-jobs", arg, 1, 32) < 0)
             return LSCAT_EINVALID;
@@ -173,7 +178,7 @@ int main(int argc, char **argv)
         help();
         goto done;
     }
-    if (rc < 0 || cli_no_args(&cli) < 0) {
+    if (rc < 0 || cli_no_args(&cli) < 0 || shard_from_env(&o.shard) < 0) {
         code = cli_usage_error(&cli, usage);
         goto done;
     }

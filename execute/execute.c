@@ -87,6 +87,10 @@ static int load_items(struct stage *g)
     if (rc == 0)
         rc = store_bind(st, "itt", g->rec.gpu_id, g->arch, g->o->kernel);
     while (rc == 0 && (rc = store_step(st)) == STORE_ROW) {
+        if (!shard_has_key(&g->o->shard, store_col_text(st, 0))) {
+            rc = 0;
+            continue;
+        }
         XGROW(g->items, g->count + 1, g->alloc);
         struct item *it = &g->items[g->count++];
         memset(it, 0, sizeof(*it));

@@ -4,6 +4,7 @@
 #ifndef LSCAT_EXECUTE_EXECUTE_H
 #define LSCAT_EXECUTE_EXECUTE_H
 
+#include "common/shard.h"
 #include "store/store.h"
 
 #include <stdint.h>
@@ -32,11 +33,13 @@ struct execute_options {
                                 for a probe (a killed run has probed all but these);
                                 0 = 8 x jobs; < 0 = no bound */
     int probe_jobs;          /* probe workers beside the builders; 0 = min(jobs, 4) */
+    struct shard shard;      /* count 0 = every kernel */
 };
+/* (shard: only the kernels of this shard, by a hash of their id: common/shard.h) */
 #define EXECUTE_OPTIONS_INIT { .arch = NULL, .nvcc = NULL, .jobs = 1, .max_attempts = 5, \
     .build_timeout_s = 300, .probe_timeout_s = 30, .probe = EXECUTE_PROBE_AUTO, .sanitize = 0, \
     .device = 0, .kernel = NULL, .probe_size = 2024, .stop = NULL, .build_ahead = 0, \
-    .probe_jobs = 0 }
+    .probe_jobs = 0, .shard = SHARD_INIT }
 
 struct execute_counts {
     int kernels;             /* considered */

@@ -13,6 +13,7 @@ python3 gnuplot-nox bubblewrap procps zip unzip zstd
 time openmpi-bin libopenmpi-dev graphviz
 python3-numpy python3-scipy python3-sklearn
 chromium fonts-dejavu-core
+slurmctld slurmd slurm-client munge
 "
 
 missing=""

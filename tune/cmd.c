@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/shard.h"
 #include "common/xalloc.h"
 #include "store/stage.h"
 #include "tune/gpus.h"
@@ -24,7 +25,7 @@ enum {
     OPT_GPUS = 1, OPT_SIZES, OPT_BLOCKS, OPT_TIMEOUT, OPT_STARTUP, OPT_MAX_FAILURES,
     OPT_REMEASURE, OPT_KERNEL, OPT_LIMIT, OPT_WARMUP, OPT_SAMPLES, OPT_MIN_SAMPLE_MS,
     OPT_TARGET_REL_MAD, OPT_L2_FLUSH, OPT_LOCK_CLOCKS, OPT_I_OWN, OPT_NO_PRESTART, OPT_FOLLOW,
-    OPT_NO_RUNNER, OPT_RUNNER_KERNELS, OPT_NO_GRAPH,
+    OPT_NO_RUNNER, OPT_RUNNER_KERNELS, OPT_NO_GRAPH, OPT_SHARD,
 };
 static const struct cli_opt opts[] = {
     { "gpus", 0, "LIST", "GPUs to use: 'all' (default) or CUDA indices, e.g. 0,1", OPT_GPUS },
@@ -52,6 +53,9 @@ static const struct cli_opt opts[] = {
       OPT_FOLLOW },
     { "kernel", 0, "PREFIX", "only kernels whose id starts with PREFIX", OPT_KERNEL },
     { "limit", 0, "N", "at most N kernels", OPT_LIMIT },
+    { "shard", 0, "I/N", "only the kernels of shard I of N (by a hash of the kernel id; "
+      "default: SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT when set); merge the shard stores "
+      "with `lscat dataset merge`", OPT_SHARD },
     { "warmup", 0, "N", "harness: untimed runs first (default 3)", OPT_WARMUP },
     { "samples", 0, "N", "harness: timed samples (default 10)", OPT_SAMPLES },
     { "min-sample-ms", 0, "X", "harness: a sample batches launches to last X ms (default 1)",
@@ -75,6 +79,7 @@ struct args {
     double timeout_s, startup_s;
     long max_failures, limit, lock_mhz, runner_kernels;
     int remeasure, i_own, l2_flush, no_prestart, follow, no_runner, no_graph;
+    struct shard shard;
     const char *timing[16];
     int ntiming;
     char *dup[8];
@@ -101,6 +106,7 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_SIZES: a->sizes = arg; return 0;
     case OPT_BLOCKS: a->blocks = arg; return 0;
     case OPT_KERNEL: a->kernel = arg; return 0;
+    case OPT_SHARD: return shard_parse(&a->shard, "--shard", arg);
     case OPT_REMEASURE: a->remeasure = 1; return 0;
     case OPT_I_OWN: a->i_own = 1; return 0;
     case OPT_NO_PRESTART: a->no_prestart = 1; return 0;
@@ -234,6 +240,7 @@ static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, 
     o.follow = a->follow;
     o.kernel_prefix = a->kernel;
     o.limit_kernels = (int)a->limit;
+    o.shard = a->shard;
     o.timing_args = a->timing;
     o.l2_flush = a->l2_flush;
     o.clocks_locked = locked;
@@ -276,6 +283,8 @@ int main(int argc, char **argv)
     }
     if (rc >= 0 && cli.nargs > 0)
         rc = lscat_error_setc(LSCAT_EINVALID, "unexpected argument '%s'", cli.args[0]);
+    if (rc >= 0)
+        rc = shard_from_env(&a.shard);
     if (rc >= 0 && a.lock_mhz && !a.i_own)
         rc = lscat_error_setc(LSCAT_EINVALID, "refusing --lock-clocks without "
                               "--i-own-these-gpus: locking changes the GPU for every user "

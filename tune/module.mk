@@ -11,7 +11,8 @@ TIMING_CORE_SRCS := tune/timing.h tune/timing.cu tune/stats.c tune/nvml_dl.h
 
 TUNE_OBJS := $(B)/tune/stats.o $(B)/tune/space.o $(B)/tune/runner.o $(B)/tune/runner_host.o \
              $(B)/tune/runner_proc.o \
-             $(B)/tune/gpus.o $(B)/tune/plan.o $(B)/tune/sweep.o
+             $(B)/tune/gpus.o $(B)/tune/plan.o $(B)/tune/sweep.o $(B)/tune/bonsai.o \
+             $(B)/tune/usersweep.o $(B)/tune/usersweep_build.o $(B)/tune/usersweep_out.o
 $(B)/libtune.a: $(TUNE_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
@@ -21,6 +22,20 @@ PROGRAMS += $(B)/bin/lscat-tune
 $(B)/bin/lscat-tune: $(B)/tune/cmd.o $(B)/libtune.a $(B)/libstore.a $(B)/libcommon.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(TUNE_LIBS) $(LDLIBS)
+
+# lscat-sweep: a user's kernel + driver over a BONSAI space. Its builds compile
+# tune/sweep_host.cu and the timing core from the source tree (or <prefix>/share/lscat).
+$(B)/tune/usersweep_build.o: CPPFLAGS += -DLSCAT_SOURCE_DIR='"$(CURDIR)"'
+PROGRAMS += $(B)/bin/lscat-sweep
+$(B)/bin/lscat-sweep: $(B)/tune/sweep_cmd.o $(B)/libtune.a $(B)/libcommon.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(B)/libtune.a $(B)/libcommon.a $(LDLIBS)
+
+install: install-sweep-share
+.PHONY: install-sweep-share
+install-sweep-share: all
+	install -d $(DESTDIR)$(PREFIX)/share/lscat/tune
+	install -m 0644 tune/sweep_host.cu tune/sweep_driver.h $(DESTDIR)$(PREFIX)/share/lscat/tune/
 
 # lscat-runner: the long-lived harness host (one per GPU; it dlopens harness.so files). Host-only
 # C that loads libcuda at run time, so it builds and runs (with --no-cuda) where there is no

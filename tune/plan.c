@@ -36,6 +36,8 @@ static int load_kernels(struct sweep_shared *sh, struct store *s)
     store_bind(st, "t", o->kernel_prefix ? o->kernel_prefix : "");
     while ((rc = store_step(st)) == STORE_ROW) {
         const char *id = store_col_text(st, 0);
+        if (!shard_has_key(&o->shard, id))
+            continue;
         struct plan_kernel *k = sh->nkernels > from ? sh->kernels[sh->nkernels - 1] : NULL;
         if (!k || strcmp(k->id, id) != 0) {
             if (o->limit_kernels && sh->nkernels >= o->limit_kernels)

@@ -6,6 +6,7 @@
 #ifndef LSCAT_TUNE_SWEEP_H
 #define LSCAT_TUNE_SWEEP_H
 
+#include "common/shard.h"
 #include "tune/gpus.h"
 #include "tune/space.h"
 
@@ -23,6 +24,7 @@ struct tune_options {
     int remeasure;                 /* measure again what is measured (old rows superseded) */
     const char *kernel_prefix;     /* only kernels whose id starts with this; NULL = all */
     int limit_kernels;             /* 0 = no limit */
+    struct shard shard;            /* only the kernels of this shard (common/shard.h) */
     const char *const *timing_args;/* passed to every harness (NULL-terminated) */
     int l2_flush;                  /* recorded with each measurement (and passed on) */
     int clocks_locked;             /* recorded; children get LSCAT_CLOCKS_LOCKED=1 */

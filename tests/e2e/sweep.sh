@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# lscat sweep end to end, without a GPU: the real program, the real nvcc, the matmul example's
+# compile stage, and the run stage over a host-only fixture (LSCAT_SWEEP_NO_CUDA=1: the driver's
+# launch runs on the CPU) that crashes, hangs, fails its test and fails at launch on chosen
+# records; resume after a kill, --rows, --shard, Slurm array variables, --abandon.
+. "$(dirname "$0")/lib.sh"
+ROOT=${LSCAT_ROOT:-$PWD}
+FX=$ROOT/tests/tune/sweep_fixture
+EX=$ROOT/examples/matmul
+W=$T_TMP/work
+
+# The output's Record column, sorted, one per line.
+records() { tail -n +2 "$1" | cut -d, -f1 | sort -n | tr '\n' ' '; }
+# Status,Error of record $2 in output $1.
+outcome() { awk -F, -v r="$2" 'NR > 1 && $1 == r { print $(NF-3) "," $(NF-2) }' "$1"; }
+
+# A malformed space names file, line and column, and exits 2 (no build is started).
+printf 'A,B\nInteger,Real\nCompile,Runtime\n1,2.5\n2,x\n' >"$T_TMP/bad.csv"
+if t_expect sweep__rejects_a_value_of_the_wrong_type_naming_line_and_column 2 \
+    lscat sweep --work "$W" --kernel "$FX/kernel.cu" --driver "$FX/driver.c" \
+    --space "$T_TMP/bad.csv" --out "$T_TMP/bad.out"; then
+    t_contains sweep__error_names_file_line_and_column "$T_ERR" "bad.csv:5:3: 'x' is not a Real"
+fi
+printf 'A,B\nInteger,Integer\nCompile,Later\n1,2\n' >"$T_TMP/bad2.csv"
+lscat sweep --work "$W" --kernel "$FX/kernel.cu" --driver "$FX/driver.c" \
+    --space "$T_TMP/bad2.csv" --out "$T_TMP/bad.out" 2>"$T_ERR"
+t_contains sweep__rejects_an_unknown_binding "$T_ERR" "bad2.csv:3:9: unknown binding"
+
+if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+    t_skip "sweep__compile_stage" "nvcc not found"
+    t_done
+fi
+
+# The matmul example's compile stage: BLOCK_SIZE 128 needs 128 KiB of shared memory and fails
+# to compile (its 3 records: Failure,Compile); the other 4 tuples build once each.
+OUT=$T_TMP/matmul.csv
+t_expect sweep__matmul_compile_only_records_compile_failures 1 \
+    lscat sweep -j 2 --work "$W" --kernel "$EX/matmul.cu" --driver "$EX/driver.c" \
+    --space "$EX/space.csv" --out "$OUT" --compile-only
+t_contains sweep__matmul_builds_each_compile_time_tuple_once "$T_ERR" \
+    "5 groups to build (4 built, 0 cached, 1 failed)"
+t_contains sweep__matmul_too_much_shared_memory_is_a_compile_error "$T_ERR" "too much shared data"
+if [ "$(records "$OUT")" = "13 14 15 " ] && [ "$(outcome "$OUT" 14)" = "Failure,Compile" ]; then
+    t_ok sweep__matmul_output_holds_exactly_the_failed_tuples_records
+else
+    t_fail sweep__matmul_output_holds_exactly_the_failed_tuples_records "$(cat "$OUT")"
+fi
+head -1 "$OUT" >"$T_TMP/h"
+t_contains sweep__output_header_has_the_drivers_columns "$T_TMP/h" \
+    "Record,BLOCK_SIZE,N,Status,Error,Time,Gflops"
+t_expect sweep__second_compile_only_run_reuses_the_cache 0 \
+    lscat sweep -j 2 --work "$W" --kernel "$EX/matmul.cu" --driver "$EX/driver.c" \
+    --space "$EX/space.csv" --out "$OUT" --compile-only
+t_contains sweep__second_run_builds_nothing "$T_ERR" "(0 built, 4 cached, 0 failed)"
+# Without a GPU the run stage stops at once and leaves the records for a GPU machine.
+if ! command -v nvidia-smi >/dev/null; then
+    t_expect sweep__without_a_device_exits_3_leaving_records_unrun 3 \
+        lscat sweep --work "$W" --kernel "$EX/matmul.cu" --driver "$EX/driver.c" \
+        --space "$EX/space.csv" --out "$OUT"
+    t_contains sweep__says_no_cuda_device "$T_ERR" "12 records left to run"
+fi
+
+# The run stage over the host-only fixture: every outcome, one row per record.
+export LSCAT_SWEEP_NO_CUDA=1
+OUT=$T_TMP/fx.csv
+FXARGS=(--work "$W" --kernel "$FX/kernel.cu" --driver "$FX/driver.c" --samples 3 --warmup 0)
+t_expect sweep__fixture_run_finishes_with_recorded_failures 1 \
+    lscat sweep "${FXARGS[@]}" --space "$FX/space.csv" --out "$OUT" --timeout 3
+got=""
+for r in 1 2 4 5 6 7 8; do got="$got $r:$(outcome "$OUT" $r)"; done
+want=" 1:Success,None 2:Failure,Crash 4:Failure,Compile 5:Failure,Test 6:Failure,Launch"
+want="$want 7:Failure,Timeout 8:Success,None"
+if [ "$got" = "$want" ]; then t_ok sweep__each_failure_gets_its_error_class; else
+    t_fail sweep__each_failure_gets_its_error_class "got$got"; fi
+if [ "$(records "$OUT")" = "1 2 3 4 5 6 7 8 9 " ]; then
+    t_ok sweep__a_crash_or_hang_costs_only_its_record
+else t_fail sweep__a_crash_or_hang_costs_only_its_record "$(records "$OUT")"; fi
+if grep -q '^3,0,ok,60,Success,None,[0-9.e-]*,6$' "$OUT"; then
+    t_ok sweep__cleanup_sets_the_drivers_output_column
+else t_fail sweep__cleanup_sets_the_drivers_output_column "$(cat "$OUT")"; fi
+t_expect sweep__a_finished_sweep_runs_nothing_again 0 \
+    lscat sweep "${FXARGS[@]}" --space "$FX/space.csv" --out "$OUT"
+t_contains sweep__rerun_says_all_done "$T_ERR" "9 of 9 records selected (9 already done)"
+
+# Resume: kill -9 in the middle of 40 records of ~0.1 s each, run again: every record once.
+{ printf 'BROKEN,Behave,Work\nInteger,String,Real\nCompile,Runtime,Runtime\n'
+  for i in $(seq 1 40); do echo "0,ok,30000"; done; } >"$T_TMP/long.csv"
+OUT=$T_TMP/long.out
+lscat sweep "${FXARGS[@]}" --space "$T_TMP/long.csv" --out "$OUT" 2>/dev/null &
+pid=$!
+for _ in $(seq 1 600); do
+    [ -f "$OUT" ] && [ "$(wc -l <"$OUT")" -ge 8 ] && break
+    sleep 0.1
+done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+before=$(($(wc -l <"$OUT") - 1))
+t_expect sweep__resumes_after_a_kill 0 \
+    lscat sweep "${FXARGS[@]}" --space "$T_TMP/long.csv" --out "$OUT"
+if [ "$(records "$OUT")" = "$(seq 1 40 | tr '\n' ' ')" ] && [ "$before" -ge 7 ] &&
+    [ "$before" -lt 40 ]; then
+    t_ok sweep__resume_loses_and_doubles_no_record
+else t_fail sweep__resume_loses_and_doubles_no_record "before=$before: $(records "$OUT")"; fi
+
+# --rows and --shard select records; shards together cover the space exactly once.
+{ printf 'BROKEN,Behave,Work\nInteger,String,Real\nCompile,Runtime,Runtime\n'
+  for i in $(seq 1 10); do echo "0,ok,$i"; done; } >"$T_TMP/ten.csv"
+lscat sweep "${FXARGS[@]}" --space "$T_TMP/ten.csv" --out "$T_TMP/rows.csv" --rows 3:5 2>/dev/null
+if [ "$(records "$T_TMP/rows.csv")" = "3 4 5 " ]; then t_ok sweep__rows_selects_a_range
+else t_fail sweep__rows_selects_a_range "$(records "$T_TMP/rows.csv")"; fi
+lscat sweep "${FXARGS[@]}" --space "$T_TMP/ten.csv" --out "$T_TMP/s0.csv" --shard 0/3 2>/dev/null
+SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_MIN=4 SLURM_ARRAY_TASK_COUNT=3 \
+    lscat sweep "${FXARGS[@]}" --space "$T_TMP/ten.csv" --out "$T_TMP/s1.csv" 2>/dev/null
+lscat sweep "${FXARGS[@]}" --space "$T_TMP/ten.csv" --out "$T_TMP/s2.csv" --shard 2/3 2>/dev/null
+all=$(cat "$T_TMP/s0.csv" "$T_TMP/s1.csv" "$T_TMP/s2.csv" | grep -v '^Record' | cut -d, -f1 |
+      sort -n | tr '\n' ' ')
+if [ "$(records "$T_TMP/s1.csv")" = "2 5 8 " ] && [ "$all" = "$(seq 1 10 | tr '\n' ' ')" ]; then
+    t_ok sweep__shards_and_slurm_array_tasks_cover_the_space_once
+else t_fail sweep__shards_and_slurm_array_tasks_cover_the_space_once "s1: $(records \
+    "$T_TMP/s1.csv"); all: $all"; fi
+t_expect sweep__rejects_a_bad_shard 2 \
+    lscat sweep "${FXARGS[@]}" --space "$T_TMP/ten.csv" --out "$T_TMP/x.csv" --shard 3/3
+
+# --abandon 4: after a 2 ms record, a 40 ms one is abandoned after its first samples.
+printf 'BROKEN,Behave,Work\nInteger,String,Real\nCompile,Runtime,Runtime\n0,ok,2000\n0,ok,40000\n0,ok,2500\n' \
+    >"$T_TMP/ab.csv"
+lscat sweep "${FXARGS[@]}" --samples 20 --space "$T_TMP/ab.csv" --out "$T_TMP/ab.out" \
+    --abandon 4 2>/dev/null
+if [ "$(outcome "$T_TMP/ab.out" 2)" = "Abandoned,None" ] &&
+    [ "$(outcome "$T_TMP/ab.out" 3)" = "Success,None" ]; then
+    t_ok sweep__abandon_stops_a_record_far_slower_than_the_best
+else t_fail sweep__abandon_stops_a_record_far_slower_than_the_best "$(cat "$T_TMP/ab.out")"; fi
+
+# An output written for another space is refused, not appended to.
+t_expect sweep__refuses_an_output_of_another_space 2 \
+    lscat sweep "${FXARGS[@]}" --space "$EX/space.csv" --out "$T_TMP/ab.out"
+t_done
