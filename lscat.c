@@ -46,6 +46,7 @@ static const struct command commands[] = {
     { "sweep", "lscat-sweep", "sweep your own kernel over a BONSAI search space (CSV)" },
     { "dataset", "lscat-dataset", "export Parquet/CSV, merge shard stores, write the report" },
     { "mcts", "lscat-mcts", "design rules for CUDA+MPI programs by Monte-Carlo tree search" },
+    { "seer", "lscat-seer", "time SpMV kernels, train and evaluate Seer kernel selectors" },
     { "status", "lscat-status", "summarise the store: counts per stage and status" },
     { "nightly", "lscat-nightly", "the whole pipeline incrementally, then a dated release" },
 };

@@ -45,6 +45,18 @@ if [ -n "$tenzing" ]; then
 else
     echo; echo "== lscat mcts: skipped (the authors' SpMV measurements are not in tests/data/tenzing)"
 fi
+# seer: train and evaluate kernel selectors from a stored bench table. A table measured on a GPU
+# (tests/data/seer/bench-*.csv) is used when one is shipped; otherwise the CI fixture, whose
+# times come from a documented COST MODEL and are not measurements (docs/seer.md).
+table=
+for f in tests/data/seer/bench-*.csv; do [ -f "$f" ] && table=$f && break; done
+if [ -z "$table" ]; then
+    table=tests/data/seer/costmodel.csv
+    echo "seer: no measured bench table is shipped: using $table (cost model, not measurements)"
+fi
+step seer import "$table"
+step seer train --out "$LSCAT_WORK/seer"
+step seer eval --out "$LSCAT_WORK/seer"
 # nightly: the same pipeline as one incremental command (here nothing is new: the sample's last
 # hour is done), ending with a dated release under $LSCAT_WORK/releases (docs/nightly.md)
 step nightly --to 2025-11-02T03 --source "file://$LSCAT_WORK/sample/gharchive" \

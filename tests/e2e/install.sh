@@ -19,10 +19,11 @@ mk() { make -s -C "$ROOT" NO_DEPS=1 SANITIZE=$san "$@"; }
 
 t_expect install__make_install_succeeds_from_the_built_tree 0 mk install PREFIX="$P"
 
-# The user's programs, lscat-gpuinfo and lscat-mcts-spmv only where the build made them (nvcc,
-# and Open MPI for the latter; no sanitizers).
-want="lscat lscat-dataset lscat-execute lscat-harvest lscat-init lscat-isolate lscat-mcts lscat-nightly lscat-runner lscat-status lscat-sweep lscat-tune"
+# The user's programs; lscat-gpuinfo, lscat-seer-gpu and lscat-mcts-spmv only where the build
+# made them (nvcc, and Open MPI for the last; no sanitizers).
+want="lscat lscat-dataset lscat-execute lscat-harvest lscat-init lscat-isolate lscat-mcts lscat-nightly lscat-runner lscat-seer lscat-status lscat-sweep lscat-tune"
 [ -x "$LSCAT_BIN/lscat-gpuinfo" ] && want="$want lscat-gpuinfo"
+[ -x "$LSCAT_BIN/lscat-seer-gpu" ] && want="$want lscat-seer-gpu"
 [ -x "$LSCAT_BIN/lscat-mcts-spmv" ] && want="$want lscat-mcts-spmv"
 want=$(tr ' ' '\n' <<<"$want" | sort | tr '\n' ' ')
 got=$(cd "$P" && find . -type f -o -type l | sort | tr '\n' ' ')

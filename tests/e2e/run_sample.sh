@@ -6,7 +6,8 @@ ROOT=${LSCAT_ROOT:-$PWD}
 export LSCAT_WORK=$T_TMP/work LSCAT_DB=$T_TMP/work/lscat.db
 t_expect run_sample__the_whole_pipeline_succeeds 0 "$ROOT/scripts/run-sample.sh"
 for stage in "lscat harvest scan" "lscat harvest fetch" "lscat isolate" "lscat execute" "lscat tune" \
-             "lscat dataset export" "lscat dataset report" "lscat nightly" "lscat status"; do
+             "lscat dataset export" "lscat dataset report" "lscat seer train" "lscat seer eval" \
+             "lscat nightly" "lscat status"; do
     grep -qF "== $stage" "$T_OUT" || t_fail "run_sample__runs_${stage// /_}" "no '== $stage' step in the output"
 done
 q() { python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$LSCAT_DB" "$1"; }

@@ -1,0 +1,79 @@
+/* Seer's rows in the store (schema: seer_matrices, seer_results, seer_feature_costs) and their
+ * CSV form: bench writes them, import reads a CSV (a bench table measured elsewhere) into the
+ * store, train and eval load one GPU model x precision as a table in memory. */
+#ifndef LSCAT_SEER_DB_H
+#define LSCAT_SEER_DB_H
+
+#include "seer/csr.h"
+#include "seer/kernels.h"
+#include "store/store.h"
+
+#include <stdint.h>
+
+struct seer_db_matrix {
+    const char *name, *source, *path, *spec; /* path/spec may be NULL */
+    struct seer_features f;
+};
+
+struct seer_db_gpu {
+    const char *uuid, *name, *cc, *driver;
+    long long memory_bytes;
+    int sm_count, cuda_runtime;
+};
+
+struct seer_db_result {
+    const char *kernel, *precision, *status, *error;
+    double preprocess_ns, iter_ns, iter_min_ns, iter_mad_ns, max_rel_err;
+    int samples, launches_per_sample;
+};
+
+/* Insert or update; *id_out gets the row id. */
+int seer_db_put_gpu(int64_t *id_out, struct store *s, const struct seer_db_gpu *g);
+int seer_db_put_matrix(int64_t *id_out, struct store *s, const struct seer_db_matrix *m);
+int seer_db_put_result(struct store *s, int64_t matrix_id, int64_t gpu_id,
+                       const struct seer_db_result *r, int64_t run_id);
+int seer_db_put_feature_cost(struct store *s, int64_t matrix_id, int64_t gpu_id,
+                             double feature_ns, int agrees);
+/* 1 when matrix `name` has a feature cost and a result for every kernel x precision asked on
+ * this GPU (bench skips it), else 0; negative on error. */
+int seer_db_matrix_complete(struct store *s, const char *name, int64_t gpu_id,
+                            const int *kernels, int nkernels, const char *const *precisions,
+                            int nprec);
+
+#define SEER_CSV_HEADER                                                                      \
+    "matrix,source,spec,rows,cols,nnz,row_max,row_min,row_mean,row_var,gpu,gpu_uuid,"         \
+    "feature_ns,kernel,precision,status,preprocess_ns,iter_ns,max_rel_err,error"
+#define SEER_CSV_COLS 20
+
+/* Every result of the GPUs whose name contains gpu_filter (NULL = all) as CSV, header first:
+ * matrix,source,spec,rows,cols,nnz,row_max,row_min,row_mean,row_var,gpu,gpu_uuid,feature_ns,
+ * kernel,precision,status,preprocess_ns,iter_ns,max_rel_err,error. Written atomically. */
+int seer_db_export_csv(struct store *s, const char *path, const char *gpu_filter, int64_t *rows);
+/* Read such a CSV into the store (matrices, GPUs, results, feature costs; existing rows are
+ * replaced). Errors name the file and line. */
+int seer_db_import_csv(struct store *s, const char *path, int64_t *rows);
+
+/* One matrix of a table: features, feature cost and each kernel's times (ok[k] = 0 when the
+ * kernel was not measured, faulted, was wrong or unsupported). */
+struct seer_row {
+    char *name;
+    struct seer_features f;
+    double feature_ns;
+    int ok[SEER_K_COUNT];
+    double pre_ns[SEER_K_COUNT], iter_ns[SEER_K_COUNT];
+};
+
+struct seer_table {
+    char *gpu;       /* the GPU model's name */
+    char *precision; /* "float" or "double" */
+    int n;
+    struct seer_row *rows; /* sorted by name; only matrices with a feature cost and an ok kernel */
+};
+
+/* Load the results of one GPU model (the first whose name contains gpu_filter, NULL = the one
+ * with the most results) in one precision. LSCAT_ENOTFOUND when there is nothing. */
+int seer_table_load(struct seer_table *out, struct store *s, const char *gpu_filter,
+                    const char *precision);
+void seer_table_release(struct seer_table *t);
+
+#endif

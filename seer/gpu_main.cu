@@ -1,0 +1,366 @@
+/* lscat-seer-gpu: the benchmark worker behind `lscat seer bench` (the only Seer program that
+ * links CUDA). For each matrix item (file:PATH or gen:SPEC) it reads or generates the matrix,
+ * prints its features, uploads it, times the GPU feature kernel and every kernel x precision
+ * slot, one JSON line per event on stdout. A sticky CUDA fault ends it with exit 4 after the
+ * fault's line; the driver (seer/bench.c) restarts it after the slot that faulted. */
+extern "C" {
+#include "common/error.h"
+#include "seer/csr.h"
+#include "seer/gen.h"
+#include "seer/mtx.h"
+}
+#include "seer/gpu.h"
+
+#include <cusparse.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <vector>
+
+struct worker {
+    int dbl[2], nprec;          /* precisions in order: 0 = float, 1 = double */
+    int kernels[SEER_K_COUNT], nkernels;
+    long start;                 /* slots of the first item to skip (a restart) */
+    double max_ell_bytes;
+    unsigned long long seed;
+    struct timing_options to;
+    cusparseHandle_t sparse;
+};
+
+static void jstr(const char *s)
+{
+    if (!s) {
+        fputs("null", stdout);
+        return;
+    }
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: lscat-seer-gpu [--precision float,double] [--kernels LIST] "
+            "[--start N] [--samples N] [--min-sample-ms X] [--max-ell-gb X] [--seed N] "
+            "file:PATH|gen:SPEC...\n(internal: run by lscat seer bench)\n");
+    return 2;
+}
+
+static int parse_list(struct worker *w, const char *opt, char *arg)
+{
+    char *save = NULL;
+    for (char *t = strtok_r(arg, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(opt, "--precision") && (!strcmp(t, "float") || !strcmp(t, "double")))
+            w->dbl[w->nprec++] = !strcmp(t, "double");
+        else if (!strcmp(opt, "--kernels") && seer_kernel_by_name(t) >= 0 &&
+                 w->nkernels < SEER_K_COUNT)
+            w->kernels[w->nkernels++] = seer_kernel_by_name(t);
+        else
+            return fprintf(stderr, "lscat-seer-gpu: %s: '%s' is unknown\n", opt, t), -1;
+    }
+    return 0;
+}
+
+static int parse_args(struct worker *w, int argc, char **argv)
+{
+    int i = 1;
+    for (; i < argc && !strncmp(argv[i], "--", 2); i += 2) {
+        const char *o = argv[i];
+        if (i + 1 >= argc)
+            return -1;
+        char *v = argv[i + 1];
+        if (!strcmp(o, "--precision") || !strcmp(o, "--kernels")) {
+            if (parse_list(w, o, v) < 0)
+                return -1;
+        } else if (!strcmp(o, "--start")) {
+            w->start = atol(v);
+        } else if (!strcmp(o, "--samples")) {
+            w->to.samples = atoi(v);
+        } else if (!strcmp(o, "--min-sample-ms")) {
+            w->to.min_sample_ms = atof(v);
+        } else if (!strcmp(o, "--max-ell-gb")) {
+            w->max_ell_bytes = atof(v) * 1e9;
+        } else if (!strcmp(o, "--seed")) {
+            w->seed = strtoull(v, NULL, 10);
+        } else {
+            return -1;
+        }
+    }
+    if (!w->nprec)
+        w->dbl[w->nprec++] = 1;
+    if (!w->nkernels)
+        for (int k = 0; k < SEER_K_COUNT; k++)
+            w->kernels[w->nkernels++] = k;
+    return i;
+}
+
+/* Read or generate item; name gets the matrix's name. */
+static int load(struct seer_csr *a, char *name, size_t size, const char *item, const char **source)
+{
+    if (!strncmp(item, "gen:", 4)) {
+        struct seer_gen_spec s;
+        *source = "generated";
+        if (seer_gen_parse(&s, item + 4) < 0)
+            return -1;
+        seer_gen_format(name, size, &s);
+        return seer_gen(a, &s);
+    }
+    const char *path = !strncmp(item, "file:", 5) ? item + 5 : item;
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    *source = "file";
+    snprintf(name, size, "%s", base);
+    char *dot = strrchr(name, '.');
+    if (dot && !strcmp(dot, ".mtx"))
+        *dot = '\0';
+    return seer_mtx_read(a, NULL, path);
+}
+
+static void print_matrix(int item, const char *name, const char *source, const char *item_s,
+                         const struct seer_csr *a, double read_s)
+{
+    struct seer_features f;
+    seer_csr_features(&f, a);
+    printf("{\"event\":\"matrix\",\"item\":%d,\"name\":", item);
+    jstr(name);
+    printf(",\"source\":\"%s\",\"path\":", source);
+    jstr(!strcmp(source, "file") ? item_s + (strncmp(item_s, "file:", 5) ? 0 : 5) : NULL);
+    printf(",\"spec\":");
+    jstr(!strcmp(source, "generated") ? name : NULL);
+    printf(",\"rows\":%d,\"cols\":%d,\"nnz\":%d,\"row_max\":%.17g,\"row_min\":%.17g,"
+           "\"row_mean\":%.17g,\"row_var\":%.17g,\"read_s\":%.3f}\n",
+           a->rows, a->cols, a->nnz, f.row_max, f.row_min, f.row_mean, f.row_var, read_s);
+    fflush(stdout);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static int print_device(void)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    struct timing_device_info d;
+    if (e != cudaSuccess || n == 0 || timing_device_info_get(&d, 0) != 0) {
+        printf("{\"event\":\"device\",\"ok\":0,\"why\":");
+        jstr(e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device");
+        printf("}\n");
+        fflush(stdout);
+        return 0;
+    }
+    printf("{\"event\":\"device\",\"ok\":1,\"name\":");
+    jstr(d.name);
+    printf(",\"uuid\":");
+    jstr(d.uuid);
+    printf(",\"cc\":\"%s\",\"memory_bytes\":%lld,\"sm_count\":%d,\"driver\":", d.cc,
+           d.memory_bytes, d.sm_count);
+    jstr(d.driver_version);
+    printf(",\"cuda_runtime\":%d}\n", d.runtime_cuda_version);
+    fflush(stdout);
+    return 1;
+}
+
+
+/* x uniform in (-1, 1) from the seed (splitmix64), so every kernel sees the same vector. */
+static void random_x(std::vector<double> &x, unsigned long long seed)
+{
+    unsigned long long st = seed * 0x2545F4914F6CDD1DULL + 7;
+    for (double &v : x) {
+        unsigned long long z = (st += 0x9E3779B97F4A7C15ULL);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+        z ^= z >> 31;
+        v = 2.0 * ((double)(z >> 11) * (1.0 / 9007199254740992.0)) - 1.0;
+    }
+}
+
+static void dev_free(struct seer_dev_matrix *m)
+{
+    cudaFree(m->rp);
+    cudaFree(m->ci);
+    cudaFree(m->vd);
+    cudaFree(m->xd);
+    cudaFree(m->yd);
+    cudaFree(m->vf);
+    cudaFree(m->xf);
+    cudaFree(m->yf);
+    cudaFree(m->acc);
+}
+
+template <class T> static int put(T **d, const T *h, size_t n)
+{
+    int e = cudaMalloc(d, (n ? n : 1) * sizeof(T));
+    return e ? e : (n ? (int)cudaMemcpy(*d, h, n * sizeof(T), cudaMemcpyHostToDevice) : 0);
+}
+
+static int upload(struct seer_dev_matrix *m, const struct seer_csr *a, const std::vector<double> &x)
+{
+    std::vector<float> vf(a->val, a->val + a->nnz), xf(x.begin(), x.end());
+    size_t nr = (size_t)a->rows, nz = (size_t)a->nnz, nc = (size_t)a->cols;
+    int e;
+    m->rows = a->rows;
+    m->cols = a->cols;
+    m->nnz = a->nnz;
+    if ((e = put(&m->rp, a->row_ptr, nr + 1)) || (e = put(&m->ci, a->col, nz)) ||
+        (e = put(&m->vd, a->val, nz)) || (e = put(&m->vf, vf.data(), nz)) ||
+        (e = put(&m->xd, x.data(), nc)) || (e = put(&m->xf, xf.data(), nc)) ||
+        (e = cudaMalloc(&m->yd, nr * sizeof(double))) || (e = cudaMalloc(&m->yf, nr * sizeof(float))) ||
+        (e = cudaMalloc(&m->acc, sizeof(*m->acc))))
+        return e;
+    return 0;
+}
+
+struct feat_ctx {
+    const struct seer_dev_matrix *m;
+    double f[4];
+};
+
+static int feat_fn(void *ctx)
+{
+    struct feat_ctx *c = (struct feat_ctx *)ctx;
+    return seer_features_gather(c->f, c->m->rp, c->m->rows, c->m->acc, 0);
+}
+
+static int close_rel(double a, double b)
+{
+    return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)) + 1e-12;
+}
+
+/* The GPU feature kernel: its cost (host clock around kernel + copy back, median of 10) and
+ * whether it agrees with the CPU features. */
+static int measure_features(const struct seer_dev_matrix *m, const struct seer_csr *a, int item)
+{
+    struct feat_ctx c = { m, { 0, 0, 0, 0 } };
+    struct timing_options o = TIMING_OPTIONS_INIT;
+    struct timing_stats st;
+    struct seer_features f;
+    o.warmup = 2;
+    int e = timing_measure_host(&st, &o, feat_fn, &c);
+    if (e)
+        return e;
+    seer_csr_features(&f, a);
+    int agrees = close_rel(c.f[0], f.row_max) && close_rel(c.f[1], f.row_min) &&
+                 close_rel(c.f[2], f.row_mean) && close_rel(c.f[3], f.row_var);
+    printf("{\"event\":\"features\",\"item\":%d,\"feature_ns\":%.17g,\"agrees\":%d,"
+           "\"gpu_row_max\":%.17g,\"gpu_row_min\":%.17g,\"gpu_row_mean\":%.17g,"
+           "\"gpu_row_var\":%.17g}\n", item, st.median_ns, agrees, c.f[0], c.f[1], c.f[2], c.f[3]);
+    fflush(stdout);
+    return 0;
+}
+
+static void print_result(int item, long slot, int kernel, int dbl, const struct seer_gpu_result *r)
+{
+    printf("{\"event\":\"result\",\"item\":%d,\"slot\":%ld,\"kernel\":\"%s\",\"precision\":\"%s\","
+           "\"status\":\"%s\",\"error\":", item, slot, seer_kernel_name(kernel),
+           dbl ? "double" : "float", r->status);
+    jstr(r->error[0] ? r->error : NULL);
+    printf(",\"preprocess_ns\":%.17g,\"iter_ns\":%.17g,\"iter_min_ns\":%.17g,\"iter_mad_ns\":%.17g,"
+           "\"samples\":%d,\"launches_per_sample\":%d,\"max_rel_err\":%.17g}\n",
+           r->preprocess_ns, r->iter_ns, r->iter_min_ns, r->iter_mad_ns, r->samples,
+           r->launches_per_sample, isfinite(r->max_rel_err) ? r->max_rel_err : 1e308);
+    fflush(stdout);
+}
+
+/* Every slot (precision x kernel) of one matrix from `start` on. Returns 0, or 4 after a sticky
+ * fault (the worker must exit). */
+static int run_slots(const struct worker *w, const struct seer_dev_matrix *m,
+                     const struct seer_host_ref *ref, int item, long start, int upload_err)
+{
+    long slot = 0;
+    for (int p = 0; p < w->nprec; p++) {
+        for (int k = 0; k < w->nkernels; k++, slot++) {
+            struct seer_gpu_result r;
+            if (slot < start)
+                continue;
+            printf("{\"event\":\"begin\",\"item\":%d,\"slot\":%ld}\n", item, slot);
+            fflush(stdout);
+            if (upload_err) {
+                memset(&r, 0, sizeof(r));
+                r.status = "fault";
+                snprintf(r.error, sizeof(r.error), "uploading the matrix: %s",
+                         cudaGetErrorString((cudaError_t)upload_err));
+            } else {
+                seer_gpu_bench(&r, m, ref, w->kernels[k], w->dbl[p], &w->to);
+            }
+            print_result(item, slot, w->kernels[k], w->dbl[p], &r);
+            if (r.sticky)
+                return 4;
+        }
+    }
+    return 0;
+}
+
+static int run_matrix(const struct worker *w, const struct seer_csr *a, int item, long start)
+{
+    std::vector<double> x((size_t)a->cols), y((size_t)a->rows), abs_((size_t)a->rows);
+    std::vector<int> len((size_t)a->rows);
+    struct seer_dev_matrix m;
+    memset(&m, 0, sizeof(m));
+    m.sparse = (void *)w->sparse;
+    m.max_ell_bytes = w->max_ell_bytes;
+    random_x(x, w->seed);
+    seer_csr_spmv_ref(y.data(), abs_.data(), a, x.data());
+    for (int r = 0; r < a->rows; r++)
+        len[(size_t)r] = a->row_ptr[r + 1] - a->row_ptr[r];
+    struct seer_host_ref ref = { y.data(), abs_.data(), len.data() };
+    int e = upload(&m, a, x);
+    if (!e && start == 0 && (e = measure_features(&m, a, item)) && seer_gpu_is_sticky(e))
+        return 4;
+    int rc = run_slots(w, &m, &ref, item, start, e);
+    if (rc == 0)
+        dev_free(&m);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct worker w;
+    memset(&w, 0, sizeof(w));
+    w.to = (struct timing_options)TIMING_OPTIONS_INIT;
+    w.max_ell_bytes = 4e9;
+    w.seed = 1;
+    int first = parse_args(&w, argc, argv);
+    if (first < 0)
+        return usage();
+    int have_gpu = print_device();
+    if (have_gpu && cusparseCreate(&w.sparse) != CUSPARSE_STATUS_SUCCESS) {
+        fprintf(stderr, "lscat-seer-gpu: cannot create a cuSPARSE handle\n");
+        return 3;
+    }
+    int rc = 0;
+    for (int i = first; i < argc && rc == 0; i++) {
+        struct seer_csr a = SEER_CSR_INIT;
+        char name[512];
+        const char *source = "file";
+        double t0 = now_s();
+        if (load(&a, name, sizeof(name), argv[i], &source) < 0) {
+            printf("{\"event\":\"matrix_error\",\"item\":%d,\"error\":", i - first);
+            jstr(lscat_error_last());
+            printf("}\n");
+            fflush(stdout);
+            continue;
+        }
+        print_matrix(i - first, name, source, argv[i], &a, now_s() - t0);
+        if (have_gpu)
+            rc = run_matrix(&w, &a, i - first, i == first ? w.start : 0);
+        seer_csr_release(&a);
+    }
+    if (have_gpu) {
+        cusparseDestroy(w.sparse);
+        timing_release_process_state();
+    }
+    return rc;
+}

@@ -1,0 +1,74 @@
+/* lscat seer train: Seer's three decision trees from a bench table (one GPU model, one
+ * precision). Samples are matrix x iteration count; the label is the kernel with the least
+ * total time, preprocessing + iterations x per-iteration time, so amortised preprocessing is
+ * learned. The split is by matrix (a seeded shuffle; never the same matrix in train and test).
+ *   known:    rows, cols, nnz, iterations -> kernel
+ *   gathered: the same + longest, shortest, mean row length, variance -> kernel
+ *   selector: rows, cols, nnz, iterations -> 1 when gathering pays: feature cost + the gathered
+ *             tree's pick beats the known tree's pick. Its training labels come from
+ *             out-of-fold predictions (folds by matrix), so it learns how the trees behave on
+ *             matrices they have not seen.
+ * A kernel that failed on a matrix (fault, wrong, unsupported, not measured) is never a label;
+ * a strategy that picks it anyway is charged the slowest working kernel's time. */
+#ifndef LSCAT_SEER_TRAIN_H
+#define LSCAT_SEER_TRAIN_H
+
+#include "learn/tree.h"
+#include "seer/db.h"
+
+#define SEER_MAX_ITER 16
+
+struct seer_train_options {
+    double iterations[SEER_MAX_ITER];
+    int niter;
+    unsigned long long seed;
+    double test_fraction;
+    int max_depth;        /* 0 = unlimited */
+    int min_samples_leaf;
+    int folds;            /* for the selector's out-of-fold labels */
+};
+#define SEER_TRAIN_OPTIONS_INIT                                                              \
+    {                                                                                        \
+        .iterations = { 1, 10, 100, 1000, 10000 }, .niter = 5, .seed = 42,                   \
+        .test_fraction = 0.25, .max_depth = 8, .min_samples_leaf = 1, .folds = 5,            \
+    }
+
+struct seer_model {
+    char *gpu, *precision;
+    int k;                              /* classes */
+    int class_kernel[SEER_K_COUNT];     /* class -> enum seer_kernel */
+    struct seer_train_options opt;
+    int ntest;
+    char **test;                        /* test matrices' names */
+    struct learn_tree *known, *gathered, *selector;
+    double acc_known, acc_gathered, acc_selector;       /* on the test samples */
+    double train_known, train_gathered, train_selector; /* on the training samples */
+    int train_matrices, train_samples, test_samples;
+    int selector_gather_labels;         /* training samples labelled "gather" */
+};
+
+int seer_train(struct seer_model *out, const struct seer_table *t,
+               const struct seer_train_options *o);
+void seer_model_release(struct seer_model *m);
+
+/* Write the model into dir: model.json, the trees as JSON (known.json, ...), C headers
+ * (seer_known.h, seer_gathered.h, seer_selector.h, seer_classes.h), DOT files, predictions.csv
+ * (every sample with its label and each tree's prediction) and the seer_select() runtime
+ * (seer_select.h, seer_select.cu, seer_features.cuh, Makefile). */
+int seer_model_save(const struct seer_model *m, const struct seer_table *t, const char *dir);
+/* Read model.json and the three trees back. */
+int seer_model_load(struct seer_model *out, const char *dir);
+
+/* ---- shared by train and eval */
+
+/* Preprocessing + it x per-iteration time of kernel k on r; a kernel that did not work on r
+ * costs what the slowest working one does. */
+double seer_total_ns(const struct seer_row *r, int kernel, double it);
+/* The class of the fastest working kernel for it iterations (-1 if none of the classes). */
+int seer_best_class(const struct seer_model *m, const struct seer_row *r, double it);
+void seer_known_x(double x[4], const struct seer_row *r, double it);
+void seer_gathered_x(double x[8], const struct seer_row *r, double it);
+/* 1 when the test set holds r. */
+int seer_model_is_test(const struct seer_model *m, const char *name);
+
+#endif

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# End-to-end tests of `lscat seer` without a GPU: usage errors, import + train + eval on the CI
+# fixture (tests/data/seer/costmodel.csv: times from a documented cost model, NOT measured; see
+# docs/seer.md), the exported folder building libseer_select.a with nvcc, and bench storing the
+# features of good matrices while naming a malformed file's line.
+source "$(dirname "$0")/lib.sh"
+W=$T_TMP/work
+D=$T_TMP/model
+FIX=$LSCAT_ROOT/tests/data/seer/costmodel.csv
+
+t_expect seer__help_lists_the_subcommands 0 lscat seer --help &&
+    t_contains seer__help_names_the_generator_families "$T_OUT" "powerlaw (avg, alpha)"
+t_expect seer__an_unknown_subcommand_is_a_usage_error 2 lscat --work "$W" seer frobnicate
+t_expect seer__import_without_a_file_is_a_usage_error 2 lscat --work "$W" seer import
+t_expect seer__a_bad_generator_spec_is_a_usage_error 2 \
+    lscat --work "$W" seer bench --generate spiral:rows=3 &&
+    t_contains seer__the_bad_spec_is_named "$T_ERR" "unknown family 'spiral'"
+t_expect seer__bench_without_matrices_is_a_usage_error 2 lscat --work "$W" seer bench
+t_expect seer__eval_on_an_empty_store_fails_saying_what_to_run 3 lscat --work "$W" seer eval &&
+    t_contains seer__the_message_says_to_run_bench "$T_ERR" "run lscat seer bench"
+
+t_expect seer__imports_the_fixture 0 lscat --work "$W" seer import "$FIX"
+t_expect seer__trains_from_the_stored_table 0 lscat --work "$W" seer train --out "$D" &&
+    t_contains seer__train_reports_three_accuracies "$T_OUT" "selector"
+for f in model.json known.json gathered.json selector.json seer_known.h seer_gathered.h \
+         seer_selector.h seer_classes.h seer_select.h seer_select.cu seer_features.cuh Makefile \
+         predictions.csv; do
+    [ -s "$D/$f" ] || { t_fail seer__train_writes_every_file "$f missing"; break; }
+done
+[ -s "$D/Makefile" ] && t_ok seer__train_writes_every_file
+t_expect seer__evaluates_the_held_back_matrices 0 lscat --work "$W" seer eval --out "$D" &&
+    t_contains seer__eval_writes_the_summary "$D/eval.md" "| iterations | Oracle (ms)"
+if command -v gnuplot >/dev/null; then
+    for f in speedup-1.png speedup-1.svg speedup-10000.png oracle.png oracle.svg; do
+        [ -s "$D/$f" ] || { t_fail seer__eval_draws_png_and_svg_plots "$f missing"; break; }
+    done
+    [ -s "$D/oracle.svg" ] && t_ok seer__eval_draws_png_and_svg_plots
+else
+    t_skip seer__eval_draws_png_and_svg_plots "gnuplot not installed"
+fi
+if [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ] || command -v nvcc >/dev/null; then
+    t_expect seer__the_exported_folder_builds_libseer_select 0 make -C "$D" &&
+        [ -s "$D/libseer_select.a" ] && t_ok seer__libseer_select_a_exists
+else
+    t_skip seer__the_exported_folder_builds_libseer_select "no nvcc"
+fi
+
+# bench (a fresh store): good matrices are stored with their features, the malformed one is
+# named with its line and stored nowhere. Without a GPU nothing is timed; with one, two kernels.
+W=$T_TMP/work-bench
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n0 2 3\n' >"$T_TMP/bad.mtx"
+if [ -x "$LSCAT_BIN/lscat-seer-gpu" ]; then
+    t_expect seer__bench_records_a_refused_matrix_as_a_failure 1 lscat --work "$W" seer bench \
+        --matrices "$LSCAT_ROOT/tests/data/matrices/can_24.mtx" "$T_TMP/bad.mtx" \
+        --generate banded:rows=50 --kernels csr_thread,csr_warp --precision double &&
+        t_contains seer__the_refusal_names_file_and_line "$T_ERR" \
+            "bad.mtx:4: row index 0 is 0-based (indices run from 1 to 3)"
+    n=$(sqlite3 "$W/lscat.db" "SELECT count(*) FROM seer_matrices WHERE name IN ('can_24',
+        'banded:rows=50,cols=50,bw=2,seed=1') AND nnz IN (160, 244)")
+    b=$(sqlite3 "$W/lscat.db" "SELECT count(*) FROM seer_matrices WHERE name = 'bad'")
+    if [ "$n" = 2 ] && [ "$b" = 0 ]; then t_ok seer__bench_stores_good_matrices_and_not_the_bad_one
+    else t_fail seer__bench_stores_good_matrices_and_not_the_bad_one "good $n (want 2), bad $b"; fi
+else
+    t_skip seer__bench_records_a_refused_matrix_as_a_failure "lscat-seer-gpu not built here (no nvcc, or a sanitizer build)"
+fi
+t_done

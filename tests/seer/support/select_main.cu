@@ -1,0 +1,86 @@
+/* The end-to-end check of seer_select() (run by tests/e2e/gpu_seer.sh on a GPU): for a few
+ * generated CSR matrices uploaded to the GPU it calls seer_select() for 1 and 100,000
+ * iterations and checks the choice is a kernel, equals what the exported trees decide on the
+ * host, and, when the selector gathered, that the GPU features equal the CPU's.
+ * Built against a folder lscat seer train wrote: nvcc -I DIR select_main.cu DIR/libseer_select.a */
+#include "seer_classes.h"
+#include "seer_gathered.h"
+#include "seer_known.h"
+#include "seer_select.h"
+#include "seer_selector.h"
+
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <vector>
+
+static int fails;
+
+static void check(int ok, const char *what, int rows)
+{
+    if (!ok) {
+        printf("FAIL %s (rows %d)\n", what, rows);
+        fails++;
+    }
+}
+
+/* Row lengths: a mix of short rows, empty rows and every 97th row long. */
+static std::vector<int> make_row_ptr(int rows, int cols)
+{
+    std::vector<int> rp((size_t)rows + 1, 0);
+    for (int r = 0; r < rows; r++) {
+        int len = r % 97 == 0 ? cols / 2 : r % 5 == 0 ? 0 : 1 + r % 7;
+        rp[(size_t)r + 1] = rp[(size_t)r] + (len < cols ? len : cols);
+    }
+    return rp;
+}
+
+static void one(int rows, int cols, long long iterations)
+{
+    std::vector<int> rp = make_row_ptr(rows, cols);
+    int *d = 0;
+    cudaMalloc(&d, rp.size() * sizeof(int));
+    cudaMemcpy(d, rp.data(), rp.size() * sizeof(int), cudaMemcpyHostToDevice);
+    struct seer_choice c;
+    int e = seer_select(&c, d, rows, cols, rp[(size_t)rows], iterations, 0);
+    check(e == 0, "seer_select returns 0", rows);
+    check(c.kernel >= 0 && c.kernel < SEER_KERNEL_COUNT && c.name != 0, "a kernel is chosen", rows);
+    double x[8] = { (double)rows, (double)cols, (double)rp[(size_t)rows], (double)iterations, 0, 0, 0, 0 };
+    if (c.gathered) {
+        double mx = 0, mn = 1e300, sum = 0, ss = 0;
+        for (int r = 0; r < rows; r++) {
+            double len = rp[(size_t)r + 1] - rp[(size_t)r];
+            mx = fmax(mx, len), mn = fmin(mn, len), sum += len;
+        }
+        double mean = sum / rows;
+        for (int r = 0; r < rows; r++) {
+            double dl = rp[(size_t)r + 1] - rp[(size_t)r] - mean;
+            ss += dl * dl;
+        }
+        double want[4] = { mx, mn, mean, ss / rows };
+        for (int i = 0; i < 4; i++) {
+            check(fabs(c.features[4 + i] - want[i]) <= 1e-9 * fabs(want[i]) + 1e-12,
+                  "GPU features equal the CPU features", rows);
+            x[4 + i] = c.features[4 + i];
+        }
+        check(c.kernel == seer_class_kernel[seer_gathered_predict(x)], "gathered tree's pick", rows);
+    } else {
+        check(seer_selector_predict(x) == 0, "selector said known", rows);
+        check(c.kernel == seer_class_kernel[seer_known_predict(x)], "known tree's pick", rows);
+    }
+    printf("rows %d, %lld iterations: %s%s\n", rows, iterations, c.name,
+           c.gathered ? " (gathered)" : "");
+    cudaFree(d);
+}
+
+int main(void)
+{
+    int sizes[] = { 1, 1000, 150000, 2000000 };
+    for (int i = 0; i < 4; i++) {
+        one(sizes[i], sizes[i] > 1 ? sizes[i] : 1, 1);
+        one(sizes[i], sizes[i] > 1 ? sizes[i] : 1, 100000);
+    }
+    printf("%s\n", fails ? "seer_select: FAILED" : "seer_select: all checks passed");
+    return fails ? 1 : 0;
+}

@@ -1,0 +1,296 @@
+/* Tests of lscat seer train and eval (seer/train.c, model.c, eval.c, table.c) on a stored bench
+ * table: the CI fixture tests/data/seer/costmodel.csv, whose times come from a documented cost
+ * model and NOT from a GPU (tests/seer/support/costmodel.c says how), imported into a real
+ * SQLite store. Checks the split by matrix, determinism, the exported C headers against the
+ * trees on every sample (compiled with cc), the trees against scikit-learn fitted on the same
+ * samples, and the evaluation's invariants. */
+#include "tests/support/test.h"
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/proc.h"
+#include "learn/export.h"
+#include "seer/eval.h"
+#include "tests/learn/support/ref.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void load_fixture(struct seer_table *t, struct store **s)
+{
+    char db[600];
+    int64_t rows = 0;
+    snprintf(db, sizeof(db), "%s/lscat.db", test_tmpdir());
+    CHECK_OK(store_open(s, db, STORE_CREATE));
+    CHECK_OK(seer_db_import_csv(*s, test_data("seer/costmodel.csv"), &rows));
+    CHECK_INT(rows, ==, 4576);
+    CHECK_OK(seer_table_load(t, *s, NULL, "double"));
+    CHECK_INT(t->n, ==, 208);
+}
+
+static void train(struct seer_model *m, struct seer_table *t)
+{
+    struct seer_train_options o = SEER_TRAIN_OPTIONS_INIT;
+    CHECK_OK(seer_train(m, t, &o));
+}
+
+static void test_seer_train__splits_by_matrix_with_a_fixed_seed(void)
+{
+    struct store *s;
+    struct seer_table t;
+    struct seer_model m, m2;
+    load_fixture(&t, &s);
+    train(&m, &t);
+    CHECK_INT(m.ntest, ==, 52); /* ceil(208 x 0.25) */
+    CHECK_INT(m.train_matrices, ==, 156);
+    CHECK_INT(m.train_samples + m.test_samples, ==, 208 * 5);
+    CHECK_INT(m.test_samples, ==, 52 * 5); /* every sample of a test matrix is a test sample */
+    CHECK_INT(m.k, ==, SEER_K_COUNT);
+    train(&m2, &t);
+    for (int i = 0; i < m.ntest; i++)
+        CHECK_STR(m.test[i], m2.test[i]);
+    struct buf a = BUF_INIT, b = BUF_INIT;
+    CHECK_OK(learn_tree_to_json(&a, m.selector));
+    CHECK_OK(learn_tree_to_json(&b, m2.selector));
+    CHECK_STR(a.data, b.data);
+    CHECK(m.acc_known > 1.0 / m.k && m.acc_gathered > 1.0 / m.k && m.acc_selector > 0.5);
+    buf_release(&a);
+    buf_release(&b);
+    seer_model_release(&m);
+    seer_model_release(&m2);
+    seer_table_release(&t);
+    store_free(s);
+}
+
+static const char DRIVER[] =
+    "#include <stdio.h>\n#include <string.h>\n#include \"seer_known.h\"\n#include \"seer_gathered.h\"\n"
+    "#include \"seer_selector.h\"\n#include \"seer_classes.h\"\n"
+    "int main(int argc, char **argv) {\n"
+    "    FILE *f = fopen(argv[1], \"r\"); char line[4096]; (void)argc;\n"
+    "    if (!fgets(line, sizeof(line), f)) return 1;\n"
+    "    while (fgets(line, sizeof(line), f)) {\n"
+    "        double x[8]; char *p = line;\n"
+    "        if (*p == '\"') p = strchr(p + 1, '\"') + 1;\n"
+    "        p = strchr(strchr(p, ',') + 1, ',') + 1;\n"
+    "        if (sscanf(p, \"%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf\", x, x + 1, x + 2, x + 3, x + 4,\n"
+    "                   x + 5, x + 6, x + 7) != 8) return 2;\n"
+    "        printf(\"%d %d %d %d\\n\", seer_known_predict(x), seer_gathered_predict(x),\n"
+    "               seer_selector_predict(x), seer_class_kernel[seer_known_predict(x)]);\n"
+    "    }\n    return 0;\n}\n";
+
+static int run(const char *const *argv, struct proc_result *r)
+{
+    struct proc_options o = PROC_OPTIONS_INIT;
+    o.argv = argv;
+    o.timeout_s = 600;
+    o.out_cap_bytes = 16u << 20;
+    CHECK_OK(proc_run(r, &o));
+    if (r->exit_code)
+        fprintf(stderr, "%s\n", r->err.data);
+    return r->exit_code;
+}
+
+/* Every sample of predictions.csv, as the headers compiled with cc decide it, equals what the
+ * trees decide (learn_tree_predict on the same 8 features). */
+static void test_seer_train__exported_headers_agree_with_the_trees_on_every_sample(void)
+{
+    struct store *s;
+    struct seer_table t;
+    struct seer_model m;
+    const char *dir = test_tmpdir();
+    char out[600], drv[700], bin[700], pred[700];
+    load_fixture(&t, &s);
+    train(&m, &t);
+    snprintf(out, sizeof(out), "%s/model", dir);
+    CHECK_OK(seer_model_save(&m, &t, out));
+    snprintf(drv, sizeof(drv), "%s/drv.c", dir);
+    snprintf(bin, sizeof(bin), "%s/drv", dir);
+    snprintf(pred, sizeof(pred), "%s/predictions.csv", out);
+    test_write_file(drv, DRIVER, sizeof(DRIVER) - 1);
+    char inc[620];
+    snprintf(inc, sizeof(inc), "-I%s", out);
+    struct proc_result r;
+    const char *cc[] = { "cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", inc, "-o", bin,
+                         drv, NULL };
+    CHECK_INT(run(cc, &r), ==, 0);
+    proc_result_release(&r);
+    const char *go[] = { bin, pred, NULL };
+    CHECK_INT(run(go, &r), ==, 0);
+    int n = 0;
+    const char *p = r.out.data;
+    for (int i = 0; i < t.n; i++)
+        for (int j = 0; j < m.opt.niter; j++) {
+            double x[8];
+            int a, b, c, k, used;
+            seer_gathered_x(x, &t.rows[i], m.opt.iterations[j]);
+            CHECK(sscanf(p, "%d %d %d %d%n", &a, &b, &c, &k, &used) == 4);
+            p += used;
+            CHECK_INT(a, ==, learn_tree_predict(m.known, x));
+            CHECK_INT(b, ==, learn_tree_predict(m.gathered, x));
+            CHECK_INT(c, ==, learn_tree_predict(m.selector, x));
+            CHECK_INT(k, ==, m.class_kernel[a]);
+            n++;
+        }
+    CHECK_INT(n, ==, 208 * 5);
+    fprintf(stderr, "# %d samples: headers and trees agree\n", n);
+    proc_result_release(&r);
+    seer_model_release(&m);
+    seer_table_release(&t);
+    store_free(s);
+}
+
+
+/* Run tests/seer/support/sklearn_seer.py under Debian's Python; skip when sklearn is missing. */
+static json_t *sklearn_run(const char *pred, const char *depth)
+{
+    char script[1024], out[700];
+    const char *root = getenv("LSCAT_ROOT") ? getenv("LSCAT_ROOT") : ".";
+    snprintf(script, sizeof(script), "%s/tests/seer/support/sklearn_seer.py", root);
+    snprintf(out, sizeof(out), "%s/sklearn.json", test_tmpdir());
+    const char *probe[] = { ref_python(), "-c", "import sklearn.tree", NULL };
+    struct proc_result r;
+    if (run(probe, &r) != 0)
+        test_skip("%s cannot import sklearn (install python3-sklearn: mk/deps.sh)", ref_python());
+    proc_result_release(&r);
+    const char *argv[] = { ref_python(), script, pred, out, depth, NULL };
+    CHECK_INT(run(argv, &r), ==, 0);
+    proc_result_release(&r);
+    json_error_t je;
+    json_t *j = json_load_file(out, 0, &je);
+    if (!j)
+        test_fail(__FILE__, __LINE__, "sklearn JSON %s: %s", out, je.text);
+    return j;
+}
+
+/* sklearn's DecisionTreeClassifier with the same depth on the same training samples decides as
+ * lscat's tree on (nearly) every sample; ties between equally good splits, which sklearn breaks
+ * by random_state, are the only allowed difference, so the best of 8 seeds is compared. */
+static void compare_with_sklearn(json_t *fits, const struct learn_tree *tree, int d,
+                                 const struct seer_table *t, const struct seer_model *m,
+                                 const char *name)
+{
+    double best = 0;
+    int best_nodes = 0;
+    for (size_t f = 0; f < json_array_size(fits); f++) {
+        json_t *pred = json_object_get(json_array_get(fits, f), "pred");
+        int n = 0, same = 0;
+        for (int i = 0; i < t->n; i++)
+            for (int j = 0; j < m->opt.niter; j++, n++) {
+                double x[8];
+                seer_gathered_x(x, &t->rows[i], m->opt.iterations[j]);
+                (void)d;
+                same += learn_tree_predict(tree, x) ==
+                        json_integer_value(json_array_get(pred, (size_t)n));
+            }
+        CHECK_INT(n, ==, (int)json_array_size(pred));
+        if ((double)same / n > best) {
+            best = (double)same / n;
+            best_nodes = (int)json_integer_value(json_object_get(json_array_get(fits, f), "nodes"));
+        }
+    }
+    fprintf(stderr, "# %s tree: %d nodes; sklearn (best of 8 seeds: %d nodes) predicts the same on "
+            "%.2f%% of the %d samples\n", name, learn_tree_node_count(tree), best_nodes,
+            100 * best, t->n * m->opt.niter);
+    CHECK(best >= 0.97);
+}
+
+static void test_seer_train__trees_decide_as_sklearn_on_the_same_samples(void)
+{
+    struct store *s;
+    struct seer_table t;
+    struct seer_model m;
+    char out[600], depth[16];
+    load_fixture(&t, &s);
+    train(&m, &t);
+    snprintf(out, sizeof(out), "%s/model", test_tmpdir());
+    CHECK_OK(seer_model_save(&m, &t, out));
+    char pred[700];
+    snprintf(pred, sizeof(pred), "%s/predictions.csv", out);
+    snprintf(depth, sizeof(depth), "%d", m.opt.max_depth);
+    json_t *ref = sklearn_run(pred, depth);
+    compare_with_sklearn(json_object_get(ref, "known"), m.known, 4, &t, &m, "known");
+    compare_with_sklearn(json_object_get(ref, "gathered"), m.gathered, 8, &t, &m, "gathered");
+    json_decref(ref);
+    seer_model_release(&m);
+    seer_table_release(&t);
+    store_free(s);
+}
+
+static void test_seer_eval__the_oracle_bounds_every_strategy_and_kernel(void)
+{
+    struct store *s;
+    struct seer_table t;
+    struct seer_model m, back;
+    struct seer_eval e;
+    char out[600];
+    load_fixture(&t, &s);
+    train(&m, &t);
+    snprintf(out, sizeof(out), "%s/model", test_tmpdir());
+    CHECK_OK(seer_model_save(&m, &t, out));
+    CHECK_OK(seer_model_load(&back, out));
+    CHECK_INT(back.ntest, ==, m.ntest);
+    CHECK_INT(back.k, ==, m.k);
+    CHECK(back.acc_selector == m.acc_selector);
+    CHECK_OK(seer_eval_run(&e, &back, &t));
+    CHECK_INT(e.n_test, ==, 52);
+    CHECK_INT(e.niter, ==, 5);
+    for (int j = 0; j < e.niter; j++) {
+        const struct seer_eval_iter *it = &e.it[j];
+        double o = it->strategy_ns[SEER_S_ORACLE];
+        CHECK(o > 0);
+        for (int st = 1; st < SEER_S_COUNT; st++)
+            CHECK(it->strategy_ns[st] >= o);
+        for (int c = 0; c < m.k; c++) {
+            CHECK(it->single_ns[m.class_kernel[c]] >= o);
+            CHECK(it->geomean[SEER_S_ORACLE][m.class_kernel[c]] >= 1.0);
+        }
+        CHECK(it->gather_paid <= it->gathered);
+    }
+    CHECK(e.inference_ns[0] > 0 && e.inference_ns[0] < 1e5);
+    CHECK_OK(seer_eval_write(&e, &back, out));
+    struct buf md = BUF_INIT;
+    char p[700];
+    snprintf(p, sizeof(p), "%s/eval.md", out);
+    CHECK_OK(buf_read_file(&md, p));
+    CHECK_CONTAINS(md.data, "| 10000 |");
+    CHECK_CONTAINS(md.data, "52 test matrices");
+    buf_release(&md);
+    snprintf(p, sizeof(p), "%s/oracle.png", out);
+    if (system("command -v gnuplot >/dev/null 2>&1") == 0)
+        CHECK(fs_exists(p));
+    seer_model_release(&back);
+    seer_model_release(&m);
+    seer_table_release(&t);
+    store_free(s);
+}
+
+static void test_seer_import__refuses_a_bad_row_naming_file_and_line(void)
+{
+    struct store *s;
+    char db[600], csv[600];
+    int64_t rows = 0;
+    snprintf(db, sizeof(db), "%s/lscat.db", test_tmpdir());
+    snprintf(csv, sizeof(csv), "%s/bad.csv", test_tmpdir());
+    const char text[] = SEER_CSV_HEADER "\n"
+        "a,file,,3,3,3,1,1,1,0,G,u,100,csr_warp,double,ok,0,5,0,\n"
+        "b,file,,3,3,3,1,1,1,0,G,u,100,csr_magic,double,ok,0,5,0,\n";
+    test_write_file(csv, text, sizeof(text) - 1);
+    CHECK_OK(store_open(&s, db, STORE_CREATE));
+    CHECK_INT(seer_db_import_csv(s, csv, &rows), ==, LSCAT_EINVALID);
+    CHECK_CONTAINS(lscat_error_last(), "bad.csv:3: field 14 ('csr_magic')");
+    int64_t n = -1;
+    CHECK_OK(store_query_int(&n, s, "SELECT count(*) FROM seer_results", ""));
+    CHECK_INT(n, ==, 0); /* all or nothing */
+    store_free(s);
+}
+
+int main(void)
+{
+    TEST_RUN(test_seer_train__splits_by_matrix_with_a_fixed_seed);
+    TEST_RUN(test_seer_train__exported_headers_agree_with_the_trees_on_every_sample);
+    TEST_RUN(test_seer_train__trees_decide_as_sklearn_on_the_same_samples);
+    TEST_RUN(test_seer_eval__the_oracle_bounds_every_strategy_and_kernel);
+    TEST_RUN(test_seer_import__refuses_a_bad_row_naming_file_and_line);
+    return test_done();
+}
