@@ -25,9 +25,9 @@ grep '^not ok' "$OUT/gpu_sweep.log" | tee -a "$S"
 
 # 2. compile once per tuple vs once per record (the same 15 records, fresh build caches).
 awk -F, 'NR <= 3 { print $0 "," (NR == 1 ? "REC" : NR == 2 ? "Integer" : "Compile"); next }
-         { print $0 "," NR }' "$EX/space.csv" >"$OUT/per-record.csv"
+         { print $0 "," NR }' "$EX/space.csv" >"$OUT/per-record-space.csv"
 for mode in grouped per-record; do
-    sp=$EX/space.csv; [ $mode = per-record ] && sp=$OUT/per-record.csv
+    sp=$EX/space.csv; [ $mode = per-record ] && sp=$OUT/per-record-space.csv
     t0=$(date +%s.%N)
     lscat sweep -j "$(nproc)" --work "$OUT/w-$mode" --kernel "$EX/matmul.cu" --driver "$EX/driver.c" \
         --space "$sp" --out "$OUT/$mode.csv" 2>"$OUT/$mode.log"
