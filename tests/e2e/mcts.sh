@@ -43,7 +43,7 @@ t_contains "mcts_search__writes_the_authors_format" "$T_TMP/a.csv" \
 # delay grows by 0.05 s until a kill has landed part way (the search itself takes a few tenths
 # of a second, longer on a busy machine, so a step this small cannot jump over it), then
 # doubles, so the loop ends on any machine.
-kills=0 partial=0 delay=0.05
+kills=0 partial=0 delay=0.01
 while :; do
     # the inner bash reports the kill (to /dev/null) and exits 137 as a plain status
     bash -c 'timeout -s KILL "$@"; exit $?' _ "$delay" bash -c "$(declare -f search); \
@@ -54,7 +54,7 @@ while :; do
     rows=$(sqlite3 "$T_TMP/k.db" "SELECT count(*) FROM mcts_iterations" 2>/dev/null || echo 0)
     [ "${rows:-0}" -gt 0 ] && [ "$rows" -lt 2036 ] && partial=$((partial + 1))
     if [ "$partial" -gt 0 ]; then delay=$(awk -v d="$delay" 'BEGIN { print d * 2 }')
-    else delay=$(awk -v d="$delay" 'BEGIN { print d + 0.05 }'); fi
+    else delay=$(awk -v d="$delay" 'BEGIN { print d + 0.01 }'); fi
     [ "$kills" -gt 400 ] && break
 done
 if [ "$rc" = 0 ] && [ "$partial" -gt 0 ] && cmp -s "$T_TMP/a.csv" "$T_TMP/k.csv"; then
