@@ -89,7 +89,7 @@ t_contains mpi__killed_chunk_is_handed_out_again "$T_ERR" "handed out again"
 "${MPI[@]}" lscat sweep --mpi --chunk 2 "${FXARGS[@]}" --space "$T_TMP/long.csv" \
     --out "$T_TMP/rank.csv" >"$T_OUT" 2>"$T_ERR" &
 mpid=$!
-for _ in $(seq 1 600); do [ "$(wc -l <"$T_TMP/rank.csv" 2>/dev/null || echo 0)" -ge 5 ] && break; sleep 0.1; done
+for _ in $(seq 1 600); do [ -f "$T_TMP/rank.csv" ] && [ "$(wc -l <"$T_TMP/rank.csv")" -ge 5 ] && break; sleep 0.1; done
 rank=$(ps -e -o pid=,ppid=,comm= | awk -v m=$mpid '$2 == m && $3 == "lscat-mpi" { print $1 }' | tail -1)
 [ -n "$rank" ] && kill -9 "$rank"
 wait $mpid
