@@ -73,11 +73,11 @@ FXARGS+=(--work "$T_TMP/plain-work")
 
 # ---- sweep: a worker's lscat-sweep killed mid-chunk: the chunk's missing records are redone
 { printf 'BROKEN,Behave,Work\nInteger,String,Real\nCompile,Runtime,Runtime\n'
-  for i in $(seq 1 24); do echo "0,ok,20000"; done; } >"$T_TMP/long.csv"
+  for i in $(seq 1 24); do echo "0,ok,100000"; done; } >"$T_TMP/long.csv"
 "${MPI[@]}" lscat sweep --mpi --chunk 6 "${FXARGS[@]}" --space "$T_TMP/long.csv" \
     --out "$T_TMP/killed.csv" >"$T_OUT" 2>"$T_ERR" &
 mpid=$!
-if victim=$(descendant $mpid lscat-sweep); then sleep 0.5; kill -9 "$victim"; fi
+if victim=$(descendant $mpid lscat-sweep); then sleep 0.2; kill -9 "$victim"; fi
 wait $mpid
 rc=$?
 if [ "$rc" = 0 ] && [ "$(records "$T_TMP/killed.csv")" = "$(seq 1 24 | tr '\n' ' ')" ]; then
