@@ -31,7 +31,7 @@ static void inference(double out[3], const struct seer_model *m, const struct se
         double t0 = mono_ns(), el = 0;
         while (el < 5e6) {
             for (int i = 0; i < t->n; i++) {
-                double x[8];
+                double x[SEER_NG];
                 seer_gathered_x(x, &t->rows[i], m->opt.iterations[i % m->opt.niter]);
                 sink += learn_tree_predict(trees[j], x);
                 calls++;
@@ -47,7 +47,7 @@ static void inference(double out[3], const struct seer_model *m, const struct se
 static void strategies(double s[SEER_S_COUNT], int *gathered, int *paid, const struct seer_model *m,
                        const struct seer_row *r, double it, const double inf[3])
 {
-    double xg[8];
+    double xg[SEER_NG];
     seer_gathered_x(xg, r, it);
     int best = seer_best_class(m, r, it);
     int ck = learn_tree_predict(m->known, xg), cg = learn_tree_predict(m->gathered, xg);
