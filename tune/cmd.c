@@ -25,7 +25,7 @@ enum {
     OPT_GPUS = 1, OPT_SIZES, OPT_BLOCKS, OPT_TIMEOUT, OPT_STARTUP, OPT_MAX_FAILURES,
     OPT_REMEASURE, OPT_KERNEL, OPT_LIMIT, OPT_WARMUP, OPT_SAMPLES, OPT_MIN_SAMPLE_MS,
     OPT_TARGET_REL_MAD, OPT_L2_FLUSH, OPT_LOCK_CLOCKS, OPT_I_OWN, OPT_NO_PRESTART, OPT_FOLLOW,
-    OPT_NO_RUNNER, OPT_RUNNER_KERNELS, OPT_NO_GRAPH, OPT_SHARD, OPT_SPACE,
+    OPT_NO_RUNNER, OPT_RUNNER_KERNELS, OPT_NO_GRAPH, OPT_CONFIG_BUDGET, OPT_SHARD, OPT_SPACE,
 };
 static const struct cli_opt opts[] = {
     { "gpus", 0, "LIST", "GPUs to use: 'all' (default) or CUDA indices, e.g. 0,1", OPT_GPUS },
@@ -70,6 +70,9 @@ static const struct cli_opt opts[] = {
     { "no-graph", 0, NULL, "harness: launch a sample's launches one by one from the host "
       "(default: through a CUDA graph captured from them; lscat before schema v3 timed one by "
       "one; sets LSCAT_TIMING_GRAPH=0)", OPT_NO_GRAPH },
+    { "config-budget", 0, "S", "harness: a kernel whose one launch times t with samples x t > S "
+      "takes max(1, S / t) samples instead (long kernels; default 10; 0: never cut; sets "
+      "LSCAT_TIMING_BUDGET_S)", OPT_CONFIG_BUDGET },
     { "lock-clocks", 0, "MHZ", "lock SM clocks through NVML for the sweep (needs "
       "--i-own-these-gpus; never on shared machines)", OPT_LOCK_CLOCKS },
     { "i-own-these-gpus", 0, NULL, "consent for --lock-clocks: these GPUs are yours to "
@@ -80,7 +83,8 @@ static const struct cli_opt opts[] = {
 struct args {
     const char *gpus, *sizes, *blocks, *kernel, *space_name;
     struct tune_space space, space_2d; /* from sizes, --space and blocks, parsed once in main */
-    double timeout_s, startup_s;
+    double timeout_s, startup_s, config_budget_s;
+    long samples;
     long max_failures, limit, lock_mhz, runner_kernels;
     int remeasure, i_own, l2_flush, no_prestart, follow, no_runner, no_graph;
     struct shard shard;
@@ -117,6 +121,8 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_NO_PRESTART: a->no_prestart = 1; return 0;
     case OPT_NO_RUNNER: a->no_runner = 1; return 0;
     case OPT_NO_GRAPH: a->no_graph = 1; return 0;
+    case OPT_CONFIG_BUDGET:
+        return cli_parse_double(&a->config_budget_s, "--config-budget", arg, 0, 86400);
     case OPT_RUNNER_KERNELS:
         return cli_parse_int(&a->runner_kernels, "--runner-kernels", arg, 1, 1L << 30);
     case OPT_FOLLOW: a->follow = 1; return 0;
@@ -129,7 +135,7 @@ static int on_opt(void *ctx, int id, const char *arg)
         return cli_parse_int(&v, "--warmup", arg, 0, 100000) < 0 ? LSCAT_EINVALID
                                                                  : timing_arg(a, "--warmup", arg);
     case OPT_SAMPLES:
-        return cli_parse_int(&v, "--samples", arg, 1, 1000000) < 0
+        return cli_parse_int(&a->samples, "--samples", arg, 1, 1000000) < 0
                    ? LSCAT_EINVALID : timing_arg(a, "--samples", arg);
     case OPT_MIN_SAMPLE_MS:
         return cli_parse_double(&d, "--min-sample-ms", arg, 0, 60000) < 0
@@ -252,6 +258,11 @@ static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, 
     a->timing[a->ntiming] = NULL;
     if (a->no_graph) /* read by the timing core in every harness (tune/timing.h) */
         setenv("LSCAT_TIMING_GRAPH", "0", 1);
+    char budget[32];
+    snprintf(budget, sizeof(budget), "%g", a->config_budget_s);
+    setenv("LSCAT_TIMING_BUDGET_S", budget, 1); /* read by the timing core too */
+    o.samples = (int)a->samples;
+    o.config_budget_s = a->config_budget_s;
     o.db_path = cli->db_path;
     o.work_dir = cli->work_dir;
     o.config_timeout_s = a->timeout_s;
@@ -300,6 +311,7 @@ int main(int argc, char **argv)
     int code = LSCAT_EXIT_OK, n;
     memset(&a, 0, sizeof(a));
     a.timeout_s = 30;
+    a.config_budget_s = 10;
     a.startup_s = 10;
     a.max_failures = 5;
     int rc = cli_parse(&cli, "lscat-tune", argc, argv, opts, on_opt, &a);

@@ -455,6 +455,30 @@ static void test_runner_host__crash_kills_the_runner_and_a_new_one_takes_the_nex
     runner_host_free(h);
 }
 
+static void test_runner_host__after_a_crash_the_spare_takes_the_next_configuration(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    struct runner_host *h = host(0);
+    runner_host_set_spare(h, 1);
+    const char *hp = fake("crash 240 240 64 1\n");
+    CHECK_OK(runner_host_start(h));
+    usleep(500 * 1000); /* the spare says @ready meanwhile */
+    run_host(&sum, &s, h, hp, 10, 5);
+    CHECK_INT(s.n, ==, 4);
+    CHECK_STR(s.r[1].status, "crashed");
+    CHECK_STR(s.r[2].status, "ok");
+    CHECK_STR(s.r[3].status, "ok");
+    CHECK_INT(runner_host_spares_taken(h), ==, 1);
+    CHECK_INT(distinct_starts(hp), ==, 2); /* the crashed runner, then the spare */
+    /* a spare of the spare was started: a second crash is taken over too */
+    usleep(500 * 1000);
+    run_host(&sum, &s, h, fake("crash 240 240 64 1\n"), 10, 5);
+    CHECK_STR(s.r[2].status, "ok");
+    CHECK_INT(runner_host_spares_taken(h), ==, 2);
+    runner_host_free(h);
+}
+
 static void test_runner_host__hang_is_killed_and_recorded_as_timeout(void)
 {
     struct runner_summary sum;
@@ -639,6 +663,7 @@ int main(void)
     TEST_RUN(test_runner__parses_result_lines_and_ignores_noise);
     TEST_RUN(test_runner_host__kernels_run_one_after_another_in_one_process);
     TEST_RUN(test_runner_host__crash_kills_the_runner_and_a_new_one_takes_the_next);
+    TEST_RUN(test_runner_host__after_a_crash_the_spare_takes_the_next_configuration);
     TEST_RUN(test_runner_host__hang_is_killed_and_recorded_as_timeout);
     TEST_RUN(test_runner_host__sticky_error_ends_the_runner_and_the_kernel_goes_on);
     TEST_RUN(test_runner_host__a_shape_that_fails_stickily_is_skipped_at_larger_sizes);
