@@ -9,8 +9,8 @@ content, so copies would count once). The mix, by index i (deterministic, no ran
   - 2D kernels over width x height (every 5th): out[y*w+x] = g(in[...]);
   - faulting kernels (every 10th, offset 3): a store through a wild pointer: illegal address at
     every size, in every binding (each probe run of it is a fault: the fault-cost figure);
-  - slow kernels (every 20th, offset 7): a per-thread loop to n, seconds at 2024x2024 (area
-    binding), milliseconds with the side binding (n = 2024);
+  - slow kernels (every 20th, offset 7): a per-thread loop to n / 64, about a second or more
+    at 2024x2024 (area binding), microseconds with the side binding (n = 2024);
   - printing kernels (every 25th, offset 11): printf from thread 0.
   - a block-limited kernel (index 1 only): faults when blockDim.x > 256, so it probes clean
     (the probe's blocks are 256x1 and 16x16) and faults in tune at every larger 1D shape: the
@@ -47,7 +47,7 @@ def kernel(i):
                 "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
                 "    if (i >= n)\n        return;\n"
                 "    float acc = 0.0f;\n"
-                "    for (int k = 0; k < n; k++)\n"
+                "    for (int k = 0; k < n / 64; k++)\n"
                 "        acc = acc * %.4ff + x[(i + k) %% n];\n"
                 "    y[i] = acc + %.4ff;\n}\n" % (i, 0.5 + (i % 7) * 0.01, b))
     if i % 25 == 11:

@@ -81,11 +81,12 @@ struct runner_options {
     int nskips;
     int samples;                   /* the harness's samples and the timing core's budget per */
     double budget_s;               /* configuration (LSCAT_TIMING_BUDGET_S), for deadlines */
+    int no_deadline_plan;          /* 1: every configuration gets config_timeout_s (before) */
 };
 #define RUNNER_OPTIONS_INIT { .harness = NULL, .extra_args = NULL, .env = NULL, .device = 0, \
     .config_timeout_s = 30.0, .startup_s = 10.0, .max_failures = 5, .want_occupancy = 0, \
     .stop = NULL, .prestarted = NULL, .host = NULL, .harness_so = NULL, .skips = NULL, \
-    .nskips = 0, .samples = 10, .budget_s = 0 }
+    .nskips = 0, .samples = 10, .budget_s = 0, .no_deadline_plan = 0 }
 
 struct runner_summary {
     int results;       /* configurations reported (any status) */
@@ -105,7 +106,7 @@ struct runner_summary {
     double slow_area, slow_ns;
     int budget_cut;        /* ok configurations whose samples the time budget cut */
     int deadline_extended; /* configurations given more than config_timeout_s */
-    int samples;           /* --samples (for the plan; 0 = 10) */
+    int samples;           /* --samples (for the plan; 0 = 10; < 0: no plan) */
     double budget_s;       /* --config-budget (for the plan; 0 = none) */
 };
 

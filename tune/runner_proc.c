@@ -319,7 +319,7 @@ static void slow_learn(struct runner_summary *out, const struct tune_result *r)
 double runner_config_timeout(struct runner_summary *out, const struct tune_config *next,
                              double timeout_s)
 {
-    if (!next || out->slow_ns <= 0)
+    if (!next || out->slow_ns <= 0 || out->samples < 0)
         return timeout_s;
     /* Work per thread may grow with the size too (loops to n): extrapolate quadratically in
      * the area, on the safe side; the estimate only sets the deadline, never a result. */

@@ -26,11 +26,17 @@
  * Only other bindings are passed, so harnesses generated before bindings existed still run. */
 #define DEFAULT_BINDING "area"
 
-/* LSCAT_TUNE_SPARE_RUNNER=0: no spare runner (scripts/device-probe.sh measures both). */
+/* LSCAT_TUNE_SPARE_RUNNER=0 (no spare runner), LSCAT_TUNE_DEADLINE_PLAN=0 (every
+ * configuration gets --timeout): the behaviour before, for scripts/device-probe.sh. */
+static int env_is_0(const char *name)
+{
+    const char *e = getenv(name);
+    return e && !strcmp(e, "0");
+}
+
 static int spare_off(void)
 {
-    const char *e = getenv("LSCAT_TUNE_SPARE_RUNNER");
-    return e && !strcmp(e, "0");
+    return env_is_0("LSCAT_TUNE_SPARE_RUNNER");
 }
 
 /* ------------------------------------------------------------------ recording */
@@ -316,6 +322,7 @@ static int prep_init(struct prep *p, struct sweep_worker *w, const struct plan_i
     ro.device = 0; /* CUDA_VISIBLE_DEVICES names exactly this GPU */
     ro.config_timeout_s = o->config_timeout_s;
     ro.samples = o->samples;
+    ro.no_deadline_plan = env_is_0("LSCAT_TUNE_DEADLINE_PLAN");
     ro.budget_s = o->config_budget_s;
     ro.startup_s = o->startup_s;
     ro.max_failures = o->max_failures;
