@@ -14,12 +14,13 @@
 # sample budget, no deadline plan) and the new way.
 #   here:        scripts/device-probe.sh prepare [N]     (writes .dev/probe-work; build/ needed)
 #   on the GPU:  scripts/device-probe.sh run OUT_DIR     (carry build/bin and .dev/probe-work)
+# PROBE_EXTRA adds execute options (a dry run without a GPU: --probe-anyway).
 # Under 8 minutes on an H200 node with 16 cores (caps below); the summary is printed last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 export LSCAT_BIN=$ROOT/build/bin PATH="$ROOT/build/bin:$PATH" LSCAT_NO_PROGRESS=1 LSCAT_SHARE_DIR=$ROOT
-SRC=$ROOT/.dev/probe-work
+SRC=${PROBE_WORK:-$ROOT/.dev/probe-work}   # PROBE_WORK: elsewhere (a dry run)
 case "${1:-}" in
 prepare)
     N=${2:-200}
@@ -55,7 +56,8 @@ probe_run() {
     local w=$BASE/$name
     cp -a "$BASE/w0" "$w"
     local t1; t1=$(now)
-    timeout -s TERM "$cap" lscat --work "$w" execute -j "$JOBS" --arch sm_90 "$@" \
+    # shellcheck disable=SC2086
+    timeout -s TERM "$cap" lscat --work "$w" execute -j "$JOBS" --arch sm_90 ${PROBE_EXTRA:-} "$@" \
         > "$OUT/execute-$name.log" 2>&1
     local rc=$? wall; wall=$(python3 -c "print('%.2f' % ($(now) - $t1))")
     python3 - "$w/lscat.db" "$name" "$wall" "$rc" "$*" <<'PY' | tee -a "$S"
@@ -75,9 +77,9 @@ for outcome, n, mean, mx, runs in q("SELECT outcome, count(*), avg(probe_s), max
           % (outcome, n, mean, mx, runs, mean / runs if runs else 0))
 PY
 }
-probe_run old4 150 --probe-jobs 4 --no-probe-runner
-probe_run new4 100 --probe-jobs 4
-probe_run new8 100 --probe-jobs 8
+probe_run old4 120 --probe-jobs 4 --no-probe-runner
+probe_run new4 90 --probe-jobs 4
+probe_run new8 90 --probe-jobs 8
 [ "${PROBE_OLD8:-0}" = 1 ] && probe_run old8 150 --probe-jobs 8 --no-probe-runner
 
 # Tune's fault cost: the block-limited kernel (12 faulting shapes at 240x240, skipped above)
