@@ -133,6 +133,9 @@ static void help(void)
            "and 16x16x1; a 2D kernel (params is2d) gets 16x16x1 only, as its fixed shared\n"
            "tiles overflow with 1D blocks (tune skips those). A 2D kernel probed before that\n"
            "rule whose verdict it could change is probed again.\n"
+           "Each probe worker runs the harness.so files in a long-lived lscat-runner in the\n"
+           "sandbox (its own uid; context made once) with a spare that takes over after a\n"
+           "fault, crash or timeout; --no-probe-runner: a process per probe run.\n"
            "Without a device it builds and repairs and says that probing needs one.\n"
            "Declarations and headers a kernel lacks are pulled from its repository through\n"
            "lscat-isolate's libclang service ('lscat isolate resolve --serve', started once,\n"
@@ -140,8 +143,9 @@ static void help(void)
            "through a textual search (fixes say '(isolate)' or '(text)').\n"
            "Environment: LSCAT_SHARE_DIR (where tune/timing.cu lives), CUDA_HOME,\n"
            "LSCAT_SANDBOX=fallback|none (weaker sandbox, for tests), LSCAT_BIN (where to find\n"
-           "lscat-isolate; default: beside this program, then PATH), LSCAT_RESOLVE_TIMEOUT_S\n"
-           "(per resolver request, default 120). See docs/execute.md.\n\n"
+           "lscat-isolate and lscat-runner; default: beside this program, then PATH),\n"
+           "LSCAT_RUNNER (the probe runner), LSCAT_PROBE_RUNNER=0 (as --no-probe-runner),\n"
+           "LSCAT_RESOLVE_TIMEOUT_S (per resolver request, default 120). See docs/execute.md.\n\n"
            "Options:\n", usage);
     cli_print_options(stdout, opts);
     cli_print_common_help(stdout);

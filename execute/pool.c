@@ -363,8 +363,9 @@ static int start(pthread_t *t, struct worker *w, struct stage *g, int n, int fir
     *(probe ? &g->probers : &g->builders) = n;
     pthread_mutex_unlock(&g->lock);
     for (int i = 0; i < n; i++) {
-        /* a probe worker takes two slots: its runner's uid and the spare's */
-        w[i] = (struct worker){ g, first + (probe ? 2 * i : i), probe, NULL };
+        /* with probe runners a probe worker takes two slots: its runner's uid and the spare's */
+        int step = probe && g->runner_program ? 2 : 1;
+        w[i] = (struct worker){ g, first + step * i, probe, NULL };
         if (pthread_create(&t[i], NULL, pool_worker, &w[i]) != 0)
             break;
         started++;
