@@ -264,6 +264,42 @@ static void report_bodiless(struct ctx *x)
     }
 }
 
+/* Does clang's message say a name is not declared (what a missing header leaves behind)? */
+static int says_undeclared(const char *msg)
+{
+    static const char *const kinds[] = { "undeclared identifier", "unknown type name",
+                                         "no template named", "no type named", "no member named",
+                                         "undeclared function", NULL };
+    for (const char *const *k = kinds; *k; k++)
+        if (strstr(msg, *k))
+            return 1;
+    return 0;
+}
+
+/* Keep what error `d` says when it matters to a kernel's closure: the header a "file not
+ * found" names, or where in the tree a name is undeclared. */
+static void note_lack(struct ctx *x, CXDiagnostic d)
+{
+    CXString s = clang_getDiagnosticSpelling(d);
+    const char *msg = clang_getCString(s) ? clang_getCString(s) : "";
+    const char *q = strchr(msg, '\''), *q2 = q ? strchr(q + 1, '\'') : NULL;
+    if (strstr(msg, "file not found") && q && q2) {
+        char *name = xstrndup(q, (size_t)(q2 - q) + 1);
+        if (!strstr(x->missing.data ? x->missing.data : "", name))
+            buf_addf(&x->missing, "%s%s", x->missing.len ? ", " : "", name);
+        free(name);
+    } else if (says_undeclared(msg)) {
+        CXFile f = NULL;
+        unsigned l, col, off;
+        clang_getExpansionLocation(clang_getDiagnosticLocation(d), &f, &l, &col, &off);
+        if (f && extract_in_tree(x, f)) {
+            XGROW(x->lacks, x->nlacks + 1, x->lacks_cap);
+            x->lacks[x->nlacks++] = (struct lack){ f, off, xstrndup(msg, 200) };
+        }
+    }
+    clang_disposeString(s);
+}
+
 /* "tu" record: error count and the first error, with paths relative to the tree. */
 static void report_diagnostics(struct ctx *x, double parse_s)
 {
@@ -272,6 +308,7 @@ static void report_diagnostics(struct ctx *x, double parse_s)
     for (unsigned i = 0; i < n; i++) {
         CXDiagnostic d = clang_getDiagnostic(x->tu, i);
         if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error) {
+            note_lack(x, d);
             CXString s = clang_formatDiagnostic(d, CXDiagnostic_DisplaySourceLocation);
             const char *msg = clang_getCString(s);
             if (msg && strstr(msg, "file not found"))
@@ -317,6 +354,10 @@ static void ctx_release(struct ctx *x)
     free(x->inc_to);
     free(x->kernels);
     free(x->kernel_decls);
+    for (size_t i = 0; i < x->nlacks; i++)
+        free(x->lacks[i].what);
+    free(x->lacks);
+    buf_release(&x->missing);
 }
 
 /* Without a CUDA toolkit (a CI machine), the CUDA keywords come from these definitions so that
@@ -367,7 +408,7 @@ static int parse_tu(struct ctx *x, CXIndex index, const struct extract_options *
     args[na++] = "-nocudalib";
     args[na++] = "-std=c++17";
     args[na++] = "-w";
-    args[na++] = "-ferror-limit=50";
+    args[na++] = "-ferror-limit=1000"; /* a kernel after the limit cannot be judged (emit.c) */
     args[na++] = "-fbracket-depth=512";
     args[na++] = "-fgpu-rdc"; /* device-side launches (dynamic parallelism) parse, so a parent
                                  kernel's closure includes the kernels it launches */
@@ -422,7 +463,7 @@ static void collect(struct ctx *x)
 
 int extract_file(struct buf *out, const struct extract_options *o)
 {
-    struct ctx x = { .o = o, .root_len = strlen(o->root), .out = out };
+    struct ctx x = { .o = o, .root_len = strlen(o->root), .out = out, .missing = BUF_INIT };
     CXIndex index = clang_createIndex(0, 0);
     double parse_s = 0;
     int rc = parse_tu(&x, index, o, &parse_s);
@@ -463,6 +504,7 @@ int extract_tu_parse(struct extract_tu **out, const struct extract_options *o)
     buf_init(&t->notes, 0);
     t->x.o = &t->o;
     t->x.root_len = strlen(o->root);
+    buf_init(&t->x.missing, 0);
     t->x.out = &t->notes;
     t->index = clang_createIndex(0, 0);
     int rc = parse_tu(&t->x, t->index, o, &parse_s);

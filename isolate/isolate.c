@@ -26,11 +26,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ISOLATE_VERSION "6" /* 3: closures bring function template specialisations; 4: a
+#define ISOLATE_VERSION "7" /* 3: closures bring function template specialisations; 4: a
                               * named matrix's dimension (wA, hB, nA) keeps its role; 5: whole
                               * conditional blocks, toolkit headers first, OpenMP/MPI/compat
                               * fallbacks; 6: the kernel's indexing (grids, planned shapes),
-                              * block-size roles, the output check */
+                              * block-size roles, the output check; 7: a kernel needing what
+                              * a missing header declares is left out, recorded */
 
 extern const char harness_body_text[];
 

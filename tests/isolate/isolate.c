@@ -291,6 +291,40 @@ static void test_extract__a_trees_own_cuda_h_does_not_hide_the_toolkits(void)
     free(root);
 }
 
+static void test_extract__a_missing_header_costs_only_the_kernels_that_use_what_it_declares(void)
+{
+    char *root = realpath(test_tmpdir(), NULL);
+    struct buf out = BUF_INIT;
+    extract_src(&out, root, "mixed.cu",
+                "#include <Python.h>\n#include <windows.h>\n#include \"gone_helpers.h\"\n"
+                "struct Pair { gone_real_t a, b; };\n"
+                "__global__ void uses_macro(float *x, int n)\n"
+                "{ int i = threadIdx.x; if (i < n) x[i] = GONE_SCALE * x[i]; }\n"
+                "__device__ float sq(float v) { return v * v; }\n"
+                "__global__ void uses_type(Pair *p) { p[threadIdx.x].a = 0; }\n"
+                "__global__ void complete(float *x, int n)\n"
+                "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = sq(x[i]); }\n"
+                "static PyObject *wrap(PyObject *self, PyObject *args) { return Py_None; }\n"
+                "DWORD WINAPI worker(LPVOID arg) { return 0; }\n", NULL, 0);
+    struct buf kernels = BUF_INIT, notes = BUF_INIT; /* one pass: record_next splits `out` */
+    size_t pos = 0;
+    struct record r;
+    while (record_next(&r, out.data, out.len, &pos) == 1)
+        if (strcmp(r.type, "kernel") == 0)
+            buf_addf(&kernels, "%s ", record_str(&r, "name"));
+        else if (strcmp(r.type, "note") == 0 && strcmp(record_str(&r, "class"), "kernel_missing_header") == 0)
+            buf_addf(&notes, "%s\n", record_str(&r, "message"));
+    CHECK_STR(kernels.data, "complete "); /* host code's missing headers cost no kernel */
+    CHECK_CONTAINS(notes.data, "kernel 'uses_macro' needs what a missing header declares "
+                               "(use of undeclared identifier 'GONE_SCALE'");
+    CHECK_CONTAINS(notes.data, "'gone_helpers.h'");
+    CHECK_CONTAINS(notes.data, "kernel 'uses_type'"); /* through its struct */
+    buf_release(&kernels);
+    buf_release(&notes);
+    buf_release(&out);
+    free(root);
+}
+
 static void test_sysinc__finds_openmp_and_lscats_own_helper_headers(void)
 {
     struct sysinc si;
@@ -349,6 +383,7 @@ int main(void)
     TEST_RUN(test_srctext__rewrites_invalid_utf8_keeping_literal_values);
     TEST_RUN(test_srctext__widens_an_extent_to_whole_conditional_blocks);
     TEST_RUN(test_extract__a_trees_own_cuda_h_does_not_hide_the_toolkits);
+    TEST_RUN(test_extract__a_missing_header_costs_only_the_kernels_that_use_what_it_declares);
     TEST_RUN(test_sysinc__finds_openmp_and_lscats_own_helper_headers);
     TEST_RUN(test_extract__keeps_a_conditional_block_around_a_declaration_whole);
     TEST_RUN(test_srctext__refuses_includes_leaving_the_tree);
