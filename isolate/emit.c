@@ -225,14 +225,16 @@ void emit_kernel(struct ctx *x, CXCursor k)
     struct closure cl;
     struct kparams kp = KPARAMS_INIT;
     struct buf src = BUF_INIT;
+    char *qname = NULL, *call = NULL;
     closure_init(&cl, x, NULL);
     closure_push_decl(&cl, k);
+    kparams_collect(&kp, k);
+    tinst_from_calls(&kp.tparams, x, k, &cl);
     closure_complete(&cl);
     const struct lack *lack = closure_lack(&cl);
     if (lack) {
         note_lacking(x, k, lack);
-        closure_release(&cl);
-        return;
+        goto done;
     }
     emit_source(&src, &cl);
     struct buf clean = BUF_INIT;
@@ -246,12 +248,12 @@ void emit_kernel(struct ctx *x, CXCursor k)
     }
     buf_release(&src);
     src = clean;
-    kparams_collect(&kp, k);
     CXFile f = NULL;
     unsigned a, e, line = 0;
     (void)extract_extent(k, &f, &a, &e);
     extract_location_file(k, &line);
-    char *qname = kparams_qualified_name(k, 0), *call = kparams_qualified_name(k, 1);
+    qname = kparams_qualified_name(k, 0);
+    call = kparams_qualified_name(k, 1);
     if (kp.unsupported) {
         char *m = xasprintf("%s:%u: kernel '%s' has template parameters lscat cannot instantiate "
                             "(template template, non-integral or pack); skipped",

@@ -390,6 +390,25 @@ static int shadows_toolkit(const char *dir, const char *cuda_home)
     return hit;
 }
 
+/* "-target-sdk-version=13.0" from the toolkit's cuda.h (CUDA_VERSION 13000), or NULL. clang
+ * does not know CUDA 13 and then assumes an old one, whose kernel launches call
+ * cudaConfigureCall: every `k<<<g, b>>>(...)` of host code was an error and left out of the
+ * AST, so call sites could not say how a kernel template is instantiated (tinst.c). */
+static char *sdk_version_arg(const char *cuda_home)
+{
+    char *path = xasprintf("%s/include/cuda.h", cuda_home), *arg = NULL;
+    struct buf b = BUF_INIT;
+    const char *p = NULL;
+    if (buf_read_file(&b, path) == 0 && (p = strstr(b.data, "#define CUDA_VERSION ")) != NULL) {
+        long v = strtol(p + 21, NULL, 10);
+        if (v >= 9020)
+            arg = xasprintf("-target-sdk-version=%ld.%ld", v / 1000, v % 1000 / 10);
+    }
+    buf_release(&b);
+    free(path);
+    return arg;
+}
+
 /* Parse o->file into x->tu with isolate's arguments (CUDA, the tree's -I folders, refused
  * includes as empty files). `*parse_s` gets the parse time. Returns 0 or LSCAT_ERR. */
 static int parse_tu(struct ctx *x, CXIndex index, const struct extract_options *o,
@@ -415,6 +434,11 @@ static int parse_tu(struct ctx *x, CXIndex index, const struct extract_options *
     if (fs_is_dir(cccl)) { /* CUDA 13 keeps cub/thrust/libcu++ there; nvcc adds it itself */
         args[na++] = "-isystem";
         args[na++] = cccl;
+    }
+    char *sdk = sdk_version_arg(o->cuda_home);
+    if (sdk) {
+        args[na++] = "-Xclang";
+        args[na++] = sdk;
     }
     if (!fs_exists(cuda_rt)) { /* no CUDA headers: clang's CUDA mode without them (CI) */
         args[na++] = "-nocudainc";
@@ -450,6 +474,7 @@ done:
     free(cuda_path);
     free(cccl);
     free(cuda_rt);
+    free(sdk);
     free(args);
     return rc;
 }

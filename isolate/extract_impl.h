@@ -123,6 +123,13 @@ void closure_use_macro(struct closure *cl, int mi);
 /* Close what was pushed: declarations, specialisations, using-directives and macros. */
 void closure_complete(struct closure *cl);
 
+/* ---- tinst.c: template arguments from the tree's own call sites */
+
+/* Kernel template k: where the tree calls or launches a specialisation with concrete
+ * arguments, rewrite `tparams` ("kind name value" lines, isolate/kparams.h) with its class
+ * types (pushed into cl) and values; block sizes and arithmetic types stay. 1 when changed. */
+int tinst_from_calls(struct buf *tparams, struct ctx *x, CXCursor k, struct closure *cl);
+
 /* ---- emit.c: the closure as source text */
 
 /* Append the closure's source to b: system includes, macros, then declarations in

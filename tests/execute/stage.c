@@ -26,7 +26,7 @@ static const char *const fixtures[] = {
     "undeclared_add_header", "undeclared_pull_decl", "unknown_type_pull", "no_matching_overload",
     "template_defaults", "incomplete_type", "redefinition", "removed_cuda_api",
     "host_from_device", "drop_host_code", "link_error", "other", "evil_socket", "evil_write",
-    "evil_forkbomb", "dynamic_parallelism", NULL,
+    "evil_forkbomb", "dynamic_parallelism", "missing_header_compat", "shadowed_toolkit", NULL,
 };
 
 static struct fixture_env env;
@@ -63,9 +63,9 @@ static void test_execute__builds_all_fixtures_and_records_failures(void)
     o.probe = EXECUTE_PROBE_NEVER;
     CHECK_OK(execute_run(&first, env.s, env.work, &o, env.run_id));
     ready = 1;
-    CHECK_INT(first.kernels, ==, 20);
+    CHECK_INT(first.kernels, ==, 22);
     CHECK_INT(first.build_failed, ==, 4); /* no_matching_overload, incomplete, link, other */
-    CHECK_INT(first.built_first_try + first.built_after_repair, ==, 16);
+    CHECK_INT(first.built_first_try + first.built_after_repair, ==, 18);
     int64_t n = 0;
     CHECK_OK(store_query_int(&n, env.s, "SELECT count(*) FROM failures WHERE stage = 'execute'",
                              ""));
@@ -134,9 +134,30 @@ static void test_execute__builds_a_clean_kernel_first_try_with_ptxas_resources(v
     free(kst);
 }
 
-static void test_execute__shims_a_cuda_samples_helper_header(void)
+static void test_execute__shims_an_old_cuda_samples_helper_header(void)
 {
-    check_build("missing_header_shim", "ok", "missing_header", "shim_header:helper_cuda.h", NULL);
+    check_build("missing_header_shim", "ok", "missing_header", "shim_header:cutil_inline.h", NULL);
+}
+static void test_execute__gives_the_samples_helper_headers_from_lscats_compat_set(void)
+{
+    check_build("missing_header_compat", "ok", "missing_header",
+                "compat_header:../../common/inc/helper_cuda.h", NULL);
+    check_build("missing_header_compat", "ok", "missing_header", "compat_header:helper_timer.h",
+                NULL);
+}
+static void test_execute__a_repositorys_own_cuda_h_never_hides_the_toolkits(void)
+{
+    check_build("shadowed_toolkit", "ok", "missing_header", "pull_header:shadow_defs.h", NULL);
+    char *bin = NULL;
+    CHECK_OK(store_query_text(&bin, env.s, "SELECT binary_path FROM builds WHERE kernel_id = ?",
+                              "t", id_of("shadowed_toolkit")));
+    char *log = xasprintf("%s/%.*s/build-2.log", env.work, (int)(strrchr(bin, '/') - bin), bin);
+    struct buf b = BUF_INIT;
+    CHECK_OK(buf_read_file(&b, log));
+    CHECK_CONTAINS(b.data, "-isystem"); /* the pulled headers' folder: after the toolkit's */
+    buf_release(&b);
+    free(log);
+    free(bin);
 }
 static void test_execute__pulls_a_missing_header_from_the_repository(void)
 {
@@ -623,7 +644,9 @@ int main(void)
     have_nvcc = fixture_have_nvcc();
     TEST_RUN(test_execute__builds_all_fixtures_and_records_failures);
     TEST_RUN(test_execute__builds_a_clean_kernel_first_try_with_ptxas_resources);
-    TEST_RUN(test_execute__shims_a_cuda_samples_helper_header);
+    TEST_RUN(test_execute__shims_an_old_cuda_samples_helper_header);
+    TEST_RUN(test_execute__gives_the_samples_helper_headers_from_lscats_compat_set);
+    TEST_RUN(test_execute__a_repositorys_own_cuda_h_never_hides_the_toolkits);
     TEST_RUN(test_execute__pulls_a_missing_header_from_the_repository);
     TEST_RUN(test_execute__drops_an_include_found_nowhere);
     TEST_RUN(test_execute__adds_standard_headers_for_undeclared_names);

@@ -325,6 +325,46 @@ static void test_extract__a_missing_header_costs_only_the_kernels_that_use_what_
     free(root);
 }
 
+/* "name tparams" of every kernel record, one per line. */
+static void kernel_tparams(struct buf *list, struct buf *out)
+{
+    size_t pos = 0;
+    struct record r;
+    while (record_next(&r, out->data, out->len, &pos) == 1)
+        if (strcmp(r.type, "kernel") == 0)
+            buf_addf(list, "%s: %s|%s\n", record_str(&r, "name"), record_str(&r, "tparams"),
+                     record_str(&r, "source"));
+}
+
+static void test_extract__instantiates_a_functor_template_from_the_trees_call_sites(void)
+{
+    char *root = realpath(test_tmpdir(), NULL);
+    struct buf out = BUF_INIT, list = BUF_INIT;
+    extract_src(&out, root, "f.cu",
+                "struct AddOne { __device__ float operator()(float v) const { return v + 1; } };\n"
+                "template <class Op> __global__ void apply(float *x, int n, Op op)\n"
+                "{ int i = threadIdx.x; if (i < n) x[i] = op(x[i]); }\n"
+                "template <int BLOCK, int ITEMS> __global__ void tiled(float *x, int n)\n"
+                "{ __shared__ float s[BLOCK * ITEMS / 2]; s[threadIdx.x % 2] = x[0];\n"
+                "  x[threadIdx.x] = s[0] / (ITEMS / 2); }\n"
+                "template <class T> __global__ void plain(T *x) { x[threadIdx.x] = 0; }\n"
+                "void host(float *x, int n)\n"
+                "{ apply<<<(n + 255) / 256, 256>>>(x, n, AddOne());\n"
+                "  tiled<256, 4><<<1, 256>>>(x, n); plain<<<1, 32>>>((double *)x); }\n", NULL, 0);
+    kernel_tparams(&list, &out);
+    const char *cuda = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
+    char *rt = fs_join(cuda, "include/cuda.h");
+    if (fs_exists(rt)) { /* launches parse only with the toolkit's headers */
+        CHECK_CONTAINS(list.data, "apply: type Op AddOne\n|struct AddOne"); /* the functor joins */
+        CHECK_CONTAINS(list.data, "tiled: block BLOCK BX\nvalue ITEMS 4\n|");
+    }
+    CHECK_CONTAINS(list.data, "plain: type T float\n|"); /* an arithmetic type keeps float */
+    free(rt);
+    buf_release(&list);
+    buf_release(&out);
+    free(root);
+}
+
 static void test_sysinc__finds_openmp_and_lscats_own_helper_headers(void)
 {
     struct sysinc si;
@@ -384,6 +424,7 @@ int main(void)
     TEST_RUN(test_srctext__widens_an_extent_to_whole_conditional_blocks);
     TEST_RUN(test_extract__a_trees_own_cuda_h_does_not_hide_the_toolkits);
     TEST_RUN(test_extract__a_missing_header_costs_only_the_kernels_that_use_what_it_declares);
+    TEST_RUN(test_extract__instantiates_a_functor_template_from_the_trees_call_sites);
     TEST_RUN(test_sysinc__finds_openmp_and_lscats_own_helper_headers);
     TEST_RUN(test_extract__keeps_a_conditional_block_around_a_declaration_whole);
     TEST_RUN(test_srctext__refuses_includes_leaving_the_tree);
