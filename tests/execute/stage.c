@@ -140,10 +140,9 @@ static void test_execute__shims_an_old_cuda_samples_helper_header(void)
 }
 static void test_execute__gives_the_samples_helper_headers_from_lscats_compat_set(void)
 {
+    /* helper_timer.h, included too, comes with the set: one repair round */
     check_build("missing_header_compat", "ok", "missing_header",
-                "compat_header:../../common/inc/helper_cuda.h", NULL);
-    check_build("missing_header_compat", "ok", "missing_header", "compat_header:helper_timer.h",
-                NULL);
+                "[\"compat_header:../../common/inc/helper_cuda.h\"]", NULL);
 }
 static void test_execute__a_repositorys_own_cuda_h_never_hides_the_toolkits(void)
 {
