@@ -19,8 +19,9 @@ struct call_find {
     int found, done;   /* done: one with every argument concrete */
 };
 
-/* A type a harness can name at file scope: a class (or enum) not local to a function, not in
- * an anonymous namespace, spelled without spaces once ", " is written ",". NULL otherwise. */
+/* A type a harness can name at file scope: a class not local to a function, spelled without
+ * spaces once ", " is written "," ("Traits<float,8>"); "(anonymous namespace)::" is left out
+ * (the harness includes kernel.cu: one translation unit). NULL otherwise. */
 static char *nameable_type(CXType t)
 {
     CXType c = clang_getCanonicalType(t);
@@ -32,16 +33,19 @@ static char *nameable_type(CXType t)
         enum CXCursorKind k = clang_getCursorKind(p);
         if (k != CXCursor_Namespace && k != CXCursor_StructDecl && k != CXCursor_ClassDecl)
             return NULL; /* local to a function: no name outside it */
-        if (k == CXCursor_Namespace && clang_Cursor_isAnonymous(p))
-            return NULL;
     }
     CXString s = clang_getTypeSpelling(c);
     const char *sp = clang_getCString(s) ? clang_getCString(s) : "";
     struct buf b = BUF_INIT;
+    static const char anon[] = "(anonymous namespace)::";
     for (const char *q = sp; *q; q++) {
+        if (strncmp(q, anon, sizeof anon - 1) == 0) {
+            q += sizeof anon - 2;
+            continue;
+        }
+        buf_addch(&b, *q);
         if (q[0] == ',' && q[1] == ' ')
             q++;
-        buf_addch(&b, q[0] == ',' ? ',' : *q);
     }
     clang_disposeString(s);
     if (!b.len || strchr(b.data, ' ') || strstr(b.data, "(anonymous") || strstr(b.data, "(lambda") ||

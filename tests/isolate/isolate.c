@@ -348,15 +348,23 @@ static void test_extract__instantiates_a_functor_template_from_the_trees_call_si
                 "{ __shared__ float s[BLOCK * ITEMS / 2]; s[threadIdx.x % 2] = x[0];\n"
                 "  x[threadIdx.x] = s[0] / (ITEMS / 2); }\n"
                 "template <class T> __global__ void plain(T *x) { x[threadIdx.x] = 0; }\n"
+                "template <class T, int N> struct Traits { typedef T value_type; enum { items = N }; };\n"
+                "template <class TR> __global__ void scan(typename TR::value_type *x)\n"
+                "{ __shared__ typename TR::value_type s[TR::items]; s[0] = x[0]; x[1] = s[0]; }\n"
+                "namespace { struct Hidden { __device__ float operator()(float a) const { return a; } }; }\n"
+                "template <class Op> __global__ void hid(float *x, Op op) { x[0] = op(x[0]); }\n"
                 "void host(float *x, int n)\n"
                 "{ apply<<<(n + 255) / 256, 256>>>(x, n, AddOne());\n"
-                "  tiled<256, 4><<<1, 256>>>(x, n); plain<<<1, 32>>>((double *)x); }\n", NULL, 0);
+                "  tiled<256, 4><<<1, 256>>>(x, n); plain<<<1, 32>>>((double *)x);\n"
+                "  scan<Traits<float, 8> ><<<1, 32>>>(x); hid<<<1, 1>>>(x, Hidden()); }\n", NULL, 0);
     kernel_tparams(&list, &out);
     const char *cuda = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
     char *rt = fs_join(cuda, "include/cuda.h");
     if (fs_exists(rt)) { /* launches parse only with the toolkit's headers */
         CHECK_CONTAINS(list.data, "apply: type Op AddOne\n|struct AddOne"); /* the functor joins */
         CHECK_CONTAINS(list.data, "tiled: block BLOCK BX\nvalue ITEMS 4\n|");
+        CHECK_CONTAINS(list.data, "scan: type TR Traits<float,8>\n|template <class T, int N> struct Traits");
+        CHECK_CONTAINS(list.data, "hid: type Op Hidden\n|namespace {\nstruct Hidden");
     }
     CHECK_CONTAINS(list.data, "plain: type T float\n|"); /* an arithmetic type keeps float */
     free(rt);
