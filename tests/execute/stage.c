@@ -250,7 +250,7 @@ static void test_execute__a_second_run_rebuilds_nothing(void)
     CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
     double took = fs_mono_s() - t0;
     CHECK_OK(store_query_int(&after, env.s, "SELECT count(*) FROM build_attempts", ""));
-    CHECK_INT(c.cached, ==, 20);
+    CHECK_INT(c.cached, ==, 22);
     CHECK_INT(c.built_first_try + c.built_after_repair + c.build_failed, ==, 0);
     CHECK_INT(after, ==, before);
     CHECK(took < 10.0); /* nvcc --version only; the bench measures the real number */
@@ -282,12 +282,12 @@ static void test_execute__an_edited_kernel_times_out_then_is_rebuilt(void)
     o.probe = EXECUTE_PROBE_NEVER;
     o.build_timeout_s = 0.05;
     CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
-    CHECK_INT(c.cached, ==, 19);
+    CHECK_INT(c.cached, ==, 21);
     CHECK_INT(c.build_failed, ==, 1);
     check_build("ok", "failed", "timeout", "[]", "timeout");
     o.build_timeout_s = 300; /* a timeout is retried, not cached */
     CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
-    CHECK_INT(c.cached, ==, 19);
+    CHECK_INT(c.cached, ==, 21);
     CHECK_INT(c.built_first_try, ==, 1);
     check_build("ok", "ok", "none", "[]", NULL);
 }
@@ -346,7 +346,7 @@ static void test_execute__sandboxed_probes_stop_misbehaving_host_code_and_go_on(
     o.probe = EXECUTE_PROBE_FORCE;
     o.probe_timeout_s = 3;
     CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
-    CHECK_INT(c.probed, ==, 16);
+    CHECK_INT(c.probed, ==, 18);
     int conn = accept(ls, NULL, NULL);
     close(ls);
     int net_isolated = caps->bwrap || caps->netns; /* GPU probes run without Landlock */
