@@ -224,6 +224,11 @@ int build_env_init(struct build_env *env, const struct build_config *cfg)
         return lscat_error_set("the timing core's sources (tune/timing.cu) were not found "
                                "(set LSCAT_SHARE_DIR to the lscat source tree or "
                                "<prefix>/share/lscat)");
+    env->compat_dir = fs_join(env->share_dir, "isolate/compat");
+    if (!fs_is_dir(env->compat_dir)) {
+        free(env->compat_dir);
+        env->compat_dir = NULL;
+    }
     int rc = nvcc_version(&env->nvcc_version, env->nvcc);
     if (rc == 0)
         rc = arch_flags(env);
@@ -270,6 +275,7 @@ void build_env_release(struct build_env *env)
     free(env->newest_arch);
     free(env->flags_text);
     free(env->share_dir);
+    free(env->compat_dir);
     free(env->core_dir);
     memset(env, 0, sizeof(*env));
 }
@@ -391,8 +397,13 @@ static int compile_once(struct buf *log, int *ok, int *timed_out, const struct a
                         int n)
 {
     const struct build_env *env = a->env;
-    char *incs[4] = { xasprintf("-I%s", env->share_dir), xasprintf("-I%s", a->kernel_dir),
-                      xasprintf("-I%s/include", a->kernel_dir), xasprintf("-I%s/include", a->dir) };
+    /* Headers the repairs brought (the repository's, lscat's compat set) are searched after
+     * the toolkit's: nvcc puts its own include folder as -I after the user's -I folders and
+     * before -isystem ones, so with -isystem cuda.h and cuda_runtime.h stay the toolkit's,
+     * whatever a repository ships; a header found nowhere else is still found there. */
+    char *incs[6] = { xasprintf("-I%s", env->share_dir), xasprintf("-I%s", a->kernel_dir),
+                      xstrdup("-isystem"), xasprintf("%s/include", a->kernel_dir),
+                      xstrdup("-isystem"), xasprintf("%s/include", a->dir) };
     char *objs[2] = { fs_join(env->core_dir, "timing.o"), fs_join(env->core_dir, "stats.o") };
     const char *argv[48];
     int rc = 0, k = 0, nflags = 0;
@@ -405,7 +416,7 @@ static int compile_once(struct buf *log, int *ok, int *timed_out, const struct a
     for (int step = 0; step < 3 && rc == 0 && (step == 0 || *ok); step++) {
         int j = nflags + (a->rdc ? 1 : 0);
         if (step == 0) {
-            for (int i = 0; i < 4; i++)
+            for (int i = 0; i < 6; i++)
                 argv[j++] = incs[i];
             const char *tail[] = { "-Xcompiler", "-fPIC", "-c", "-o", "harness.o", "harness.cu",
                                    NULL };
@@ -442,7 +453,7 @@ static int compile_once(struct buf *log, int *ok, int *timed_out, const struct a
         rc = fs_write_atomic(logp, log->data, log->len);
         free(logp);
     }
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 6; i++)
         free(incs[i]);
     free(objs[0]);
     free(objs[1]);
@@ -509,7 +520,8 @@ static int attempt(struct build_result *out, struct buf *src, struct attempt_ctx
     out->final_class = at->cls;
     if (n < a->env->max_attempts && at->cls != CLASS_NONE && at->cls != CLASS_TIMEOUT) {
         char *inc = xasprintf("%s/include", a->dir);
-        struct repair_input in = { &diags, "kernel.cu", repo_root, a->env->resolver, inc };
+        struct repair_input in = { &diags, "kernel.cu", repo_root, a->env->resolver, inc,
+                                   a->env->compat_dir };
         int applied = repair_apply(src, &fixes, &in);
         if (!a->rdc && wants_rdc(&diags)) {
             a->rdc = 1;

@@ -12,7 +12,8 @@
 static const char *const class_names[CLASS_COUNT] = {
     "none", "missing_header", "undeclared_identifier", "unknown_type", "no_matching_overload",
     "template", "incomplete_type", "redefinition", "removed_cuda_api", "host_from_device",
-    "link_error", "internal_compiler_error", "timeout", "other",
+    "link_error", "internal_compiler_error", "timeout", "other", "template_functor",
+    "template_value",
 };
 
 const char *classify_name(enum build_class c)
@@ -87,6 +88,11 @@ static enum build_class class_of(const char *msg, char **subject)
             const char *colon = strchr(msg, ':');
             q = xstrndup(msg, colon ? (size_t)(colon - msg) : strlen(msg));
         }
+    } else if (has(msg, "preceding parentheses of apparent call must have")) {
+        c = CLASS_TEMPLATE_FUNCTOR; /* template <class Op> ... op(x) instantiated with float */
+    } else if (has(msg, "zero-sized variable") || has(msg, "division by zero") ||
+               has(msg, "array size must be greater than zero")) {
+        c = CLASS_TEMPLATE_VALUE;   /* a tile count given 1: T s[N / 2] */
     } else if (has(msg, "calling a __host__ function") || has(msg, "is undefined in device code") ||
                has(msg, "calling a constexpr __host__ function")) {
         c = CLASS_HOST_FROM_DEVICE;

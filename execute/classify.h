@@ -21,6 +21,8 @@ enum build_class {
     CLASS_INTERNAL_COMPILER_ERROR,
     CLASS_TIMEOUT,
     CLASS_OTHER,
+    CLASS_TEMPLATE_FUNCTOR,       /* a function-object template parameter given a non-callable */
+    CLASS_TEMPLATE_VALUE,         /* a template value giving a zero-sized array or a division by 0 */
     CLASS_COUNT
 };
 

@@ -119,7 +119,7 @@ static void help(void)
            "sandbox. Failed builds are classified (missing_header, undeclared_identifier,\n"
            "unknown_type, no_matching_overload, template, incomplete_type, redefinition,\n"
            "removed_cuda_api, host_from_device, link_error, internal_compiler_error, timeout,\n"
-           "other) and repaired up to --attempts builds. Every attempt is recorded\n"
+           "template_functor, template_value, other) and repaired up to --attempts builds. Every attempt is recorded\n"
            "(build_attempts; logs under <work>/builds/<key>/). With a CUDA device, each built\n"
            "harness runs once (--probe) in the sandbox: ok, launch_failure,\n"
            "illegal_address, cuda_error, crash or timeout (probes); ok makes it 'runnable'.\n"

@@ -428,7 +428,35 @@ static int copy_header(const char *from, const char *include_dir, const char *na
     return rc;
 }
 
-/* A header that cannot be found: from the repository, a shim, or drop the line. */
+/* lscat's compat set has the header `name` names (its last part): copy the whole set (its
+ * headers include each other) to the include folder, and point the #include line at it when
+ * it climbs out of the folder ("../../common/inc/helper_cuda.h"). 1 when given. */
+static int compat_header(struct buf *src, const struct repair_input *in, const char *name)
+{
+    static const char *const set[] = { "helper_cuda.h", "helper_timer.h", "helper_string.h",
+                                       "helper_functions.h", NULL };
+    const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+    int known = 0, rc = 0;
+    for (int i = 0; set[i]; i++)
+        known |= strcmp(set[i], base) == 0;
+    if (!known || !in->compat_dir || !in->include_dir)
+        return 0;
+    for (int i = 0; set[i] && rc == 0; i++) {
+        char *from = fs_join(in->compat_dir, set[i]);
+        rc = copy_header(from, in->include_dir, set[i]);
+        free(from);
+    }
+    size_t start, end;
+    if (rc == 0 && base != name && include_line(src->data, name, &start, &end) == 0) {
+        char *line = xasprintf("#include \"%s\" /* lscat execute: compat header */\n", base);
+        replace_range(src, start, end, line);
+        free(line);
+    }
+    return rc == 0;
+}
+
+/* A header that cannot be found: from the repository, lscat's compat set, a shim, or drop
+ * the line. */
 static void missing_headers(struct buf *src, struct round *r, const struct repair_input *in)
 {
     for (size_t i = 0; i < in->diags->count; i++) {
@@ -449,6 +477,10 @@ static void missing_headers(struct buf *src, struct round *r, const struct repai
             continue;
         }
         free(path);
+        if (compat_header(src, in, d->subject)) {
+            note(r, "compat_header:%s%s", d->subject, NULL);
+            continue;
+        }
         if (include_line(src->data, d->subject, &start, &end) < 0)
             continue;
         if (is_shimmed(d->subject)) {

@@ -3,7 +3,8 @@
  * standard/CUDA header, rewrite removed warp intrinsics and runtime calls, drop host-only code
  * that leaked into the closure, drop a redefinition of something CUDA now provides, mark a host
  * function called from device code __host__ __device__, give an undeducible template kernel
- * default arguments, shim old CUDA-samples helper headers, and pull a missing declaration,
+ * default arguments, give the CUDA samples' helper headers from lscat's compat set (else a
+ * shim), and pull a missing declaration,
  * macro or header from the kernel's repository through a resolver. docs/execute.md lists them. */
 #ifndef LSCAT_EXECUTE_REPAIR_H
 #define LSCAT_EXECUTE_REPAIR_H
@@ -35,6 +36,9 @@ struct repair_input {
     const char *repo_root;     /* the kernel's repository tree, NULL when unknown */
     const struct repair_resolver *resolver; /* NULL: no repository strategies */
     const char *include_dir;   /* pulled headers are copied here (created when needed) */
+    const char *compat_dir;    /* lscat's stand-ins for the CUDA samples' helper headers
+                                * (isolate/compat/helper_*.h), copied to include_dir when the
+                                * repository lacks one; NULL: none */
 };
 
 /* Apply every strategy the diagnostics call for to `src` (the kernel source). Each fix applied
@@ -47,6 +51,6 @@ int repair_apply(struct buf *src, struct buf *fixes, const struct repair_input *
 const char *repair_header_for(const char *ident);
 
 /* Bumped whenever a strategy changes: part of the build cache key. */
-#define REPAIR_VERSION 5
+#define REPAIR_VERSION 6
 
 #endif

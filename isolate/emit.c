@@ -184,14 +184,58 @@ void emit_source(struct buf *b, struct closure *cl)
     buf_release(&piece);
 }
 
+/* When a header was missing: the first undeclared name inside the closure's units (the kernel
+ * needs what the missing header declares), else NULL (the closure is complete without it). */
+static const struct lack *closure_lack(struct closure *cl)
+{
+    struct ctx *x = cl->x;
+    if (!x->missing.len)
+        return NULL;
+    for (size_t i = 0; i < x->nlacks; i++)
+        for (size_t j = 0; j < cl->nunits; j++) {
+            const struct top_decl *t = &x->tops[cl->units[j]];
+            if (t->file == x->lacks[i].file && t->start <= x->lacks[i].offset &&
+                x->lacks[i].offset <= t->end)
+                return &x->lacks[i];
+        }
+    return NULL;
+}
+
+/* The note of a kernel left out because a missing header declares what it uses. */
+static void note_lacking(struct ctx *x, CXCursor k, const struct lack *l)
+{
+    unsigned line = 0, lline = 0, col, off;
+    CXFile f = extract_location_file(k, &line), lf = NULL;
+    CXSourceLocation at = clang_getLocationForOffset(x->tu, l->file, l->offset);
+    clang_getExpansionLocation(at, &lf, &lline, &col, &off);
+    char *q = kparams_qualified_name(k, 0);
+    char *kf = xstrdup(extract_rel_path(x, f));
+    char *m = xasprintf("%s:%u: kernel '%s' needs what a missing header declares (%s at %s:%u; "
+                        "not found: %s); not isolated: add the header, or its folder, to the tree",
+                        kf, line, q, l->what, extract_rel_path(x, l->file), lline,
+                        x->missing.data);
+    extract_note(x, "kernel_missing_header", m);
+    free(m);
+    free(kf);
+    free(q);
+}
+
 void emit_kernel(struct ctx *x, CXCursor k)
 {
     struct closure cl;
     struct kparams kp = KPARAMS_INIT;
     struct buf src = BUF_INIT;
+    char *qname = NULL, *call = NULL;
     closure_init(&cl, x, NULL);
     closure_push_decl(&cl, k);
+    kparams_collect(&kp, k);
+    tinst_from_calls(&kp.tparams, x, k, &cl);
     closure_complete(&cl);
+    const struct lack *lack = closure_lack(&cl);
+    if (lack) {
+        note_lacking(x, k, lack);
+        goto done;
+    }
     emit_source(&src, &cl);
     struct buf clean = BUF_INIT;
     size_t fixed = srctext_fix_utf8(&clean, src.data, src.len);
@@ -204,12 +248,12 @@ void emit_kernel(struct ctx *x, CXCursor k)
     }
     buf_release(&src);
     src = clean;
-    kparams_collect(&kp, k);
     CXFile f = NULL;
     unsigned a, e, line = 0;
     (void)extract_extent(k, &f, &a, &e);
     extract_location_file(k, &line);
-    char *qname = kparams_qualified_name(k, 0), *call = kparams_qualified_name(k, 1);
+    qname = kparams_qualified_name(k, 0);
+    call = kparams_qualified_name(k, 1);
     if (kp.unsupported) {
         char *m = xasprintf("%s:%u: kernel '%s' has template parameters lscat cannot instantiate "
                             "(template template, non-integral or pack); skipped",

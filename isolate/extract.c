@@ -264,6 +264,42 @@ static void report_bodiless(struct ctx *x)
     }
 }
 
+/* Does clang's message say a name is not declared (what a missing header leaves behind)? */
+static int says_undeclared(const char *msg)
+{
+    static const char *const kinds[] = { "undeclared identifier", "unknown type name",
+                                         "no template named", "no type named", "no member named",
+                                         "undeclared function", NULL };
+    for (const char *const *k = kinds; *k; k++)
+        if (strstr(msg, *k))
+            return 1;
+    return 0;
+}
+
+/* Keep what error `d` says when it matters to a kernel's closure: the header a "file not
+ * found" names, or where in the tree a name is undeclared. */
+static void note_lack(struct ctx *x, CXDiagnostic d)
+{
+    CXString s = clang_getDiagnosticSpelling(d);
+    const char *msg = clang_getCString(s) ? clang_getCString(s) : "";
+    const char *q = strchr(msg, '\''), *q2 = q ? strchr(q + 1, '\'') : NULL;
+    if (strstr(msg, "file not found") && q && q2) {
+        char *name = xstrndup(q, (size_t)(q2 - q) + 1);
+        if (!strstr(x->missing.data ? x->missing.data : "", name))
+            buf_addf(&x->missing, "%s%s", x->missing.len ? ", " : "", name);
+        free(name);
+    } else if (says_undeclared(msg)) {
+        CXFile f = NULL;
+        unsigned l, col, off;
+        clang_getExpansionLocation(clang_getDiagnosticLocation(d), &f, &l, &col, &off);
+        if (f && extract_in_tree(x, f)) {
+            XGROW(x->lacks, x->nlacks + 1, x->lacks_cap);
+            x->lacks[x->nlacks++] = (struct lack){ f, off, xstrndup(msg, 200) };
+        }
+    }
+    clang_disposeString(s);
+}
+
 /* "tu" record: error count and the first error, with paths relative to the tree. */
 static void report_diagnostics(struct ctx *x, double parse_s)
 {
@@ -272,6 +308,7 @@ static void report_diagnostics(struct ctx *x, double parse_s)
     for (unsigned i = 0; i < n; i++) {
         CXDiagnostic d = clang_getDiagnostic(x->tu, i);
         if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error) {
+            note_lack(x, d);
             CXString s = clang_formatDiagnostic(d, CXDiagnostic_DisplaySourceLocation);
             const char *msg = clang_getCString(s);
             if (msg && strstr(msg, "file not found"))
@@ -317,6 +354,10 @@ static void ctx_release(struct ctx *x)
     free(x->inc_to);
     free(x->kernels);
     free(x->kernel_decls);
+    for (size_t i = 0; i < x->nlacks; i++)
+        free(x->lacks[i].what);
+    free(x->lacks);
+    buf_release(&x->missing);
 }
 
 /* Without a CUDA toolkit (a CI machine), the CUDA keywords come from these definitions so that
@@ -349,6 +390,25 @@ static int shadows_toolkit(const char *dir, const char *cuda_home)
     return hit;
 }
 
+/* "-target-sdk-version=13.0" from the toolkit's cuda.h (CUDA_VERSION 13000), or NULL. clang
+ * does not know CUDA 13 and then assumes an old one, whose kernel launches call
+ * cudaConfigureCall: every `k<<<g, b>>>(...)` of host code was an error and left out of the
+ * AST, so call sites could not say how a kernel template is instantiated (tinst.c). */
+static char *sdk_version_arg(const char *cuda_home)
+{
+    char *path = xasprintf("%s/include/cuda.h", cuda_home), *arg = NULL;
+    struct buf b = BUF_INIT;
+    const char *p = NULL;
+    if (buf_read_file(&b, path) == 0 && (p = strstr(b.data, "#define CUDA_VERSION ")) != NULL) {
+        long v = strtol(p + 21, NULL, 10);
+        if (v >= 9020)
+            arg = xasprintf("-target-sdk-version=%ld.%ld", v / 1000, v % 1000 / 10);
+    }
+    buf_release(&b);
+    free(path);
+    return arg;
+}
+
 /* Parse o->file into x->tu with isolate's arguments (CUDA, the tree's -I folders, refused
  * includes as empty files). `*parse_s` gets the parse time. Returns 0 or LSCAT_ERR. */
 static int parse_tu(struct ctx *x, CXIndex index, const struct extract_options *o,
@@ -367,13 +427,18 @@ static int parse_tu(struct ctx *x, CXIndex index, const struct extract_options *
     args[na++] = "-nocudalib";
     args[na++] = "-std=c++17";
     args[na++] = "-w";
-    args[na++] = "-ferror-limit=50";
+    args[na++] = "-ferror-limit=1000"; /* a kernel after the limit cannot be judged (emit.c) */
     args[na++] = "-fbracket-depth=512";
     args[na++] = "-fgpu-rdc"; /* device-side launches (dynamic parallelism) parse, so a parent
                                  kernel's closure includes the kernels it launches */
     if (fs_is_dir(cccl)) { /* CUDA 13 keeps cub/thrust/libcu++ there; nvcc adds it itself */
         args[na++] = "-isystem";
         args[na++] = cccl;
+    }
+    char *sdk = sdk_version_arg(o->cuda_home);
+    if (sdk) {
+        args[na++] = "-Xclang";
+        args[na++] = sdk;
     }
     if (!fs_exists(cuda_rt)) { /* no CUDA headers: clang's CUDA mode without them (CI) */
         args[na++] = "-nocudainc";
@@ -409,6 +474,7 @@ done:
     free(cuda_path);
     free(cccl);
     free(cuda_rt);
+    free(sdk);
     free(args);
     return rc;
 }
@@ -422,7 +488,7 @@ static void collect(struct ctx *x)
 
 int extract_file(struct buf *out, const struct extract_options *o)
 {
-    struct ctx x = { .o = o, .root_len = strlen(o->root), .out = out };
+    struct ctx x = { .o = o, .root_len = strlen(o->root), .out = out, .missing = BUF_INIT };
     CXIndex index = clang_createIndex(0, 0);
     double parse_s = 0;
     int rc = parse_tu(&x, index, o, &parse_s);
@@ -463,6 +529,7 @@ int extract_tu_parse(struct extract_tu **out, const struct extract_options *o)
     buf_init(&t->notes, 0);
     t->x.o = &t->o;
     t->x.root_len = strlen(o->root);
+    buf_init(&t->x.missing, 0);
     t->x.out = &t->notes;
     t->index = clang_createIndex(0, 0);
     int rc = parse_tu(&t->x, t->index, o, &parse_s);

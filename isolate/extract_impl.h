@@ -45,6 +45,12 @@ struct include_dir { /* an #include written in a file of the tree */
     int refused;
 };
 
+struct lack {      /* an error saying a name is not declared, at an expansion offset in the tree */
+    CXFile file;
+    unsigned offset;
+    char *what;    /* the diagnostic's message (the name in quotes) */
+};
+
 struct ctx {
     const struct extract_options *o;
     size_t root_len;
@@ -66,6 +72,9 @@ struct ctx {
     size_t nkernels, kernels_cap;
     CXCursor *kernel_decls; /* declarations of kernels without a definition here */
     size_t nkdecls, kdecls_cap;
+    struct buf missing;     /* headers not found, "'a.h', 'b.h'" (empty: none) */
+    struct lack *lacks;     /* undeclared names in the tree, kept only when a header is missing */
+    size_t nlacks, lacks_cap;
 };
 
 /* What one kernel (or one looked-up declaration) needs from the translation unit. */
@@ -114,12 +123,20 @@ void closure_use_macro(struct closure *cl, int mi);
 /* Close what was pushed: declarations, specialisations, using-directives and macros. */
 void closure_complete(struct closure *cl);
 
+/* ---- tinst.c: template arguments from the tree's own call sites */
+
+/* Kernel template k: where the tree calls or launches a specialisation with concrete
+ * arguments, rewrite `tparams` ("kind name value" lines, isolate/kparams.h) with its class
+ * types (pushed into cl) and values; block sizes and arithmetic types stay. 1 when changed. */
+int tinst_from_calls(struct buf *tparams, struct ctx *x, CXCursor k, struct closure *cl);
+
 /* ---- emit.c: the closure as source text */
 
 /* Append the closure's source to b: system includes, macros, then declarations in
  * translation-unit order wrapped in their namespaces (pieces `have` holds are left out). */
 void emit_source(struct buf *b, struct closure *cl);
-/* Append kernel k's "kernel" record (or a note saying why it is skipped) to x->out. */
+/* Append kernel k's "kernel" record (or a note saying why it is skipped: unsupported template
+ * parameters, or a name only a missing header declares) to x->out. */
 void emit_kernel(struct ctx *x, CXCursor k);
 
 #endif

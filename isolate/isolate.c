@@ -26,11 +26,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ISOLATE_VERSION "6" /* 3: closures bring function template specialisations; 4: a
+#define ISOLATE_VERSION "7" /* 3: closures bring function template specialisations; 4: a
                               * named matrix's dimension (wA, hB, nA) keeps its role; 5: whole
                               * conditional blocks, toolkit headers first, OpenMP/MPI/compat
                               * fallbacks; 6: the kernel's indexing (grids, planned shapes),
-                              * block-size roles, the output check */
+                              * block-size roles, the output check; 7: a kernel needing what
+                              * a missing header declares is left out, recorded */
 
 extern const char harness_body_text[];
 
@@ -607,6 +608,27 @@ static int check_bodiless(struct run *r)
     return rc;
 }
 
+/* A kernel left out of one parse for a missing header (a header parsed on its own) but
+ * isolated from another file that includes it with what it needs: not a failure. */
+static int settle_missing(struct run *r)
+{
+    static const char where[] =
+        "FROM failures AS f WHERE f.stage = 'isolate' AND f.class = 'kernel_missing_header' AND "
+        "EXISTS (SELECT 1 FROM kernel_occurrences o JOIN sources s ON s.id = o.source_id WHERE "
+        "f.subject LIKE 'file:' || s.root || '/%' AND "
+        "f.message LIKE o.path || ':' || o.line || ': kernel %')";
+    int64_t n = 0;
+    char *count = xasprintf("SELECT count(*) %s", where), *del = xasprintf("DELETE %s", where);
+    int rc = store_query_int(&n, r->s, count, "");
+    if (rc >= 0 && n > 0)
+        rc = store_run(r->s, del, "");
+    if (rc >= 0)
+        r->c->notes -= (int)n;
+    free(count);
+    free(del);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ trees */
 
 static int add_tree(struct tree **trees, size_t *n, size_t *cap, struct store *s, int64_t repo_id,
@@ -680,7 +702,7 @@ int isolate_run(struct isolate_counts *out, struct store *s, const struct isolat
         free(th);
         char now[32];
         fs_utc_now(now);
-        if (!r.fatal && check_bodiless(&r) < 0)
+        if (!r.fatal && (check_bodiless(&r) < 0 || settle_missing(&r) < 0))
             rc = LSCAT_ERR;
         for (size_t i = 0; i < ntrees; i++)
             store_run(s, "UPDATE sources SET isolated_at = ?, run_id = ? WHERE id = ?", "tIi", now,

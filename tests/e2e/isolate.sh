@@ -126,6 +126,24 @@ elif diff -r "$ROOT/tests/isolate/fixtures/harness-golden" "$T_TMP/golden" >"$T_
 else t_fail isolate__golden_harnesses_are_current "run tests/isolate/support/golden.sh: $(head -3 "$T_TMP/golden.diff")"; fi
 t_expect isolate__unknown_option_is_a_usage_error 2 lscat-isolate --work "$W2" --bogus
 
+# A missing header costs only the kernels using what it declares; a kernel left out of its
+# header's own parse but isolated from a .cu file that includes what it needs is no failure.
+M=$T_TMP/repos/missing; mkdir -p "$M"
+printf 'typedef float Vector;\n' > "$M/defs.h"
+printf '#include "gen_config.h"\n__global__ void from_header(Vector *v) { v[threadIdx.x] = 0; }\n' > "$M/k.cuh"
+printf '#include <Python.h>\n#include "defs.h"\n#include "k.cuh"\n#include "gone.h"\n__global__ void lacks(float *x) { x[0] = GONE_SCALE; }\n__global__ void whole(float *x) { x[threadIdx.x] *= 2; }\nstatic PyObject *wrap(PyObject *s, PyObject *a) { return Py_None; }\n' > "$M/main.cu"
+WM=$T_TMP/work-missing
+lscat-isolate --work "$WM" --path "$M" -j2 -q >/dev/null 2>&1
+got=$(sqlite3 "$WM/lscat.db" "SELECT name FROM kernels ORDER BY 1" | tr '\n' ' ')
+[ "$got" = "from_header whole " ] && t_ok isolate__a_missing_header_costs_only_the_kernels_using_it \
+    || t_fail isolate__a_missing_header_costs_only_the_kernels_using_it "got '$got'"
+got=$(sqlite3 "$WM/lscat.db" "SELECT message FROM failures WHERE class = 'kernel_missing_header'")
+case "$got" in
+"main.cu:5: kernel 'lacks' needs what a missing header declares (use of undeclared identifier 'GONE_SCALE' at main.cu:5; not found: "*"'gone.h'); not isolated"*)
+    t_ok isolate__a_kernel_lacking_a_header_is_recorded_once_with_the_header ;;
+*)  t_fail isolate__a_kernel_lacking_a_header_is_recorded_once_with_the_header "got '$got'" ;;
+esac
+
 # Every isolated kernel + harness compiles with nvcc (escape_kernel needs the refused header).
 NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
 if [ ! -x "$NVCC" ]; then

@@ -95,6 +95,10 @@ static void test_classify__front_end_classes(void)
            "function(\"k\") is not allowed\n", CLASS_HOST_FROM_DEVICE, NULL);
     expect("x.cu(3): error: explicit type is missing (\"int\" assumed)\n", CLASS_UNKNOWN_TYPE, NULL);
     expect("e2.cu:1:2: error: #error this kernel needs a config\n", CLASS_OTHER, "#error");
+    expect("f.cu(1): error: expression preceding parentheses of apparent call must have "
+           "(pointer-to-) function type\n", CLASS_TEMPLATE_FUNCTOR, NULL);
+    expect("z.cu(3): error: zero-sized variable \"s\" is not allowed in device code\n",
+           CLASS_TEMPLATE_VALUE, "s");
     struct diag_list d = DIAG_LIST_INIT;
     classify_parse(&d, "h2.cu(2): error: calling a __host__ function(\"hostf(int)\") from a "
                        "__global__ function(\"k\") is not allowed\n");

@@ -17,7 +17,8 @@ static char *repair(struct buf *src, const char *log, const char *repo)
     struct diag_list d = DIAG_LIST_INIT;
     struct buf fixes = BUF_INIT;
     classify_parse(&d, log);
-    struct repair_input in = { &d, "kernel.cu", repo, repo ? &reposearch_resolver : NULL, NULL };
+    struct repair_input in = { &d, "kernel.cu", repo, repo ? &reposearch_resolver : NULL, NULL,
+                               NULL };
     repair_apply(src, &fixes, &in);
     diag_list_release(&d);
     return buf_detach(&fixes, NULL);

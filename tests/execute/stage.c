@@ -32,7 +32,7 @@ static const char *const fixtures[] = {
     "undeclared_add_header", "undeclared_pull_decl", "unknown_type_pull", "no_matching_overload",
     "template_defaults", "incomplete_type", "redefinition", "removed_cuda_api",
     "host_from_device", "drop_host_code", "link_error", "other", "evil_socket", "evil_write",
-    "evil_forkbomb", "dynamic_parallelism", NULL,
+    "evil_forkbomb", "dynamic_parallelism", "missing_header_compat", "shadowed_toolkit", NULL,
 };
 
 static struct fixture_env env;
@@ -69,9 +69,9 @@ static void test_execute__builds_all_fixtures_and_records_failures(void)
     o.probe = EXECUTE_PROBE_NEVER;
     CHECK_OK(execute_run(&first, env.s, env.work, &o, env.run_id));
     ready = 1;
-    CHECK_INT(first.kernels, ==, 20);
+    CHECK_INT(first.kernels, ==, 22);
     CHECK_INT(first.build_failed, ==, 4); /* no_matching_overload, incomplete, link, other */
-    CHECK_INT(first.built_first_try + first.built_after_repair, ==, 16);
+    CHECK_INT(first.built_first_try + first.built_after_repair, ==, 18);
     int64_t n = 0;
     CHECK_OK(store_query_int(&n, env.s, "SELECT count(*) FROM failures WHERE stage = 'execute'",
                              ""));
@@ -140,9 +140,29 @@ static void test_execute__builds_a_clean_kernel_first_try_with_ptxas_resources(v
     free(kst);
 }
 
-static void test_execute__shims_a_cuda_samples_helper_header(void)
+static void test_execute__shims_an_old_cuda_samples_helper_header(void)
 {
-    check_build("missing_header_shim", "ok", "missing_header", "shim_header:helper_cuda.h", NULL);
+    check_build("missing_header_shim", "ok", "missing_header", "shim_header:cutil_inline.h", NULL);
+}
+static void test_execute__gives_the_samples_helper_headers_from_lscats_compat_set(void)
+{
+    /* helper_timer.h, included too, comes with the set: one repair round */
+    check_build("missing_header_compat", "ok", "missing_header",
+                "[\"compat_header:../../common/inc/helper_cuda.h\"]", NULL);
+}
+static void test_execute__a_repositorys_own_cuda_h_never_hides_the_toolkits(void)
+{
+    check_build("shadowed_toolkit", "ok", "missing_header", "pull_header:shadow_defs.h", NULL);
+    char *bin = NULL;
+    CHECK_OK(store_query_text(&bin, env.s, "SELECT binary_path FROM builds WHERE kernel_id = ?",
+                              "t", id_of("shadowed_toolkit")));
+    char *log = xasprintf("%s/%.*s/build-2.log", env.work, (int)(strrchr(bin, '/') - bin), bin);
+    struct buf b = BUF_INIT;
+    CHECK_OK(buf_read_file(&b, log));
+    CHECK_CONTAINS(b.data, "-isystem"); /* the pulled headers' folder: after the toolkit's */
+    buf_release(&b);
+    free(log);
+    free(bin);
 }
 static void test_execute__pulls_a_missing_header_from_the_repository(void)
 {
@@ -234,7 +254,7 @@ static void test_execute__a_second_run_rebuilds_nothing(void)
     o.probe = EXECUTE_PROBE_NEVER;
     CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
     CHECK_OK(store_query_int(&after, env.s, "SELECT count(*) FROM build_attempts", ""));
-    CHECK_INT(c.cached, ==, 20);
+    CHECK_INT(c.cached, ==, 22);
     CHECK_INT(c.built_first_try + c.built_after_repair + c.build_failed, ==, 0);
     CHECK_INT(after, ==, before); /* no nvcc run; the bench measures how long this takes */
 }
@@ -270,7 +290,7 @@ static void test_execute__an_edited_kernel_times_out_then_is_rebuilt(void)
     o.probe = EXECUTE_PROBE_NEVER;
     o.build_timeout_s = 5;
     CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
-    CHECK_INT(c.cached, ==, 19);
+    CHECK_INT(c.cached, ==, 21);
     CHECK_INT(c.build_failed, ==, 1);
     check_build("ok", "failed", "timeout", "[]", "timeout");
     /* the same kernel.cu (the same cache key), the FIFO now an empty file: a timeout is
@@ -281,7 +301,7 @@ static void test_execute__an_edited_kernel_times_out_then_is_rebuilt(void)
     free(line);
     o.build_timeout_s = 300;
     CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
-    CHECK_INT(c.cached, ==, 19);
+    CHECK_INT(c.cached, ==, 21);
     CHECK_INT(c.built_first_try, ==, 1);
     check_build("ok", "ok", "none", "[]", NULL);
 }
@@ -340,7 +360,7 @@ static void test_execute__sandboxed_probes_stop_misbehaving_host_code_and_go_on(
     o.probe = EXECUTE_PROBE_FORCE;
     o.probe_timeout_s = PROBE_LIMIT_S;
     CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
-    CHECK_INT(c.probed, ==, 16);
+    CHECK_INT(c.probed, ==, 18);
     int conn = accept(ls, NULL, NULL);
     close(ls);
     int net_isolated = caps->bwrap || caps->netns; /* GPU probes run without Landlock */
@@ -656,7 +676,9 @@ int main(void)
     have_nvcc = fixture_have_nvcc();
     TEST_RUN(test_execute__builds_all_fixtures_and_records_failures);
     TEST_RUN(test_execute__builds_a_clean_kernel_first_try_with_ptxas_resources);
-    TEST_RUN(test_execute__shims_a_cuda_samples_helper_header);
+    TEST_RUN(test_execute__shims_an_old_cuda_samples_helper_header);
+    TEST_RUN(test_execute__gives_the_samples_helper_headers_from_lscats_compat_set);
+    TEST_RUN(test_execute__a_repositorys_own_cuda_h_never_hides_the_toolkits);
     TEST_RUN(test_execute__pulls_a_missing_header_from_the_repository);
     TEST_RUN(test_execute__drops_an_include_found_nowhere);
     TEST_RUN(test_execute__adds_standard_headers_for_undeclared_names);

@@ -291,6 +291,88 @@ static void test_extract__a_trees_own_cuda_h_does_not_hide_the_toolkits(void)
     free(root);
 }
 
+static void test_extract__a_missing_header_costs_only_the_kernels_that_use_what_it_declares(void)
+{
+    char *root = realpath(test_tmpdir(), NULL);
+    struct buf out = BUF_INIT;
+    extract_src(&out, root, "mixed.cu",
+                "#include <Python.h>\n#include <windows.h>\n#include \"gone_helpers.h\"\n"
+                "struct Pair { gone_real_t a, b; };\n"
+                "__global__ void uses_macro(float *x, int n)\n"
+                "{ int i = threadIdx.x; if (i < n) x[i] = GONE_SCALE * x[i]; }\n"
+                "__device__ float sq(float v) { return v * v; }\n"
+                "__global__ void uses_type(Pair *p) { p[threadIdx.x].a = 0; }\n"
+                "__global__ void complete(float *x, int n)\n"
+                "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = sq(x[i]); }\n"
+                "static PyObject *wrap(PyObject *self, PyObject *args) { return Py_None; }\n"
+                "DWORD WINAPI worker(LPVOID arg) { return 0; }\n", NULL, 0);
+    struct buf kernels = BUF_INIT, notes = BUF_INIT; /* one pass: record_next splits `out` */
+    size_t pos = 0;
+    struct record r;
+    while (record_next(&r, out.data, out.len, &pos) == 1)
+        if (strcmp(r.type, "kernel") == 0)
+            buf_addf(&kernels, "%s ", record_str(&r, "name"));
+        else if (strcmp(r.type, "note") == 0 && strcmp(record_str(&r, "class"), "kernel_missing_header") == 0)
+            buf_addf(&notes, "%s\n", record_str(&r, "message"));
+    CHECK_STR(kernels.data, "complete "); /* host code's missing headers cost no kernel */
+    CHECK_CONTAINS(notes.data, "kernel 'uses_macro' needs what a missing header declares "
+                               "(use of undeclared identifier 'GONE_SCALE'");
+    CHECK_CONTAINS(notes.data, "'gone_helpers.h'");
+    CHECK_CONTAINS(notes.data, "kernel 'uses_type'"); /* through its struct */
+    buf_release(&kernels);
+    buf_release(&notes);
+    buf_release(&out);
+    free(root);
+}
+
+/* "name tparams" of every kernel record, one per line. */
+static void kernel_tparams(struct buf *list, struct buf *out)
+{
+    size_t pos = 0;
+    struct record r;
+    while (record_next(&r, out->data, out->len, &pos) == 1)
+        if (strcmp(r.type, "kernel") == 0)
+            buf_addf(list, "%s: %s|%s\n", record_str(&r, "name"), record_str(&r, "tparams"),
+                     record_str(&r, "source"));
+}
+
+static void test_extract__instantiates_a_functor_template_from_the_trees_call_sites(void)
+{
+    char *root = realpath(test_tmpdir(), NULL);
+    struct buf out = BUF_INIT, list = BUF_INIT;
+    extract_src(&out, root, "f.cu",
+                "struct AddOne { __device__ float operator()(float v) const { return v + 1; } };\n"
+                "template <class Op> __global__ void apply(float *x, int n, Op op)\n"
+                "{ int i = threadIdx.x; if (i < n) x[i] = op(x[i]); }\n"
+                "template <int BLOCK, int ITEMS> __global__ void tiled(float *x, int n)\n"
+                "{ __shared__ float s[BLOCK * ITEMS / 2]; s[threadIdx.x % 2] = x[0];\n"
+                "  x[threadIdx.x] = s[0] / (ITEMS / 2); }\n"
+                "template <class T> __global__ void plain(T *x) { x[threadIdx.x] = 0; }\n"
+                "template <class T, int N> struct Traits { typedef T value_type; enum { items = N }; };\n"
+                "template <class TR> __global__ void scan(typename TR::value_type *x)\n"
+                "{ __shared__ typename TR::value_type s[TR::items]; s[0] = x[0]; x[1] = s[0]; }\n"
+                "namespace { struct Hidden { __device__ float operator()(float a) const { return a; } }; }\n"
+                "template <class Op> __global__ void hid(float *x, Op op) { x[0] = op(x[0]); }\n"
+                "void host(float *x, int n)\n"
+                "{ apply<<<(n + 255) / 256, 256>>>(x, n, AddOne());\n"
+                "  tiled<256, 4><<<1, 256>>>(x, n); plain<<<1, 32>>>((double *)x);\n"
+                "  scan<Traits<float, 8> ><<<1, 32>>>(x); hid<<<1, 1>>>(x, Hidden()); }\n", NULL, 0);
+    kernel_tparams(&list, &out);
+    const char *cuda = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
+    char *rt = fs_join(cuda, "include/cuda.h");
+    if (fs_exists(rt)) { /* launches parse only with the toolkit's headers */
+        CHECK_CONTAINS(list.data, "apply: type Op AddOne\n|struct AddOne"); /* the functor joins */
+        CHECK_CONTAINS(list.data, "tiled: block BLOCK BX\nvalue ITEMS 4\n|");
+        CHECK_CONTAINS(list.data, "scan: type TR Traits<float,8>\n|template <class T, int N> struct Traits");
+        CHECK_CONTAINS(list.data, "hid: type Op Hidden\n|namespace {\nstruct Hidden");
+    }
+    CHECK_CONTAINS(list.data, "plain: type T float\n|"); /* an arithmetic type keeps float */
+    free(rt);
+    buf_release(&list);
+    buf_release(&out);
+    free(root);
+}
+
 static void test_sysinc__finds_openmp_and_lscats_own_helper_headers(void)
 {
     struct sysinc si;
@@ -349,6 +431,8 @@ int main(void)
     TEST_RUN(test_srctext__rewrites_invalid_utf8_keeping_literal_values);
     TEST_RUN(test_srctext__widens_an_extent_to_whole_conditional_blocks);
     TEST_RUN(test_extract__a_trees_own_cuda_h_does_not_hide_the_toolkits);
+    TEST_RUN(test_extract__a_missing_header_costs_only_the_kernels_that_use_what_it_declares);
+    TEST_RUN(test_extract__instantiates_a_functor_template_from_the_trees_call_sites);
     TEST_RUN(test_sysinc__finds_openmp_and_lscats_own_helper_headers);
     TEST_RUN(test_extract__keeps_a_conditional_block_around_a_declaration_whole);
     TEST_RUN(test_srctext__refuses_includes_leaving_the_tree);

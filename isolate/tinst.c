@@ -1,0 +1,170 @@
+/* Template arguments of a kernel from the repository's own call sites: a kernel templated on a
+ * function object (`template <class Op> __global__ void k(..., Op op)`) cannot be instantiated
+ * with float, nor a tile count used as an array size with 1. A launch or call of a
+ * specialisation in the tree (`k<<<g, b>>>(x, n, AddOne())`, `k<256, 4><<<...>>>`) says what the
+ * repository uses: its class types and its values replace the defaults, and the class joins
+ * the closure. Swept block sizes and arithmetic types keep lscat's choices. */
+#include "isolate/extract_impl.h"
+
+#include "common/xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct call_find {
+    CXCursor kernel;
+    CXCursor spec;     /* the first specialisation called with the most concrete arguments */
+    int best;          /* its count of concrete arguments (concrete()) */
+    int found, done;   /* done: one with every argument concrete */
+};
+
+/* A type a harness can name at file scope: a class not local to a function, spelled without
+ * spaces once ", " is written "," ("Traits<float,8>"); "(anonymous namespace)::" is left out
+ * (the harness includes kernel.cu: one translation unit). NULL otherwise. */
+static char *nameable_type(CXType t)
+{
+    CXType c = clang_getCanonicalType(t);
+    if (c.kind != CXType_Record)
+        return NULL;
+    CXCursor d = clang_getTypeDeclaration(c);
+    for (CXCursor p = clang_getCursorSemanticParent(d); !clang_Cursor_isNull(p) &&
+         clang_getCursorKind(p) != CXCursor_TranslationUnit; p = clang_getCursorSemanticParent(p)) {
+        enum CXCursorKind k = clang_getCursorKind(p);
+        if (k != CXCursor_Namespace && k != CXCursor_StructDecl && k != CXCursor_ClassDecl)
+            return NULL; /* local to a function: no name outside it */
+    }
+    CXString s = clang_getTypeSpelling(c);
+    const char *sp = clang_getCString(s) ? clang_getCString(s) : "";
+    struct buf b = BUF_INIT;
+    static const char anon[] = "(anonymous namespace)::";
+    for (const char *q = sp; *q; q++) {
+        if (strncmp(q, anon, sizeof anon - 1) == 0) {
+            q += sizeof anon - 2;
+            continue;
+        }
+        buf_addch(&b, *q);
+        if (q[0] == ',' && q[1] == ' ')
+            q++;
+    }
+    clang_disposeString(s);
+    if (!b.len || strchr(b.data, ' ') || strstr(b.data, "(anonymous") || strstr(b.data, "(lambda") ||
+        strstr(b.data, "type-parameter")) {
+        buf_release(&b);
+        return NULL;
+    }
+    return buf_detach(&b, NULL);
+}
+
+/* How many of specialisation s's arguments are concrete (not a dependent type from an
+ * enclosing template's own call); -1 when it has none. */
+static int concrete(CXCursor s)
+{
+    int n = clang_Cursor_getNumTemplateArguments(s), good = 0;
+    for (int i = 0; i < n; i++) {
+        enum CXTemplateArgumentKind k = clang_Cursor_getTemplateArgumentKind(s, (unsigned)i);
+        if (k == CXTemplateArgumentKind_Type) {
+            CXType t = clang_Cursor_getTemplateArgumentType(s, (unsigned)i);
+            CXString sp = clang_getTypeSpelling(clang_getCanonicalType(t));
+            good += t.kind != CXType_Invalid && clang_getCString(sp) &&
+                    !strstr(clang_getCString(sp), "type-parameter");
+            clang_disposeString(sp);
+        } else if (k == CXTemplateArgumentKind_Integral) {
+            good++;
+        }
+    }
+    return n > 0 ? good : -1;
+}
+
+static enum CXChildVisitResult call_visit(CXCursor c, CXCursor parent, void *d)
+{
+    (void)parent;
+    struct call_find *f = d;
+    if (clang_getCursorKind(c) == CXCursor_CallExpr) {
+        CXCursor r = clang_getCursorReferenced(c);
+        int good = clang_Cursor_isNull(r) ||
+                   !clang_equalCursors(clang_getSpecializedCursorTemplate(r), f->kernel)
+                       ? -1 : concrete(r);
+        if (good > f->best) {
+            f->spec = r;
+            f->best = good;
+            f->found = 1;
+            if (good == clang_Cursor_getNumTemplateArguments(r)) {
+                f->done = 1; /* no better one */
+                return CXChildVisit_Break;
+            }
+        }
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* The first specialisation of kernel k that code of the tree calls or launches. */
+static int find_call(CXCursor *spec, struct ctx *x, CXCursor k)
+{
+    struct call_find f = { k, clang_getNullCursor(), 0, 0, 0 };
+    for (size_t i = 0; i < x->ntops && !f.done; i++) {
+        enum CXCursorKind kind = clang_getCursorKind(x->tops[i].c);
+        if (kind == CXCursor_Namespace || kind == CXCursor_LinkageSpec)
+            continue; /* their declarations are tops of their own */
+        clang_visitChildren(x->tops[i].c, call_visit, &f);
+    }
+    *spec = f.spec;
+    return f.found;
+}
+
+/* One "kind name value" line of tparams, with argument i of spec where it says more. */
+static void rewrite_line(struct buf *out, const char *line, CXCursor spec, unsigned i,
+                         struct closure *cl, int *changed)
+{
+    char kind[16] = "", name[128] = "", value[128] = "";
+    if (sscanf(line, "%15s %127s %127s", kind, name, value) != 3 || strcmp(kind, "block") == 0 ||
+        (int)i >= clang_Cursor_getNumTemplateArguments(spec)) {
+        buf_addf(out, "%s\n", line);
+        return;
+    }
+    enum CXTemplateArgumentKind ak = clang_Cursor_getTemplateArgumentKind(spec, i);
+    if (strcmp(kind, "type") == 0 && ak == CXTemplateArgumentKind_Type) {
+        CXType t = clang_Cursor_getTemplateArgumentType(spec, i);
+        char *sp = nameable_type(t);
+        if (sp && strlen(sp) < 128) {
+            buf_addf(out, "type %s %s\n", name, sp);
+            closure_push_decl(cl, clang_getTypeDeclaration(clang_getCanonicalType(t)));
+            *changed = 1;
+        } else {
+            buf_addf(out, "%s\n", line);
+        }
+        free(sp);
+    } else if (strcmp(kind, "value") == 0 && ak == CXTemplateArgumentKind_Integral) {
+        long long v = clang_Cursor_getTemplateArgumentValue(spec, i);
+        char text[32];
+        if (strcmp(value, "false") == 0 || strcmp(value, "true") == 0)
+            snprintf(text, sizeof text, "%s", v ? "true" : "false");
+        else
+            snprintf(text, sizeof text, "%lld", v);
+        buf_addf(out, "value %s %s\n", name, text);
+        *changed |= strcmp(text, value) != 0;
+    } else {
+        buf_addf(out, "%s\n", line);
+    }
+}
+
+int tinst_from_calls(struct buf *tparams, struct ctx *x, CXCursor k, struct closure *cl)
+{
+    CXCursor spec;
+    if (clang_getCursorKind(k) != CXCursor_FunctionTemplate || !tparams->len ||
+        !find_call(&spec, x, k))
+        return 0;
+    struct buf out = BUF_INIT;
+    int changed = 0;
+    unsigned i = 0;
+    for (const char *p = tparams->data; *p; i++) {
+        const char *nl = strchr(p, '\n');
+        char *line = xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
+        rewrite_line(&out, line, spec, i, cl, &changed);
+        free(line);
+        p = nl ? nl + 1 : p + strlen(p);
+    }
+    buf_release(tparams);
+    *tparams = out;
+    return changed;
+}
