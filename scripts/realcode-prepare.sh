@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# The CPU half of a real-code run (issues #14 and #21): export the repositories of
+# scripts/realcode-repos.txt (fetched with the fetch tool into $MIRROR, never committed) keeping
+# only source files, isolate them into a work folder, count their `__global__` lines, and pack what
+# the GPU half (scripts/realcode-gpu.sh) needs into one compressed archive for the device's carry.
+#
+# Usage: scripts/realcode-prepare.sh [all]          export + isolate (this tree's build/bin) + pack
+#        scripts/realcode-prepare.sh export          repositories into $DEST/repos/<owner>+<name>
+#        scripts/realcode-prepare.sh isolate WORK BIN isolate every exported repository into
+#                                                    $DEST/WORK with the lscat of BIN (e.g. an older
+#                                                    build, for the "before" half)
+#        scripts/realcode-prepare.sh pack ARCHIVE PATH...  tar.xz of PATHs (relative to $ROOT)
+# Environment: DEST (default /work/main/.dev/realcode), ROOT (/work/main: the device's repository
+# root, where realcode-gpu.sh links /work/main, so the absolute paths isolate recorded stay valid),
+# MIRROR (/work/.mirror), JOBS (2), REPOS (scripts/realcode-repos.txt).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SRC=$PWD
+ROOT=${ROOT:-/work/main}
+DEST=${DEST:-$ROOT/.dev/realcode}
+MIRROR=${MIRROR:-/work/.mirror}
+JOBS=${JOBS:-2}
+REPOS=${REPOS:-$SRC/scripts/realcode-repos.txt}
+# What builds and isolate read; everything else (data, images, notebooks, binaries) stays out.
+KEEP='.*\.(cu|cuh|h|hpp|hh|hxx|inl|inc|c|cc|cpp|cxx|tcc|cuinc)'
+
+repos() { grep -v '^#' "$REPOS" | grep -v '^[[:space:]]*$'; }
+
+do_export() {
+    mkdir -p "$DEST/repos"
+    local name commit dir out
+    while read -r name commit; do
+        dir="$MIRROR/${name/\//+}/repo"
+        out="$DEST/repos/${name/\//+}"
+        if [ ! -d "$dir" ]; then
+            echo "realcode-prepare: $name is not fetched ($dir missing): fetch github:$name first" >&2
+            exit 3
+        fi
+        if [ "$(cat "$out.commit" 2>/dev/null)" = "$commit" ]; then continue; fi
+        rm -rf "$out" && mkdir -p "$out"
+        # Source files only, blob by blob: a snapshot may lack some blobs (its largest files);
+        # those are listed in $out.missing.
+        /usr/bin/python3 - "$dir" "$commit" "$out" "$KEEP" <<'PY'
+import os, re, subprocess, sys
+gd, commit, out, keep = sys.argv[1:5]
+pat = re.compile("^" + keep + "$", re.I)
+ls = subprocess.run(["git", "--git-dir", gd, "ls-tree", "-r", "-z", commit], check=True,
+                    capture_output=True).stdout.split(b"\0")
+files = []
+for e in ls:
+    if not e:
+        continue
+    meta, path = e.split(b"\t", 1)
+    mode, typ, oid = meta.split()
+    if typ == b"blob" and mode != b"120000" and pat.match(path.decode("utf-8", "replace")):
+        files.append((oid, path))
+cat = subprocess.Popen(["git", "--git-dir", gd, "cat-file", "--batch"], stdin=subprocess.PIPE,
+                       stdout=subprocess.PIPE)
+missing = []
+for oid, path in files:
+    cat.stdin.write(oid + b"\n")
+    cat.stdin.flush()
+    head = cat.stdout.readline().split()
+    if len(head) < 3:
+        missing.append(path)
+        continue
+    data = cat.stdout.read(int(head[2]))
+    cat.stdout.read(1)
+    dst = os.path.join(out.encode(), path)
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    with open(dst, "wb") as f:
+        f.write(data)
+cat.stdin.close()
+cat.wait()
+with open(out + ".missing", "wb") as f:
+    f.write(b"".join(p + b"\n" for p in missing))
+PY
+        echo "$commit" > "$out.commit"
+    done < <(repos)
+    count_globals > "$DEST/globals.tsv"
+    echo "exported $(repos | wc -l) repositories: $(du -sh "$DEST/repos" | cut -f1);" \
+         "__global__ lines: $(awk '{s += $2} END {print s}' "$DEST/globals.tsv")"
+}
+
+# Per repository: lines with `__global__` in its source files (the issue's "__global__ lines").
+count_globals() {
+    local d
+    for d in "$DEST"/repos/*/; do
+        printf '%s\t%s\n' "$(basename "$d")" \
+            "$(grep -rI --include='*.cu' --include='*.cuh' --include='*.h' --include='*.hpp' \
+               --include='*.inl' --include='*.cpp' --include='*.cc' -h '__global__' "$d" | wc -l)"
+    done
+}
+
+do_isolate() {
+    local work=$DEST/${1:?usage: isolate WORK BIN} bin=${2:?usage: isolate WORK BIN} d t0
+    mkdir -p "$work"
+    cp "$DEST/globals.tsv" "$work/realcode-globals.tsv"
+    t0=$(date +%s)
+    for d in "$DEST"/repos/*/; do
+        # exit 1 = finished with recorded failures (missing headers...): expected on real code.
+        nice "$bin/lscat" -q -j "$JOBS" --work "$work" isolate --path "${d%/}" \
+            >> "$work/isolate.log" 2>&1 || [ $? = 1 ] ||
+            echo "realcode-prepare: isolate failed on $d (see $work/isolate.log)" >&2
+    done
+    echo "isolate into $work: $(( $(date +%s) - t0 )) s" | tee -a "$work/isolate.log"
+}
+
+do_pack() {
+    local archive=${1:?usage: pack ARCHIVE PATH...}
+    shift
+    mkdir -p "$(dirname "$archive")"
+    tar c -C "$ROOT" --exclude='*.commit' "$@" | nice xz -T"$JOBS" -6 > "$archive.tmp"
+    mv "$archive.tmp" "$archive"
+    echo "packed $archive: $(du -h "$archive" | cut -f1)"
+}
+
+case "${1:-all}" in
+    export) do_export ;;
+    isolate) shift; do_isolate "$@" ;;
+    pack) shift; do_pack "$@" ;;
+    all)
+        do_export
+        do_isolate work "$SRC/build/bin"
+        do_pack "$ROOT/.dev/realcode.tar.xz" "${DEST#"$ROOT"/}/repos" "${DEST#"$ROOT"/}/work" ;;
+    *) echo "usage: scripts/realcode-prepare.sh [all|export|isolate WORK BIN|pack ARCHIVE PATH...]" >&2
+       exit 2 ;;
+esac
