@@ -14,8 +14,9 @@
 #                          one store per shard, CUDA_VISIBLE_DEVICES=i), merged for the report
 #   RC_TUNE_KERNELS=320    runnable kernels to measure in all (over the shards)
 #   RC_SIZES=240,1016      tune --sizes;  RC_TUNE_ARGS="--space lscat"  more tune options
-#   RC_ARCHIVE=.dev/realcode.tar.xz   RC_WORK=.dev/realcode/work   RC_BIN=build/bin
-#   RC_SHARE=$PWD          LSCAT_SHARE_DIR (where tune/timing.cu lives)
+#   RC_ARCHIVE=.dev/realcode.tar.xz (a list: each unpacked, existing files kept)
+#   RC_WORK=.dev/realcode/work   RC_BIN=build/bin
+#   RC_SHARE=.            LSCAT_SHARE_DIR (where tune/timing.cu lives), relative to the root
 #   RC_REPORT=1            0: no `dataset report` (an lscat without --all-checks, e.g. "before")
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -29,25 +30,30 @@ SIZES=${RC_SIZES:-240,1016}
 TUNE_ARGS=${RC_TUNE_ARGS:---space lscat}
 ARCHIVE=${RC_ARCHIVE:-.dev/realcode.tar.xz}
 W=$ROOT/${RC_WORK:-.dev/realcode/work}
-BIN=$(cd "${RC_BIN:-build/bin}" && pwd)
 PY=$(command -v python3)
 T_END=$(( $(date +%s) + BUDGET ))
 left() { echo $(( T_END - $(date +%s) )); }
 log() { echo "[realcode $(date +%H:%M:%S) $(left)s left] $*" | tee -a "$OUT/realcode.log"; }
 
+BIN=$ROOT/${RC_BIN:-build/bin}
 # Sources were isolated under /work/main on the CPU machine: keep those absolute paths valid.
 [ -e /work/main ] || { mkdir -p /work && ln -s "$ROOT" /work/main; }
-export PATH=$BIN:$PATH LSCAT_SHARE_DIR=${RC_SHARE:-$ROOT} LSCAT_NO_PROGRESS=1 LSCAT_BIN=$BIN
+SHARE=$ROOT/${RC_SHARE:-.}
+export PATH=$BIN:$PATH LSCAT_SHARE_DIR=$SHARE LSCAT_NO_PROGRESS=1 LSCAT_BIN=$BIN
 nvidia-smi --query-gpu=index,name --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 
 if [ ! -f "$W/lscat.db" ]; then
-    log "unpacking $ARCHIVE"
-    if command -v xz > /dev/null; then
-        tar xJf "$ARCHIVE" -C "$ROOT"
-    else
-        "$PY" -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
-            "$ARCHIVE" "$ROOT"
-    fi || { log "cannot unpack $ARCHIVE"; exit 3; }
+    for a in $ARCHIVE; do  # what is there already (another run's progress) is kept
+        log "unpacking $a"
+        if command -v xz > /dev/null; then
+            tar xJf "$a" -C "$ROOT" --skip-old-files
+        else
+            "$PY" -c 'import os, sys, tarfile
+t = tarfile.open(sys.argv[1])
+t.extractall(sys.argv[2], [m for m in t if not os.path.lexists(os.path.join(sys.argv[2], m.name))])' \
+                "$a" "$ROOT"
+        fi || { log "cannot unpack $a"; exit 3; }
+    done
 fi
 [ -f "$W/lscat.db" ] || { log "no store in $W after unpacking $ARCHIVE"; exit 3; }
 
@@ -62,24 +68,28 @@ q() { "$PY" -c 'import sqlite3, sys
 print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0] or 0)' "$@"; }
 runs() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >> "$W/realcode-runs.tsv"; }
 
-# execute: while some kernel of any shard is still only isolated (or built, not probed).
-todo=0
+# execute: each shard until its run ends by itself (exit 0 or 1; 124 = stopped by the limit).
+todo=()
 for ((i = 0; i < NG; i++)); do
-    todo=$(( todo + $(q "$(db_of $i)" "SELECT count(*) FROM kernels WHERE status IN
-        ('isolated', 'built')") ))
+    [ -f "$W/execute-done-$i-of-$NG" ] || todo+=("$i")
 done
-if [ "$todo" -gt 0 ] && [ "$(left)" -gt 200 ]; then
+if [ "${#todo[@]}" -gt 0 ] && [ "$(left)" -gt 200 ]; then
     lim=$(( $(left) - 150 ))  # SIGTERM then: builds and probes in flight finish (-k 90)
     jobs=$(( $(nproc) / NG ))
-    log "execute: $todo kernels to build/probe on $NG GPU(s), -j $jobs, limit ${lim}s"
+    log "execute: shard(s) ${todo[*]} of $NG, -j $jobs each, limit ${lim}s"
     t0=$(date +%s)
-    for ((i = 0; i < NG; i++)); do
+    pids=()
+    for i in "${todo[@]}"; do
         sh=(); [ "$NG" = 1 ] || sh=(--shard "$i/$NG")
-        CUDA_VISIBLE_DEVICES=$i timeout -k 90 "$lim" lscat --work "$W" --db "$(db_of $i)" \
-            -j "$jobs" execute "${sh[@]}" > "$OUT/execute-$i.log" 2>&1 &
+        ( CUDA_VISIBLE_DEVICES=$i timeout -k 90 "$lim" lscat --work "$W" --db "$(db_of $i)" \
+            -j "$jobs" execute "${sh[@]}" > "$OUT/execute-$i.log" 2>&1
+          rc=$?
+          [ "$rc" -le 1 ] && touch "$W/execute-done-$i-of-$NG"
+          exit "$rc" ) &
+        pids+=($!)
     done
-    rcs=""; for p in $(jobs -p); do wait "$p"; rcs="$rcs $?"; done
-    runs execute "$t0" "$(( $(date +%s) - t0 ))" "$NG" "${rcs# }"
+    rcs=""; for p in "${pids[@]}"; do wait "$p"; rcs="$rcs $?"; done
+    runs execute "$t0" "$(( $(date +%s) - t0 ))" "${#todo[@]}" "${rcs# }"
     log "execute exits:$rcs in $(( $(date +%s) - t0 )) s"
     tail -n 3 "$OUT"/execute-*.log
 fi
@@ -88,21 +98,21 @@ fi
 if [ "$TUNE_K" -gt 0 ] && [ "$(left)" -gt 90 ]; then
     lim=$(( $(left) - 60 ))
     t0=$(date +%s)
-    started=0
+    pids=()
     for ((i = 0; i < NG; i++)); do
         d=$(db_of $i)
         have=$(q "$d" "SELECT count(DISTINCT kernel_id) FROM measurements WHERE superseded = 0")
         need=$(( (TUNE_K + NG - 1) / NG - have ))
         [ "$need" -gt 0 ] || continue
-        started=$(( started + 1 ))
         # shellcheck disable=SC2086
         CUDA_VISIBLE_DEVICES=$i timeout -k 30 "$lim" lscat --work "$W" --db "$d" tune \
             --sizes "$SIZES" $TUNE_ARGS --limit "$need" > "$OUT/tune-$i.log" 2>&1 &
+        pids+=($!)
     done
-    if [ "$started" -gt 0 ]; then
-        log "tune: $started GPU(s), limit ${lim}s, sizes $SIZES, $TUNE_ARGS"
-        rcs=""; for p in $(jobs -p); do wait "$p"; rcs="$rcs $?"; done
-        runs tune "$t0" "$(( $(date +%s) - t0 ))" "$started" "${rcs# }"
+    if [ "${#pids[@]}" -gt 0 ]; then
+        log "tune: ${#pids[@]} GPU(s), limit ${lim}s, sizes $SIZES, $TUNE_ARGS"
+        rcs=""; for p in "${pids[@]}"; do wait "$p"; rcs="$rcs $?"; done
+        runs tune "$t0" "$(( $(date +%s) - t0 ))" "${#pids[@]}" "${rcs# }"
         log "tune exits:$rcs in $(( $(date +%s) - t0 )) s"
         tail -n 3 "$OUT"/tune-*.log
     fi

@@ -10,6 +10,11 @@
 #                                                    $DEST/WORK with the lscat of BIN (e.g. an older
 #                                                    build, for the "before" half)
 #        scripts/realcode-prepare.sh pack ARCHIVE PATH...  tar.xz of PATHs (relative to $ROOT)
+#        scripts/realcode-prepare.sh before [COMMIT]  the "before" half: lscat at COMMIT (default
+#                                                    549e6e1, the last commit before session 4's
+#                                                    yield work) built in $ROOT/.dev/realcode-old,
+#                                                    its isolate into $DEST/work-before, packed with
+#                                                    its binaries and sources (LSCAT_SHARE_DIR)
 # Environment: DEST (default /work/main/.dev/realcode), ROOT (/work/main: the device's repository
 # root, where realcode-gpu.sh links /work/main, so the absolute paths isolate recorded stay valid),
 # MIRROR (/work/.mirror), JOBS (2), REPOS (scripts/realcode-repos.txt).
@@ -110,15 +115,39 @@ do_pack() {
     local archive=${1:?usage: pack ARCHIVE PATH...}
     shift
     mkdir -p "$(dirname "$archive")"
-    tar c -C "$ROOT" --exclude='*.commit' "$@" | nice xz -T"$JOBS" -6 > "$archive.tmp"
+    local db
+    for db in $(cd "$ROOT" && find "${@##--*}" -name '*.db' 2> /dev/null); do  # whole, no WAL
+        sqlite3 "$ROOT/$db" 'PRAGMA wal_checkpoint(TRUNCATE);' > /dev/null
+    done
+    tar c -C "$ROOT" --exclude='*.commit' --exclude='*.missing' --exclude='*.db-wal' \
+        --exclude='*.db-shm' "$@" | nice xz -T"$JOBS" -6 > "$archive.tmp"
     mv "$archive.tmp" "$archive"
     echo "packed $archive: $(du -h "$archive" | cut -f1)"
+}
+
+# lscat at an older commit: sources exported (git archive), built once, isolate run with it.
+do_before() {
+    local commit=${1:-549e6e1} old=$ROOT/.dev/realcode-old
+    if [ ! -x "$old/src/build/bin/lscat-isolate" ]; then
+        rm -rf "$old/src" && mkdir -p "$old/src"
+        git -C "$SRC" archive "$commit" | tar x -C "$old/src"
+        (cd "$old/src" && nice make -j"$JOBS" > ../build.log 2>&1) ||
+            { echo "realcode-prepare: cannot build lscat $commit (see $old/build.log)" >&2; exit 3; }
+    fi
+    rm -rf "$old/bin" && cp -a "$old/src/build/bin" "$old/bin"
+    do_isolate work-before "$old/bin"
+    local rel=${DEST#"$ROOT"/}
+    do_pack "$ROOT/.dev/realcode-before.tar.xz" "$rel/work-before" .dev/realcode-old/bin \
+        --exclude=.dev/realcode-old/src/build --exclude=.dev/realcode-old/src/tests \
+        --exclude=.dev/realcode-old/src/bench --exclude=.dev/realcode-old/src/docs \
+        .dev/realcode-old/src
 }
 
 case "${1:-all}" in
     export) do_export ;;
     isolate) shift; do_isolate "$@" ;;
     pack) shift; do_pack "$@" ;;
+    before) shift; do_before "$@" ;;
     all)
         do_export
         do_isolate work "$SRC/build/bin"
