@@ -6,15 +6,16 @@
 #
 # Usage: scripts/realcode-prepare.sh [all]          export + isolate (this tree's build/bin) + pack
 #        scripts/realcode-prepare.sh export          repositories into $DEST/repos/<owner>+<name>
-#        scripts/realcode-prepare.sh isolate WORK BIN isolate every exported repository into
-#                                                    $DEST/WORK with the lscat of BIN (e.g. an older
-#                                                    build, for the "before" half)
+#        scripts/realcode-prepare.sh isolate WORK BIN [REPO...]  isolate the exported
+#                                                    repositories (these, in this order; default
+#                                                    all) into $DEST/WORK with the lscat of BIN
 #        scripts/realcode-prepare.sh pack ARCHIVE PATH...  tar.xz of PATHs (relative to $ROOT)
 #        scripts/realcode-prepare.sh before [COMMIT]  the "before" half: lscat at COMMIT (default
 #                                                    549e6e1, the last commit before session 4's
 #                                                    yield work) built in $ROOT/.dev/realcode-old,
 #                                                    its isolate into $DEST/work-before, packed with
-#                                                    its binaries and sources (LSCAT_SHARE_DIR)
+#                                                    its binaries and sources (LSCAT_SHARE_DIR);
+#                                                    the repositories of $DEST/work, in its order
 # Environment: DEST (default /work/main/.dev/realcode), ROOT (/work/main: the device's repository
 # root, where realcode-gpu.sh links /work/main, so the absolute paths isolate recorded stay valid),
 # MIRROR (/work/.mirror), JOBS (2), REPOS (scripts/realcode-repos.txt).
@@ -97,18 +98,32 @@ count_globals() {
     done
 }
 
+# Repositories in the order given (folder names owner+name), else all of them.
 do_isolate() {
-    local work=$DEST/${1:?usage: isolate WORK BIN} bin=${2:?usage: isolate WORK BIN} d t0
+    local work=$DEST/${1:?usage: isolate WORK BIN [REPO...]} bin=${2:?usage: isolate WORK BIN} d t0
+    shift 2
+    local list=("$@")
+    [ "${#list[@]}" -gt 0 ] || list=($(cd "$DEST/repos" && ls -d */ | tr -d /))
     mkdir -p "$work"
-    cp "$DEST/globals.tsv" "$work/realcode-globals.tsv"
     t0=$(date +%s)
-    for d in "$DEST"/repos/*/; do
+    for d in "${list[@]}"; do
         # exit 1 = finished with recorded failures (missing headers...): expected on real code.
-        nice "$bin/lscat" -q -j "$JOBS" --work "$work" isolate --path "${d%/}" \
+        nice "$bin/lscat" -q -j "$JOBS" --work "$work" isolate --path "$DEST/repos/$d" \
             >> "$work/isolate.log" 2>&1 || [ $? = 1 ] ||
             echo "realcode-prepare: isolate failed on $d (see $work/isolate.log)" >&2
+        echo "isolated $d: $(( $(date +%s) - t0 )) s" >> "$work/isolate.log"
     done
+    globals_of "$work"
     echo "isolate into $work: $(( $(date +%s) - t0 )) s" | tee -a "$work/isolate.log"
+}
+
+# The `__global__` lines of the repositories this work folder isolated (the summary's baseline).
+globals_of() {
+    local work=$1 name
+    : > "$work/realcode-globals.tsv"
+    for name in $(sqlite3 "$work/lscat.db" "SELECT root FROM sources" | xargs -r -n1 basename); do
+        grep -P "^\Q$name\E\t" "$DEST/globals.tsv" >> "$work/realcode-globals.tsv"
+    done
 }
 
 do_pack() {
@@ -135,7 +150,9 @@ do_before() {
             { echo "realcode-prepare: cannot build lscat $commit (see $old/build.log)" >&2; exit 3; }
     fi
     rm -rf "$old/bin" && cp -a "$old/src/build/bin" "$old/bin"
-    do_isolate work-before "$old/bin"
+    # the repositories the "after" work folder isolated, in its order (files parsed are skipped)
+    do_isolate work-before "$old/bin" $(sqlite3 "$DEST/work/lscat.db" \
+        "SELECT root FROM sources ORDER BY id" | xargs -r -n1 basename)
     local rel=${DEST#"$ROOT"/}
     do_pack "$ROOT/.dev/realcode-before.tar.xz" "$rel/work-before" .dev/realcode-old/bin \
         --exclude=.dev/realcode-old/src/build --exclude=.dev/realcode-old/src/tests \
@@ -146,6 +163,7 @@ do_before() {
 case "${1:-all}" in
     export) do_export ;;
     isolate) shift; do_isolate "$@" ;;
+    globals) globals_of "$DEST/${2:-work}" ;;
     pack) shift; do_pack "$@" ;;
     before) shift; do_before "$@" ;;
     all)
