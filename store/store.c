@@ -251,24 +251,6 @@ int store_query_text(char **out, struct store *s, const char *sql, const char *t
 
 /* Check the first bytes ourselves before SQLite touches the file, so a foreign file is
  * refused without SQLite ever writing to it. */
-static int check_header(const char *path)
-{
-    unsigned char head[16];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return lscat_error_set("cannot open store '%s': %s", path, strerror(errno));
-    ssize_t n = read(fd, head, sizeof(head));
-    close(fd);
-    if (n == 0)
-        return 0; /* an empty file is an empty database */
-    if (n != (ssize_t)sizeof(head) || memcmp(head, "SQLite format 3", 16) != 0)
-        return lscat_error_setc(LSCAT_EINVALID,
-                                "'%s' is not an lscat store: it is not an SQLite database "
-                                "(left untouched; use --db to pick another path)",
-                                path);
-    return 0;
-}
-
 /* The store is readable by its owner only (SQLite gives its -wal and -shm files the same
  * mode): the sandbox's unprivileged uids reach the work folder, and must not read the store. */
 static int create_private(const char *path)
@@ -298,6 +280,20 @@ static void make_private(const char *path)
 static int check_identity(struct store *s)
 {
     int64_t app_id = 0, version = 0, objects = 0;
+    /* SQLite reads the header itself: this process must never open and close the store's file
+     * on its own, since closing any descriptor of a file drops every POSIX lock the process
+     * holds on it, those of its other connections included (another process may then take the
+     * store for unused, checkpoint it and delete the WAL that this process still writes to). */
+    sqlite3_stmt *probe = NULL;
+    int src = sqlite3_prepare_v2(s->db, "SELECT 1 FROM sqlite_master LIMIT 1", -1, &probe, NULL);
+    if (src == SQLITE_OK)
+        src = sqlite3_step(probe);
+    sqlite3_finalize(probe);
+    if (src == SQLITE_NOTADB)
+        return lscat_error_setc(LSCAT_EINVALID,
+                                "'%s' is not an lscat store: it is not an SQLite database "
+                                "(left untouched; use --db to pick another path)",
+                                s->path);
     int rc = store_query_int(&app_id, s, "PRAGMA application_id", NULL);
     if (!rc)
         rc = store_query_int(&version, s, "PRAGMA user_version", NULL);
@@ -376,8 +372,6 @@ int store_open(struct store **out, const char *path, unsigned flags)
         if ((rc = fs_mkdirs_parent(path)) < 0 || (rc = create_private(path)) < 0)
             goto done;
         oflags |= SQLITE_OPEN_CREATE;
-    } else if ((rc = check_header(path)) < 0) {
-        goto done;
     } else if (!(flags & STORE_READONLY)) {
         make_private(path);
     }

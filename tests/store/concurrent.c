@@ -12,6 +12,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -158,8 +159,60 @@ static void test_store__stores_opened_while_others_write_never_see_a_lock(void)
     free(path);
 }
 
-int main(void)
+/* In another program (this one run again: a forked child would inherit SQLite's view of the
+ * parent's locks): the rows committed so far. It opens the store read-write, as any lscat
+ * stage does, so that on close it checkpoints and removes the WAL if it is the last user. */
+static int count_rows_and_exit(const char *path)
 {
+    struct store *s = NULL;
+    int64_t n = -1;
+    if (store_open(&s, path, 0) < 0 || store_query_int(&n, s, "SELECT count(*) FROM conc", "") < 0)
+        n = 255;
+    store_free(s);
+    return (int)(n > 254 ? 255 : n);
+}
+
+static int64_t rows_in_another_process(const char *path)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/proc/self/exe", "concurrent", "--count-rows", path, (char *)NULL);
+        _exit(254);
+    }
+    int st = 0;
+    CHECK_INT((int)waitpid(pid, &st, 0), ==, (int)pid);
+    CHECK(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+/* tune keeps one connection per GPU in one process. Opening another connection must not drop
+ * the process's locks on the store (closing any descriptor of a file drops them all): else a
+ * reader elsewhere takes the store for unused when it closes, checkpoints it and deletes the
+ * WAL, and every later commit of this process goes to a deleted file that a kill loses. */
+static void test_store__a_second_connection_keeps_commits_visible_to_other_processes(void)
+{
+    char *path = fresh_store();
+    struct store *a = NULL, *b = NULL;
+    CHECK_OK(store_open(&a, path, 0));
+    CHECK_OK(store_exec(a, "INSERT INTO conc VALUES (1, 1)"));
+    CHECK_OK(store_open(&b, path, 0));
+    CHECK_INT(rows_in_another_process(path), ==, 1);
+    CHECK_OK(store_exec(a, "INSERT INTO conc VALUES (1, 2)"));
+    CHECK_OK(store_exec(b, "INSERT INTO conc VALUES (2, 1)"));
+    CHECK_INT(rows_in_another_process(path), ==, 3);
+    char *wal = xasprintf("%s-wal", path);
+    CHECK(fs_exists(wal)); /* still ours: this process has the store open */
+    free(wal);
+    store_free(b);
+    store_free(a);
+    free(path);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--count-rows") == 0)
+        return count_rows_and_exit(argv[2]);
+    TEST_RUN(test_store__a_second_connection_keeps_commits_visible_to_other_processes);
     TEST_RUN(test_store__two_processes_write_one_store_at_once);
     TEST_RUN(test_store__stores_opened_while_others_write_never_see_a_lock);
     return test_done();
