@@ -18,6 +18,8 @@
 #   RC_WORK=.dev/realcode/work   RC_BIN=build/bin
 #   RC_SHARE=.            LSCAT_SHARE_DIR (where tune/timing.cu lives), relative to the root
 #   RC_REPORT=1            0: no `dataset report` (an lscat without --all-checks, e.g. "before")
+#   RC_SHARD_BY=hash       prefix: shards by kernel id prefix (--kernel; an lscat without --shard)
+#   RC_MERGE_BIN=build/bin the lscat whose `dataset merge` joins the shard stores
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -80,11 +82,27 @@ if [ "${#todo[@]}" -gt 0 ] && [ "$(left)" -gt 200 ]; then
     t0=$(date +%s)
     pids=()
     for i in "${todo[@]}"; do
-        sh=(); [ "$NG" = 1 ] || sh=(--shard "$i/$NG")
-        ( CUDA_VISIBLE_DEVICES=$i timeout -k 90 "$lim" lscat --work "$W" --db "$(db_of $i)" \
-            -j "$jobs" execute "${sh[@]}" > "$OUT/execute-$i.log" 2>&1
-          rc=$?
-          [ "$rc" -le 1 ] && touch "$W/execute-done-$i-of-$NG"
+        ( export CUDA_VISIBLE_DEVICES=$i
+          if [ "$NG" = 1 ]; then parts=(""); elif [ "${RC_SHARD_BY:-hash}" = prefix ]; then
+              # an lscat without --shard: shard i is the kernel ids starting with i, i+N, ...
+              parts=(); for ((h = i; h < 16; h += NG)); do parts+=("$(printf %x $h)"); done
+          else parts=("--shard"); fi
+          rc=0
+          for part in "${parts[@]}"; do
+              case "$part" in
+                  "") sel=() ;;
+                  --shard) sel=(--shard "$i/$NG") ;;
+                  *) sel=(--kernel "$part") ;;
+              esac
+              [ -f "$W/execute-done-$i-of-$NG$part" ] && continue
+              t=$(( T_END - 150 - $(date +%s) ))
+              [ "$t" -ge 30 ] || { rc=124; break; }
+              timeout -k 90 "$t" lscat --work "$W" \
+                  --db "$(db_of $i)" -j "$jobs" execute "${sel[@]}" >> "$OUT/execute-$i.log" 2>&1
+              rc=$?
+              [ "$rc" -le 1 ] || break
+              touch "$W/execute-done-$i-of-$NG$part"
+          done
           exit "$rc" ) &
         pids+=($!)
     done
@@ -123,8 +141,16 @@ M=$W/lscat.db
 if [ "$NG" != 1 ]; then
     M=$W/merged.db
     rm -f "$M" "$M-wal" "$M-shm"
-    shards=(); for ((i = 0; i < NG; i++)); do shards+=("$(db_of $i)"); done
-    lscat dataset merge "${shards[@]}" --db "$M" > "$OUT/merge.log" 2>&1 ||
+    MB=$ROOT/${RC_MERGE_BIN:-build/bin}/lscat
+    shards=()
+    for ((i = 0; i < NG; i++)); do  # copies, migrated to the merging lscat's schema
+        d=$W/merge-in-$i.db
+        "$PY" -c 'import sqlite3, sys
+s = sqlite3.connect(sys.argv[1]); d = sqlite3.connect(sys.argv[2]); s.backup(d)' "$(db_of $i)" "$d"
+        "$MB" init --db "$d" -q >> "$OUT/merge.log" 2>&1
+        shards+=("$d")
+    done
+    "$MB" dataset merge "${shards[@]}" --db "$M" >> "$OUT/merge.log" 2>&1 ||
         log "merge failed: $(tail -n 2 "$OUT/merge.log")"
 fi
 if [ "${RC_REPORT:-1}" = 1 ]; then
@@ -135,8 +161,10 @@ if [ "${RC_REPORT:-1}" = 1 ]; then
 fi
 "$PY" scripts/realcode-summary.py "$M" "$W/realcode-runs.tsv" "$W/realcode-globals.tsv" \
     > "$OUT/summary.txt" 2>&1
-"$PY" -c 'import sqlite3, sys
-s = sqlite3.connect(sys.argv[1]); d = sqlite3.connect(sys.argv[2]); s.backup(d)' "$M" "$OUT/real.db"
+"$PY" -c 'import gzip, shutil, sqlite3, sys
+s = sqlite3.connect(sys.argv[1]); d = sqlite3.connect(sys.argv[2]); s.backup(d); d.close()
+shutil.copyfileobj(open(sys.argv[2], "rb"), gzip.open(sys.argv[2] + ".gz", "wb", 6))' \
+    "$M" "$OUT/real.db" && rm -f "$OUT/real.db"
 cp "$W/realcode-runs.tsv" "$OUT/" 2>/dev/null
 log "done"
 echo "== report, match rows only =="; head -c 2500 "$OUT/report-match.txt" 2>/dev/null
