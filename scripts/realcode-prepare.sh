@@ -10,6 +10,8 @@
 #                                                    repositories (these, in this order; default
 #                                                    all) into $DEST/WORK with the lscat of BIN
 #        scripts/realcode-prepare.sh pack ARCHIVE PATH...  tar.xz of PATHs (relative to $ROOT)
+#        scripts/realcode-prepare.sh pack-work WORK ARCHIVE [PATH...]  $DEST/WORK, the
+#                                                    repositories it isolated, and PATHs
 #        scripts/realcode-prepare.sh before [COMMIT]  the "before" half: lscat at COMMIT (default
 #                                                    549e6e1, the last commit before session 4's
 #                                                    yield work) built in $ROOT/.dev/realcode-old,
@@ -140,6 +142,18 @@ do_pack() {
     echo "packed $archive: $(du -h "$archive" | cut -f1)"
 }
 
+# A work folder and the repositories it isolated (the others stay out of the archive).
+do_pack_work() {
+    local work=${1:?} archive=${2:?} rel=${DEST#"$ROOT"/} r
+    shift 2
+    local repos=()
+    for r in $(sqlite3 "$DEST/$work/lscat.db" "SELECT root FROM sources ORDER BY id"); do
+        repos+=("$rel/repos/$(basename "$r")")
+    done
+    globals_of "$DEST/$work"
+    do_pack "$archive" "${repos[@]}" "$rel/$work" "$@"
+}
+
 # lscat at an older commit: sources exported (git archive), built once, isolate run with it.
 do_before() {
     local commit=${1:-549e6e1} old=$ROOT/.dev/realcode-old
@@ -153,8 +167,7 @@ do_before() {
     # the repositories the "after" work folder isolated, in its order (files parsed are skipped)
     do_isolate work-before "$old/bin" $(sqlite3 "$DEST/work/lscat.db" \
         "SELECT root FROM sources ORDER BY id" | xargs -r -n1 basename)
-    local rel=${DEST#"$ROOT"/}
-    do_pack "$ROOT/.dev/realcode-before.tar.xz" "$rel/work-before" .dev/realcode-old/bin \
+    do_pack_work work-before "$ROOT/.dev/realcode-before.tar.xz" .dev/realcode-old/bin \
         --exclude=.dev/realcode-old/src/build --exclude=.dev/realcode-old/src/tests \
         --exclude=.dev/realcode-old/src/bench --exclude=.dev/realcode-old/src/docs \
         .dev/realcode-old/src
@@ -165,11 +178,12 @@ case "${1:-all}" in
     isolate) shift; do_isolate "$@" ;;
     globals) globals_of "$DEST/${2:-work}" ;;
     pack) shift; do_pack "$@" ;;
+    pack-work) shift; do_pack_work "$@" ;;
     before) shift; do_before "$@" ;;
     all)
         do_export
         do_isolate work "$SRC/build/bin"
-        do_pack "$ROOT/.dev/realcode.tar.xz" "${DEST#"$ROOT"/}/repos" "${DEST#"$ROOT"/}/work" ;;
+        do_pack_work work "$ROOT/.dev/realcode.tar.xz" ;;
     *) echo "usage: scripts/realcode-prepare.sh [all|export|isolate WORK BIN|pack ARCHIVE PATH...]" >&2
        exit 2 ;;
 esac
