@@ -1,13 +1,17 @@
 # Isolate before and after on the same repositories (issue #14's "before and after", CPU half):
 # per store, over the repositories both isolated, `__global__` lines, kernel occurrences found,
 # distinct kernels, files parsed (status), isolate failures by class and missing headers by name.
-# Usage: python3 scripts/realcode-isolate-compare.py BEFORE.db AFTER.db GLOBALS.tsv
+# Usage: python3 scripts/realcode-isolate-compare.py BEFORE.db AFTER.db GLOBALS.tsv [ONLY.txt]
+#   ONLY.txt: repository folders (owner+name) to compare, e.g. those both isolated completely
 import collections, os, re, sqlite3, sys
 
 before, after = (sqlite3.connect(p) for p in sys.argv[1:3])
 globs = dict((l.split("\t")[0], int(l.split("\t")[1])) for l in open(sys.argv[3]) if "\t" in l)
 roots = lambda db: {os.path.basename(r[0]) for r in db.execute("SELECT root FROM sources")}
-common = sorted(roots(before) & roots(after))
+common = roots(before) & roots(after)
+if len(sys.argv) > 4:
+    common &= set(open(sys.argv[4]).read().split())
+common = sorted(common)
 print("repositories isolated by both: %d (%s)" % (len(common), ", ".join(common)))
 glob_lines = sum(globs.get(r, 0) for r in common)
 
