@@ -564,6 +564,41 @@ const struct learn_node *learn_tree_node(const struct learn_tree *t, int i)
     return i >= 0 && i < t->n_nodes ? &t->nodes[i] : NULL;
 }
 
+/* ---- cost-sensitive leaf labels */
+
+int learn_tree_relabel_by_cost(struct learn_tree *t, const double *X, int n, const double *cost)
+{
+    if (n < 1)
+        return lscat_error_setc(LSCAT_EINVALID, "relabelling needs at least one sample (n %d)", n);
+    for (size_t i = 0; i < (size_t)n * (size_t)t->k; i++)
+        if (!isfinite(cost[i]) || cost[i] < 0.0)
+            return lscat_error_setc(LSCAT_EINVALID, "sample %zu: cost %g of class %zu must be "
+                                    "finite and >= 0", i / (size_t)t->k, cost[i], i % (size_t)t->k);
+    double *sum = xcalloc((size_t)t->n_nodes * (size_t)t->k, sizeof(double));
+    char *seen = xcalloc((size_t)t->n_nodes, 1);
+    for (int i = 0; i < n; i++) {
+        int leaf = learn_tree_apply(t, X + (size_t)i * (size_t)t->d);
+        seen[leaf] = 1;
+        for (int c = 0; c < t->k; c++)
+            sum[(size_t)leaf * (size_t)t->k + (size_t)c] += cost[(size_t)i * (size_t)t->k + (size_t)c];
+    }
+    for (int l = 0; l < t->n_nodes; l++) {
+        if (!seen[l])
+            continue;
+        const double *s = sum + (size_t)l * (size_t)t->k;
+        double *v = t->values + (size_t)l * (size_t)t->k;
+        int best = 0;
+        for (int c = 1; c < t->k; c++)
+            best = s[c] < s[best] ? c : best;
+        for (int c = 0; c < t->k; c++) /* the cheapest class 1, the others below 1 */
+            v[c] = c == best ? 1.0 : s[c] > 0.0 ? s[best] / s[c] : 1.0;
+    }
+    free(sum);
+    free(seen);
+    tree_finish(t);
+    return 0;
+}
+
 /* ---- rebuild (the serialiser's loader) */
 
 static int check_links(const struct learn_node *nodes, int n_nodes, int d, int *parent)

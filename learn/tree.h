@@ -121,6 +121,15 @@ const struct learn_node *learn_tree_node(const struct learn_tree *t, int i);
 int learn_tree_from_nodes(struct learn_tree **out, int d, int k, enum learn_criterion criterion,
                           const struct learn_node *nodes, int n_nodes);
 
+/* Cost-sensitive leaf labels: cost holds n x k non-negative costs (cost[i * k + c]: what
+ * predicting class c costs sample i; row-major X as for the fit). Each leaf that one of the n
+ * samples reaches predicts the class of the least summed cost over those samples (ties: the
+ * lowest class); its value becomes each class's cost share s_best / s_c (1 for the chosen class,
+ * below 1 for the others), so that the value's first argmax is the label and a tree saved and
+ * loaded again (learn/export.h) predicts the same. Leaves no sample reaches and inner nodes keep
+ * their class counts. Splits are unchanged. Refuses n < 1 and a negative or non-finite cost. */
+int learn_tree_relabel_by_cost(struct learn_tree *t, const double *X, int n, const double *cost);
+
 /* ---- Scores. y_true/y_pred hold n labels. */
 
 /* Share of samples with y_pred == y_true (sklearn accuracy_score); 0 when n == 0. */

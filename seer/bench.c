@@ -18,6 +18,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 struct plan {
@@ -357,6 +358,13 @@ static int pending_items(char ***out, int *n, struct store *s, int64_t gpu,
     return 0;
 }
 
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 int seer_bench_run(struct seer_bench_result *out, struct store *s,
                    const struct seer_bench_options *o)
 {
@@ -370,7 +378,12 @@ int seer_bench_run(struct seer_bench_result *out, struct store *s,
         return rc;
     int chunk = o->chunk > 0 && o->chunk <= 64 ? o->chunk : 8;
     long start = 0;
+    double t0 = now_s();
     for (int pos = 0; pos < n && rc == 0;) {
+        if (o->budget_s > 0 && now_s() - t0 >= o->budget_s) {
+            out->left = n - pos;
+            break;
+        }
         int m = n - pos < chunk ? n - pos : chunk, next = 0;
         long next_start = 0;
         rc = run_chunk(out, s, &pl, todo + pos, m, start, &next, &next_start, o);
@@ -447,6 +460,13 @@ int seer_bench_items(char ***out, int *n, const char *const *matrices, int nmatr
             rc = lscat_error_setc(LSCAT_ENOTFOUND, "matrix '%s' does not exist", matrices[i]);
     }
     for (int i = 0; i < nspecs && rc == 0; i++) {
+        if (!strcmp(specs[i], "families-large")) {
+            char spec[300];
+            for (int j = 0; j < SEER_GEN_LARGE_COUNT && rc == 0; j++)
+                if ((rc = seer_gen_large_spec(spec, sizeof(spec), j)) == 0)
+                    rc = add_spec(&v, n, &cap, spec);
+            continue;
+        }
         if (strcmp(specs[i], "families")) {
             rc = add_spec(&v, n, &cap, specs[i]);
             continue;

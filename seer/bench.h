@@ -23,12 +23,13 @@ struct seer_bench_options {
     int64_t run_id;
     const char *csv_path;     /* NULL: no CSV */
     double timeout_s;         /* per worker process */
+    double budget_s;          /* 0 = none; else no new worker chunk starts after this long */
 };
 #define SEER_BENCH_OPTIONS_INIT                                                              \
     {                                                                                        \
         .items = NULL, .nitems = 0, .worker = NULL, .precisions = "float,double",            \
         .kernels = NULL, .samples = 0, .min_sample_ms = 0, .max_ell_gb = 0, .chunk = 8,      \
-        .force = 0, .run_id = 0, .csv_path = NULL, .timeout_s = 3600,                        \
+        .force = 0, .run_id = 0, .csv_path = NULL, .timeout_s = 3600, .budget_s = 0,         \
     }
 
 struct seer_bench_result {
@@ -39,6 +40,7 @@ struct seer_bench_result {
     int refused;          /* files the reader refused (messages logged) */
     int ok, faults, wrong, unsupported;
     int restarts;         /* worker restarts after a fault */
+    int left;             /* matrices not started because the time budget ran out */
     int64_t csv_rows;
 };
 

@@ -21,7 +21,8 @@
 #include <unistd.h>
 
 static const char usage[] =
-    "lscat seer bench [--matrices FILE...|DIR] [--generate SPEC|families]... [options]\n"
+    "lscat seer bench [--matrices FILE...|DIR] [--generate SPEC|families|families-large]...\n"
+    "                        [options]\n"
     "       lscat seer import BENCH.csv...\n"
     "       lscat seer train [--out DIR] [options]\n"
     "       lscat seer eval [--out DIR] [options]";
@@ -29,14 +30,15 @@ static const char usage[] =
 enum {
     OPT_MATRICES = 1, OPT_GENERATE, OPT_PRECISION, OPT_KERNELS, OPT_SAMPLES, OPT_MIN_SAMPLE_MS,
     OPT_MAX_ELL, OPT_CHUNK, OPT_FORCE, OPT_CSV, OPT_WORKER, OPT_OUT, OPT_GPU, OPT_ITER, OPT_SEED,
-    OPT_TEST_FRACTION, OPT_MAX_DEPTH, OPT_MIN_LEAF,
+    OPT_TEST_FRACTION, OPT_MAX_DEPTH, OPT_MIN_LEAF, OPT_BUDGET,
 };
 
 static const struct cli_opt bench_opts[] = {
     { "matrices", 'm', "PATH", "a Matrix Market file or a folder of *.mtx (repeatable; more "
       "files may follow as arguments)", OPT_MATRICES },
     { "generate", 'g', "SPEC", "a generated matrix, family:key=value,... (repeatable); "
-      "'families' = the built-in set up to 4,000,000 rows (docs/seer.md)", OPT_GENERATE },
+      "'families' = the built-in set up to 4,000,000 rows, 'families-large' = 240 specs of "
+      "100,000 to 6,300,000 rows (docs/seer.md)", OPT_GENERATE },
     { "precision", 0, "LIST", "float, double or float,double (default)", OPT_PRECISION },
     { "kernels", 0, "LIST", "only these kernels (default: all; docs/seer.md)", OPT_KERNELS },
     { "samples", 0, "N", "timing core samples per kernel (default 10)", OPT_SAMPLES },
@@ -45,6 +47,8 @@ static const struct cli_opt bench_opts[] = {
     { "max-ell-gb", 0, "X", "ELL larger than X GB is recorded 'unsupported' (default 4)",
       OPT_MAX_ELL },
     { "chunk", 0, "N", "matrices per GPU worker process (default 8)", OPT_CHUNK },
+    { "time-budget", 0, "S", "start no new worker chunk after S seconds (what is measured is "
+      "kept; run again to resume)", OPT_BUDGET },
     { "force", 0, NULL, "measure again what the store already holds", OPT_FORCE },
     { "csv", 0, "FILE", "write the bench table here (default <work>/seer/bench.csv)", OPT_CSV },
     { "worker", 0, "PATH", "the GPU worker (default: lscat-seer-gpu beside this program)",
@@ -61,8 +65,10 @@ static const struct cli_opt model_opts[] = {
     { "seed", 0, "N", "train: seed of the split by matrix (default 42)", OPT_SEED },
     { "test-fraction", 0, "X", "train: share of matrices held back (default 0.25)",
       OPT_TEST_FRACTION },
-    { "max-depth", 0, "N", "train: tree depth limit, 0 = none (default 8)", OPT_MAX_DEPTH },
-    { "min-samples-leaf", 0, "N", "train: samples per leaf at least (default 1)", OPT_MIN_LEAF },
+    { "max-depth", 0, "N", "train: tree depth limit, 0 = none (default: chosen from 4, 6, 8, 12 "
+      "by out-of-fold total time on the training matrices)", OPT_MAX_DEPTH },
+    { "min-samples-leaf", 0, "N", "train: samples per leaf at least (default: chosen from 1, 3, "
+      "5 likewise)", OPT_MIN_LEAF },
     CLI_OPT_END,
 };
 
@@ -123,6 +129,10 @@ static int on_number(struct opts *o, int id, const char *arg)
     case OPT_MAX_ELL:
         rc = cli_parse_double(&x, "--max-ell-gb", arg, 0.001, 1e4);
         o->b.max_ell_gb = x;
+        break;
+    case OPT_BUDGET:
+        rc = cli_parse_double(&x, "--time-budget", arg, 1, 1e7);
+        o->b.budget_s = x;
         break;
     case OPT_SEED:
         rc = cli_parse_int(&n, "--seed", arg, 0, LONG_MAX);
@@ -277,6 +287,9 @@ static int run_bench(struct cli *cli, struct opts *o, int argc, char **argv)
                  "%lld CSV rows in %s", r.device, r.matrices, r.skipped, r.refused, r.ok,
                  r.unsupported, r.faults, r.wrong, r.restarts, (long long)r.csv_rows,
                  o->b.csv_path);
+        if (r.left)
+            log_info("seer bench: the time budget (%g s) ran out with %d matrices not measured; "
+                     "run the same command again to measure them", o->b.budget_s, r.left);
         code = r.refused || r.faults || r.wrong ? LSCAT_EXIT_FAILURES : LSCAT_EXIT_OK;
     }
     snprintf(counts, sizeof(counts), "{\"command\":\"bench\",\"matrices\":%d,\"skipped\":%d,"

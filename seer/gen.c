@@ -288,3 +288,65 @@ const char *const *seer_gen_families(void)
 {
     return DEFAULT_SPECS;
 }
+
+/* ---- families-large: SEER_GEN_LARGE_COUNT specs drawn from a fixed seed. Only integer draws
+ * and correctly rounded multiplications, so every machine draws the same specs. */
+
+#define LARGE_NNZ_CAP 16000000LL /* keeps one matrix's bench near a second on an H200 */
+
+/* rows: 100,000 x 1.0630^j, j < 68 (log-uniform up to about 6,300,000), to a multiple of 1000. */
+static long long large_rows(struct rng *r)
+{
+    double v = 1e5;
+    for (long long j = next_below(r, 68); j > 0; j--)
+        v *= 1.063;
+    return ((long long)v / 1000) * 1000;
+}
+
+static long long cap_len(long long want, long long rows)
+{
+    long long most = LARGE_NNZ_CAP / rows;
+    return want < most ? want : (most > 1 ? most : 1);
+}
+
+static void large_params(char *buf, size_t size, const char *fam, long long rows, long long cols,
+                         struct rng *r)
+{
+    long long avg = cap_len(2 + next_below(r, 63), rows);
+    if (!strcmp(fam, "banded"))
+        snprintf(buf, size, "bw=%lld", (cap_len(3 + 2 * next_below(r, 32), rows) - 1) / 2);
+    else if (!strcmp(fam, "uniform"))
+        snprintf(buf, size, "avg=%lld", avg);
+    else if (!strcmp(fam, "powerlaw"))
+        snprintf(buf, size, "avg=%lld,alpha=%.1f", cap_len(2 + next_below(r, 39), rows),
+                 1.3 + 0.1 * (double)next_below(r, 18));
+    else if (!strcmp(fam, "blockdiag"))
+        snprintf(buf, size, "block=%lld", cap_len(1LL << (1 + next_below(r, 6)), rows));
+    else if (!strcmp(fam, "longrows")) { /* the long rows hold at most 8,000,000 entries */
+        long long a = cap_len(2 + next_below(r, 15), rows);
+        long long len = cols / 20 * (1 + next_below(r, 12)), count = 1 + next_below(r, 8);
+        snprintf(buf, size, "avg=%lld,long=%lld,count=%lld", a,
+                 len * count > 8000000 ? 8000000 / count : len, count);
+    }
+    else
+        snprintf(buf, size, "avg=%lld,empty=%.2f", cap_len(2 + next_below(r, 31), rows),
+                 0.05 * (double)(2 + next_below(r, 18)));
+}
+
+int seer_gen_large_spec(char *buf, size_t size, int i)
+{
+    if (i < 0 || i >= SEER_GEN_LARGE_COUNT)
+        return lscat_error_setc(LSCAT_EINVALID, "families-large has %d specs; %d is out of range",
+                                SEER_GEN_LARGE_COUNT, i);
+    struct rng r = { 0x5EE2C0DEULL + (unsigned long long)i * 0x9E3779B97F4A7C15ULL };
+    const char *fam = FAMILIES[i % 6];
+    long long rows = large_rows(&r), cols = rows;
+    if (next_below(&r, 5) == 0) { /* one in five rectangular: cols = rows x 2^(-3..3) */
+        long long e = next_below(&r, 7) - 3;
+        cols = e < 0 ? rows >> -e : rows << e;
+    }
+    char par[160];
+    large_params(par, sizeof(par), fam, rows, cols, &r);
+    snprintf(buf, size, "%s:rows=%lld,cols=%lld,%s,seed=%d", fam, rows, cols, par, i + 1);
+    return 0;
+}

@@ -41,4 +41,12 @@ int seer_gen(struct seer_csr *out, const struct seer_gen_spec *s);
  * 1,000 to 4,000,000 rows (NULL-terminated, static). */
 const char *const *seer_gen_families(void);
 
+/* The built-in set named by --generate families-large: SEER_GEN_LARGE_COUNT specs of 100,000 to
+ * about 6,300,000 rows, at most 16,000,000 non-zeros besides the long rows (at most 8,000,000),
+ * the six families in turn (so a bench stopped early still covers each), one in five
+ * rectangular; sizes and parameters drawn from a fixed seed with integer arithmetic only: spec i
+ * is the same string on every machine. Writes spec i into buf. */
+#define SEER_GEN_LARGE_COUNT 240
+int seer_gen_large_spec(char *buf, size_t size, int i);
+
 #endif

@@ -16,8 +16,8 @@
 extern const char seer_rt_select_h[], seer_rt_select_cu[], seer_rt_features_cuh[],
     seer_rt_makefile[];
 
-static const char *const KNOWN_NAMES[8] = { "rows", "cols", "nnz", "iterations", "row_max",
-                                            "row_min", "row_mean", "row_var" };
+static const char *const KNOWN_NAMES[SEER_NG] = { "rows", "cols", "nnz", "iterations",
+                                                  "nnz_per_row", "row_max", "row_min", "row_var" };
 static const char *const SELECTOR_CLASSES[2] = { "known", "gather" };
 
 static int write_text(const char *dir, const char *file, const char *text, size_t len)
@@ -59,6 +59,12 @@ static json_t *model_json(const struct seer_model *m)
     json_object_set_new(o, "train_samples", json_integer(m->train_samples));
     json_object_set_new(o, "test_samples", json_integer(m->test_samples));
     json_object_set_new(o, "selector_gather_labels", json_integer(m->selector_gather_labels));
+    json_object_set_new(o, "chosen", json_pack("{s:{s:i,s:i,s:f},s:{s:i,s:i,s:f}}", "known",
+                                               "max_depth", m->depth[0], "min_samples_leaf",
+                                               m->leaf[0], "oof_oracle_fraction", m->cv_score[0],
+                                               "gathered", "max_depth", m->depth[1],
+                                               "min_samples_leaf", m->leaf[1],
+                                               "oof_oracle_fraction", m->cv_score[1]));
     return o;
 }
 
@@ -107,18 +113,18 @@ static int save_classes(const struct seer_model *m, const char *dir)
 static int save_predictions(const struct seer_model *m, const struct seer_table *t, const char *dir)
 {
     struct buf b = BUF_INIT;
-    buf_adds(&b, "matrix,set,iterations,rows,cols,nnz,row_max,row_min,row_mean,row_var,label,"
+    buf_adds(&b, "matrix,set,rows,cols,nnz,iterations,nnz_per_row,row_max,row_min,row_var,label,"
              "known,gathered,selector\n");
     for (int i = 0; i < t->n; i++) {
         const struct seer_row *r = &t->rows[i];
         for (int j = 0; j < m->opt.niter; j++) {
-            double it = m->opt.iterations[j], xg[8];
+            double it = m->opt.iterations[j], xg[SEER_NG];
             int y = seer_best_class(m, r, it);
             if (y < 0)
                 continue;
             seer_gathered_x(xg, r, it);
             buf_addf(&b, strchr(r->name, ',') ? "\"%s\",%s" : "%s,%s", r->name, seer_model_is_test(m, r->name) ? "test" : "train");
-            for (int f = 0; f < 8; f++)
+            for (int f = 0; f < SEER_NG; f++)
                 buf_addf(&b, ",%.17g", xg[f]);
             buf_addf(&b, ",%d,%d,%d,%d\n", y, learn_tree_predict(m->known, xg),
                      learn_tree_predict(m->gathered, xg), learn_tree_predict(m->selector, xg));
@@ -154,11 +160,11 @@ int seer_model_save(const struct seer_model *m, const struct seer_table *t, cons
     int rc = write_text(dir, "model.json", text, strlen(text));
     free(text);
     if (rc == 0)
-        rc = save_tree(m->known, dir, "known", 4, cls);
+        rc = save_tree(m->known, dir, "known", SEER_NK, cls);
     if (rc == 0)
-        rc = save_tree(m->gathered, dir, "gathered", 8, cls);
+        rc = save_tree(m->gathered, dir, "gathered", SEER_NG, cls);
     if (rc == 0)
-        rc = save_tree(m->selector, dir, "selector", 4, SELECTOR_CLASSES);
+        rc = save_tree(m->selector, dir, "selector", SEER_NK, SELECTOR_CLASSES);
     if (rc == 0)
         rc = save_classes(m, dir);
     if (rc == 0)
@@ -206,6 +212,13 @@ static int load_fields(struct seer_model *m, json_t *o, const char *path)
     m->acc_known = json_number_value(json_object_get(acc, "known"));
     m->acc_gathered = json_number_value(json_object_get(acc, "gathered"));
     m->acc_selector = json_number_value(json_object_get(acc, "selector"));
+    const char *tree[2] = { "known", "gathered" };
+    for (int g = 0; g < 2; g++) {
+        json_t *c = json_object_get(json_object_get(o, "chosen"), tree[g]);
+        m->depth[g] = (int)json_integer_value(json_object_get(c, "max_depth"));
+        m->leaf[g] = (int)json_integer_value(json_object_get(c, "min_samples_leaf"));
+        m->cv_score[g] = json_number_value(json_object_get(c, "oof_oracle_fraction"));
+    }
     return 0;
 }
 

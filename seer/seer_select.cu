@@ -31,13 +31,14 @@ static int class_kernel(int c)
 extern "C" int seer_select(struct seer_choice *out, const int *d_row_ptr, int rows, int cols,
                            long long nnz, long long iterations, void *stream)
 {
-    double *x = out->features;
+    double *x = out->features, g[4];
     for (int i = 0; i < 8; i++)
         x[i] = 0;
     x[0] = rows;
     x[1] = cols;
     x[2] = (double)nnz;
     x[3] = (double)iterations;
+    x[4] = rows > 0 ? (double)nnz / rows : 0;
     out->gathered = 0;
     out->kernel = class_kernel(seer_known_predict(x));
     out->name = seer_kernel_id_name(out->kernel);
@@ -46,9 +47,12 @@ extern "C" int seer_select(struct seer_choice *out, const int *d_row_ptr, int ro
     struct seer_feature_acc *acc = 0;
     int e = (int)cudaGetSymbolAddress((void **)&acc, seer_scratch);
     if (e == 0)
-        e = seer_features_gather(x + 4, d_row_ptr, rows, acc, (cudaStream_t)stream);
+        e = seer_features_gather(g, d_row_ptr, rows, acc, (cudaStream_t)stream);
     if (e != 0)
         return e;
+    x[5] = g[0]; /* longest, shortest row; g[2], the mean, is x[4] */
+    x[6] = g[1];
+    x[7] = g[3];
     out->gathered = 1;
     out->kernel = class_kernel(seer_gathered_predict(x));
     out->name = seer_kernel_id_name(out->kernel);

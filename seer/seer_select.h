@@ -39,8 +39,8 @@ struct seer_choice {
     int kernel;          /* SEER_KERNEL_* */
     const char *name;    /* "csr_warp", ... (static) */
     int gathered;        /* 1 when the selector chose to run the feature kernel */
-    /* What the trees saw: rows, cols, nnz, iterations, then (when gathered) the longest,
-     * shortest and mean row length and the population variance of row lengths. */
+    /* What the trees saw: rows, cols, nnz, iterations, nnz / rows, then (when gathered) the
+     * longest and shortest row length and the population variance of row lengths. */
     double features[8];
 };
 

@@ -35,20 +35,20 @@ int seer_best_class(const struct seer_model *m, const struct seer_row *r, double
     return best;
 }
 
-void seer_known_x(double x[4], const struct seer_row *r, double it)
+void seer_known_x(double x[SEER_NK], const struct seer_row *r, double it)
 {
     x[0] = r->f.rows;
     x[1] = r->f.cols;
     x[2] = r->f.nnz;
     x[3] = it;
+    x[4] = r->f.rows > 0 ? r->f.nnz / r->f.rows : 0;
 }
 
-void seer_gathered_x(double x[8], const struct seer_row *r, double it)
+void seer_gathered_x(double x[SEER_NG], const struct seer_row *r, double it)
 {
     seer_known_x(x, r, it);
-    x[4] = r->f.row_max;
-    x[5] = r->f.row_min;
-    x[6] = r->f.row_mean;
+    x[5] = r->f.row_max;
+    x[6] = r->f.row_min;
     x[7] = r->f.row_var;
 }
 
@@ -60,46 +60,65 @@ int seer_model_is_test(const struct seer_model *m, const char *name)
     return 0;
 }
 
-/* The samples of a set of matrices: known and gathered features, labels, owning row. */
+/* The samples of a set of matrices: known and gathered features, labels, owning row, and each
+ * class's cost (n x k: total time / the Oracle's total over the set at that iteration count). */
 struct samples {
-    int n;
-    double *xk, *xg;
-    int *y, *row;
-    double *it;
+    int n, k;
+    double *xk, *xg, *it, *cost;
+    int *y, *row, *itj;
 };
+
+static void samples_alloc(struct samples *s, int cap, int k)
+{
+    size_t c = (size_t)(cap ? cap : 1);
+    s->n = 0;
+    s->k = k;
+    s->xk = xmalloc(c * SEER_NK * sizeof(double));
+    s->xg = xmalloc(c * SEER_NG * sizeof(double));
+    s->it = xmalloc(c * sizeof(double));
+    s->cost = xmalloc(c * (size_t)k * sizeof(double));
+    s->y = xmalloc(c * sizeof(int));
+    s->row = xmalloc(c * sizeof(int));
+    s->itj = xmalloc(c * sizeof(int));
+}
 
 static void samples_build(struct samples *s, const struct seer_model *m, const struct seer_table *t,
                           const int *rows, int nrows)
 {
-    int cap = nrows * m->opt.niter;
-    s->n = 0;
-    s->xk = xmalloc((size_t)(cap ? cap : 1) * 4 * sizeof(double));
-    s->xg = xmalloc((size_t)(cap ? cap : 1) * 8 * sizeof(double));
-    s->y = xmalloc((size_t)(cap ? cap : 1) * sizeof(int));
-    s->row = xmalloc((size_t)(cap ? cap : 1) * sizeof(int));
-    s->it = xmalloc((size_t)(cap ? cap : 1) * sizeof(double));
+    double oracle[SEER_MAX_ITER] = { 0 };
+    samples_alloc(s, nrows * m->opt.niter, m->k);
     for (int i = 0; i < nrows; i++) {
         const struct seer_row *r = &t->rows[rows[i]];
         for (int j = 0; j < m->opt.niter; j++) {
-            int c = seer_best_class(m, r, m->opt.iterations[j]);
+            double it = m->opt.iterations[j];
+            int c = seer_best_class(m, r, it);
             if (c < 0)
                 continue;
-            seer_known_x(s->xk + (size_t)s->n * 4, r, m->opt.iterations[j]);
-            seer_gathered_x(s->xg + (size_t)s->n * 8, r, m->opt.iterations[j]);
+            seer_known_x(s->xk + (size_t)s->n * SEER_NK, r, it);
+            seer_gathered_x(s->xg + (size_t)s->n * SEER_NG, r, it);
+            for (int q = 0; q < m->k; q++)
+                s->cost[(size_t)s->n * (size_t)m->k + (size_t)q] = seer_total_ns(r, m->class_kernel[q], it);
+            oracle[j] += seer_total_ns(r, m->class_kernel[c], it);
             s->y[s->n] = c;
             s->row[s->n] = rows[i];
-            s->it[s->n++] = m->opt.iterations[j];
+            s->itj[s->n] = j;
+            s->it[s->n++] = it;
         }
     }
+    for (int i = 0; i < s->n; i++)
+        for (int q = 0; q < m->k; q++)
+            s->cost[(size_t)i * (size_t)m->k + (size_t)q] /= oracle[s->itj[i]] > 0 ? oracle[s->itj[i]] : 1;
 }
 
 static void samples_release(struct samples *s)
 {
     free(s->xk);
     free(s->xg);
+    free(s->it);
+    free(s->cost);
     free(s->y);
     free(s->row);
-    free(s->it);
+    free(s->itj);
 }
 
 static unsigned long long mix(unsigned long long *st)
@@ -140,74 +159,118 @@ static void classes(struct seer_model *m, const struct seer_table *t)
     }
 }
 
+/* CART with the given depth and leaf size, then cost-sensitive leaf labels (cost: n x k). */
 static int fit(struct learn_tree **out, const double *X, int n, int d, const int *y, int k,
-               const struct seer_train_options *o)
+               const double *cost, int depth, int leaf)
 {
     struct learn_tree_options lo = LEARN_TREE_OPTIONS_INIT;
-    lo.max_depth = o->max_depth;
-    lo.min_samples_leaf = o->min_samples_leaf;
-    return learn_tree_fit(out, X, n, d, y, k, NULL, &lo);
+    lo.max_depth = depth;
+    lo.min_samples_leaf = leaf;
+    int rc = learn_tree_fit(out, X, n, d, y, k, NULL, &lo);
+    if (rc == 0 && cost)
+        rc = learn_tree_relabel_by_cost(*out, X, n, cost);
+    return rc;
+}
+
+/* Sample i's total time with class c, gathering or not (feature cost added). */
+static double pick_ns(const struct seer_model *m, const struct seer_table *t,
+                      const struct samples *s, int i, int c, int gathered)
+{
+    const struct seer_row *r = &t->rows[s->row[i]];
+    return seer_total_ns(r, m->class_kernel[c], s->it[i]) + (gathered ? r->feature_ns : 0);
 }
 
 /* 1 when gathering pays for sample i: feature cost + the gathered pick beats the known pick. */
-static int gather_pays(const struct seer_model *m, const struct seer_row *r, double it, int ck,
-                       int cg)
+static int gather_pays(const struct seer_model *m, const struct seer_table *t,
+                       const struct samples *s, int i, int ck, int cg)
 {
-    double known = seer_total_ns(r, m->class_kernel[ck], it);
-    double gathered = r->feature_ns + seer_total_ns(r, m->class_kernel[cg], it);
-    return gathered < known;
+    return pick_ns(m, t, s, i, cg, 1) < pick_ns(m, t, s, i, ck, 0);
 }
-
 
 /* Subset of samples by a mask (1 = take). */
 static void take(struct samples *dst, const struct samples *s, const int *mask)
 {
-    int n = 0;
-    dst->xk = xmalloc((size_t)(s->n ? s->n : 1) * 4 * sizeof(double));
-    dst->xg = xmalloc((size_t)(s->n ? s->n : 1) * 8 * sizeof(double));
-    dst->y = xmalloc((size_t)(s->n ? s->n : 1) * sizeof(int));
-    dst->row = xmalloc((size_t)(s->n ? s->n : 1) * sizeof(int));
-    dst->it = xmalloc((size_t)(s->n ? s->n : 1) * sizeof(double));
+    samples_alloc(dst, s->n, s->k);
     for (int i = 0; i < s->n; i++) {
         if (!mask[i])
             continue;
-        memcpy(dst->xk + (size_t)n * 4, s->xk + (size_t)i * 4, 4 * sizeof(double));
-        memcpy(dst->xg + (size_t)n * 8, s->xg + (size_t)i * 8, 8 * sizeof(double));
+        int n = dst->n++;
+        memcpy(dst->xk + (size_t)n * SEER_NK, s->xk + (size_t)i * SEER_NK, SEER_NK * sizeof(double));
+        memcpy(dst->xg + (size_t)n * SEER_NG, s->xg + (size_t)i * SEER_NG, SEER_NG * sizeof(double));
+        memcpy(dst->cost + (size_t)n * (size_t)s->k, s->cost + (size_t)i * (size_t)s->k,
+               (size_t)s->k * sizeof(double));
         dst->y[n] = s->y[i];
         dst->row[n] = s->row[i];
-        dst->it[n++] = s->it[i];
+        dst->itj[n] = s->itj[i];
+        dst->it[n] = s->it[i];
     }
-    dst->n = n;
 }
 
-/* Selector labels for the training samples: out-of-fold picks of the known and gathered
- * trees (fold = a matrix's place in the shuffled training order modulo folds). */
-static int selector_labels(int *label, const struct seer_model *m, const struct seer_table *t,
-                           const struct samples *s, const int *fold_of_row, int folds)
+/* Out-of-fold picks of a tree on the known (g = 0) or gathered (g = 1) features: each
+ * matrix's picks come from a tree fitted without it (fold = place in the shuffled training
+ * order modulo folds; one fold: fitted and predicted on everything). */
+static int out_of_fold(int *pick, const struct seer_model *m, const struct samples *s,
+                       const int *fold_of_row, int folds, int g, int depth, int leaf)
 {
-    int *mask = xmalloc((size_t)(s->n ? s->n : 1) * sizeof(int)), rc = 0;
+    int *mask = xmalloc((size_t)(s->n ? s->n : 1) * sizeof(int)), rc = 0, d = g ? SEER_NG : SEER_NK;
     for (int f = 0; f < folds && rc == 0; f++) {
         struct samples tr;
-        struct learn_tree *tk = NULL, *tg = NULL;
+        struct learn_tree *tree = NULL;
         for (int i = 0; i < s->n; i++)
             mask[i] = folds == 1 || fold_of_row[s->row[i]] != f;
         take(&tr, s, mask);
-        if (tr.n == 0) {
-            samples_release(&tr);
-            continue;
-        }
-        if ((rc = fit(&tk, tr.xk, tr.n, 4, tr.y, m->k, &m->opt)) == 0 &&
-            (rc = fit(&tg, tr.xg, tr.n, 8, tr.y, m->k, &m->opt)) == 0)
+        if (tr.n > 0 && (rc = fit(&tree, g ? tr.xg : tr.xk, tr.n, d, tr.y, m->k, tr.cost, depth,
+                                  leaf)) == 0)
             for (int i = 0; i < s->n; i++)
                 if (folds == 1 || fold_of_row[s->row[i]] == f)
-                    label[i] = gather_pays(m, &t->rows[s->row[i]], s->it[i],
-                                           learn_tree_predict(tk, s->xk + (size_t)i * 4),
-                                           learn_tree_predict(tg, s->xg + (size_t)i * 8));
-        learn_tree_free(tk);
-        learn_tree_free(tg);
+                    pick[i] = learn_tree_predict(tree, (g ? s->xg : s->xk) + (size_t)i * (size_t)d);
+        learn_tree_free(tree);
         samples_release(&tr);
     }
     free(mask);
+    return rc;
+}
+
+/* Mean over the iteration counts of Oracle total / total of the picks. */
+static double picks_score(const struct seer_model *m, const struct seer_table *t,
+                          const struct samples *s, const int *pick, int gathered)
+{
+    double best[SEER_MAX_ITER] = { 0 }, got[SEER_MAX_ITER] = { 0 }, sum = 0;
+    for (int i = 0; i < s->n; i++) {
+        best[s->itj[i]] += pick_ns(m, t, s, i, s->y[i], 0);
+        got[s->itj[i]] += pick_ns(m, t, s, i, pick[i], gathered);
+    }
+    for (int j = 0; j < m->opt.niter; j++)
+        sum += got[j] > 0 ? best[j] / got[j] : 0;
+    return sum / m->opt.niter;
+}
+
+static const int DEPTHS[] = { 4, 6, 8, 12 }, LEAVES[] = { 1, 3, 5 };
+
+/* Depth and leaf size of the known (g = 0) or gathered tree: the grid point whose out-of-fold
+ * picks give the best score (the first on ties: shallower, then smaller leaves); its picks are
+ * kept in pick. Fixed options shrink the grid to one value. */
+static int choose(struct seer_model *m, const struct seer_table *t, const struct samples *s,
+                  const int *fold_of_row, int folds, int g, int *pick)
+{
+    int nd = m->opt.max_depth >= 0 ? 1 : 4, nl = m->opt.min_samples_leaf > 0 ? 1 : 3, rc = 0;
+    int *p = xmalloc((size_t)(s->n ? s->n : 1) * sizeof(int));
+    m->cv_score[g] = -1;
+    for (int a = 0; a < nd && rc == 0; a++)
+        for (int b = 0; b < nl && rc == 0; b++) {
+            int depth = nd == 1 ? m->opt.max_depth : DEPTHS[a];
+            int leaf = nl == 1 ? m->opt.min_samples_leaf : LEAVES[b];
+            if ((rc = out_of_fold(p, m, s, fold_of_row, folds, g, depth, leaf)) < 0)
+                break;
+            double sc = picks_score(m, t, s, p, g);
+            if (sc > m->cv_score[g]) {
+                m->cv_score[g] = sc;
+                m->depth[g] = depth;
+                m->leaf[g] = leaf;
+                memcpy(pick, p, (size_t)s->n * sizeof(int));
+            }
+        }
+    free(p);
     return rc;
 }
 
@@ -218,32 +281,56 @@ static void accuracies(double acc[3], const struct seer_model *m, const struct s
 {
     int good[3] = { 0, 0, 0 };
     for (int i = 0; i < s->n; i++) {
-        int ck = learn_tree_predict(m->known, s->xk + (size_t)i * 4);
-        int cg = learn_tree_predict(m->gathered, s->xg + (size_t)i * 8);
-        int want = gather_pays(m, &t->rows[s->row[i]], s->it[i], ck, cg);
+        int ck = learn_tree_predict(m->known, s->xk + (size_t)i * SEER_NK);
+        int cg = learn_tree_predict(m->gathered, s->xg + (size_t)i * SEER_NG);
+        int want = gather_pays(m, t, s, i, ck, cg);
         good[0] += ck == s->y[i];
         good[1] += cg == s->y[i];
-        good[2] += learn_tree_predict(m->selector, s->xk + (size_t)i * 4) == want;
+        good[2] += learn_tree_predict(m->selector, s->xk + (size_t)i * SEER_NK) == want;
     }
     for (int j = 0; j < 3; j++)
         acc[j] = s->n ? (double)good[j] / s->n : 0;
 }
 
+/* The selector: labels from the out-of-fold picks, costs (known total, gathered total) on the
+ * Oracle's scale of each iteration count. */
+static int fit_selector(struct seer_model *m, const struct seer_table *t, const struct samples *s,
+                        const int *pk, const int *pg)
+{
+    int *lab = xcalloc((size_t)(s->n ? s->n : 1), sizeof(int));
+    double *cost = xmalloc((size_t)(s->n ? s->n : 1) * 2 * sizeof(double));
+    for (int i = 0; i < s->n; i++) {
+        double best = pick_ns(m, t, s, i, s->y[i], 0); /* scale: 1 / the Oracle's total */
+        double scale = best > 0 ? s->cost[(size_t)i * (size_t)s->k + (size_t)s->y[i]] / best : 0;
+        lab[i] = gather_pays(m, t, s, i, pk[i], pg[i]);
+        cost[2 * i] = pick_ns(m, t, s, i, pk[i], 0) * scale;
+        cost[2 * i + 1] = pick_ns(m, t, s, i, pg[i], 1) * scale;
+        m->selector_gather_labels += lab[i];
+    }
+    int rc = fit(&m->selector, s->xk, s->n, SEER_NK, lab, 2, cost, m->depth[0], m->leaf[0]);
+    free(lab);
+    free(cost);
+    return rc;
+}
+
 static int fit_all(struct seer_model *m, const struct seer_table *t, const struct samples *tr,
                    const int *fold_of_row)
 {
-    int *lab = xcalloc((size_t)(tr->n ? tr->n : 1), sizeof(int)), rc;
     int folds = m->train_matrices >= m->opt.folds && m->opt.folds > 1 ? m->opt.folds : 1;
-    rc = selector_labels(lab, m, t, tr, fold_of_row, folds);
+    int *pk = xcalloc((size_t)(tr->n ? tr->n : 1), sizeof(int));
+    int *pg = xcalloc((size_t)(tr->n ? tr->n : 1), sizeof(int));
+    int rc = choose(m, t, tr, fold_of_row, folds, 0, pk);
     if (rc == 0)
-        rc = fit(&m->known, tr->xk, tr->n, 4, tr->y, m->k, &m->opt);
+        rc = choose(m, t, tr, fold_of_row, folds, 1, pg);
     if (rc == 0)
-        rc = fit(&m->gathered, tr->xg, tr->n, 8, tr->y, m->k, &m->opt);
+        rc = fit(&m->known, tr->xk, tr->n, SEER_NK, tr->y, m->k, tr->cost, m->depth[0], m->leaf[0]);
     if (rc == 0)
-        rc = fit(&m->selector, tr->xk, tr->n, 4, lab, 2, &m->opt);
-    for (int i = 0; i < tr->n; i++)
-        m->selector_gather_labels += lab[i];
-    free(lab);
+        rc = fit(&m->gathered, tr->xg, tr->n, SEER_NG, tr->y, m->k, tr->cost, m->depth[1],
+                 m->leaf[1]);
+    if (rc == 0)
+        rc = fit_selector(m, t, tr, pk, pg);
+    free(pk);
+    free(pg);
     return rc;
 }
 

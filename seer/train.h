@@ -2,12 +2,18 @@
  * precision). Samples are matrix x iteration count; the label is the kernel with the least
  * total time, preprocessing + iterations x per-iteration time, so amortised preprocessing is
  * learned. The split is by matrix (a seeded shuffle; never the same matrix in train and test).
- *   known:    rows, cols, nnz, iterations -> kernel
- *   gathered: the same + longest, shortest, mean row length, variance -> kernel
- *   selector: rows, cols, nnz, iterations -> 1 when gathering pays: feature cost + the gathered
- *             tree's pick beats the known tree's pick. Its training labels come from
- *             out-of-fold predictions (folds by matrix), so it learns how the trees behave on
- *             matrices they have not seen.
+ *   known:    rows, cols, nnz, iterations, nnz/rows -> kernel
+ *   gathered: the same + longest and shortest row length, variance of row lengths -> kernel
+ *   selector: the known features -> 1 when gathering pays: feature cost + the gathered tree's
+ *             pick beats the known tree's pick. Its training labels come from out-of-fold
+ *             predictions (folds by matrix), so it learns how the trees behave on matrices
+ *             they have not seen.
+ * The goal is total time, which a few large matrices dominate, so the trees are cost-sensitive:
+ * splits are CART's (gini), but each leaf predicts the class of the least summed cost of its
+ * training samples, a sample's cost of a class being that choice's total time divided by the
+ * Oracle's total over the training matrices at that iteration count (each count weighs the
+ * same). Depth and leaf size are chosen per tree by out-of-fold total time on the training
+ * matrices (never the test set) unless given.
  * A kernel that failed on a matrix (fault, wrong, unsupported, not measured) is never a label;
  * a strategy that picks it anyway is charged the slowest working kernel's time. */
 #ifndef LSCAT_SEER_TRAIN_H
@@ -17,20 +23,22 @@
 #include "seer/db.h"
 
 #define SEER_MAX_ITER 16
+#define SEER_NK 5 /* known features: rows, cols, nnz, iterations, nnz/rows */
+#define SEER_NG 8 /* gathered: the known ones + row_max, row_min, row_var */
 
 struct seer_train_options {
     double iterations[SEER_MAX_ITER];
     int niter;
     unsigned long long seed;
     double test_fraction;
-    int max_depth;        /* 0 = unlimited */
-    int min_samples_leaf;
+    int max_depth;        /* 0 = unlimited; -1 = chosen by out-of-fold total time */
+    int min_samples_leaf; /* 0 = chosen by out-of-fold total time */
     int folds;            /* for the selector's out-of-fold labels */
 };
 #define SEER_TRAIN_OPTIONS_INIT                                                              \
     {                                                                                        \
         .iterations = { 1, 10, 100, 1000, 10000 }, .niter = 5, .seed = 42,                   \
-        .test_fraction = 0.25, .max_depth = 8, .min_samples_leaf = 1, .folds = 5,            \
+        .test_fraction = 0.25, .max_depth = -1, .min_samples_leaf = 0, .folds = 5,           \
     }
 
 struct seer_model {
@@ -45,6 +53,8 @@ struct seer_model {
     double train_known, train_gathered, train_selector; /* on the training samples */
     int train_matrices, train_samples, test_samples;
     int selector_gather_labels;         /* training samples labelled "gather" */
+    int depth[2], leaf[2];              /* known, gathered (the selector: the known's) */
+    double cv_score[2];                 /* their out-of-fold Oracle / total, mean over counts */
 };
 
 int seer_train(struct seer_model *out, const struct seer_table *t,
@@ -66,8 +76,8 @@ int seer_model_load(struct seer_model *out, const char *dir);
 double seer_total_ns(const struct seer_row *r, int kernel, double it);
 /* The class of the fastest working kernel for it iterations (-1 if none of the classes). */
 int seer_best_class(const struct seer_model *m, const struct seer_row *r, double it);
-void seer_known_x(double x[4], const struct seer_row *r, double it);
-void seer_gathered_x(double x[8], const struct seer_row *r, double it);
+void seer_known_x(double x[SEER_NK], const struct seer_row *r, double it);
+void seer_gathered_x(double x[SEER_NG], const struct seer_row *r, double it);
 /* 1 when the test set holds r. */
 int seer_model_is_test(const struct seer_model *m, const char *name);
 

@@ -6,8 +6,10 @@
 #include "common/log.h"
 #include "common/shard.h"
 #include "common/xalloc.h"
+#include "tune/timing_args.h"
 #include "tune/usersweep.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +20,7 @@ static const char usage[] = "lscat sweep --kernel K.cu --driver D.c --space S.cs
 
 enum {
     OPT_KERNEL = 1, OPT_DRIVER, OPT_SPACE, OPT_OUT, OPT_ARCH, OPT_NVCC_FLAGS, OPT_COMPILE_TIMEOUT,
-    OPT_TIMEOUT, OPT_STARTUP, OPT_STATISTIC, OPT_ABANDON, OPT_ROWS, OPT_SHARD, OPT_COMPILE_ONLY,
+    OPT_TIMEOUT, OPT_STARTUP, OPT_STATISTIC, OPT_ABANDON, OPT_ROWS, OPT_RECORDS, OPT_SHARD, OPT_COMPILE_ONLY,
     OPT_GPUS, OPT_WARMUP, OPT_SAMPLES, OPT_MIN_SAMPLE_MS, OPT_NO_GRAPH,
 };
 static const struct cli_opt opts[] = {
@@ -44,6 +46,8 @@ static const struct cli_opt opts[] = {
     { "abandon", 0, "K", "a record whose first samples take at least K times the best time so "
       "far is not measured further: Status Abandoned", OPT_ABANDON },
     { "rows", 0, "A:B", "only records A..B (1-based, inclusive; A: or :B open)", OPT_ROWS },
+    { "records", 0, "LIST", "only these records: numbers and ranges, e.g. 3,5-9 (how lscat-mpi "
+      "hands out a chunk)", OPT_RECORDS },
     { "shard", 0, "I/N", "only records k with (k-1) mod N = I (default: SLURM_ARRAY_TASK_ID/"
       "SLURM_ARRAY_TASK_COUNT when set)", OPT_SHARD },
     { "compile-only", 0, NULL, "build every tuple, record compile failures, run nothing",
@@ -62,17 +66,8 @@ static const struct cli_opt opts[] = {
 struct args {
     struct usersweep_options o;
     struct shard shard;
-    const char *timing[12];
-    int ntiming;
+    struct tune_timing_args timing;
 };
-
-static int timing_arg(struct args *a, const char *flag, const char *value)
-{
-    a->timing[a->ntiming++] = flag;
-    if (value)
-        a->timing[a->ntiming++] = value;
-    return 0;
-}
 
 static int parse_rows(struct usersweep_options *o, const char *arg)
 {
@@ -94,8 +89,6 @@ static int on_opt(void *ctx, int id, const char *arg)
 {
     struct args *a = ctx;
     struct usersweep_options *o = &a->o;
-    long v;
-    double d;
     switch (id) {
     case OPT_KERNEL: o->kernel_path = arg; return 0;
     case OPT_DRIVER: o->driver_path = arg; return 0;
@@ -112,22 +105,19 @@ static int on_opt(void *ctx, int id, const char *arg)
         return cli_parse_double(&o->startup_timeout_s, "--startup-timeout", arg, 1, 3600);
     case OPT_ABANDON: return cli_parse_double(&o->abandon_k, "--abandon", arg, 1, 1e9);
     case OPT_ROWS: return parse_rows(o, arg);
+    case OPT_RECORDS:
+        o->records = arg;
+        return bonsai_records_parse(NULL, INT_MAX, arg);
     case OPT_SHARD: return shard_parse(&a->shard, "--shard", arg);
     case OPT_STATISTIC:
         if (strcmp(arg, "median") && strcmp(arg, "min"))
             return lscat_error_setc(LSCAT_EINVALID, "bad --statistic '%s' (median or min)", arg);
         o->statistic_min = !strcmp(arg, "min");
         return 0;
-    case OPT_WARMUP:
-        return cli_parse_int(&v, "--warmup", arg, 0, 100000) < 0
-                   ? LSCAT_EINVALID : timing_arg(a, "--warmup", arg);
-    case OPT_SAMPLES:
-        return cli_parse_int(&v, "--samples", arg, 1, 1000000) < 0
-                   ? LSCAT_EINVALID : timing_arg(a, "--samples", arg);
-    case OPT_MIN_SAMPLE_MS:
-        return cli_parse_double(&d, "--min-sample-ms", arg, 0, 60000) < 0
-                   ? LSCAT_EINVALID : timing_arg(a, "--min-sample-ms", arg);
-    case OPT_NO_GRAPH: return timing_arg(a, "--no-graph", NULL);
+    case OPT_WARMUP: return tune_timing_args_add(&a->timing, "--warmup", arg);
+    case OPT_SAMPLES: return tune_timing_args_add(&a->timing, "--samples", arg);
+    case OPT_MIN_SAMPLE_MS: return tune_timing_args_add(&a->timing, "--min-sample-ms", arg);
+    case OPT_NO_GRAPH: return tune_timing_args_add(&a->timing, "--no-graph", NULL);
     }
     return 0;
 }
@@ -203,8 +193,7 @@ int main(int argc, char **argv)
         cli_release(&cli);
         return rc;
     }
-    a.timing[a.ntiming] = NULL;
-    a.o.timing_args = a.timing;
+    a.o.timing_args = a.timing.argv;
     a.o.work_dir = cli.work_dir;
     a.o.jobs = cli.jobs;
     a.o.shard = a.shard.index, a.o.shard_count = a.shard.count;

@@ -139,6 +139,36 @@ static void test_gen__records_the_canonical_spec(void)
         CHECK_OK(seer_gen_parse(&s, *f));
 }
 
+/* families-large is drawn with integer arithmetic from a fixed seed: the same 240 strings on
+ * every machine (pinned by their FNV-1a hash), each family in turn, all at least 100,000 rows. */
+static void test_gen__families_large_is_the_same_fixed_set_everywhere(void)
+{
+    static const char *const fam[] = { "banded", "uniform", "powerlaw", "blockdiag", "longrows",
+                                       "emptyrows" };
+    char buf[300], again[300];
+    unsigned long long h = 0xcbf29ce484222325ULL;
+    long long most = 0;
+    CHECK_INT(SEER_GEN_LARGE_COUNT, ==, 240);
+    for (int i = 0; i < SEER_GEN_LARGE_COUNT; i++) {
+        struct seer_gen_spec s;
+        CHECK_OK(seer_gen_large_spec(buf, sizeof(buf), i));
+        CHECK_OK(seer_gen_large_spec(again, sizeof(again), i));
+        CHECK_STR(buf, again);
+        CHECK_OK(seer_gen_parse(&s, buf));
+        CHECK_STR(s.family, fam[i % 6]);
+        CHECK_INT(s.rows, >=, 100000);
+        most = s.rows > most ? s.rows : most;
+        for (const char *c = buf; *c; c++)
+            h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
+        h = (h ^ (unsigned char)'\n') * 0x100000001b3ULL;
+    }
+    CHECK_INT(most, >, 4000000);
+    CHECK_OK(seer_gen_large_spec(buf, sizeof(buf), 0));
+    CHECK_STR(buf, "banded:rows=1151000,cols=1151000,bw=3,seed=1");
+    CHECK(h == 0x185625a5ae4b1d8dULL);
+    CHECK_INT(seer_gen_large_spec(buf, sizeof(buf), 240), ==, LSCAT_EINVALID);
+}
+
 static void test_gen__each_family_has_its_shape(void)
 {
     struct seer_csr a;
@@ -194,6 +224,7 @@ int main(void)
     TEST_RUN(test_csr__refuses_triplets_outside_the_matrix);
     TEST_RUN(test_gen__the_same_spec_gives_the_same_matrix);
     TEST_RUN(test_gen__records_the_canonical_spec);
+    TEST_RUN(test_gen__families_large_is_the_same_fixed_set_everywhere);
     TEST_RUN(test_gen__each_family_has_its_shape);
     TEST_RUN(test_gen__refuses_bad_specs);
     return test_done();

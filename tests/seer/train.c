@@ -142,8 +142,13 @@ static void test_seer_train__exported_headers_agree_with_the_trees_on_every_samp
 
 
 /* Run tests/seer/support/sklearn_seer.py under Debian's Python; skip when sklearn is missing. */
-static json_t *sklearn_run(const char *pred, const char *depth)
+static json_t *sklearn_run(const char *pred, const char *costs, const struct seer_model *m)
 {
+    char dk[16], lk[16], dg[16], lg[16];
+    snprintf(dk, sizeof(dk), "%d", m->depth[0]);
+    snprintf(lk, sizeof(lk), "%d", m->leaf[0]);
+    snprintf(dg, sizeof(dg), "%d", m->depth[1]);
+    snprintf(lg, sizeof(lg), "%d", m->leaf[1]);
     char script[1024], out[700];
     const char *root = getenv("LSCAT_ROOT") ? getenv("LSCAT_ROOT") : ".";
     snprintf(script, sizeof(script), "%s/tests/seer/support/sklearn_seer.py", root);
@@ -153,7 +158,7 @@ static json_t *sklearn_run(const char *pred, const char *depth)
     if (run(probe, &r) != 0)
         test_skip("%s cannot import sklearn (install python3-sklearn: mk/deps.sh)", ref_python());
     proc_result_release(&r);
-    const char *argv[] = { ref_python(), script, pred, out, depth, NULL };
+    const char *argv[] = { ref_python(), script, pred, out, costs, dk, lk, dg, lg, NULL };
     CHECK_INT(run(argv, &r), ==, 0);
     proc_result_release(&r);
     json_error_t je;
@@ -163,9 +168,31 @@ static json_t *sklearn_run(const char *pred, const char *depth)
     return j;
 }
 
-/* sklearn's DecisionTreeClassifier with the same depth on the same training samples decides as
- * lscat's tree on (nearly) every sample; ties between equally good splits, which sklearn breaks
- * by random_state, are the only allowed difference, so the best of 8 seeds is compared. */
+/* Each sample's cost of each class as seer train computes it (total time / the Oracle's total
+ * over the training matrices at that iteration count), in predictions.csv's order. */
+static void write_costs(const char *path, const struct seer_table *t, const struct seer_model *m)
+{
+    double oracle[SEER_MAX_ITER] = { 0 };
+    struct buf b = BUF_INIT;
+    for (int i = 0; i < t->n; i++)
+        for (int j = 0; j < m->opt.niter && !seer_model_is_test(m, t->rows[i].name); j++)
+            oracle[j] += seer_total_ns(&t->rows[i], m->class_kernel[seer_best_class(
+                                           m, &t->rows[i], m->opt.iterations[j])],
+                                       m->opt.iterations[j]);
+    for (int i = 0; i < t->n; i++)
+        for (int j = 0; j < m->opt.niter; j++)
+            for (int c = 0; c < m->k; c++)
+                buf_addf(&b, "%.17g%s", seer_total_ns(&t->rows[i], m->class_kernel[c],
+                                                      m->opt.iterations[j]) / oracle[j],
+                         c + 1 < m->k ? "," : "\n");
+    test_write_file(path, b.data, b.len);
+    buf_release(&b);
+}
+
+/* sklearn's DecisionTreeClassifier with the depth and leaf size lscat chose, on the same
+ * training samples, its leaves relabelled by cost with numpy, decides as lscat's tree on (nearly)
+ * every sample; ties between equally good splits, which sklearn breaks by random_state, are the
+ * only allowed difference, so the best of 8 seeds is compared. */
 static void compare_with_sklearn(json_t *fits, const struct learn_tree *tree, int d,
                                  const struct seer_table *t, const struct seer_model *m,
                                  const char *name)
@@ -177,7 +204,7 @@ static void compare_with_sklearn(json_t *fits, const struct learn_tree *tree, in
         int n = 0, same = 0;
         for (int i = 0; i < t->n; i++)
             for (int j = 0; j < m->opt.niter; j++, n++) {
-                double x[8];
+                double x[SEER_NG];
                 seer_gathered_x(x, &t->rows[i], m->opt.iterations[j]);
                 (void)d;
                 same += learn_tree_predict(tree, x) ==
@@ -200,17 +227,19 @@ static void test_seer_train__trees_decide_as_sklearn_on_the_same_samples(void)
     struct store *s;
     struct seer_table t;
     struct seer_model m;
-    char out[600], depth[16];
+    char out[600], costs[700];
     load_fixture(&t, &s);
     train(&m, &t);
     snprintf(out, sizeof(out), "%s/model", test_tmpdir());
     CHECK_OK(seer_model_save(&m, &t, out));
     char pred[700];
     snprintf(pred, sizeof(pred), "%s/predictions.csv", out);
-    snprintf(depth, sizeof(depth), "%d", m.opt.max_depth);
-    json_t *ref = sklearn_run(pred, depth);
-    compare_with_sklearn(json_object_get(ref, "known"), m.known, 4, &t, &m, "known");
-    compare_with_sklearn(json_object_get(ref, "gathered"), m.gathered, 8, &t, &m, "gathered");
+    snprintf(costs, sizeof(costs), "%s/costs.csv", out);
+    write_costs(costs, &t, &m);
+    json_t *ref = sklearn_run(pred, costs, &m);
+    compare_with_sklearn(json_object_get(ref, "known"), m.known, SEER_NK, &t, &m, "known");
+    compare_with_sklearn(json_object_get(ref, "gathered"), m.gathered, SEER_NG, &t, &m,
+                         "gathered");
     json_decref(ref);
     seer_model_release(&m);
     seer_table_release(&t);
