@@ -19,11 +19,11 @@ static const char usage[] =
     "lscat dataset export --out DIR [--format parquet|csv] [--gpu MODEL] [--since DATE] "
     "[--kernels-only] [--gzip|--zstd]\n"
     "       lscat dataset merge SHARD.db... [--db OUT.db]\n"
-    "       lscat dataset report --out DIR [--gpu MODEL]";
+    "       lscat dataset report --out DIR [--gpu MODEL] [--all-checks]";
 
 enum {
     OPT_FORMAT = 1, OPT_OUT, OPT_GPU, OPT_SINCE, OPT_KERNELS_ONLY, OPT_GZIP, OPT_RG_ROWS,
-    OPT_NO_DICT, OPT_ZSTD, OPT_TABLES, OPT_ZSTD_CSV,
+    OPT_NO_DICT, OPT_ZSTD, OPT_TABLES, OPT_ZSTD_CSV, OPT_ALL_CHECKS,
 };
 
 static const struct cli_opt export_opts[] = {
@@ -49,6 +49,9 @@ static const struct cli_opt export_opts[] = {
 static const struct cli_opt report_opts[] = {
     { "out", 'o', "DIR", "folder for index.html, report.txt and the PNG plots", OPT_OUT },
     { "gpu", 0, "MODEL", "only GPUs whose model contains MODEL (any case)", OPT_GPU },
+    { "all-checks", 0, NULL, "count every ok row whatever its output check (mismatch rows "
+      "included: the table as it read before the check; default: match rows only)",
+      OPT_ALL_CHECKS },
     CLI_OPT_END,
 };
 
@@ -64,6 +67,7 @@ struct opts {
     struct export_options ex;
     const char *out;
     int bad_format;
+    int all_checks;
 };
 
 static int on_opt(void *ctx, int id, const char *arg)
@@ -82,6 +86,7 @@ static int on_opt(void *ctx, int id, const char *arg)
                                     arg);
         break;
     case OPT_GPU: o->ex.gpu = arg; break;
+    case OPT_ALL_CHECKS: o->all_checks = 1; break;
     case OPT_SINCE:
         if (export_check_since(arg) < 0)
             return LSCAT_EINVALID;
@@ -190,14 +195,15 @@ done:
     return code;
 }
 
-static int run_report(struct cli *cli, const char *out, const char *gpu, int argc, char **argv)
+static int run_report(struct cli *cli, const struct opts *o, int argc, char **argv)
 {
     struct stage st = STAGE_INIT;
     struct report_options ro = REPORT_OPTIONS_INIT;
     struct buf table = BUF_INIT;
     int code = LSCAT_EXIT_OK;
-    ro.out_dir = out;
-    ro.gpu = gpu;
+    ro.out_dir = o->out;
+    ro.gpu = o->ex.gpu;
+    ro.all_checks = o->all_checks;
     if (stage_begin(&st, cli, NULL, STAGE_READONLY, argc, argv) < 0 ||
         report_run(&table, NULL, NULL, st.store, &ro) < 0)
         code = cli_fatal(cli);
@@ -245,7 +251,7 @@ int main(int argc, char **argv)
     switch (sub->id) {
     case SUB_EXPORT: code = run_export(&cli, &o, argc, argv); break;
     case SUB_MERGE: code = run_merge(&cli, argc, argv); break;
-    case SUB_REPORT: code = run_report(&cli, o.out, o.ex.gpu, argc, argv); break;
+    case SUB_REPORT: code = run_report(&cli, &o, argc, argv); break;
     }
 done:
     cli_release(&cli);

@@ -19,13 +19,14 @@
 
 /* Current ok timings whose output check is `match` (the configuration did the kernel's whole
  * work: docs/isolate.md "Output check"), one per (model, kernel, size, block); several GPUs of
- * one model: the fastest. ?1 = the --gpu filter. */
+ * one model: the fastest. ?1 = the --gpu filter; ?4 = 1 (--all-checks): every ok row, whatever
+ * its check (the table as it read before the check, for comparison). */
 #define TIMES_CTE                                                                               \
     "WITH t AS (SELECT g.name AS gpu, m.kernel_id AS k, m.width AS w, m.height AS h,"          \
     " m.block_x AS bx, m.block_y AS byy, m.block_z AS bz,"                                    \
     " m.block_x * m.block_y * m.block_z AS thr, min(m.median_ns) AS ns"                        \
     " FROM measurements m JOIN gpus g ON g.id = m.gpu_id WHERE m.superseded = 0 AND"           \
-    " m.status = 'ok' AND m.output_check = 'match' AND m.median_ns > 0 AND"                    \
+    " m.status = 'ok' AND (m.output_check = 'match' OR ?4 = 1) AND m.median_ns > 0 AND"       \
     " (?1 IS NULL OR instr(lower(g.name), lower(?1)) > 0)"                                     \
     " GROUP BY g.name, m.kernel_id, m.width, m.height, m.block_x, m.block_y, m.block_z)"
 
@@ -170,7 +171,8 @@ static int load_checks(struct report_summary **out, int *n, size_t *cap, struct 
     return rc < 0 ? rc : step < 0 ? step : 0;
 }
 
-static int load_summaries(struct report_summary **out, int *n, struct store *s, const char *gpu)
+static int load_summaries(struct report_summary **out, int *n, struct store *s,
+                          const struct report_options *o)
 {
     struct store_stmt *st = NULL;
     struct acc a;
@@ -179,11 +181,11 @@ static int load_summaries(struct report_summary **out, int *n, struct store *s, 
     memset(&a, 0, sizeof(a));
     *out = NULL;
     *n = 0;
-    int rc = load_checks(out, n, &cap, s, gpu), step = 0;
+    int rc = load_checks(out, n, &cap, s, o->gpu), step = 0;
     if (rc == 0)
         rc = store_prepare(&st, s, cases_sql);
     if (rc == 0)
-        rc = store_bind(st, "t", gpu);
+        rc = store_bind(st, "tnnI", o->gpu, o->all_checks);
     while (rc == 0 && (step = store_step(st)) == STORE_ROW) {
         const char *g = store_col_text(st, 0);
         if (!cur || strcmp(cur->gpu, g) != 0) {
@@ -210,7 +212,7 @@ static void pct(struct buf *b, double share, int width)
 
 #define TABLE_FMT "%-28s %7s %7s %9s %9s %7s %9s %7s %8s %7s %9s %9s\n"
 
-static void format_table(struct buf *b, const struct report_summary *r, int n)
+static void format_table(struct buf *b, const struct report_summary *r, int n, int all_checks)
 {
     int shown = 0;
     buf_addf(b, TABLE_FMT, "GPU model", "kernels", "cases", "best<max", "maxperf", "<85%",
@@ -236,18 +238,23 @@ static void format_table(struct buf *b, const struct report_summary *r, int n)
         buf_addch(b, '\n');
     }
     if (shown == 0)
-        buf_adds(b, "(no current ok measurements whose output check matched, with two or more "
-                    "block shapes per size)\n");
+        buf_adds(b, all_checks ? "(no current ok measurements with two or more block shapes "
+                                 "per size)\n"
+                               : "(no current ok measurements whose output check matched, with "
+                                 "two or more block shapes per size)\n");
     buf_addf(b, TABLE_FMT, "LS-CAT paper, GTX 980 (mean)", "", "", "83.0%", "98.7%", "~1%",
              "6.0%", "-", "-", "10.0%", "-", "-");
     buf_addf(b, TABLE_FMT, "LS-CAT paper, T4", "", "", "-", "-", "12.0%", "-", "-", "-", "-",
              "-", "-");
     for (int i = 0; i < n; i++) {
         buf_addf(b, "%s: output check of the current ok rows: %lld match, %lld mismatch (%lld "
-                    "kernels), %lld nondeterministic, %lld not_checked; only match rows are "
-                    "counted above", r[i].gpu, (long long)r[i].rows_match,
-                 (long long)r[i].rows_mismatch, (long long)r[i].kernels_mismatch,
-                 (long long)r[i].rows_nondeterministic, (long long)r[i].rows_not_checked);
+                    "kernels), %lld nondeterministic, %lld not_checked; %s", r[i].gpu,
+                 (long long)r[i].rows_match, (long long)r[i].rows_mismatch,
+                 (long long)r[i].kernels_mismatch, (long long)r[i].rows_nondeterministic,
+                 (long long)r[i].rows_not_checked,
+                 all_checks ? "ALL of them are counted above (--all-checks: rows that did not "
+                              "do the kernel's work included, as before the check)"
+                            : "only match rows are counted above");
         if (r[i].gain_1024_missing > 0)
             buf_addf(b, "; %lld case(s) without a 1024-thread comparison (a 1D kernel's "
                         "(1024,1,1) not measured or not a match)",
@@ -312,7 +319,8 @@ static void sort_sizes(struct grid *g)
     }
 }
 
-static int load_grid(struct grid *g, struct store *s, const char *gpu, const char *kernel)
+static int load_grid(struct grid *g, struct store *s, const char *gpu, const char *kernel,
+                     int all_checks)
 {
     static const char sql[] = TIMES_CTE
         " SELECT w, h, bx, byy, bz, avg(ns) FROM t WHERE gpu = ?2 AND (?3 IS NULL OR k = ?3)"
@@ -321,7 +329,7 @@ static int load_grid(struct grid *g, struct store *s, const char *gpu, const cha
     memset(g, 0, sizeof(*g));
     int rc = store_prepare(&st, s, sql), step;
     if (rc == 0)
-        rc = store_bind(st, "ttt", NULL, gpu, kernel);
+        rc = store_bind(st, "tttI", NULL, gpu, kernel, all_checks);
     while (rc == 0 && (step = store_step(st)) == STORE_ROW) {
         int size[3] = { (int)store_col_int(st, 0), (int)store_col_int(st, 1), 0 };
         int shape[3] = { (int)store_col_int(st, 2), (int)store_col_int(st, 3),
@@ -369,11 +377,11 @@ static void gp_plot(struct buf *gp, const char *png, const char *dat, const char
 }
 
 /* The kernel with the most ok timings on this model: the one whose curves are shown. */
-static char *pick_kernel(struct store *s, const char *gpu)
+static char *pick_kernel(struct store *s, const char *gpu, int all_checks)
 {
     char *k = NULL;
     store_query_text(&k, s, TIMES_CTE " SELECT k FROM t WHERE gpu = ?2 GROUP BY k"
-                     " ORDER BY count(*) DESC, k LIMIT 1", "tt", NULL, gpu);
+                     " ORDER BY count(*) DESC, k LIMIT 1", "ttnI", NULL, gpu, all_checks);
     return k;
 }
 
@@ -384,7 +392,7 @@ static int plot_model(struct store *s, const struct report_options *o,
     char sl[128], dat1[200], dat2[200], png1[200], png2[200], title[400];
     struct grid *g = xmalloc(sizeof(*g));
     struct buf gp = BUF_INIT;
-    char *kernel = pick_kernel(s, r->gpu);
+    char *kernel = pick_kernel(s, r->gpu, o->all_checks);
     int rc;
     slug(sl, sizeof(sl), r->gpu);
     snprintf(dat1, sizeof(dat1), "%s-avg.dat", sl);
@@ -396,7 +404,7 @@ static int plot_model(struct store *s, const struct report_options *o,
                   "set xtics rotate by -45\nset key outside right title 'matrix size'\n"
                   "set grid ytics\n");
     char *p = fs_join(o->out_dir, dat1);
-    rc = load_grid(g, s, r->gpu, NULL);
+    rc = load_grid(g, s, r->gpu, NULL, o->all_checks);
     if (rc == 0)
         rc = write_grid_dat(p, g);
     free(p);
@@ -404,7 +412,7 @@ static int plot_model(struct store *s, const struct report_options *o,
     gp_plot(&gp, png1, dat1, title, g->nsize);
     if (rc == 0 && kernel) {
         p = fs_join(o->out_dir, dat2);
-        rc = load_grid(g, s, r->gpu, kernel);
+        rc = load_grid(g, s, r->gpu, kernel, o->all_checks);
         if (rc == 0)
             rc = write_grid_dat(p, g);
         free(p);
@@ -531,10 +539,10 @@ int report_run(struct buf *table, struct report_summary **summaries_out, int *n_
     int n = 0, rc;
     char now[32];
     fs_utc_now(now);
-    if ((rc = fs_mkdirs(o->out_dir, 0755)) < 0 || (rc = load_summaries(&r, &n, s, o->gpu)) < 0)
+    if ((rc = fs_mkdirs(o->out_dir, 0755)) < 0 || (rc = load_summaries(&r, &n, s, o)) < 0)
         goto done;
     size_t table_start = table->len;
-    format_table(table, r, n);
+    format_table(table, r, n, o->all_checks);
     buf_addf(&html, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>lscat report"
                     "</title></head><body>\n<h1>lscat: LS-CAT's questions, per GPU model</h1>\n"
                     "<p>Generated %s from %s.</p>\n<pre>", now, store_path(s));

@@ -16,8 +16,10 @@ struct report_options {
     const char *out_dir;
     const char *gpu;     /* NULL: every GPU model; else a case-insensitive substring */
     int plots;           /* 1: run gnuplot for the PNG plots (skipped with a note if missing) */
+    int all_checks;      /* 1: count every ok row, whatever its output check (the "before" table
+                            of docs/dataset.md; default 0: match rows only) */
 };
-#define REPORT_OPTIONS_INIT { .out_dir = NULL, .gpu = NULL, .plots = 1 }
+#define REPORT_OPTIONS_INIT { .out_dir = NULL, .gpu = NULL, .plots = 1, .all_checks = 0 }
 
 /* LS-CAT's summary numbers for one GPU model, over rows whose output check is `match`. Shares
  * are fractions (0..1); -1 = no data. */

@@ -1,27 +1,172 @@
 #!/usr/bin/env bash
-# The GPU half of a real-code measurement: on a GPU node, with a work folder where isolate
-# already ran (`lscat --work W isolate --path <repo>` per repository, on a CPU machine), run
-# execute (build + repair + probe), a limited tune sweep and the report, then the per-repository
-# summary (scripts/realcode-summary.py). Time limits keep it inside one lent-machine call; every
-# stage is resumable, so a second call continues where this one stopped.
-# Usage: scripts/realcode-gpu.sh WORK_DIR OUT_DIR [EXECUTE_S] [TUNE_S] [TUNE_KERNELS]
+# The GPU half of a real-code run (issues #14 and #21), on a lent GPU machine: unpack the archive
+# scripts/realcode-prepare.sh made (repositories + the work folder where isolate ran), then, within
+# one call's time budget, execute (build on every core + probe), tune with the output check over
+# LS-CAT's space on the runnable kernels until RC_TUNE_KERNELS are measured, the report twice
+# (match rows only, and --all-checks: every ok row, the "before" table) and
+# scripts/realcode-summary.py's tables. Every stage resumes, so the next call (same warm machine:
+# the unpacked folder stays) continues where this one stopped; the summary is printed every call.
+#
+# Usage: scripts/realcode-gpu.sh OUT_DIR
+# Environment (defaults):
+#   RC_BUDGET_S=500        seconds this call may take in all (the device's limit is 600)
+#   RC_GPUS=1              GPUs to use: N > 1 splits the kernels into N shards (execute --shard,
+#                          one store per shard, CUDA_VISIBLE_DEVICES=i), merged for the report
+#   RC_TUNE_KERNELS=320    runnable kernels to measure in all (over the shards)
+#   RC_SIZES=240,1016      tune --sizes;  RC_TUNE_ARGS="--space lscat"  more tune options
+#   RC_ARCHIVE=.dev/realcode.tar.xz (a list: each unpacked, existing files kept)
+#   RC_WORK=.dev/realcode/work   RC_BIN=build/bin
+#   RC_SHARE=.            LSCAT_SHARE_DIR (where tune/timing.cu lives), relative to the root
+#   RC_REPORT=1            0: no `dataset report` (an lscat without --all-checks, e.g. "before")
+#   RC_SHARD_BY=hash       prefix: shards by kernel id prefix (--kernel; an lscat without --shard)
+#   RC_MERGE_BIN=build/bin the lscat whose `dataset merge` joins the shard stores
 set -uo pipefail
 cd "$(dirname "$0")/.."
-W=$(cd "${1:?usage: scripts/realcode-gpu.sh WORK_DIR OUT_DIR}" && pwd)
-OUT=${2:?usage: scripts/realcode-gpu.sh WORK_DIR OUT_DIR}
+ROOT=$PWD
+OUT=${1:?usage: scripts/realcode-gpu.sh OUT_DIR}
 mkdir -p "$OUT"
+BUDGET=${RC_BUDGET_S:-500}
+NG=${RC_GPUS:-1}
+TUNE_K=${RC_TUNE_KERNELS:-320}
+SIZES=${RC_SIZES:-240,1016}
+TUNE_ARGS=${RC_TUNE_ARGS:---space lscat}
+ARCHIVE=${RC_ARCHIVE:-.dev/realcode.tar.xz}
+W=$ROOT/${RC_WORK:-.dev/realcode/work}
+PY=$(command -v python3)
+T_END=$(( $(date +%s) + BUDGET ))
+left() { echo $(( T_END - $(date +%s) )); }
+log() { echo "[realcode $(date +%H:%M:%S) $(left)s left] $*" | tee -a "$OUT/realcode.log"; }
+
+BIN=$ROOT/${RC_BIN:-build/bin}
 # Sources were isolated under /work/main on the CPU machine: keep those absolute paths valid.
-[ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
-export PATH=$PWD/build/bin:$PATH LSCAT_SHARE_DIR=$PWD LSCAT_NO_PROGRESS=1
-nvidia-smi --query-gpu=name --format=csv,noheader > "$OUT/gpu.txt" 2>&1
-t0=$(date +%s)
-timeout "${3:-330}" lscat --work "$W" execute > "$OUT/real-execute.log" 2>&1
-echo "execute exit $? in $(( $(date +%s) - t0 )) s" >> "$OUT/real-execute.log"
-t1=$(date +%s)
-timeout "${4:-170}" lscat --work "$W" tune --limit "${5:-80}" > "$OUT/real-tune.log" 2>&1
-echo "tune exit $? in $(( $(date +%s) - t1 )) s" >> "$OUT/real-tune.log"
-timeout 40 lscat --work "$W" dataset report --out "$W/report" > "$OUT/real-report.txt" 2>&1
-python3 scripts/realcode-summary.py "$W/lscat.db" > "$OUT/real-summary.txt" 2>&1
-cp "$W/lscat.db" "$OUT/real.db"
-tail -n 5 "$OUT/real-execute.log" "$OUT/real-tune.log"
-cat "$OUT/real-summary.txt" "$OUT/real-report.txt" | head -c 5000
+[ -e /work/main ] || { mkdir -p /work && ln -s "$ROOT" /work/main; }
+SHARE=$ROOT/${RC_SHARE:-.}
+export PATH=$BIN:$PATH LSCAT_SHARE_DIR=$SHARE LSCAT_NO_PROGRESS=1 LSCAT_BIN=$BIN
+nvidia-smi --query-gpu=index,name --format=csv,noheader > "$OUT/gpu.txt" 2>&1
+
+if [ ! -f "$W/lscat.db" ]; then
+    for a in $ARCHIVE; do  # what is there already (another run's progress) is kept
+        log "unpacking $a"
+        if command -v xz > /dev/null; then
+            tar xJf "$a" -C "$ROOT" --skip-old-files
+        else
+            "$PY" -c 'import os, sys, tarfile
+t = tarfile.open(sys.argv[1])
+t.extractall(sys.argv[2], [m for m in t if not os.path.lexists(os.path.join(sys.argv[2], m.name))])' \
+                "$a" "$ROOT"
+        fi || { log "cannot unpack $a"; exit 3; }
+    done
+fi
+[ -f "$W/lscat.db" ] || { log "no store in $W after unpacking $ARCHIVE"; exit 3; }
+
+# One store per shard (a copy of the isolated store; the shard's execute fills it).
+db_of() { if [ "$NG" = 1 ]; then echo "$W/lscat.db"; else echo "$W/shard-$1-of-$NG.db"; fi; }
+for ((i = 0; i < NG; i++)); do
+    d=$(db_of $i)
+    [ -f "$d" ] || "$PY" -c 'import sqlite3, sys
+s = sqlite3.connect(sys.argv[1]); d = sqlite3.connect(sys.argv[2]); s.backup(d)' "$W/lscat.db" "$d"
+done
+q() { "$PY" -c 'import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0] or 0)' "$@"; }
+runs() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >> "$W/realcode-runs.tsv"; }
+
+# execute: each shard until its run ends by itself (exit 0 or 1; 124 = stopped by the limit).
+todo=()
+for ((i = 0; i < NG; i++)); do
+    [ -f "$W/execute-done-$i-of-$NG" ] || todo+=("$i")
+done
+if [ "${#todo[@]}" -gt 0 ] && [ "$(left)" -gt 200 ]; then
+    lim=$(( $(left) - 150 ))  # SIGTERM then: builds and probes in flight finish (-k 90)
+    jobs=$(( $(nproc) / NG ))
+    log "execute: shard(s) ${todo[*]} of $NG, -j $jobs each, limit ${lim}s"
+    t0=$(date +%s)
+    pids=()
+    for i in "${todo[@]}"; do
+        ( export CUDA_VISIBLE_DEVICES=$i
+          if [ "$NG" = 1 ]; then parts=(""); elif [ "${RC_SHARD_BY:-hash}" = prefix ]; then
+              # an lscat without --shard: shard i is the kernel ids starting with i, i+N, ...
+              parts=(); for ((h = i; h < 16; h += NG)); do parts+=("$(printf %x $h)"); done
+          else parts=("--shard"); fi
+          rc=0
+          for part in "${parts[@]}"; do
+              case "$part" in
+                  "") sel=() ;;
+                  --shard) sel=(--shard "$i/$NG") ;;
+                  *) sel=(--kernel "$part") ;;
+              esac
+              [ -f "$W/execute-done-$i-of-$NG$part" ] && continue
+              t=$(( T_END - 150 - $(date +%s) ))
+              [ "$t" -ge 30 ] || { rc=124; break; }
+              timeout -k 90 "$t" lscat --work "$W" \
+                  --db "$(db_of $i)" -j "$jobs" execute "${sel[@]}" >> "$OUT/execute-$i.log" 2>&1
+              rc=$?
+              [ "$rc" -le 1 ] || break
+              touch "$W/execute-done-$i-of-$NG$part"
+          done
+          exit "$rc" ) &
+        pids+=($!)
+    done
+    rcs=""; for p in "${pids[@]}"; do wait "$p"; rcs="$rcs $?"; done
+    runs execute "$t0" "$(( $(date +%s) - t0 ))" "${#todo[@]}" "${rcs# }"
+    log "execute exits:$rcs in $(( $(date +%s) - t0 )) s"
+    tail -n 3 "$OUT"/execute-*.log
+fi
+
+# tune: LS-CAT's space with the output check, until TUNE_K kernels are measured in all.
+if [ "$TUNE_K" -gt 0 ] && [ "$(left)" -gt 90 ]; then
+    lim=$(( $(left) - 60 ))
+    t0=$(date +%s)
+    pids=()
+    for ((i = 0; i < NG; i++)); do
+        d=$(db_of $i)
+        have=$(q "$d" "SELECT count(DISTINCT kernel_id) FROM measurements WHERE superseded = 0")
+        need=$(( (TUNE_K + NG - 1) / NG - have ))
+        [ "$need" -gt 0 ] || continue
+        # shellcheck disable=SC2086
+        CUDA_VISIBLE_DEVICES=$i timeout -k 30 "$lim" lscat --work "$W" --db "$d" tune \
+            --sizes "$SIZES" $TUNE_ARGS --limit "$need" > "$OUT/tune-$i.log" 2>&1 &
+        pids+=($!)
+    done
+    if [ "${#pids[@]}" -gt 0 ]; then
+        log "tune: ${#pids[@]} GPU(s), limit ${lim}s, sizes $SIZES, $TUNE_ARGS"
+        rcs=""; for p in "${pids[@]}"; do wait "$p"; rcs="$rcs $?"; done
+        runs tune "$t0" "$(( $(date +%s) - t0 ))" "${#pids[@]}" "${rcs# }"
+        log "tune exits:$rcs in $(( $(date +%s) - t0 )) s"
+        tail -n 3 "$OUT"/tune-*.log
+    fi
+fi
+
+# One store for the tables: the shards merged (a fresh merge every call).
+M=$W/lscat.db
+if [ "$NG" != 1 ]; then
+    M=$W/merged.db
+    rm -f "$M" "$M-wal" "$M-shm"
+    MB=$ROOT/${RC_MERGE_BIN:-build/bin}/lscat
+    shards=()
+    for ((i = 0; i < NG; i++)); do  # copies, migrated to the merging lscat's schema
+        d=$W/merge-in-$i.db
+        "$PY" -c 'import sqlite3, sys
+s = sqlite3.connect(sys.argv[1]); d = sqlite3.connect(sys.argv[2]); s.backup(d)' "$(db_of $i)" "$d"
+        "$MB" init --db "$d" -q >> "$OUT/merge.log" 2>&1
+        shards+=("$d")
+    done
+    "$MB" dataset merge "${shards[@]}" --db "$M" >> "$OUT/merge.log" 2>&1 ||
+        log "merge failed: $(tail -n 2 "$OUT/merge.log")"
+fi
+if [ "${RC_REPORT:-1}" = 1 ]; then
+    timeout 120 lscat --db "$M" dataset report --out "$OUT/report-match" \
+        > "$OUT/report-match.txt" 2>&1
+    timeout 120 lscat --db "$M" dataset report --all-checks --out "$OUT/report-all" \
+        > "$OUT/report-all.txt" 2>&1
+fi
+"$PY" scripts/realcode-summary.py "$M" "$W/realcode-runs.tsv" "$W/realcode-globals.tsv" \
+    > "$OUT/summary.txt" 2>&1
+"$PY" -c 'import gzip, shutil, sqlite3, sys
+s = sqlite3.connect(sys.argv[1]); d = sqlite3.connect(sys.argv[2]); s.backup(d); d.close()
+shutil.copyfileobj(open(sys.argv[2], "rb"), gzip.open(sys.argv[2] + ".gz", "wb", 6))' \
+    "$M" "$OUT/real.db" && rm -f "$OUT/real.db"
+cp "$W/realcode-runs.tsv" "$OUT/" 2>/dev/null
+log "done"
+echo "== report, match rows only =="; head -c 2500 "$OUT/report-match.txt" 2>/dev/null
+echo "== report, all ok rows (--all-checks) =="; head -c 2500 "$OUT/report-all.txt" 2>/dev/null
+echo "== summary =="; head -c 6000 "$OUT/summary.txt"

@@ -13,6 +13,9 @@ t_contains dataset_report__prints_the_h100_row "$T_OUT" 'NVIDIA H100 80GB HBM3  
 t_contains dataset_report__prints_the_t4_row "$T_OUT" 'Tesla T4                           1       1      0.0%    100.0%    0.0%      0.0%    0.0%     0.0%    0.0%       1/1    100.0%'
 t_contains dataset_report__prints_the_paper_for_comparison "$T_OUT" 'LS-CAT paper, GTX 980 (mean)'
 t_contains dataset_report__says_what_the_output_check_left_out "$T_OUT" 'NVIDIA H100 80GB HBM3: output check of the current ok rows: 15 match, 1 mismatch (1 kernels)'
+t_expect dataset_report__all_checks_runs 0 lscat-dataset report --db "$S/lscat.db" --out "$S/rep-all" --all-checks
+t_contains dataset_report__all_checks_lets_the_mismatch_be_the_best "$T_OUT" 'NVIDIA H100 80GB HBM3              2       4     25.0%'
+t_contains dataset_report__all_checks_says_so "$T_OUT" 'ALL of them are counted above (--all-checks'
 t_contains dataset_report__lists_rows_lost_per_kernel "$S/rep/output_check.txt" "$(printf 'saxpy\t1d\t7\t1\t0\t0\t3')"
 if command -v gnuplot >/dev/null; then
     for f in nvidia-h100-80gb-hbm3-avg.png nvidia-h100-80gb-hbm3-kernel.png tesla-t4-avg.png; do
