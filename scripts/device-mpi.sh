@@ -3,9 +3,14 @@
 # issues #17 and #20: the same work plain and through `mpirun -np 2 ... --mpi` (rank 0 serves
 # only, rank 1 works on the GPU: one GPU, one measuring process, as the plain run), twice each
 # in the order plain, mpi, plain, mpi:
-#   1. lscat tune: 40 copies of the fixture kernel `ok` x the default space (140 configurations);
+#   0. the bare launcher: `mpirun -np 2 true` (a fixed cost of every MPI run, outside lscat);
+#   1. lscat tune: 40 copies of the fixture kernel `ok` x the default space (140 configurations),
+#      MPI with the default two chunks in flight per worker; then one MPI round with
+#      --inflight 1 (one chunk at a time, as before) for comparison;
 #   2. lscat sweep: the matmul kernel over BLOCK_SIZE 8,16,32 x 20 sizes (60 records), builds
-#      cached beforehand (the same --work), so the rate is the run stage's;
+#      cached beforehand (the same --work), so the rate is the run stage's; then a larger space
+#      (BLOCK_SIZE 8,16,32 x the 20 sizes 4 times: 240 records), where the launcher's fixed
+#      start weighs less;
 #   3. a worker's lscat-tune killed 8 s into the MPI tune: what was lost and the wall it cost.
 # Then the gpu_mpi test. Usage: scripts/device-mpi.sh OUT_DIR (from the source root, with
 # build/bin and build/tests carried along). The summary is printed last.
@@ -25,6 +30,8 @@ secs() { python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv
 sql() { python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])" "$@"; }
 note "== gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 note "== mpirun: $(mpirun --version 2>&1 | head -1)"
+t0=$(now); mpirun -np 2 true; t1=$(now); mpirun -np 2 true; t2=$(now)
+note "== bare launcher: mpirun -np 2 true: $(secs "$t0" "$t1") s, $(secs "$t1" "$t2") s"
 
 # 1. tune
 seed() {
@@ -46,6 +53,11 @@ for round in 1 2; do
     done
 done
 note "== tune rate mpi/plain: $(python3 -c "print(round((${tune_n[mpi]} / ${tune_s[mpi]}) / (${tune_n[plain]} / ${tune_s[plain]}), 4))") (aim >= 0.97)"
+db=$OUT/work/tune-mpi-inflight1.db; seed "$db"
+t0=$(now)
+LSCAT_DB=$db mpirun -np 2 lscat tune --mpi --chunk 8 --inflight 1 >"$OUT/tune-mpi-inflight1.log" 2>&1
+w=$(secs "$t0" "$(now)"); n=$(sql "$db" "select count(*) from measurements where status = 'ok'")
+note "tune mpi --inflight 1 (one chunk at a time, as before): $n ok configurations in $w s ($(python3 -c "print(round($n / $w, 1))")/s; rate against plain: $(python3 -c "print(round(($n / $w) / (${tune_n[plain]} / ${tune_s[plain]}), 4))"))"
 
 # 2. sweep (builds cached first)
 { printf 'BLOCK_SIZE,N\nInteger,Integer\nCompile,Runtime\n'
@@ -65,6 +77,22 @@ for round in 1 2; do
     done
 done
 note "== sweep rate mpi/plain: $(python3 -c "print(round(${sw_s[plain]} / ${sw_s[mpi]}, 4))") (same records; aim >= 0.97)"
+{ printf 'BLOCK_SIZE,N\nInteger,Integer\nCompile,Runtime\n'
+  for b in 8 16 32; do for r in 1 2 3 4; do for i in $(seq 1 20); do echo "$b,$((128 * i))"; done; done; done; } >"$OUT/space240.csv"
+SW2=(--work "$OUT/sweep-work" --kernel "$EX/matmul.cu" --driver "$EX/driver.c" --space "$OUT/space240.csv")
+declare -A sw2_s
+for round in 1 2; do
+    for mode in plain mpi; do
+        o=$OUT/sweep240-$mode-$round.csv
+        t0=$(now)
+        if [ $mode = plain ]; then lscat sweep "${SW2[@]}" --out "$o" >"$OUT/sweep240-$mode-$round.log" 2>&1
+        else mpirun -np 2 lscat sweep --mpi "${SW2[@]}" --out "$o" >"$OUT/sweep240-$mode-$round.log" 2>&1; fi
+        w=$(secs "$t0" "$(now)")
+        note "sweep240 $mode round $round: $(($(wc -l <"$o") - 1)) records ($(grep -c ',Success,' "$o") Success) in $w s"
+        sw2_s[$mode]=$(python3 -c "print(${sw2_s[$mode]:-0} + $w)")
+    done
+done
+note "== sweep240 rate mpi/plain: $(python3 -c "print(round(${sw2_s[plain]} / ${sw2_s[mpi]}, 4))") (same records; aim >= 0.97)"
 
 # 3. a killed worker process: lost work and the wall it cost
 db=$OUT/work/tune-kill.db; seed "$db"
@@ -80,7 +108,7 @@ n=$(sql "$db" "select count(*) from measurements where status = 'ok'")
 d=$(sql "$db" "select count(*) from (select 1 from measurements group by kernel_id, width, height, block_x, block_y, block_z having count(*) > 1)")
 note "== killed worker: exit $rc, $n ok configurations (plain: ${tune_n[plain]} in two runs), $d doubled, wall $w s against $(python3 -c "print(round(${tune_s[mpi]} / 2, 2))") s undisturbed; $(grep -c 'handed out again' "$OUT/tune-kill.log") chunk(s) handed out again"
 
-LSCAT_ROOT=$PWD timeout 200 bash tests/e2e/gpu_mpi.sh >"$OUT/gpu_mpi.log" 2>&1
+LSCAT_ROOT=$PWD timeout 150 bash tests/e2e/gpu_mpi.sh >"$OUT/gpu_mpi.log" 2>&1
 note "== gpu_mpi: $(grep -c '^ok' "$OUT/gpu_mpi.log") ok, $(grep -c '^not ok' "$OUT/gpu_mpi.log") not ok"
 grep '^not ok' "$OUT/gpu_mpi.log" >>"$S"
 cat "$S"

@@ -19,6 +19,7 @@ struct mpi_job {
     char **args;                /* the stage's own arguments, --mpi options taken out */
     int nargs;
     int chunk;                  /* kernels (execute, tune) or records (sweep) per chunk */
+    int inflight;               /* chunks a worker rank runs at once (--inflight) */
     int max_tries;              /* a chunk whose child is killed is handed out again */
     enum mpi_gpus gpus;
     const char *db_path;        /* rank 0's store (execute, tune) */
@@ -28,10 +29,12 @@ struct mpi_job {
     const char *self_dir;       /* where lscat-mpi lives: the stage programs are beside it */
 };
 
-/* Message tags. A worker asks (ASK), rank 0 answers WORK ("<chunk id>\t<selector>") or STOP;
- * the worker answers DONE {chunk id, died, exit code, length} and the result's bytes in DATA
- * pieces. */
-enum { MPI_TAG_ASK = 1, MPI_TAG_WORK, MPI_TAG_STOP, MPI_TAG_DONE, MPI_TAG_DATA };
+/* Message tags. A worker asks (ASK, one int64: its chunks in flight), rank 0 answers WORK
+ * ("<chunk id>\t<selector>"), STOP (only to a worker with none in flight, once no chunk is
+ * queued or out), or WAIT (to a worker with some in flight, when none is queued now: it asks
+ * again after its next DONE); the worker reports DONE {chunk id, died, exit code, length} and
+ * the result's bytes in DATA pieces. */
+enum { MPI_TAG_ASK = 1, MPI_TAG_WORK, MPI_TAG_STOP, MPI_TAG_DONE, MPI_TAG_DATA, MPI_TAG_WAIT };
 
 /* A chunk's outcome as a worker reports it. */
 struct mpi_done {

@@ -294,6 +294,8 @@ static void take_result(struct server *sv, int src, const struct mpi_done *d)
     }
 }
 
+/* Asks come from idle workers (none in flight: held until a chunk is queued or none is out, then
+ * WORK or STOP) and from workers with chunks in flight (answered at once: WORK or WAIT). */
 static void serve(struct server *sv, int nworkers)
 {
     int stopped = 0, *waiting = xcalloc((size_t)nworkers + 1, sizeof(int)), nwaiting = 0;
@@ -303,6 +305,10 @@ static void serve(struct server *sv, int nworkers)
         MPI_Recv(&d, 4, MPI_INT64_T, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
         if (st.MPI_TAG == MPI_TAG_DONE)
             take_result(sv, st.MPI_SOURCE, &d);
+        else if (d.chunk > 0 && sv->queued > 0 && !sv->stop_serving)
+            hand_out(sv, st.MPI_SOURCE);
+        else if (d.chunk > 0)
+            MPI_Send(NULL, 0, MPI_CHAR, st.MPI_SOURCE, MPI_TAG_WAIT, MPI_COMM_WORLD);
         else
             waiting[nwaiting++] = st.MPI_SOURCE;
         while (nwaiting > 0 && (sv->stop_serving ? 1 : sv->queued > 0 || sv->out == 0)) {

@@ -1,8 +1,9 @@
 /* lscat-mpi's workers: a thin MPI layer around the stage's own program. Each chunk runs as a
  * child process on node-local scratch ($TMPDIR): execute and tune against a fresh copy of the
  * store rank 0 broadcast at the start (the work folder is shared), sweep into a chunk CSV with
- * its builds cached in the rank's scratch. A killed child costs only its chunk: the worker
- * reports it and rank 0 hands the chunk out again. */
+ * its builds cached in the rank's scratch. Up to --inflight chunks run at once (tune: 2, so
+ * the next chunk's start overlaps this one's measurements). A killed child costs only its
+ * chunk: the worker reports it and rank 0 hands the chunk out again. */
 #include "tune/mpi.h"
 
 #include "common/buf.h"
@@ -15,6 +16,7 @@
 
 #include <dirent.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,17 +145,40 @@ static int result_bytes(struct buf *out, const struct worker *w, const char *fil
     return rc;
 }
 
-static void run_chunk(const struct worker *w, int64_t id, const char *sel)
+/* One chunk in flight: its child runs in a thread (proc_run blocks); the main thread alone
+ * speaks MPI (MPI_THREAD_FUNNELED) and ships the result once the thread has finished. */
+struct slots;
+
+struct slot {
+    const struct worker *w;
+    struct slots *group;
+    int64_t id;
+    char *sel;
+    struct mpi_done d;
+    struct buf bytes;
+    pthread_t thread;
+    int busy, finished;
+};
+
+struct slots {
+    struct slot *s;
+    int n;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+};
+
+/* The child of one chunk, to its result bytes (in the slot). Runs in the slot's thread. */
+static void run_chunk(struct slot *sl)
 {
+    const struct worker *w = sl->w;
     const struct mpi_job *job = w->job;
-    char *file = xasprintf("%s/chunk-%lld.%s", w->scratch, (long long)id,
+    char *file = xasprintf("%s/chunk-%lld.%s", w->scratch, (long long)sl->id,
                            job->stage == MPI_STAGE_SWEEP ? "csv" : "db");
     char *work = fs_join(w->scratch, "work");
-    struct mpi_done d = { .chunk = id };
-    struct buf bytes = BUF_INIT;
     struct proc_options o = PROC_OPTIONS_INIT;
     struct proc_result r;
-    const char **argv = child_argv(w, sel, file, work);
+    const char **argv = child_argv(w, sl->sel, file, work);
+    sl->d = (struct mpi_done){ .chunk = sl->id };
     o.argv = argv, o.env = (const char *const *)w->env;
     o.child_setup = die_with_parent, o.out_cap_bytes = 64 << 10;
     int rc = job->stage == MPI_STAGE_SWEEP ? 0 : copy_file(w->base_db, file);
@@ -162,44 +187,117 @@ static void run_chunk(const struct worker *w, int64_t id, const char *sel)
     if (rc == 0) {
         fputs(r.out.data, stdout);
         fputs(r.err.data, stderr);
-        d.died = r.signal != 0, d.exit_code = r.exit_code;
+        fflush(stdout);
+        sl->d.died = r.signal != 0, sl->d.exit_code = r.exit_code;
         proc_result_release(&r);
-        if ((!d.died || job->stage == MPI_STAGE_SWEEP) && (rc = result_bytes(&bytes, w, file)) < 0)
-            d.died = 1;
+        if ((!sl->d.died || job->stage == MPI_STAGE_SWEEP) &&
+            (rc = result_bytes(&sl->bytes, w, file)) < 0)
+            sl->d.died = 1;
     } else {
-        d.exit_code = 3;
+        sl->d.exit_code = 3;
     }
     if (rc < 0)
-        log_error("mpi: chunk %lld (%s): %s", (long long)id, sel, lscat_error_last());
-    d.len = (int64_t)bytes.len;
-    MPI_Send(&d, 4, MPI_INT64_T, 0, MPI_TAG_DONE, MPI_COMM_WORLD);
-    mpi_send_bytes(bytes.data, bytes.len, 0);
+        log_error("mpi: chunk %lld (%s): %s", (long long)sl->id, sl->sel, lscat_error_last());
+    sl->d.len = (int64_t)sl->bytes.len;
     unlink(file);
     free((char *)argv[0]);
     free(argv);
     free(work);
     free(file);
-    buf_release(&bytes);
 }
 
+static void *slot_main(void *arg)
+{
+    struct slot *sl = arg;
+    run_chunk(sl);
+    pthread_mutex_lock(&sl->group->mu);
+    sl->finished = 1;
+    pthread_cond_signal(&sl->group->cv);
+    pthread_mutex_unlock(&sl->group->mu);
+    return NULL;
+}
+
+static void slot_start(struct slots *g, const struct worker *w, const char *msg)
+{
+    struct slot *sl = NULL;
+    for (int i = 0; i < g->n && !sl; i++)
+        sl = g->s[i].busy ? NULL : &g->s[i];
+    const char *tab = strchr(msg, '\t');
+    *sl = (struct slot){ .w = w, .group = g, .id = strtoll(msg, NULL, 10), .sel = xstrdup(tab ? tab + 1 : ""),
+                         .bytes = BUF_INIT, .busy = 1 };
+    if (pthread_create(&sl->thread, NULL, slot_main, sl) != 0) {
+        log_error("mpi: cannot start a thread for chunk %lld: out of resources", (long long)sl->id);
+        sl->d = (struct mpi_done){ .chunk = sl->id, .exit_code = 3 };
+        sl->finished = 1, sl->thread = pthread_self();
+    }
+}
+
+/* Wait for a chunk in flight to finish and ship its outcome and bytes to rank 0. */
+static void slot_ship_one(struct slots *g)
+{
+    struct slot *sl = NULL;
+    pthread_mutex_lock(&g->mu);
+    for (;;) {
+        for (int i = 0; i < g->n && !sl; i++)
+            sl = g->s[i].busy && g->s[i].finished ? &g->s[i] : NULL;
+        if (sl)
+            break;
+        pthread_cond_wait(&g->cv, &g->mu);
+    }
+    pthread_mutex_unlock(&g->mu);
+    if (!pthread_equal(sl->thread, pthread_self()))
+        pthread_join(sl->thread, NULL);
+    MPI_Send(&sl->d, 4, MPI_INT64_T, 0, MPI_TAG_DONE, MPI_COMM_WORLD);
+    mpi_send_bytes(sl->bytes.data, sl->bytes.len, 0);
+    buf_release(&sl->bytes);
+    free(sl->sel);
+    sl->busy = 0, sl->finished = 0;
+}
+
+/* Rank 0's answer to an ask (the ask says how many chunks this rank has in flight; with some in
+ * flight, rank 0 answers at once: WORK, or WAIT when none is queued now). Returns its tag. */
+static int ask_reply(char **msg)
+{
+    MPI_Status st;
+    int len = 0;
+    MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+    MPI_Get_count(&st, MPI_CHAR, &len);
+    *msg = xmalloc((size_t)len + 1);
+    MPI_Recv(*msg, len, MPI_CHAR, 0, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    (*msg)[len] = '\0';
+    return st.MPI_TAG;
+}
+
+/* Up to job->inflight chunks at once: while one chunk's child measures, the next one's starts
+ * (process, runner, CUDA context, planning) and waits for the GPU lock (tune). */
 static void work_loop(const struct worker *w)
 {
+    struct slots g = { .n = w->job->inflight > 0 ? w->job->inflight : 1 };
+    int inflight = 0, stopped = 0;
+    g.s = xcalloc((size_t)g.n, sizeof(*g.s));
+    pthread_mutex_init(&g.mu, NULL);
+    pthread_cond_init(&g.cv, NULL);
     for (;;) {
-        MPI_Status st;
-        int len = 0;
-        MPI_Send(NULL, 0, MPI_INT64_T, 0, MPI_TAG_ASK, MPI_COMM_WORLD);
-        MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
-        MPI_Get_count(&st, MPI_CHAR, &len);
-        char *msg = xmalloc((size_t)len + 1);
-        MPI_Recv(msg, len, MPI_CHAR, 0, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        msg[len] = '\0';
-        char *tab = strchr(msg, '\t');
-        if (st.MPI_TAG == MPI_TAG_WORK && tab)
-            run_chunk(w, strtoll(msg, NULL, 10), tab + 1);
-        free(msg);
-        if (st.MPI_TAG != MPI_TAG_WORK)
-            return;
+        while (!stopped && inflight < g.n) {
+            int64_t busy = inflight;
+            char *msg = NULL;
+            MPI_Send(&busy, 1, MPI_INT64_T, 0, MPI_TAG_ASK, MPI_COMM_WORLD);
+            int tag = ask_reply(&msg);
+            if (tag == MPI_TAG_WORK)
+                slot_start(&g, w, msg), inflight++;
+            stopped = tag == MPI_TAG_STOP;
+            free(msg);
+            if (tag != MPI_TAG_WORK)
+                break;
+        }
+        if (inflight == 0)
+            break;
+        slot_ship_one(&g);
+        inflight--;
     }
+    pthread_cond_destroy(&g.cv);
+    pthread_mutex_destroy(&g.mu);
+    free(g.s);
 }
 
 int mpi_work(const struct mpi_job *job, const char *scratch, int node_index, int node_workers)

@@ -103,6 +103,58 @@ if [ "$rc" != 0 ] && [ "$before" -ge 4 ] && [ "$before" -lt 24 ] &&
 else t_fail mpi__killed_rank_loses_and_doubles_no_record_after_the_rerun "rc=$rc before=$before: $(records "$T_TMP/rank.csv")"; fi
 unset LSCAT_SWEEP_NO_CUDA
 
+# ---- tune: one worker runs two chunks at once (--inflight, tune's default 2): the next chunk's
+# lscat-tune starts while the current one measures, and their kernels take turns on the GPU
+# lock. One of the two killed mid-run: its chunk is redone, the other's rows stay, none doubled.
+# Stand-in GPU, host-only runner and harness.so (tests/tune/support/), 8 kernels x 9 configs.
+TB=${LSCAT_TEST_BIN:-$ROOT/build/tests}
+case "$TB" in /*) ;; *) TB=$ROOT/$TB ;; esac
+export LSCAT_WORK=$T_TMP/tune-work LSCAT_DB=$T_TMP/tune-work/lscat.db LSCAT_LOCK_DIR=$T_TMP/locks
+export LSCAT_GPUINFO=$ROOT/tests/tune/support/fake_gpuinfo.sh FAKE_GPUS=1 LSCAT_RUNNER_NO_CUDA=1
+lscat init >/dev/null 2>&1
+specs=()
+for i in 1 2 3 4 5 6 7 8; do
+    mkdir -p "$LSCAT_WORK/builds/t$i"
+    cp "$TB/tune/support/fake_harness" "$LSCAT_WORK/builds/t$i/harness"
+    cp "$TB/tune/support/fake_harness.so" "$LSCAT_WORK/builds/t$i/harness.so"
+    echo "slow 100" >"$LSCAT_WORK/builds/t$i/harness.behavior"
+    specs+=("t$i=builds/t$i/harness")
+done
+python3 "$ROOT/tests/tune/support/seed_store.py" "$LSCAT_DB" "${specs[@]}"
+mpirun --oversubscribe -np 2 lscat tune --mpi --chunk 2 --sizes 64,128,256 --blocks 16x16,64,128 \
+    >"$T_TMP/tune.out" 2>"$T_TMP/tune.err" &
+mpid=$!
+# Wait (up to 10 min on a busy machine) for two lscat-tune children of the one worker at once.
+most=0 victim=
+for _ in $(seq 1 6000); do
+    kill -0 $mpid 2>/dev/null || break
+    tunes=$(ps -e -o pid=,comm= | awk '$2 == "lscat-tune" { print $1 }')
+    n=$(echo "$tunes" | grep -c .)
+    [ "$n" -gt "$most" ] && most=$n
+    if [ "$n" -ge 2 ]; then victim=$(echo "$tunes" | tail -1); kill -9 "$victim"; break; fi
+    sleep 0.1
+done
+wait $mpid
+rc=$?
+read -r total ok doubled < <(python3 - "$LSCAT_DB" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+q = lambda s: db.execute(s).fetchone()[0]
+print(q("select count(*) from measurements"), q("select count(*) from measurements where status = 'ok'"),
+      q("select count(*) from (select 1 from measurements group by kernel_id, width, height, block_x, block_y, block_z having count(*) > 1)"))
+PY
+)
+if [ "$most" -ge 2 ]; then t_ok mpi__tune_worker_runs_two_chunks_at_once
+else t_fail mpi__tune_worker_runs_two_chunks_at_once "at most $most lscat-tune at once"; fi
+if [ "$rc" = 0 ] && [ "$ok" = 72 ] && [ "$total" = 72 ] && [ "$doubled" = 0 ]; then
+    t_ok mpi__tune_with_two_chunks_in_flight_and_one_killed_measures_everything_once
+else t_fail mpi__tune_with_two_chunks_in_flight_and_one_killed_measures_everything_once "rc=$rc victim=${victim:-none}: $total rows, $ok ok, $doubled doubled"; fi
+t_contains mpi__killed_tune_chunk_is_handed_out_again "$T_TMP/tune.err" "handed out again"
+t_expect mpi__tune_inflight_with_sweep_is_refused 2 "${MPI[@]}" lscat sweep --mpi --inflight 2 \
+    --space "$T_TMP/space.csv" --out "$T_TMP/x.csv"
+t_contains mpi__inflight_refusal_says_why "$T_ERR" "one chunk per worker rank"
+unset LSCAT_WORK LSCAT_DB LSCAT_LOCK_DIR LSCAT_GPUINFO FAKE_GPUS LSCAT_RUNNER_NO_CUDA
+
 # ---- execute: real nvcc builds of 6 fixture kernels, chunks of 2; a plain run for reference
 if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
     t_skip mpi__execute "nvcc not found"; t_done
