@@ -10,6 +10,7 @@
 #include "store/stage.h"
 #include "tune/gpus.h"
 #include "tune/sweep.h"
+#include "tune/timing_args.h"
 
 #include <limits.h>
 #include <signal.h>
@@ -84,27 +85,14 @@ struct args {
     long max_failures, limit, lock_mhz, runner_kernels;
     int remeasure, i_own, l2_flush, no_prestart, follow, no_runner, no_graph;
     struct shard shard;
-    const char *timing[16];
-    int ntiming;
+    struct tune_timing_args timing;
     char *dup[8];
     int ndup;
 };
 
-static int timing_arg(struct args *a, const char *flag, const char *value)
-{
-    if (a->ntiming > 12)
-        return lscat_error_setc(LSCAT_EINVALID, "too many timing options");
-    a->timing[a->ntiming++] = flag;
-    if (value)
-        a->timing[a->ntiming++] = value;
-    return 0;
-}
-
 static int on_opt(void *ctx, int id, const char *arg)
 {
     struct args *a = ctx;
-    long v;
-    double d;
     switch (id) {
     case OPT_GPUS: a->gpus = arg; return 0;
     case OPT_SIZES: a->sizes = arg; return 0;
@@ -125,19 +113,11 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_MAX_FAILURES: return cli_parse_int(&a->max_failures, "--max-failures", arg, 1, 1000);
     case OPT_LIMIT: return cli_parse_int(&a->limit, "--limit", arg, 1, 1L << 30);
     case OPT_LOCK_CLOCKS: return cli_parse_int(&a->lock_mhz, "--lock-clocks", arg, 100, 10000);
-    case OPT_WARMUP:
-        return cli_parse_int(&v, "--warmup", arg, 0, 100000) < 0 ? LSCAT_EINVALID
-                                                                 : timing_arg(a, "--warmup", arg);
-    case OPT_SAMPLES:
-        return cli_parse_int(&v, "--samples", arg, 1, 1000000) < 0
-                   ? LSCAT_EINVALID : timing_arg(a, "--samples", arg);
-    case OPT_MIN_SAMPLE_MS:
-        return cli_parse_double(&d, "--min-sample-ms", arg, 0, 60000) < 0
-                   ? LSCAT_EINVALID : timing_arg(a, "--min-sample-ms", arg);
-    case OPT_TARGET_REL_MAD:
-        return cli_parse_double(&d, "--target-rel-mad", arg, 0, 1) < 0
-                   ? LSCAT_EINVALID : timing_arg(a, "--target-rel-mad", arg);
-    case OPT_L2_FLUSH: a->l2_flush = 1; return timing_arg(a, "--l2-flush", NULL);
+    case OPT_WARMUP: return tune_timing_args_add(&a->timing, "--warmup", arg);
+    case OPT_SAMPLES: return tune_timing_args_add(&a->timing, "--samples", arg);
+    case OPT_MIN_SAMPLE_MS: return tune_timing_args_add(&a->timing, "--min-sample-ms", arg);
+    case OPT_TARGET_REL_MAD: return tune_timing_args_add(&a->timing, "--target-rel-mad", arg);
+    case OPT_L2_FLUSH: a->l2_flush = 1; return tune_timing_args_add(&a->timing, "--l2-flush", NULL);
     }
     return 0;
 }
@@ -249,7 +229,6 @@ static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, 
             goto fail;
         locked = 1;
     }
-    a->timing[a->ntiming] = NULL;
     if (a->no_graph) /* read by the timing core in every harness (tune/timing.h) */
         setenv("LSCAT_TIMING_GRAPH", "0", 1);
     o.db_path = cli->db_path;
@@ -267,7 +246,7 @@ static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, 
     o.kernel_prefix = a->kernel;
     o.limit_kernels = (int)a->limit;
     o.shard = a->shard;
-    o.timing_args = a->timing;
+    o.timing_args = a->timing.argv;
     o.l2_flush = a->l2_flush;
     o.clocks_locked = locked;
     o.run_id = st.run_id;

@@ -12,7 +12,8 @@ TIMING_CORE_SRCS := tune/timing.h tune/timing.cu tune/stats.c tune/nvml_dl.h
 TUNE_OBJS := $(B)/tune/stats.o $(B)/tune/space.o $(B)/tune/runner.o $(B)/tune/runner_host.o \
              $(B)/tune/runner_proc.o \
              $(B)/tune/gpus.o $(B)/tune/plan.o $(B)/tune/sweep.o $(B)/tune/bonsai.o \
-             $(B)/tune/usersweep.o $(B)/tune/usersweep_build.o $(B)/tune/usersweep_out.o
+             $(B)/tune/usersweep.o $(B)/tune/usersweep_build.o $(B)/tune/usersweep_out.o \
+             $(B)/tune/timing_args.o
 $(B)/libtune.a: $(TUNE_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^

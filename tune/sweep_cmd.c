@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "common/shard.h"
 #include "common/xalloc.h"
+#include "tune/timing_args.h"
 #include "tune/usersweep.h"
 
 #include <signal.h>
@@ -62,17 +63,8 @@ static const struct cli_opt opts[] = {
 struct args {
     struct usersweep_options o;
     struct shard shard;
-    const char *timing[12];
-    int ntiming;
+    struct tune_timing_args timing;
 };
-
-static int timing_arg(struct args *a, const char *flag, const char *value)
-{
-    a->timing[a->ntiming++] = flag;
-    if (value)
-        a->timing[a->ntiming++] = value;
-    return 0;
-}
 
 static int parse_rows(struct usersweep_options *o, const char *arg)
 {
@@ -94,8 +86,6 @@ static int on_opt(void *ctx, int id, const char *arg)
 {
     struct args *a = ctx;
     struct usersweep_options *o = &a->o;
-    long v;
-    double d;
     switch (id) {
     case OPT_KERNEL: o->kernel_path = arg; return 0;
     case OPT_DRIVER: o->driver_path = arg; return 0;
@@ -118,16 +108,10 @@ static int on_opt(void *ctx, int id, const char *arg)
             return lscat_error_setc(LSCAT_EINVALID, "bad --statistic '%s' (median or min)", arg);
         o->statistic_min = !strcmp(arg, "min");
         return 0;
-    case OPT_WARMUP:
-        return cli_parse_int(&v, "--warmup", arg, 0, 100000) < 0
-                   ? LSCAT_EINVALID : timing_arg(a, "--warmup", arg);
-    case OPT_SAMPLES:
-        return cli_parse_int(&v, "--samples", arg, 1, 1000000) < 0
-                   ? LSCAT_EINVALID : timing_arg(a, "--samples", arg);
-    case OPT_MIN_SAMPLE_MS:
-        return cli_parse_double(&d, "--min-sample-ms", arg, 0, 60000) < 0
-                   ? LSCAT_EINVALID : timing_arg(a, "--min-sample-ms", arg);
-    case OPT_NO_GRAPH: return timing_arg(a, "--no-graph", NULL);
+    case OPT_WARMUP: return tune_timing_args_add(&a->timing, "--warmup", arg);
+    case OPT_SAMPLES: return tune_timing_args_add(&a->timing, "--samples", arg);
+    case OPT_MIN_SAMPLE_MS: return tune_timing_args_add(&a->timing, "--min-sample-ms", arg);
+    case OPT_NO_GRAPH: return tune_timing_args_add(&a->timing, "--no-graph", NULL);
     }
     return 0;
 }
@@ -203,8 +187,7 @@ int main(int argc, char **argv)
         cli_release(&cli);
         return rc;
     }
-    a.timing[a.ntiming] = NULL;
-    a.o.timing_args = a.timing;
+    a.o.timing_args = a.timing.argv;
     a.o.work_dir = cli.work_dir;
     a.o.jobs = cli.jobs;
     a.o.shard = a.shard.index, a.o.shard_count = a.shard.count;

@@ -33,13 +33,17 @@ whole() {
     [ "$(grep -c '' "$OUT/SHA256SUMS")" = $((csv + pq + 2)) ]
 }
 fmt=parquet bad=0 mid=0
-for delay in 0.02 0.05 0.1 0.15 0.2 0.3 0.4 0.6 0.8 1.0 1.5 2.0; do
+# each export is killed once its own temporary folder exists (a point it shows, on any
+# machine), then at ever later points inside it
+tmp_made() { [ -d "$M/.release.export.tmp.$pid" ] || ! kill -0 "$pid" 2>/dev/null; }
+for delay in 0 0 0.02 0.05 0.1 0.15 0.2 0.3 0.4 0.6 0.8 1.0; do
     $X export --format $fmt --out "$OUT" >/dev/null 2>&1 &
     pid=$!
+    t_wait_until tmp_made
     sleep "$delay"
     kill -9 "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
-    ls -a "$M" | grep -q '^\.release\.export\.tmp\.' && mid=$((mid + 1))
+    [ -d "$M/.release.export.tmp.$pid" ] && mid=$((mid + 1))
     whole || { bad=1; t_fail dataset_export_kill__a_killed_export_leaves_a_whole_export "after a kill at ${delay} s: $(ls "$OUT" | tr '\n' ' ')"; break; }
     [ "$fmt" = parquet ] && fmt=csv || fmt=parquet
 done

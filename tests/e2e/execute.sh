@@ -99,21 +99,26 @@ case "$(counts)" in *'"kernels":3,'*'"built_first_try":3,'*'"probed":3,'*'"probe
     t_ok execute__counts_every_build_and_probe ;;
     *) t_fail execute__counts_every_build_and_probe "counts $(counts)" ;; esac
 
-# SIGTERM while the first of three probes (3 s each) runs: it finishes and is recorded, no other
-# starts, the run is interrupted (exit 3); the next run probes the other two.
+# SIGTERM while the first of three probes runs (it holds until the test lets it go): it
+# finishes and is recorded, no other starts, the run is interrupted (exit 3); the next run
+# probes the other two.
 sqlite3 "$LSCAT_DB" "DELETE FROM probes WHERE kernel_id LIKE '0e2e%'; UPDATE kernels SET status = 'built' WHERE id LIKE '0e2e%'"
-export LSCAT_TEST_PROBE_SLEEP_S=3
+unset LSCAT_TEST_PROBE_SLEEP_S
+export LSCAT_TEST_PROBE_HOLD=1
+rm -f "$W/probe-release"
 : >"$T_ERR"
 "${PIPE[@]}" >"$T_OUT" 2>"$T_ERR" &
 pid=$!
-for _ in $(seq 1 3000); do grep -q '"event":"probing"' "$T_ERR" && break; sleep 0.1; done
+probe_holds() { compgen -G "$W/builds/*/probe-*/holding" >/dev/null || ! kill -0 "$pid" 2>/dev/null; }
+t_wait_until probe_holds
 kill -TERM "$pid"
+touch "$W/probe-release"
 wait "$pid"
 rc=$?
 case "$rc $(counts)" in "3 "*'"probed":1,'*'"interrupted":1'*) t_ok execute__sigterm_while_probing_finishes_that_probe_only ;;
     *) t_fail execute__sigterm_while_probing_finishes_that_probe_only "exit $rc, counts $(counts)" ;; esac
 [ "$(probes)" = 1 ] && t_ok execute__the_probe_in_flight_is_recorded || t_fail execute__the_probe_in_flight_is_recorded "$(probes) probes"
-unset LSCAT_TEST_PROBE_SLEEP_S
+unset LSCAT_TEST_PROBE_HOLD
 t_expect "execute__the_next_run_probes_the_rest" 1 "${PIPE[@]}"
 case "$(counts)" in *'"cached":3,'*'"probed":2,'*) t_ok execute__the_next_run_probes_only_what_is_missing ;;
     *) t_fail execute__the_next_run_probes_only_what_is_missing "counts $(counts)" ;; esac

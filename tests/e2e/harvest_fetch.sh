@@ -22,7 +22,8 @@ cp "$T_TMP"/smp/gharchive/*.gz "$SRV/gha/"
 python3 "$ROOT/tests/harvest/support/fault_server.py" "$SRV" "$T_TMP/port" "$T_TMP/requests" &
 SERVER_PID=$!
 trap 'kill $SERVER_PID 2>/dev/null; [ "$T_FAILED" = 0 ] && rm -rf "$T_TMP"' EXIT
-for _ in $(seq 600); do [ -s "$T_TMP/port" ] && break; sleep 0.1; done
+port_known() { [ -s "$T_TMP/port" ]; }
+t_wait_until port_known
 URL="http://127.0.0.1:$(cat "$T_TMP/port")"
 
 # ---- zip downloads with faults (repository owner = the fault, name = the archive)
@@ -137,7 +138,8 @@ t0=$(date +%s.%N)
 t_expect harvest_fetch__times_out_a_git_clone_that_never_answers 1 H fetch --method git \
     --repo hang/gitstall --git-url "$URL/f/{owner}/{name}.git" --git-timeout 2
 t1=$(date +%s.%N)
-python3 -c 'import sys; sys.exit(0 if 1.9 <= float(sys.argv[2]) - float(sys.argv[1]) < 60 else 1)' "$t0" "$t1" &&
+# at least the timeout; far less than the server's hour of silence
+python3 -c 'import sys; sys.exit(0 if 1.9 <= float(sys.argv[2]) - float(sys.argv[1]) < 1800 else 1)' "$t0" "$t1" &&
     t_ok harvest_fetch__a_stalled_clone_ends_after_the_git_timeout ||
     t_fail harvest_fetch__a_stalled_clone_ends_after_the_git_timeout "fetch took $t0 .. $t1"
 check harvest_fetch__a_stalled_clone_reached_the_server 1 \
@@ -152,10 +154,12 @@ db "UPDATE repos SET next_attempt_at = NULL WHERE full_name = 'hang/gitstall'"
 lscat harvest --work "$W" -q fetch --method git --repo hang/gitstall --git-url "$URL/f/{owner}/{name}.git" \
     --git-timeout 0 &
 victim=$!
-for _ in $(seq 600); do pgrep -f "git-clone-worker $URL/f/hang/" >/dev/null && break; sleep 0.1; done
+worker_up() { pgrep -f "git-clone-worker $URL/f/hang/" >/dev/null || ! kill -0 "$victim" 2>/dev/null; }
+t_wait_until worker_up
 kill -9 "$victim"
 wait "$victim" 2>/dev/null
-for _ in $(seq 300); do pgrep -f "git-clone-worker $URL/f/hang/" >/dev/null || break; sleep 0.1; done
+worker_gone() { ! pgrep -f "git-clone-worker $URL/f/hang/" >/dev/null; }
+T_PATIENCE_S=60 t_wait_until worker_gone # it dies with the fetch (SIGKILL): at once
 pgrep -f "git-clone-worker $URL/f/hang/" >/dev/null &&
     t_fail harvest_fetch__a_killed_fetch_leaves_no_clone_worker "$(pgrep -af "git-clone-worker $URL/f/hang/")" ||
     t_ok harvest_fetch__a_killed_fetch_leaves_no_clone_worker
@@ -185,7 +189,8 @@ lscat harvest --work "$W" -q fetch --method zip-only --repo stall/cap-1 --archiv
 first=$!
 # the first one holds the lock once its request reached the server (however slow its start),
 # and stalls on the body until it is killed
-for _ in $(seq 1200); do grep -q '^GET /f/stall/cap-1' "$T_TMP/requests" && break; sleep 0.1; done
+cap1_asked() { grep -q '^GET /f/stall/cap-1' "$T_TMP/requests"; }
+t_wait_until cap1_asked
 t_expect harvest_fetch__refuses_a_second_concurrent_fetch 3 H fetch --method zip-only --archive-url "$URL/f/{owner}/{name}.zip"
 t_contains harvest_fetch__says_another_fetch_is_running "$T_ERR" "another 'lscat harvest fetch' is running"
 kill -9 "$first" 2>/dev/null
@@ -259,7 +264,8 @@ for i in $(seq 1 30); do cp "$SRV/cuda-saxpy.zip" "$SRV/cuda-saxpy-$i.zip"; done
 H import "$T_TMP/many"
 lscat harvest --work "$W" -q -j 4 fetch --method zip-only --archive-url "$URL/f/{owner}/{name}.zip" &
 victim=$!
-sleep 1.2
+fetched() { [ "$(db "SELECT count(*) FROM repos WHERE fetch_status = 'fetched'" 2>/dev/null || echo 0)" -ge "$1" ]; }
+t_wait_until fetched 3 # kill once some are in: a point the run shows, not a time
 kill -9 "$victim" 2>/dev/null
 wait "$victim" 2>/dev/null
 mid=$(db "SELECT count(*) FROM repos WHERE fetch_status = 'fetched'")

@@ -121,7 +121,8 @@ if [ -s "$KILL_HOUR" ]; then
     W=$T_TMP/wkill
     lscat harvest --work "$W" -q -j 2 scan --source "$T_TMP/many" --from 2014-03-01T00 --to 2014-03-03T23 &
     victim=$!
-    sleep 0.4
+    scanned() { [ "$(db "SELECT count(*) FROM gha_hours" 2>/dev/null || echo 0)" -ge "$1" ]; }
+    t_wait_until scanned 2 # kill once some hours are in: a point the run shows, not a time
     kill -9 "$victim" 2>/dev/null
     wait "$victim" 2>/dev/null
     mid=$(db "SELECT count(*) FROM gha_hours" 2>/dev/null || echo 0)

@@ -29,7 +29,8 @@ PY
 python3 "$ROOT/tests/harvest/support/fault_server.py" "$SRV" "$T_TMP/port" "$T_TMP/requests" &
 SERVER_PID=$!
 trap 'kill $SERVER_PID 2>/dev/null; [ "$T_FAILED" = 0 ] && rm -rf "$T_TMP"' EXIT
-for _ in $(seq 600); do [ -s "$T_TMP/port" ] && break; sleep 0.1; done
+port_known() { [ -s "$T_TMP/port" ]; }
+t_wait_until port_known
 API="http://127.0.0.1:$(cat "$T_TMP/port")"
 
 t_expect harvest_search__slices_and_paginates 0 env GITHUB_TOKEN=s3cr3t-token lscat harvest --work "$W" -q \

@@ -107,7 +107,9 @@ W3=$T_TMP/work3
 {
     lscat-isolate --work "$W3" --path "$T_TMP/repos/good" -j1 -q >/dev/null 2>&1 &
     pid=$!
-    sleep 1.5
+    # killed once the first kernels are in the store (a point the run shows, not a time)
+    some_in() { [ "$(sqlite3 "$W3/lscat.db" "SELECT count(*) FROM kernels" 2>/dev/null || echo 0)" -ge 1 ] || ! kill -0 $pid 2>/dev/null; }
+    t_wait_until some_in
     kill -9 $pid
     wait $pid
     lscat-isolate --work "$W3" --path "$T_TMP/repos/good" -j2 -q >/dev/null 2>&1

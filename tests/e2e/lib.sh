@@ -3,6 +3,10 @@
 #   t_ok NAME | t_fail NAME WHY | t_skip NAME WHY
 #   t_expect NAME WANT_EXIT CMD...      run CMD, check its exit status; output in $T_OUT/$T_ERR
 #   t_contains NAME FILE TEXT           FILE contains TEXT (fixed string)
+#   t_wait_until CMD...                 poll CMD until it succeeds (see "Tests and time" below)
+# Tests and time (README): wait for a state the program shows (a row count, a log line, a
+# file), never for a fixed time; a timeout is tested with work that never ends; nothing
+# asserts that ordinary work ends within N seconds.
 set -u
 : "${LSCAT_BIN:?run through tests/run.sh or set LSCAT_BIN}"
 export PATH="$LSCAT_BIN:$PATH"
@@ -34,6 +38,16 @@ t_contains() {
     if grep -qF -- "$text" "$file"; then t_ok "$name"; return 0; fi
     t_fail "$name" "$(basename "$file") lacks '$text': $(head -c 300 "$file" | tr '\n' ' ')"
     return 1
+}
+
+# Polls CMD every 0.1 s until it succeeds (0) or $T_PATIENCE_S (600) pass (1): a guard against
+# a hang, far beyond what a busy machine takes.
+t_wait_until() {
+    local until=$((SECONDS + ${T_PATIENCE_S:-600}))
+    until "$@"; do
+        [ "$SECONDS" -ge "$until" ] && return 1
+        sleep 0.1
+    done
 }
 
 t_done() { exit 0; }

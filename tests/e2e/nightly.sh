@@ -28,7 +28,8 @@ python3 "$FIX" hour "$WWW/gha/$(hour_name 5 %Y-%m-%d-%-H).json.gz" \
     "$T_TMP/sample/gharchive/2014-06-01-12.json" "$T_TMP/sample/gharchive/2025-11-02-3.json"
 python3 -u -m http.server --bind 127.0.0.1 --directory "$WWW" 0 >"$T_TMP/http.log" 2>&1 &
 PIDS+=($!)
-for _ in $(seq 300); do grep -qs 'port' "$T_TMP/http.log" && break; sleep 0.1; done
+port_known() { grep -qs 'port' "$T_TMP/http.log"; }
+t_wait_until port_known
 URL="http://127.0.0.1:$(sed -n 's/.* port \([0-9]*\).*/\1/p' "$T_TMP/http.log" | head -1)"
 SRC=(--source "$URL/gha/{YYYY}-{MM}-{DD}-{H}.json.gz" --archive-url "$URL/zip/{owner}/{name}.zip"
      --refresh-older-than 1s)
@@ -107,6 +108,10 @@ releases_whole() { # every release folder verifies; latest names one of them
     [ -f "$REL/latest/release.json" ] || { echo "latest -> $(readlink "$REL/latest")"; return 1; }
 }
 STAGES=(harvest fetch isolate execute tune export release)
+target_started_or_night_over() {
+    grep -q "nightly: $target started" "$T_TMP/kill.err" 2>/dev/null || ! kill -0 "$pid" 2>/dev/null
+}
+no_stage_left() { ! pgrep -f "lscat-[a-z]* .*--work $W( |\$)" >/dev/null; }
 kills=0 attempts=0 completed=0 broken="" staged="" leftover=""
 while [ "$kills" -lt 12 ] && [ "$attempts" -lt 30 ]; do
     target=${STAGES[$((attempts % 7))]}
@@ -114,12 +119,10 @@ while [ "$kills" -lt 12 ] && [ "$attempts" -lt 30 ]; do
     prev_latest=$(readlink "$REL/latest")
     (exec lscat --work "$W" nightly "${SRC[@]}" --shards "$T_TMP/shards") >"$T_TMP/kill.out" 2>"$T_TMP/kill.err" &
     pid=$!
-    for _ in $(seq 600); do
-        grep -q "nightly: $target started" "$T_TMP/kill.err" 2>/dev/null && break
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.05
-    done
-    sleep "0.0$((RANDOM % 10))"
+    # kill when the night says the target stage started (the first round of 7 right then, so
+    # the kills surely spread over the stages; later ones a random 0-90 ms into it)
+    t_wait_until target_started_or_night_over
+    [ "$attempts" -gt 7 ] && sleep "0.0$((RANDOM % 10))"
     if kill -9 "$pid" 2>/dev/null; then
         wait "$pid" 2>/dev/null
         kills=$((kills + 1))
@@ -128,7 +131,9 @@ while [ "$kills" -lt 12 ] && [ "$attempts" -lt 30 ]; do
         # or writing the index)
         [ "$(readlink "$REL/latest")" = "$prev_latest" ] || grep -q "published release" "$T_TMP/kill.err" ||
             broken="$broken latest-moved-by-a-killed-night"
-        sleep 0.3 # the children die with the night (PR_SET_PDEATHSIG)
+        # the children die with the night (PR_SET_PDEATHSIG, SIGKILL): at once, though a busy
+        # machine may take a moment to run their exit
+        T_PATIENCE_S=30 t_wait_until no_stage_left
         left=$(pgrep -af "lscat-[a-z]* .*--work $W( |\$)") && leftover="$leftover $target: $left"
     else
         wait "$pid"
@@ -199,7 +204,8 @@ if ! command -v chromium >/dev/null; then
 else
     python3 -u -m http.server --bind 127.0.0.1 --directory "$REL" 0 >"$T_TMP/rel.log" 2>&1 &
     PIDS+=($!)
-    for _ in $(seq 300); do grep -qs 'port' "$T_TMP/rel.log" && break; sleep 0.1; done
+    rel_port_known() { grep -qs 'port' "$T_TMP/rel.log"; }
+    t_wait_until rel_port_known
     RURL="http://127.0.0.1:$(sed -n 's/.* port \([0-9]*\).*/\1/p' "$T_TMP/rel.log" | head -1)"
     CHROME=(chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --user-data-dir="$T_TMP/chrome")
     "${CHROME[@]}" --dump-dom "$RURL/index.html" >"$T_TMP/index.dom" 2>"$T_TMP/chrome.err"

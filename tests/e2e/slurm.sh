@@ -66,7 +66,8 @@ munged -f --socket="$S/munge/sock" --key-file="$S/munge/key" --log-file="$S/mung
     skip_all "munged did not start: $(head -c 200 "$T_ERR")"
 slurmctld -c -f "$S/slurm.conf" 2>"$T_ERR" || skip_all "slurmctld did not start: $(head -c 200 "$T_ERR")"
 slurmd -f "$S/slurm.conf" 2>"$T_ERR" || skip_all "slurmd did not start: $(head -c 200 "$T_ERR")"
-for _ in $(seq 1 300); do sinfo -h -o %t 2>/dev/null | grep -q idle && break; sleep 0.2; done
+node_idle() { sinfo -h -o %t 2>/dev/null | grep -q idle; }
+t_wait_until node_idle
 sinfo -h -o %t 2>/dev/null | grep -q idle ||
     skip_all "the local Slurm node did not come up: $(tail -n 3 "$S/slurmctld.log" | tr '\n' ' ')"
 

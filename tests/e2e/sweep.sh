@@ -65,7 +65,7 @@ export LSCAT_SWEEP_NO_CUDA=1
 OUT=$T_TMP/fx.csv
 FXARGS=(--work "$W" --kernel "$FX/kernel.cu" --driver "$FX/driver.c" --samples 3 --warmup 0)
 t_expect sweep__fixture_run_finishes_with_recorded_failures 1 \
-    lscat sweep "${FXARGS[@]}" --space "$FX/space.csv" --out "$OUT" --timeout 3
+    lscat sweep "${FXARGS[@]}" --space "$FX/space.csv" --out "$OUT" --timeout 10 # record 7 hangs forever
 got=""
 for r in 1 2 4 5 6 7 8; do got="$got $r:$(outcome "$OUT" $r)"; done
 want=" 1:Success,None 2:Failure,Crash 4:Failure,Compile 5:Failure,Test 6:Failure,Launch"

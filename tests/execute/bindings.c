@@ -68,7 +68,7 @@ static void probe(struct probe_result *out, const char *behavior, const char *pa
     o.harness = h;
     o.scratch = scratch;
     o.work_dir = dir;
-    o.timeout_s = 3;
+    o.timeout_s = 10; /* a hang never ends; every other stand-in run exits at once */
     o.params = params;
     o.large = large;
     o.sanitizer = san;

@@ -136,7 +136,7 @@ static struct execute_options options(void)
     o.jobs = 2;
     o.arch = "sm_90";
     o.probe = EXECUTE_PROBE_FORCE;
-    o.probe_timeout_s = 5;
+    o.probe_timeout_s = 120; /* ordinary probes: room on any machine */
     return o;
 }
 

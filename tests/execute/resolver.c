@@ -242,7 +242,7 @@ static void test_resolver__kills_a_hanging_service_restarts_it_then_gives_up(voi
     free(big);
     CHECK_OK(lookup(r, "MAT_TILE", &via)); /* given up: no third start */
     CHECK_STR(via, "text");
-    CHECK(fs_mono_s() - t0 < 10);
+    CHECK(fs_mono_s() - t0 < 300); /* it never waited for the hang (600 s) */
     int served, fallback, starts;
     isoresolve_stats(r, &served, &fallback, &starts);
     CHECK_INT(starts, ==, 2);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static jmp_buf test_jmp;
@@ -85,6 +86,18 @@ const char *test_bin_dir(void)
 {
     const char *b = getenv("LSCAT_BIN");
     return b && *b ? b : "build/bin";
+}
+
+int test_wait_until(int (*fn)(void *), void *arg)
+{
+    double until = fs_mono_s() + TEST_PATIENCE_S;
+    while (!fn(arg)) {
+        if (fs_mono_s() > until)
+            return 0;
+        struct timespec ts = { 0, 10 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    return 1;
 }
 
 void test_run(const char *name, void (*fn)(void))

@@ -29,6 +29,14 @@ void test_write_file(const char *path, const char *content, size_t len);
 /* The built programs' folder (LSCAT_BIN, default build/bin). */
 const char *test_bin_dir(void);
 
+/* How tests treat time (README, "Tests and time"): a test waits for a state it can see (a row,
+ * a log line, a file), never for a fixed time. test_wait_until polls fn(arg) every 10 ms until
+ * it returns nonzero and returns 1; it gives up and returns 0 only after TEST_PATIENCE_S, a
+ * guard against a hang that no busy machine comes near. Safe in a helper thread (it never
+ * fails the test itself). */
+#define TEST_PATIENCE_S 600.0
+int test_wait_until(int (*fn)(void *), void *arg);
+
 #define TEST_RUN(fn) test_run(#fn, fn)
 
 #define CHECK(cond)                                                                         \

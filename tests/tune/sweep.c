@@ -22,6 +22,9 @@
 static char work[1024], db[1100];
 static int g_follow;         /* the next sweep() runs with --follow */
 static double g_grace = 5.0; /* its follow_grace_s */
+/* Its per-configuration limit: far above what a stand-in configuration takes on any machine;
+ * a test with a hanging configuration lowers it (the hang never ends, whatever the limit). */
+static double g_timeout = 120;
 static int with_so;       /* setup() also copies the stand-in's harness.so build */
 static const char *runner; /* tune_options.runner for sweep() */
 static const char *g_sizes = "64,128", *g_blocks = "16x16,64"; /* sweep()'s space */
@@ -87,8 +90,8 @@ static void sweep(struct tune_counts *c, struct store *s, const struct tune_gpu 
     CHECK_OK(store_run_begin(&run_id, s, "tune", 0, NULL));
     o.db_path = db;
     o.work_dir = work;
-    o.config_timeout_s = 0.5;
-    o.startup_s = 0.5;
+    o.config_timeout_s = g_timeout;
+    o.startup_s = g_timeout / 2;
     o.max_failures = max_failures;
     o.remeasure = remeasure;
     o.run_id = run_id;
@@ -260,7 +263,9 @@ static void test_sweep__crashes_hangs_and_give_ups_are_recorded(void)
     gpus_of(g, 1, 1, s);
     CHECK_OK(store_run(s, "UPDATE builds SET binary_path = 'builds/none/harness' "
                           "WHERE kernel_id = 'k2'", NULL));
+    g_timeout = 6; /* the hang's wait (its process's first: 9 s) */
     sweep(&c, s, g, 1, 0, 3);
+    g_timeout = 120;
     CHECK_INT(c.kernels_done, ==, 1);
     CHECK_INT(c.kernels_given_up, ==, 2);
     CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k0' AND status = "
@@ -322,7 +327,9 @@ static void test_sweep__kernels_with_a_harness_so_run_in_the_runner(void)
     snprintf(path, sizeof(path), "%s/builds/k4/harness.so", work);
     CHECK(unlink(path) == 0);
     gpus_of(g, 2, 1, s);
+    g_timeout = 6; /* the hang's wait (its process's first: 9 s) */
     sweep(&c, s, g, 2, 0, 3);
+    g_timeout = 120;
     with_so = 0;
     runner = NULL;
     CHECK_INT(c.kernels_done, ==, 5);
@@ -430,6 +437,20 @@ static void test_sweep__skips_hold_in_the_runner_too(void)
     store_free(s);
 }
 
+/* Whether the process has exec'd the stand-in (its comm is what tune looks for). */
+static int is_execute(void *arg)
+{
+    char path[64], comm[64] = "";
+    snprintf(path, sizeof(path), "/proc/%d/comm", (int)*(pid_t *)arg);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (!fgets(comm, sizeof(comm), f))
+            comm[0] = 0;
+        fclose(f);
+    }
+    return !strncmp(comm, "lscat-execute", 13);
+}
+
 /* A process that stands in for a running `lscat execute`: its comm must be lscat-execute. */
 static pid_t fake_execute(struct store *s)
 {
@@ -440,37 +461,51 @@ static pid_t fake_execute(struct store *s)
     CHECK(system(cmd) == 0);
     pid_t pid = fork();
     if (pid == 0) {
-        execl(exe, exe, "60", (char *)NULL);
+        execl(exe, exe, "infinity", (char *)NULL);
         _exit(127);
     }
     gethostname(host, sizeof(host) - 1);
     CHECK_OK(store_run(s, "INSERT INTO stage_runs(stage, args, host, pid, lscat_version, "
                        "started_at) VALUES ('execute', '[]', ?, ?, 'test', 'now')", "ti", host,
                        (int)pid));
-    usleep(100 * 1000); /* exec'd */
+    CHECK(test_wait_until(is_execute, &pid));
     return pid;
 }
 
 struct later {
+    struct store *s;
     pid_t execute;
-    double made_runnable_at, ended_at;
+    int k1_made_runnable;
+    double ended_at;
 };
 
-/* While the sweep follows (it started first): an execute run begins, makes k1 runnable after a
- * while, then ends. */
+static int measured_of(void *arg) /* arg: "k0" or "k1"; its 4 configurations are in */
+{
+    static struct store *s;
+    int64_t n = 0;
+    if (!s && store_open(&s, db, 0) != 0)
+        return 0;
+    if (store_query_int(&n, s, "SELECT count(*) FROM measurements WHERE kernel_id = ? AND "
+                        "status = 'ok'", "t", (const char *)arg) != 0)
+        n = 0;
+    if (n >= 4 && !strcmp(arg, "k1")) { /* the last question: let the handle go */
+        store_free(s);
+        s = NULL;
+    }
+    return n >= 4;
+}
+
+/* While the sweep follows a running execute: once the sweep has measured k0 (it waits for
+ * more now), execute makes k1 runnable; once k1 is measured too, execute ends. */
 static void *execute_goes_on(void *arg)
 {
     struct later *l = arg;
-    struct store *s = NULL;
-    usleep(300 * 1000);
-    if (store_open(&s, db, 0) != 0)
-        return NULL;
-    l->execute = fake_execute(s);
-    usleep(800 * 1000);
-    store_run(s, "UPDATE kernels SET status = 'runnable' WHERE id = 'k1'", NULL);
-    store_free(s);
-    l->made_runnable_at = fs_mono_s();
-    usleep(800 * 1000);
+    if (!test_wait_until(measured_of, "k0"))
+        goto done;
+    l->k1_made_runnable = store_run(l->s, "UPDATE kernels SET status = 'runnable' WHERE id = "
+                                    "'k1'", NULL) == 1;
+    test_wait_until(measured_of, "k1");
+done:
     kill(l->execute, SIGKILL);
     waitpid(l->execute, NULL, 0);
     l->ended_at = fs_mono_s();
@@ -479,34 +514,36 @@ static void *execute_goes_on(void *arg)
 
 static void test_sweep__follow_measures_what_a_running_execute_makes_runnable(void)
 {
-    struct store *s = setup(2, NULL);
+    struct store *s = setup(2, NULL), *s2 = NULL;
     struct tune_gpu g[1];
     struct tune_counts c;
-    struct later l = { 0, 0, 0 };
+    struct later l = { NULL, 0, 0, 0 };
     pthread_t t;
     gpus_of(g, 1, 1, s);
     CHECK_OK(store_run(s, "UPDATE kernels SET status = 'built' WHERE id = 'k1'", NULL));
+    CHECK_OK(store_open(&s2, db, 0));
+    l.s = s2;
+    l.execute = fake_execute(s);
     CHECK(pthread_create(&t, NULL, execute_goes_on, &l) == 0);
     g_follow = 1;
     sweep(&c, s, g, 1, 0, 5);
     g_follow = 0;
     double done = fs_mono_s();
     pthread_join(t, NULL);
+    store_free(s2);
+    CHECK(l.k1_made_runnable);
     CHECK(done >= l.ended_at); /* it waited for the execute run to end */
     CHECK_INT(c.kernels_planned, ==, 2);
     CHECK_INT(c.ok, ==, 8);
     CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k1' AND status = 'ok'"),
               ==, 4);
-    CHECK(l.execute > 0);
-    /* no execute run in progress (the row is left open, as by a killed run): no waiting
-     * beyond the grace period */
-    double t0 = fs_mono_s();
+    /* no execute run in progress (the row is left open, as by a killed run): with no grace,
+     * the sweep ends at once (taking the dead run's row for a live one would wait forever) */
     g_follow = 1;
-    g_grace = 0.2;
+    g_grace = 0;
     sweep(&c, s, g, 1, 0, 5);
     g_follow = 0;
     g_grace = 5.0;
-    CHECK(fs_mono_s() - t0 < 1.0);
     CHECK_INT(c.kernels_planned, ==, 0);
     store_free(s);
 }
@@ -516,26 +553,31 @@ static void test_sweep__a_gpu_held_by_another_process_is_waited_for(void)
     struct store *s = setup(1, NULL);
     struct tune_gpu g[1];
     struct tune_counts c;
-    int p[2];
-    char ch;
+    int p[2], q2[2];
+    char ch, log[1200], seen = '?';
     gpus_of(g, 1, 1, s);
-    CHECK(pipe(p) == 0);
+    snprintf(log, sizeof(log), "%s/builds/k0/harness.log", work);
+    CHECK(pipe(p) == 0 && pipe(q2) == 0);
     pid_t h = fork();
-    if (h == 0) { /* e.g. a probe of `lscat execute`, for 1 s */
+    if (h == 0) { /* e.g. a probe of `lscat execute`: while it holds the GPU, nothing runs */
         struct gpulock l;
         if (gpulock_acquire(&l, "GPU-fake-0", 0, NULL, 5, NULL) != 0 || write(p[1], "x", 1) != 1)
             _exit(3);
         usleep(1000 * 1000);
-        _exit(0);
+        struct buf b = BUF_INIT; /* a configuration begun? */
+        char c2 = buf_read_file(&b, log) == 0 && strstr(b.data, "cfg ") ? 'y' : 'n';
+        _exit(write(q2[1], &c2, 1) == 1 ? 0 : 3);
     }
     CHECK(read(p[0], &ch, 1) == 1);
-    double t0 = fs_mono_s();
     sweep(&c, s, g, 1, 0, 5);
-    CHECK(fs_mono_s() - t0 >= 0.8);
+    CHECK(read(q2[0], &seen, 1) == 1);
+    CHECK_INT(seen, ==, 'n'); /* nothing ran on the GPU while the holder held it */
     CHECK_INT(c.ok, ==, 4);
     waitpid(h, NULL, 0);
     close(p[0]);
     close(p[1]);
+    close(q2[0]);
+    close(q2[1]);
     store_free(s);
 }
 

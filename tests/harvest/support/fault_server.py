@@ -84,9 +84,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def fault(self, fault, rel):
         n = bump(fault + "/" + rel)
-        if fault == "hang":
+        if fault == "hang":  # never answers: an hour is longer than any test waits
             self.close_connection = True
-            time.sleep(60)
+            time.sleep(3600)
             return
         if fault in ("404", "410", "451", "500"):
             return self.send_status(int(fault), body=b"no")
@@ -138,7 +138,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if fault == "stall":
             self.wfile.write(body[:10])
             self.wfile.flush()
-            time.sleep(30)
+            time.sleep(3600)  # the rest never comes
             return
         if fault == "slow":
             step = max(1, len(body) // 8 + 1)
