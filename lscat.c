@@ -52,6 +52,20 @@ static const struct command commands[] = {
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
+/* `lscat execute|tune|sweep --mpi ...` under mpirun: lscat-mpi (the one stage program that
+ * links libmpi) runs the stage's program on chunks; see tune/mpi_cmd.c. */
+static const struct command mpi_command = { "mpi", "lscat-mpi", "a stage across MPI ranks" };
+
+static int wants_mpi(const char *stage, int argc, char **argv)
+{
+    if (strcmp(stage, "execute") && strcmp(stage, "tune") && strcmp(stage, "sweep"))
+        return 0;
+    for (int i = 0; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--mpi"))
+            return 1;
+    return 0;
+}
+
 static const char usage[] = "lscat [--db PATH] [--work DIR] [-j N] [-q] [-v] "
                             "[--log-format text|json] <stage> [args]";
 
@@ -87,7 +101,9 @@ static void help(void)
            usage);
     for (size_t i = 0; i < NCOMMANDS; i++)
         printf("  %-10s %s\n", commands[i].name, commands[i].help);
-    printf("\n'lscat <stage> --help' describes a stage. 'lscat --version' prints versions.\n");
+    printf("\n'lscat <stage> --help' describes a stage. 'lscat --version' prints versions.\n"
+           "Under mpirun, 'lscat execute|tune|sweep --mpi ...' spreads a stage over the ranks\n"
+           "(rank 0 serves chunks, the others work; 'lscat tune --mpi --help', docs/mpi.md).\n");
     cli_print_common_help(stdout);
 }
 
@@ -215,5 +231,7 @@ int main(int argc, char **argv)
     const struct command *c = find_command(name);
     if (!c)
         return usage_error("'%s' is not an lscat stage (see 'lscat --help')", name);
+    if (wants_mpi(name, argc - i, argv + i)) /* argv[i - 1] becomes lscat-mpi's argv[0] */
+        return exec_stage(&mpi_command, argv + i - 1);
     return exec_stage(c, argv + i);
 }

@@ -15,11 +15,12 @@
 
 static const char usage[] = "lscat execute [--arch sm_90,sm_80] [-j N] [--attempts N] "
                             "[--no-probe] [--sanitize] [--probe-size N] [--device N] "
-                            "[--kernel ID] [--probe-jobs N] [--build-ahead N]";
+                            "[--kernel ID] [--probe-jobs N] [--no-probe-runner] "
+                            "[--build-ahead N]";
 
 enum { OPT_ARCH = 1, OPT_ATTEMPTS, OPT_BUILD_TIMEOUT, OPT_PROBE_TIMEOUT, OPT_NO_PROBE,
        OPT_PROBE_ANYWAY, OPT_SANITIZE, OPT_DEVICE, OPT_KERNEL, OPT_NVCC, OPT_PROBE_SIZE,
-       OPT_BUILD_AHEAD, OPT_BUILD_ROUND, OPT_PROBE_JOBS, OPT_SHARD };
+       OPT_BUILD_AHEAD, OPT_BUILD_ROUND, OPT_PROBE_JOBS, OPT_SHARD, OPT_NO_PROBE_RUNNER };
 
 static const struct cli_opt opts[] = {
     { "arch", 0, "LIST", "architectures to build for, e.g. sm_90,sm_80 (default: those of the "
@@ -40,6 +41,9 @@ static const struct cli_opt opts[] = {
       OPT_PROBE_SIZE },
     { "probe-jobs", 0, "N", "probes at a time, beside the -j builds (default min(-j, 4))",
       OPT_PROBE_JOBS },
+    { "no-probe-runner", 0, NULL, "a process per probe run (default: each probe worker runs "
+      "harness.so files in a long-lived, sandboxed lscat-runner, with a spare)",
+      OPT_NO_PROBE_RUNNER },
     { "build-ahead", 0, "N", "with probes: builders pause while N built kernels wait for a "
       "probe, so a stopped run has probed all but N (default 8 x -j; 0: no bound)",
       OPT_BUILD_AHEAD },
@@ -66,6 +70,7 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_NO_PROBE: o->probe = EXECUTE_PROBE_NEVER; return 0;
     case OPT_PROBE_ANYWAY: o->probe = EXECUTE_PROBE_FORCE; return 0;
     case OPT_SANITIZE: o->sanitize = 1; return 0;
+    case OPT_NO_PROBE_RUNNER: o->probe_runner = 0; return 0;
     case OPT_ATTEMPTS:
         if (cli_parse_int(&n, "--attempts", arg, 1, 16) < 0)
             return LSCAT_EINVALID;
@@ -128,6 +133,9 @@ static void help(void)
            "and 16x16x1; a 2D kernel (params is2d) gets 16x16x1 only, as its fixed shared\n"
            "tiles overflow with 1D blocks (tune skips those). A 2D kernel probed before that\n"
            "rule whose verdict it could change is probed again.\n"
+           "Each probe worker runs the harness.so files in a long-lived lscat-runner in the\n"
+           "sandbox (its own uid; context made once) with a spare that takes over after a\n"
+           "fault, crash or timeout; --no-probe-runner: a process per probe run.\n"
            "Without a device it builds and repairs and says that probing needs one.\n"
            "Declarations and headers a kernel lacks are pulled from its repository through\n"
            "lscat-isolate's libclang service ('lscat isolate resolve --serve', started once,\n"
@@ -135,8 +143,9 @@ static void help(void)
            "through a textual search (fixes say '(isolate)' or '(text)').\n"
            "Environment: LSCAT_SHARE_DIR (where tune/timing.cu lives), CUDA_HOME,\n"
            "LSCAT_SANDBOX=fallback|none (weaker sandbox, for tests), LSCAT_BIN (where to find\n"
-           "lscat-isolate; default: beside this program, then PATH), LSCAT_RESOLVE_TIMEOUT_S\n"
-           "(per resolver request, default 120). See docs/execute.md.\n\n"
+           "lscat-isolate and lscat-runner; default: beside this program, then PATH),\n"
+           "LSCAT_RUNNER (the probe runner), LSCAT_PROBE_RUNNER=0 (as --no-probe-runner),\n"
+           "LSCAT_RESOLVE_TIMEOUT_S (per resolver request, default 120). See docs/execute.md.\n\n"
            "Options:\n", usage);
     cli_print_options(stdout, opts);
     cli_print_common_help(stdout);

@@ -13,6 +13,7 @@
 #include "execute/build.h"
 #include "execute/isoresolve.h"
 #include "execute/probe.h"
+#include "execute/probe_runner.h"
 #include "execute/sandbox.h"
 #include "execute/stage.h"
 
@@ -169,6 +170,19 @@ static void sanitizer_setup(struct stage *g)
         log_warn("--sanitize: compute-sanitizer not found beside nvcc; probing without it");
 }
 
+/* Probes run in a long-lived lscat-runner per probe worker unless --no-probe-runner (or
+ * LSCAT_PROBE_RUNNER=0) asks for a process per run, or no lscat-runner is found. */
+static void runner_setup(struct stage *g)
+{
+    const char *env = getenv("LSCAT_PROBE_RUNNER");
+    if (!g->probing || !g->o->probe_runner || (env && !strcmp(env, "0")))
+        return;
+    g->runner_program = probe_runner_find();
+    if (!g->runner_program)
+        log_info("probe: lscat-runner not found (beside lscat-execute, $LSCAT_BIN or "
+                 "$LSCAT_RUNNER): a process per probe run");
+}
+
 /* ---------------------------------------------------------------- the stage */
 
 static char *detect_arch(void)
@@ -210,12 +224,13 @@ static void pool_sizes(int *builders, int *probers, const struct stage *g)
 {
     int jobs = g->o->jobs > 0 ? g->o->jobs : 1;
     int p = g->o->probe_jobs > 0 ? g->o->probe_jobs : (jobs < 4 ? jobs : 4);
+    int per = g->runner_program ? 2 : 1; /* a probe runner and its spare: two uids */
     *probers = g->probing ? p : 0;
     *builders = jobs;
-    if (sandbox_detect(NULL)->drop_uid && *builders + *probers > SANDBOX_UID_SLOTS) {
-        if (*probers > SANDBOX_UID_SLOTS / 2)
-            *probers = SANDBOX_UID_SLOTS / 2;
-        *builders = SANDBOX_UID_SLOTS - *probers;
+    if (sandbox_detect(NULL)->drop_uid && *builders + per * *probers > SANDBOX_UID_SLOTS) {
+        if (*probers > SANDBOX_UID_SLOTS / 4)
+            *probers = SANDBOX_UID_SLOTS / 4;
+        *builders = SANDBOX_UID_SLOTS - per * *probers;
         log_info("-j %d: %d builders and %d probe workers (the sandbox has %d uids per run)",
                  jobs, *builders, *probers, SANDBOX_UID_SLOTS);
     }
@@ -271,6 +286,7 @@ int execute_run(struct execute_counts *out, struct store *s, const char *work_di
         goto done;
     }
     sanitizer_setup(&g);
+    runner_setup(&g);
     pool_sizes(&builders, &probers, &g);
     size_t jobs = (size_t)(o->jobs > 0 ? o->jobs : 1);
     g.ahead = o->build_ahead > 0 ? (size_t)o->build_ahead : o->build_ahead == 0 ? 8 * jobs : 0;
@@ -292,6 +308,7 @@ done:
     free(g.items);
     free(g.queue);
     free(g.sanitizer);
+    free(g.runner_program);
     free(g.store_error);
     free(arch);
     buf_release(&why);
@@ -310,10 +327,14 @@ void execute_counts_json(char **out, const struct execute_counts *c)
                      "\"reprobed\":%d,\"probes_kept\":%d,\"rekeyed\":%d,\"probe_failed\":%d,"
                      "\"out_of_bounds\":%d,\"errors\":%d,\"gpu_present\":%d,"
                      "\"built_while_probing\":%d,\"interrupted\":%d,\"build_wall_s\":%.3f,"
-                     "\"build_wait_s\":%.3f,\"probe_wait_s\":%.3f}",
+                     "\"build_wait_s\":%.3f,\"probe_wait_s\":%.3f,\"runner_starts\":%d,"
+                     "\"runner_probe_runs\":%d,\"runner_ended\":%d,"
+                     "\"runner_spare_ready\":%d}",
                      c->kernels, c->cached, c->built_first_try, c->built_after_repair,
                      c->build_failed, c->probed, c->runnable, c->rebound, c->small_only,
                      c->probed_2d, c->reprobed, c->probes_kept, c->rekeyed, c->probe_failed,
                      c->out_of_bounds, c->errors, c->gpu_present, c->built_while_probing,
-                     c->interrupted, c->build_wall_s, c->build_wait_s, c->probe_wait_s);
+                     c->interrupted, c->build_wall_s, c->build_wait_s, c->probe_wait_s,
+                     c->runner_starts, c->runner_probe_runs, c->runner_ended,
+                     c->runner_spare_ready);
 }

@@ -33,13 +33,15 @@ struct execute_options {
                                 for a probe (a killed run has probed all but these);
                                 0 = 8 x jobs; < 0 = no bound */
     int probe_jobs;          /* probe workers beside the builders; 0 = min(jobs, 4) */
+    int probe_runner;        /* probes in a long-lived lscat-runner per probe worker (1, the
+                                default), or a process per probe run (0, --no-probe-runner) */
     struct shard shard;      /* count 0 = every kernel */
 };
 /* (shard: only the kernels of this shard, by a hash of their id: common/shard.h) */
 #define EXECUTE_OPTIONS_INIT { .arch = NULL, .nvcc = NULL, .jobs = 1, .max_attempts = 5, \
     .build_timeout_s = 300, .probe_timeout_s = 30, .probe = EXECUTE_PROBE_AUTO, .sanitize = 0, \
     .device = 0, .kernel = NULL, .probe_size = 2024, .stop = NULL, .build_ahead = 0, \
-    .probe_jobs = 0, .shard = SHARD_INIT }
+    .probe_jobs = 0, .probe_runner = 1, .shard = SHARD_INIT }
 
 struct execute_counts {
     int kernels;             /* considered */
@@ -63,6 +65,11 @@ struct execute_counts {
                                 probes run beside them) */
     double build_wait_s;     /* builder time spent waiting for probes (--build-ahead bound) */
     double probe_wait_s;     /* probe worker time spent waiting for a build to probe */
+    int runner_starts;       /* probe runners started (spares included) */
+    int runner_probe_runs;   /* probe runs made in a runner (the rest: a process each) */
+    int runner_ended;        /* runs that ended their runner (fault, crash, timeout) */
+    int runner_spare_ready;  /* of the runs after such an end, those that found the spare
+                                ready (its context made while the other probed) */
 };
 
 /* Run the stage on the store `s` with work folder `work_dir` (absolute). Returns 0 when it ran

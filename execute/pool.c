@@ -3,6 +3,7 @@
  * cached) that this GPU has not probed goes on a FIFO the probe workers take from, so the GPU
  * probes while the CPU cores build. Results go to the store one transaction per item, under
  * the stage lock, as each item finishes (tune --follow sees runnable kernels at once). */
+#include "execute/probe_runner.h"
 #include "execute/stage.h"
 
 #include "common/error.h"
@@ -186,8 +187,51 @@ static void count_probe(struct stage *g, const struct item *it, const struct pro
               NULL);
 }
 
-static void probe_one(struct stage *g, struct item *it, int slot)
+struct worker {
+    struct stage *g;
+    int slot, probe;
+    struct probe_runner *runner; /* a probe worker's lscat-runner (slots slot and slot + 1) */
+};
+
+/* The worker's probe runner, made on its first probe (NULL: a process per probe run). */
+static struct probe_runner *worker_runner(struct stage *g, struct worker *w)
 {
+    if (!w->runner && g->runner_program) {
+        struct probe_runner_options ro = PROBE_RUNNER_OPTIONS_INIT;
+        char *scratch = xasprintf("%s/probe-slots", g->work_dir);
+        ro.program = g->runner_program;
+        ro.scratch = scratch;
+        ro.work_dir = g->work_dir;
+        ro.slots[0] = w->slot;
+        ro.slots[1] = w->slot + 1;
+        ro.device = g->device;
+        ro.timeout_s = g->o->probe_timeout_s;
+        probe_runner_new(&w->runner, &ro);
+        free(scratch);
+    }
+    return w->runner;
+}
+
+/* The worker is done: its runners stop, their counts join the run's. */
+static void worker_runner_free(struct stage *g, struct worker *w)
+{
+    struct probe_runner_stats st;
+    if (!w->runner)
+        return;
+    probe_runner_stats(&st, w->runner);
+    probe_runner_free(w->runner);
+    w->runner = NULL;
+    pthread_mutex_lock(&g->lock);
+    g->c->runner_starts += st.starts;
+    g->c->runner_probe_runs += st.runs;
+    g->c->runner_ended += st.ended;
+    g->c->runner_spare_ready += st.spare_ready;
+    pthread_mutex_unlock(&g->lock);
+}
+
+static void probe_one(struct stage *g, struct item *it, struct worker *w)
+{
+    int slot = w->slot;
     struct probe_result p;
     char *scratch = xasprintf("%s/builds/%s/probe-%lld", g->work_dir, it->probe_build,
                               (long long)g->rec.gpu_id);
@@ -201,6 +245,7 @@ static void probe_one(struct stage *g, struct item *it, int slot)
     po.sanitizer = g->sanitizer;
     po.params = it->params;
     po.large = g->o->probe_size;
+    po.runner = worker_runner(g, w);
     /* Probes share the GPU with each other, never with a measurement (lscat tune); a stop
      * while waiting for tune's measurement starts nothing. */
     struct gpulock gl = { -1 };
@@ -236,11 +281,6 @@ static void probe_one(struct stage *g, struct item *it, int slot)
 }
 
 /* ---------------------------------------------------------------- the pools */
-
-struct worker {
-    struct stage *g;
-    int slot, probe;
-};
 
 static double wait_moved(struct stage *g)
 {
@@ -295,7 +335,15 @@ static void *pool_worker(void *arg)
     while ((it = w->probe ? take_probe(g) : take_build(g))) {
         pthread_cond_broadcast(&g->moved); /* a builder waiting on the bound may go on */
         pthread_mutex_unlock(&g->lock);
-        (w->probe ? probe_one : build_one)(g, it, w->slot);
+        if (w->probe)
+            probe_one(g, it, w);
+        else
+            build_one(g, it, w->slot);
+        pthread_mutex_lock(&g->lock);
+    }
+    if (w->probe && w->runner) {
+        pthread_mutex_unlock(&g->lock);
+        worker_runner_free(g, w);
         pthread_mutex_lock(&g->lock);
     }
     if (w->probe)
@@ -315,7 +363,9 @@ static int start(pthread_t *t, struct worker *w, struct stage *g, int n, int fir
     *(probe ? &g->probers : &g->builders) = n;
     pthread_mutex_unlock(&g->lock);
     for (int i = 0; i < n; i++) {
-        w[i] = (struct worker){ g, first + i, probe };
+        /* with probe runners a probe worker takes two slots: its runner's uid and the spare's */
+        int step = probe && g->runner_program ? 2 : 1;
+        w[i] = (struct worker){ g, first + step * i, probe, NULL };
         if (pthread_create(&t[i], NULL, pool_worker, &w[i]) != 0)
             break;
         started++;
@@ -370,7 +420,7 @@ void pool_run(struct stage *g, int builders, int probers)
     int nb = start(t, w, g, builders, 0, 0);
     if (!nb) { /* no thread: this one builds, after the probe workers started */
         g->builders = 1;
-        w[builders + probers] = (struct worker){ g, 0, 0 };
+        w[builders + probers] = (struct worker){ g, 0, 0, NULL };
     }
     int np = probers ? start(t + builders, w + builders, g, probers, builders, 1) : 0;
     if (!nb)
@@ -380,7 +430,7 @@ void pool_run(struct stage *g, int builders, int probers)
     builds_done(g);
     if (probers && !np) { /* no probe thread: this one probes what was queued */
         g->probers = 1;
-        w[builders] = (struct worker){ g, builders, 1 };
+        w[builders] = (struct worker){ g, builders, 1, NULL };
         pool_worker(&w[builders]);
     }
     for (int i = 0; i < np; i++)

@@ -6,8 +6,12 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/log.h"
 #include "common/xalloc.h"
+#include "execute/probe_runner.h"
 #include "execute/sandbox.h"
+
+#include <unistd.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,6 +244,30 @@ static char *configs_json(const char *lines)
     return buf_detach(&j, NULL);
 }
 
+/* A plain run in o->runner (docs/execute.md "Probe runner"): the harness's arguments after
+ * argv[0] go to harness.so beside it. 1 when it ran there (*r and *text filled), 0 when it is
+ * to run as a process: no runner, no harness.so, a harness.so that cannot be loaded, or a
+ * runner that cannot start (then never again in this run). */
+static int run_in_runner(struct proc_result *r, struct buf *text, const struct probe_options *o,
+                         const char *const *args, const char *configs)
+{
+    if (!o->runner || probe_runner_broken(o->runner))
+        return 0;
+    char *so = xasprintf("%s.so", o->harness);
+    int ran = 0;
+    if (access(so, R_OK) == 0) {
+        int rc = probe_runner_run(r, text, o->runner, so, args, configs, o->timeout_s);
+        ran = rc == PROBE_RUNNER_OK;
+        if (rc == PROBE_RUNNER_UNAVAILABLE)
+            log_warn("probe: %s; probing with a process per run from now on",
+                     lscat_error_last());
+        if (!ran)
+            proc_result_release(r);
+    }
+    free(so);
+    return ran;
+}
+
 /* One run of the harness with binding b: plain on the small and large configurations, or under
  * compute-sanitizer on the small ones. Fills out's outcome (and configs) or its sanitizer
  * verdict. */
@@ -252,13 +280,14 @@ static int run_binding(struct probe_result *out, const struct probe_options *o, 
     probe_configs(&cfg, o, !sanitize && large);
     char *results = fs_join(o->scratch, "probe.jsonl");
     const char *argv[24];
-    int n = 0;
+    int n = 0, in_runner = 0;
     if (sanitize) {
         const char *s[] = { o->sanitizer, "--tool", "memcheck", "--print-limit", "10",
                             "--error-exitcode", "86" };
         for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
             argv[n++] = s[i];
     }
+    int harness_at = n;
     const char *h[] = { o->harness, "--probe", "--device", dev, "--results", results };
     for (size_t i = 0; i < sizeof(h) / sizeof(h[0]); i++)
         argv[n++] = h[i];
@@ -272,14 +301,22 @@ static int run_binding(struct probe_result *out, const struct probe_options *o, 
     text.cap_bytes = 1 << 20;
     fs_remove_tree(o->scratch);
     int rc = fs_mkdirs(o->scratch, 0755);
-    if (rc == 0)
+    if (rc == 0 && !sanitize) {
+        argv[harness_at + 5] = "/dev/fd/3"; /* --results: the runner's result pipe */
+        in_runner = run_in_runner(&r, &text, o, argv + harness_at + 1, cfg.data);
+        argv[harness_at + 5] = results;
+        if (in_runner && text.len) /* kept beside the build as a process's run leaves it */
+            fs_write_atomic(results, text.data, text.len);
+    }
+    if (rc == 0 && !in_runner)
         rc = run_in_sandbox(&r, argv, o, cfg.data, sanitize ? o->timeout_s * 10 : o->timeout_s);
-    else
+    else if (rc != 0)
         memset(&r, 0, sizeof(r)), buf_init(&r.out, 0), buf_init(&r.err, 0);
     if (rc == 0 && sanitize) {
         probe_classify_sanitizer(out, &r);
     } else if (rc == 0) {
-        buf_read_file(&text, results);
+        if (!in_runner)
+            buf_read_file(&text, results);
         probe_classify(out, &r, text.data);
         out->small_ok = out->outcome == PROBE_OK ||
                         small_clean(text.data, o->large, probe_is2d(o->params) ? 1 : 2);

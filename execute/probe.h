@@ -8,6 +8,8 @@
 #include "common/buf.h"
 #include "common/proc.h"
 
+struct probe_runner;
+
 enum probe_outcome {
     PROBE_OK = 0, PROBE_LAUNCH_FAILURE, PROBE_ILLEGAL_ADDRESS, PROBE_CUDA_ERROR, PROBE_CRASH,
     PROBE_TIMEOUT,
@@ -48,9 +50,12 @@ struct probe_options {
     const char *sanitizer;  /* compute-sanitizer to run after a clean run, or NULL */
     const char *params;     /* kernels.params, to skip bindings that change nothing; may be NULL */
     int large;              /* W = H of the large configurations (0: small ones only) */
+    struct probe_runner *runner; /* plain runs go to this lscat-runner (execute/probe_runner.h)
+                                    when the harness has a harness.so; NULL: a process each */
 };
 #define PROBE_OPTIONS_INIT { .harness = NULL, .scratch = NULL, .work_dir = NULL, .slot = 0, \
-    .device = 0, .timeout_s = 30.0, .sanitizer = NULL, .params = NULL, .large = 2024 }
+    .device = 0, .timeout_s = 30.0, .sanitizer = NULL, .params = NULL, .large = 2024, \
+    .runner = NULL }
 
 struct gpu_info {
     int index;

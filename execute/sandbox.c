@@ -7,6 +7,7 @@
 #include "common/fs.h"
 #include "common/xalloc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -79,6 +80,9 @@ struct child_ctx {
     int mntns;       /* without bwrap, as root: private world-writable folders (below) */
     int landlock_net; /* GPU probes without a network namespace: Landlock ABI (>= 4) for TCP only */
     int shared_under[4]; /* scratch lies under shared_dirs[i]: that one is re-bound read-only */
+    int die_with_parent; /* SIGKILL when the thread that started it ends (long-lived children) */
+    int own_fd;          /* > 0: this pipe becomes the slot uid's, so the child can reopen it
+                          * (`--results /dev/fd/3` opens /proc/self/fd/3: the pipe's own mode) */
 };
 
 /* The world-writable folders a dropped uid could still write to: inside the sandbox each is a
@@ -166,7 +170,12 @@ static int child_setup(void *arg)
         if (!c->landlock && c->landlock_net && landlock_child(c, 1) != 0)
             return -1;
     }
+    if (c->uid >= 0 && c->own_fd > 0 && fchown(c->own_fd, (uid_t)c->uid, (gid_t)c->uid) != 0)
+        return -1;
     if (c->uid >= 0 && drop_uid(c->uid) != 0)
+        return -1;
+    /* after the uid change, which clears it */
+    if (c->die_with_parent && prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
         return -1;
     return 0;
 }
@@ -207,7 +216,7 @@ static void detect(const char *work_dir)
     int want_bwrap = !mode || strcmp(mode, "fallback") != 0;
     int none = mode && strcmp(mode, "none") == 0;
     caps.root = geteuid() == 0;
-    struct child_ctx c = { 0, 0, 0, "/", -1, 0, 0, { 0 } };
+    struct child_ctx c = { 0, 0, 0, "/", -1, 0, 0, { 0 }, 0, 0 };
     const char *true_argv[] = { "true", NULL };
     if (caps.root && !none && work_dir && reachable_by_others(work_dir) &&
         (uid_block = take_uid_block()) >= 0) {
@@ -224,14 +233,14 @@ static void detect(const char *work_dir)
         c.use_bwrap = 0;
     }
     if (!caps.bwrap && !none) {
-        struct child_ctx n = { 0, 1, 0, "/", -1, 0, 0, { 0 } };
+        struct child_ctx n = { 0, 1, 0, "/", -1, 0, 0, { 0 }, 0, 0 };
         caps.netns = caps.root && try_child(true_argv, &n);
-        struct child_ctx m = { 0, 0, 0, "/", -1, 1, 0, { 0 } };
+        struct child_ctx m = { 0, 0, 0, "/", -1, 1, 0, { 0 }, 0, 0 };
         caps.mntns = caps.root && try_child(true_argv, &m);
         long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
         caps.landlock = abi > 0 ? (int)abi : 0;
         if (caps.landlock) {
-            struct child_ctx l = { 0, 0, caps.landlock, "/tmp", -1, 0, 0, { 0 } };
+            struct child_ctx l = { 0, 0, caps.landlock, "/tmp", -1, 0, 0, { 0 }, 0, 0 };
             if (!try_child(true_argv, &l))
                 caps.landlock = 0;
         }
@@ -395,32 +404,34 @@ static void reap_slot(int uid)
         waitpid(pid, NULL, 0);
 }
 
-int sandbox_run(struct proc_result *out, const struct sandbox_options *o)
+/* What sandbox_run and sandbox_spawn share: the child's set-up, its environment, its argv. */
+struct launch {
+    struct child_ctx ctx;
+    char **env, **argv;
+    struct proc_options po;
+};
+
+static int launch_init(struct launch *l, const struct sandbox_options *o)
 {
     const struct sandbox_caps *c = sandbox_detect(NULL);
     /* The CUDA driver fails under Landlock ("OS call failed", measured on the H100 hosts):
      * GPU runs rely on the network namespace and the unprivileged uid instead. */
     struct child_ctx ctx = { c->bwrap, c->netns, o->gpu ? 0 : c->landlock, o->scratch_dir,
                              c->drop_uid ? sandbox_slot_uid(o->slot) : -1, c->mntns,
-                             o->gpu && !c->netns && c->landlock >= 4 ? c->landlock : 0, { 0 } };
+                             o->gpu && !c->netns && c->landlock >= 4 ? c->landlock : 0, { 0 },
+                             o->die_with_parent, 0 };
     for (int i = 0; i < NSHARED; i++) {
         size_t n = strlen(shared_dirs[i]);
         ctx.shared_under[i] = !strncmp(o->scratch_dir, shared_dirs[i], n) &&
                               (o->scratch_dir[n] == '/' || !o->scratch_dir[n]);
     }
+    l->ctx = ctx;
     const char *cwd = o->cwd ? o->cwd : o->scratch_dir;
-    char **env = proc_env_untrusted(o->scratch_dir, o->extra_env);
-    char **argv = c->bwrap ? bwrap_argv(o, cwd) : NULL;
+    l->env = proc_env_untrusted(o->scratch_dir, o->extra_env);
+    l->argv = c->bwrap ? bwrap_argv(o, cwd) : NULL;
     struct proc_options po = PROC_OPTIONS_INIT;
-    int rc = prepare_scratch(o->scratch_dir, ctx.uid);
-    if (rc < 0) {
-        memset(out, 0, sizeof(*out));
-        buf_init(&out->out, 0);
-        buf_init(&out->err, 0);
-        goto done;
-    }
-    po.argv = argv ? (const char *const *)argv : o->argv;
-    po.env = (const char *const *)env;
+    po.argv = l->argv ? (const char *const *)l->argv : o->argv;
+    po.env = (const char *const *)l->env;
     po.cwd = cwd;
     po.stdin_data = o->stdin_data;
     po.stdin_len = o->stdin_len;
@@ -430,12 +441,96 @@ int sandbox_run(struct proc_result *out, const struct sandbox_options *o)
     po.limits.file_bytes = o->file_bytes ? o->file_bytes : ((size_t)1 << 30);
     po.limits.nproc = o->nproc ? o->nproc : (ctx.uid >= 0 ? 256 : 4096);
     po.child_setup = child_setup;
-    po.child_setup_arg = &ctx;
-    rc = proc_run(out, &po);
-    if (ctx.uid >= 0)
-        reap_slot(ctx.uid);
+    l->po = po; /* child_setup_arg points into l: set by the caller once l stays put */
+    return prepare_scratch(o->scratch_dir, ctx.uid);
+}
+
+static void launch_release(struct launch *l)
+{
+    proc_env_free(l->env);
+    free_strv(l->argv);
+}
+
+int sandbox_run(struct proc_result *out, const struct sandbox_options *o)
+{
+    struct launch l;
+    int rc = launch_init(&l, o);
+    if (rc < 0) {
+        memset(out, 0, sizeof(*out));
+        buf_init(&out->out, 0);
+        buf_init(&out->err, 0);
+        goto done;
+    }
+    l.po.child_setup_arg = &l.ctx;
+    rc = proc_run(out, &l.po);
+    if (l.ctx.uid >= 0)
+        reap_slot(l.ctx.uid);
 done:
-    proc_env_free(env);
-    free_strv(argv);
+    launch_release(&l);
     return rc;
+}
+
+int sandbox_spawn(struct proc_child *out, const struct sandbox_options *o, int extra_fd)
+{
+    struct launch l;
+    out->pid = -1;
+    out->in_fd = out->out_fd = out->extra_fd = -1;
+    int rc = launch_init(&l, o);
+    if (rc == 0) {
+        l.po.stdin_data = NULL; /* a pipe: requests go there */
+        l.po.extra_fd = extra_fd;
+        l.po.stderr_to_out = 1;
+        l.ctx.own_fd = extra_fd;
+        l.po.child_setup_arg = &l.ctx;
+        rc = proc_spawn(out, &l.po);
+    }
+    launch_release(&l);
+    return rc;
+}
+
+void sandbox_reap_slot(int slot)
+{
+    if (sandbox_detect(NULL)->drop_uid)
+        reap_slot(sandbox_slot_uid(slot));
+}
+
+/* The uid of /proc/<pid>, or -1. */
+static long proc_uid(const char *pid)
+{
+    char path[64], line[256];
+    long uid = -1;
+    snprintf(path, sizeof(path), "/proc/%s/status", pid);
+    FILE *f = fopen(path, "re");
+    while (f && fgets(line, sizeof(line), f))
+        if (!strncmp(line, "Uid:", 4)) {
+            uid = strtol(line + 4, NULL, 10);
+            break;
+        }
+    if (f)
+        fclose(f);
+    return uid;
+}
+
+int sandbox_sweep_slot(int slot, pid_t keep)
+{
+    /* Under bubblewrap `keep` is bwrap, the runner its grandchild, and leftovers live in its
+     * pid namespace (they die with it): nothing to tell apart from outside. */
+    if (!sandbox_detect(NULL)->drop_uid || sandbox_detect(NULL)->bwrap)
+        return 0;
+    long uid = sandbox_slot_uid(slot);
+    int killed = 0, found = 1;
+    for (int round = 0; round < 8 && found; round++) { /* what forks while we look, next round */
+        found = 0;
+        DIR *d = opendir("/proc");
+        for (struct dirent *e; d && (e = readdir(d));) {
+            pid_t pid = (pid_t)strtol(e->d_name, NULL, 10);
+            if (pid <= 0 || pid == keep || proc_uid(e->d_name) != uid)
+                continue;
+            if (kill(pid, SIGKILL) == 0)
+                found = 1, killed++;
+        }
+        if (d)
+            closedir(d);
+    }
+    return killed;
 }

@@ -60,15 +60,31 @@ struct sandbox_options {
     long nproc;               /* RLIMIT_NPROC (0 = 256 when dropping to a slot uid, else 4096) */
     size_t out_cap_bytes;     /* per stream (0 = 1 MiB) */
     const char *const *extra_env; /* "K=V" added to the environment, NULL-terminated, may be NULL */
+    int die_with_parent;      /* killed when the starting thread ends (sandbox_spawn) */
 };
 #define SANDBOX_OPTIONS_INIT { .argv = NULL, .scratch_dir = NULL, .ro_dir = NULL, \
     .ro_dir2 = NULL, .cwd = NULL, .slot = 0, .gpu = 0, .stdin_data = NULL, .stdin_len = 0, \
     .timeout_s = 0, .cpu_s = 0, .file_bytes = 0, .nproc = 0, .out_cap_bytes = 0, \
-    .extra_env = NULL }
+    .extra_env = NULL, .die_with_parent = 0 }
 
 /* Run argv in the sandbox. Same contract as proc_run(): 0 when started and waited for (see
  * out->timed_out, signal, exit_code), LSCAT_ERR when it could not start. *out is always
  * initialised; release it with proc_result_release(). */
 int sandbox_run(struct proc_result *out, const struct sandbox_options *o);
+
+/* Start argv in the sandbox as a long-lived child (execute's probe runner): the same set-up
+ * as sandbox_run (uid, namespaces, rlimits, allow-listed environment), stdin a pipe,
+ * stdout+stderr one pipe, and with extra_fd >= 3 a third pipe at that descriptor
+ * (common/proc.h proc_spawn). timeout_s, stdin_data and out_cap_bytes are the caller's to
+ * enforce. 0, or LSCAT_ERR (*out then holds no child). */
+int sandbox_spawn(struct proc_child *out, const struct sandbox_options *o, int extra_fd);
+/* Kill every process of slot's uid (as sandbox_run does after each run); no-op without
+ * per-slot uids. */
+void sandbox_reap_slot(int slot);
+/* Kill every process of slot's uid except `keep` (a long-lived child between two pieces of
+ * work: what the last one left behind, e.g. a daemon it double-forked). Returns how many were
+ * killed; 0 without per-slot uids, and under bubblewrap (its pid namespace holds them: they
+ * die with the child). */
+int sandbox_sweep_slot(int slot, pid_t keep);
 
 #endif

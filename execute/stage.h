@@ -54,6 +54,8 @@ struct stage {
     int device;
     char gpu_uuid[96];         /* the probed GPU's lock name (common/gpulock.h), "" when none */
     char *sanitizer;
+    char *runner_program;      /* lscat-runner for probes (docs/execute.md "Probe runner"),
+                                  NULL: a process per probe run */
     int store_failed;
     char *store_error;         /* the first store error of a worker (errors are per thread) */
 };

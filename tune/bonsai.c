@@ -386,3 +386,21 @@ int bonsai_selected(int index, int rows_from, int rows_to, int shard, int shard_
         return 0;
     return shard_count <= 1 || (index - 1) % shard_count == shard;
 }
+
+int bonsai_records_parse(char *sel, int nrecords, const char *list)
+{
+    const char *p = list;
+    while (*p) {
+        char *end = NULL;
+        long a = strtol(p, &end, 10), b = a;
+        if (end != p && *end == '-')
+            b = strtol(end + 1, &end, 10);
+        if (end == p || a < 1 || b < a || b > nrecords || (*end && *end != ','))
+            return lscat_error_setc(LSCAT_EINVALID, "bad --records '%s' (use record numbers "
+                                    "and ranges, e.g. 3,5-9, from 1 to %d)", list, nrecords);
+        for (long k = a; sel && k <= b; k++)
+            sel[k] = 1;
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}

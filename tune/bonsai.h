@@ -66,4 +66,10 @@ int bonsai_param_find(const struct bonsai_space *s, const char *name);
  * (index - 1) mod N: deterministic, balanced, and the same on every node. */
 int bonsai_selected(int index, int rows_from, int rows_to, int shard, int shard_count);
 
+/* A list of record numbers, "3,5-9,12" (1-based, ranges inclusive; how lscat-mpi hands a
+ * sweep's chunk to a worker, `--records`): sel[k] = 1 for each k listed (sel has nrecords + 1
+ * bytes; sel NULL only checks the syntax). LSCAT_EINVALID naming the bad part, or a number
+ * above nrecords. */
+int bonsai_records_parse(char *sel, int nrecords, const char *list);
+
 #endif

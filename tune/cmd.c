@@ -26,7 +26,7 @@ enum {
     OPT_GPUS = 1, OPT_SIZES, OPT_BLOCKS, OPT_TIMEOUT, OPT_STARTUP, OPT_MAX_FAILURES,
     OPT_REMEASURE, OPT_KERNEL, OPT_LIMIT, OPT_WARMUP, OPT_SAMPLES, OPT_MIN_SAMPLE_MS,
     OPT_TARGET_REL_MAD, OPT_L2_FLUSH, OPT_LOCK_CLOCKS, OPT_I_OWN, OPT_NO_PRESTART, OPT_FOLLOW,
-    OPT_NO_RUNNER, OPT_RUNNER_KERNELS, OPT_NO_GRAPH, OPT_SHARD, OPT_SPACE,
+    OPT_NO_RUNNER, OPT_RUNNER_KERNELS, OPT_NO_GRAPH, OPT_CONFIG_BUDGET, OPT_SHARD, OPT_SPACE,
 };
 static const struct cli_opt opts[] = {
     { "gpus", 0, "LIST", "GPUs to use: 'all' (default) or CUDA indices, e.g. 0,1", OPT_GPUS },
@@ -47,7 +47,9 @@ static const struct cli_opt opts[] = {
     { "remeasure", 0, NULL, "measure again what is already measured (old rows are kept, "
       "marked superseded)", OPT_REMEASURE },
     { "no-prestart", 0, NULL, "start each harness only when its kernel's turn comes (default: "
-      "the next kernel's harness starts, held, while one is measured)", OPT_NO_PRESTART },
+      "the next kernel's harness starts, held, while one is measured; with the runner a spare "
+      "runner is held, which takes over after a crash, timeout or sticky error)",
+      OPT_NO_PRESTART },
     { "no-runner", 0, NULL, "one harness process per kernel (default: kernels with a "
       "harness.so run in one long-lived lscat-runner per GPU)", OPT_NO_RUNNER },
     { "runner-kernels", 0, "N", "recycle a GPU's lscat-runner after N kernels (default "
@@ -71,6 +73,9 @@ static const struct cli_opt opts[] = {
     { "no-graph", 0, NULL, "harness: launch a sample's launches one by one from the host "
       "(default: through a CUDA graph captured from them; lscat before schema v3 timed one by "
       "one; sets LSCAT_TIMING_GRAPH=0)", OPT_NO_GRAPH },
+    { "config-budget", 0, "S", "harness: a kernel whose one launch times t with samples x t > S "
+      "takes max(1, S / t) samples instead (long kernels; default 10; 0: never cut; sets "
+      "LSCAT_TIMING_BUDGET_S)", OPT_CONFIG_BUDGET },
     { "lock-clocks", 0, "MHZ", "lock SM clocks through NVML for the sweep (needs "
       "--i-own-these-gpus; never on shared machines)", OPT_LOCK_CLOCKS },
     { "i-own-these-gpus", 0, NULL, "consent for --lock-clocks: these GPUs are yours to "
@@ -81,7 +86,8 @@ static const struct cli_opt opts[] = {
 struct args {
     const char *gpus, *sizes, *blocks, *kernel, *space_name;
     struct tune_space space, space_2d; /* from sizes, --space and blocks, parsed once in main */
-    double timeout_s, startup_s;
+    double timeout_s, startup_s, config_budget_s;
+    long samples;
     long max_failures, limit, lock_mhz, runner_kernels;
     int remeasure, i_own, l2_flush, no_prestart, follow, no_runner, no_graph;
     struct shard shard;
@@ -105,6 +111,8 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_NO_PRESTART: a->no_prestart = 1; return 0;
     case OPT_NO_RUNNER: a->no_runner = 1; return 0;
     case OPT_NO_GRAPH: a->no_graph = 1; return 0;
+    case OPT_CONFIG_BUDGET:
+        return cli_parse_double(&a->config_budget_s, "--config-budget", arg, 0, 86400);
     case OPT_RUNNER_KERNELS:
         return cli_parse_int(&a->runner_kernels, "--runner-kernels", arg, 1, 1L << 30);
     case OPT_FOLLOW: a->follow = 1; return 0;
@@ -114,7 +122,11 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_LIMIT: return cli_parse_int(&a->limit, "--limit", arg, 1, 1L << 30);
     case OPT_LOCK_CLOCKS: return cli_parse_int(&a->lock_mhz, "--lock-clocks", arg, 100, 10000);
     case OPT_WARMUP: return tune_timing_args_add(&a->timing, "--warmup", arg);
-    case OPT_SAMPLES: return tune_timing_args_add(&a->timing, "--samples", arg);
+    case OPT_SAMPLES: /* kept too: the deadline plan of long kernels needs it */
+        if (tune_timing_args_add(&a->timing, "--samples", arg) < 0)
+            return LSCAT_EINVALID;
+        a->samples = strtol(arg, NULL, 10);
+        return 0;
     case OPT_MIN_SAMPLE_MS: return tune_timing_args_add(&a->timing, "--min-sample-ms", arg);
     case OPT_TARGET_REL_MAD: return tune_timing_args_add(&a->timing, "--target-rel-mad", arg);
     case OPT_L2_FLUSH: a->l2_flush = 1; return tune_timing_args_add(&a->timing, "--l2-flush", NULL);
@@ -231,6 +243,11 @@ static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, 
     }
     if (a->no_graph) /* read by the timing core in every harness (tune/timing.h) */
         setenv("LSCAT_TIMING_GRAPH", "0", 1);
+    char budget[32];
+    snprintf(budget, sizeof(budget), "%g", a->config_budget_s);
+    setenv("LSCAT_TIMING_BUDGET_S", budget, 1); /* read by the timing core too */
+    o.samples = (int)a->samples;
+    o.config_budget_s = a->config_budget_s;
     o.db_path = cli->db_path;
     o.work_dir = cli->work_dir;
     o.config_timeout_s = a->timeout_s;
@@ -279,6 +296,7 @@ int main(int argc, char **argv)
     int code = LSCAT_EXIT_OK, n;
     memset(&a, 0, sizeof(a));
     a.timeout_s = 30;
+    a.config_budget_s = 10;
     a.startup_s = 10;
     a.max_failures = 5;
     int rc = cli_parse(&cli, "lscat-tune", argc, argv, opts, on_opt, &a);

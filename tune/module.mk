@@ -108,3 +108,21 @@ endif
 else
 SKIPPED += lscat-gpuinfo tune-gpu-tests tune-fixture-harnesses
 endif
+
+# lscat-mpi: `lscat execute|tune|sweep --mpi` under mpirun (the dispatcher execs it on --mpi).
+# The only stage-side program that links libmpi (built with mpicc where Open MPI is installed);
+# it runs the stages' own programs as children, so nothing else changes.
+MPICC ?= $(shell command -v mpicc)
+ifneq ($(MPICC),)
+TUNE_MPI_OBJS := $(B)/tune/mpi_cmd.o $(B)/tune/mpi_serve.o $(B)/tune/mpi_work.o
+$(TUNE_MPI_OBJS): $(B)/tune/mpi_%.o: tune/mpi_%.c
+	@mkdir -p $(@D)
+	OMPI_CC=$(CC) $(MPICC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+$(TUNE_MPI_OBJS): | $(B)/gen/schema.c
+PROGRAMS += $(B)/bin/lscat-mpi
+$(B)/bin/lscat-mpi: $(TUNE_MPI_OBJS) $(B)/libtune.a $(B)/libstore.a $(B)/libcommon.a
+	@mkdir -p $(@D)
+	OMPI_CC=$(CC) $(MPICC) $(LDFLAGS) -o $@ $(TUNE_MPI_OBJS) $(TUNE_LIBS) $(LDLIBS)
+else
+SKIPPED += lscat-mpi
+endif

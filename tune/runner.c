@@ -331,6 +331,8 @@ int runner_run(struct runner_summary *out, const struct runner_options *o,
 {
     struct skipper k;
     memset(out, 0, sizeof(*out));
+    out->samples = o->no_deadline_plan ? -1 : o->samples;
+    out->budget_s = o->budget_s;
     memset(&k, 0, sizeof(k));
     k.cb = cb;
     for (int j = 0; j < o->nskips; j++) {

@@ -23,6 +23,7 @@ struct tune_result {
     int graph_nodes;    /* launches per CUDA graph (0 one by one); -1 not reported */
     int sm_mhz_before, sm_mhz_after, mem_mhz, temp_c_before, temp_c_after; /* -1 unknown */
     int clocks_locked;
+    int samples_planned; /* the samples asked for when the time budget cut them; 0 not cut */
     char check[20];      /* the output check: match | mismatch | nondeterministic | not_checked;
                             "" when the line had none (a failed configuration, an old harness) */
     char check_why[400];
@@ -78,11 +79,14 @@ struct runner_options {
     const struct tune_skip *skips; /* shapes known to fail (earlier runs): skipped from the
                                       start where they apply; may be NULL */
     int nskips;
+    int samples;                   /* the harness's samples and the timing core's budget per */
+    double budget_s;               /* configuration (LSCAT_TIMING_BUDGET_S), for deadlines */
+    int no_deadline_plan;          /* 1: every configuration gets config_timeout_s (before) */
 };
 #define RUNNER_OPTIONS_INIT { .harness = NULL, .extra_args = NULL, .env = NULL, .device = 0, \
     .config_timeout_s = 30.0, .startup_s = 10.0, .max_failures = 5, .want_occupancy = 0, \
     .stop = NULL, .prestarted = NULL, .host = NULL, .harness_so = NULL, .skips = NULL, \
-    .nskips = 0 }
+    .nskips = 0, .samples = 10, .budget_s = 0, .no_deadline_plan = 0 }
 
 struct runner_summary {
     int results;       /* configurations reported (any status) */
@@ -97,6 +101,13 @@ struct runner_summary {
     int given_up;      /* 1 when the kernel was given up; reason says why */
     int interrupted;   /* 1 when *stop ended it */
     char reason[512];
+    /* Long kernels (docs/tune.md "Long kernels"): the slowest ok median at the largest size
+     * measured so far plans the next configuration's deadline; what was done is counted. */
+    double slow_area, slow_ns;
+    int budget_cut;        /* ok configurations whose samples the time budget cut */
+    int deadline_extended; /* configurations given more than config_timeout_s */
+    int samples;           /* --samples (for the plan; 0 = 10; < 0: no plan) */
+    double budget_s;       /* --config-budget (for the plan; 0 = none) */
 };
 
 /* Run cfgs[0..n-1] (sizes in the order they should run: a shape that fails stickily is
@@ -126,6 +137,12 @@ int runner_host_new(struct runner_host **out, const char *program, const char *c
 /* Start the runner now if it is not running (its start overlaps whatever comes next). Returns
  * 0 or a negative code. */
 int runner_host_start(struct runner_host *h);
+/* Keep a spare runner started beside the one in use (default off; tune turns it on unless
+ * --no-prestart): after a crash, timeout or sticky error the next configuration runs in the
+ * spare at once while the broken runner dies, and a new spare starts (docs/tune.md "Faults"). */
+void runner_host_set_spare(struct runner_host *h, int on);
+/* How many times the spare took over. */
+int runner_host_spares_taken(const struct runner_host *h);
 /* 1 when the runner could not be started or did not answer: the caller should stop using it. */
 int runner_host_broken(const struct runner_host *h);
 /* Ask the runner to quit, reap it in the background, free. NULL is a no-op. */

@@ -27,6 +27,8 @@ struct runner_host {
     int device, max_kernels;
     struct runner_proc ch;
     int running, kernels, broken;
+    struct runner_proc spare; /* started beside it: takes over at once after a fault */
+    int spare_on, spare_running, spare_taken;
     struct buf pending; /* control bytes not yet written to its stdin */
 };
 
@@ -44,28 +46,63 @@ int runner_host_new(struct runner_host **out, const char *program, const char *c
     return 0;
 }
 
-int runner_host_start(struct runner_host *h)
+void runner_host_set_spare(struct runner_host *h, int on)
+{
+    h->spare_on = on;
+}
+
+int runner_host_spares_taken(const struct runner_host *h)
+{
+    return h->spare_taken;
+}
+
+static int spawn(struct runner_host *h, struct runner_proc *ch)
 {
     const char *argv[4];
     char dev[16];
-    int rc;
-    if (h->running || h->broken)
-        return 0;
     snprintf(dev, sizeof(dev), "%d", h->device);
     argv[0] = h->program;
     argv[1] = "--device";
     argv[2] = dev;
     argv[3] = NULL;
-    rc = runner_proc_start(&h->ch, argv, h->env, NULL);
+    int rc = runner_proc_start(ch, argv, h->env, NULL);
     if (rc < 0) {
-        runner_proc_release(&h->ch);
-        h->broken = 1;
+        runner_proc_release(ch);
         return rc;
     }
-    fcntl(h->ch.gate_fd, F_SETFL, O_NONBLOCK);
+    fcntl(ch->gate_fd, F_SETFL, O_NONBLOCK);
+    return 0;
+}
+
+/* A spare runner beside the one in use (its process start and CUDA context creation run while
+ * the other measures), unless turned off or already there. */
+static void start_spare(struct runner_host *h)
+{
+    if (h->spare_on && !h->spare_running && !h->broken && spawn(h, &h->spare) == 0)
+        h->spare_running = 1;
+}
+
+int runner_host_start(struct runner_host *h)
+{
+    if (h->running || h->broken)
+        return 0;
+    if (h->spare_running && !runner_proc_exited(&h->spare)) {
+        h->ch = h->spare; /* the spare takes over: a fault costs no context creation */
+        h->spare_running = 0;
+        h->spare_taken++;
+    } else {
+        if (h->spare_running) /* it died waiting (no driver?): a fresh start says why */
+            runner_proc_release(&h->spare), h->spare_running = 0;
+        int rc = spawn(h, &h->ch);
+        if (rc < 0) {
+            h->broken = 1;
+            return rc;
+        }
+    }
     h->running = 1;
     h->kernels = 0;
     buf_setlen(&h->pending, 0);
+    start_spare(h);
     return 0;
 }
 
@@ -95,6 +132,10 @@ void runner_host_free(struct runner_host *h)
     if (!h)
         return;
     host_stop(h, 1);
+    if (h->spare_running) {
+        runner_proc_reap_later(&h->spare);
+        runner_proc_release(&h->spare);
+    }
     buf_release(&h->pending);
     free(h->program);
     free(h);

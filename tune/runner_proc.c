@@ -83,6 +83,7 @@ int runner_parse_line(struct tune_result *out, int *occ_block, int *occ_grid, co
     out->temp_c_before = inum(o, "temp_c_before", -1);
     out->temp_c_after = inum(o, "temp_c_after", -1);
     out->clocks_locked = inum(o, "clocks_locked", 0);
+    out->samples_planned = inum(o, "samples_planned", 0);
     json_t *ck = json_object_get(o, "check"), *why = json_object_get(o, "check_why");
     if (json_is_string(ck))
         snprintf(out->check, sizeof(out->check), "%s", json_string_value(ck));
@@ -302,6 +303,39 @@ int runner_record_timeout(const struct runner_callbacks *cb, struct runner_summa
 }
 
 /* Handle the complete lines received so far. Returns 0, RUNNER_GIVE_UP, or <0 (callback). */
+/* Learn from an ok result how slow the kernel is at its largest size so far. */
+static void slow_learn(struct runner_summary *out, const struct tune_result *r)
+{
+    double area = (double)r->cfg.w * r->cfg.h;
+    if (strcmp(r->status, "ok") != 0 || r->median_ns <= 0)
+        return;
+    out->budget_cut += r->samples_planned > 0;
+    if (area > out->slow_area)
+        out->slow_area = area, out->slow_ns = 0;
+    if (area == out->slow_area && r->median_ns > out->slow_ns)
+        out->slow_ns = r->median_ns;
+}
+
+double runner_config_timeout(struct runner_summary *out, const struct tune_config *next,
+                             double timeout_s)
+{
+    if (!next || out->slow_ns <= 0 || out->samples < 0)
+        return timeout_s;
+    /* Work per thread may grow with the size too (loops to n): extrapolate quadratically in
+     * the area, on the safe side; the estimate only sets the deadline, never a result. */
+    double ratio = (double)next->w * next->h / out->slow_area;
+    double est = out->slow_ns / 1e9 * (ratio > 1 ? ratio * ratio : 1);
+    int samples = out->samples > 0 ? out->samples : 10;
+    double timed = est * samples;
+    if (out->budget_s > 0 && timed > out->budget_s)
+        timed = out->budget_s > est ? out->budget_s : est;
+    double need = 2 * (2 * est + timed) + 1; /* warm-up + calibration + samples, twice */
+    if (need <= timeout_s)
+        return timeout_s;
+    out->deadline_extended++;
+    return need < 4 * timeout_s ? need : 4 * timeout_s;
+}
+
 int runner_take_lines(struct runner_proc *ch, struct runner_summary *out,
                       const struct tune_config *cfgs,
                       int n, int *i, const struct runner_callbacks *cb, double *deadline,
@@ -344,7 +378,9 @@ int runner_take_lines(struct runner_proc *ch, struct runner_summary *out,
             out->results++;
             out->ok += strcmp(r.status, "ok") == 0;
             (*i)++;
-            *deadline = fs_mono_s() + timeout_s;
+            slow_learn(out, &r);
+            *deadline = fs_mono_s() + runner_config_timeout(out, *i < n ? &cfgs[*i] : NULL,
+                                                           timeout_s);
             rc = cb->on_result(cb->ctx, &r);
         }
         free(line);

@@ -62,6 +62,12 @@ int runner_record_failure(const struct runner_callbacks *cb, struct runner_summa
 int runner_record_timeout(const struct runner_callbacks *cb, struct runner_summary *out,
                           const struct runner_options *o, const struct tune_config *cfg,
                           int first);
+/* The deadline of configuration `next` (docs/tune.md "Long kernels"): timeout_s, or more
+ * when the kernel's slowest ok median so far, extrapolated to next's size, says warm-up,
+ * calibration and the (budgeted) samples need longer (counted in deadline_extended; at most
+ * 4 x timeout_s). */
+double runner_config_timeout(struct runner_summary *out, const struct tune_config *next,
+                             double timeout_s);
 /* Handle the complete lines received; stops after lscat-runner's "@done". Returns 0,
  * RUNNER_GIVE_UP (protocol breach) or <0 (callback). */
 int runner_take_lines(struct runner_proc *ch, struct runner_summary *out,

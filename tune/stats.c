@@ -140,5 +140,7 @@ int timing_format_stats(char *out, int size, const struct timing_stats *s)
          "\"temp_c_after\":%d,\"clocks_locked\":%d",
          s->sm_clock_mhz_before, s->sm_clock_mhz_after, s->mem_clock_mhz, s->temp_c_before,
          s->temp_c_after, s->clocks_locked);
+    if (s->samples_planned > 0)
+        addf(out, size, &len, ",\"samples_planned\":%d", s->samples_planned);
     return len;
 }

@@ -26,6 +26,19 @@
  * Only other bindings are passed, so harnesses generated before bindings existed still run. */
 #define DEFAULT_BINDING "area"
 
+/* LSCAT_TUNE_SPARE_RUNNER=0 (no spare runner), LSCAT_TUNE_DEADLINE_PLAN=0 (every
+ * configuration gets --timeout): the behaviour before, for scripts/device-probe.sh. */
+static int env_is_0(const char *name)
+{
+    const char *e = getenv(name);
+    return e && !strcmp(e, "0");
+}
+
+static int spare_off(void)
+{
+    return env_is_0("LSCAT_TUNE_SPARE_RUNNER");
+}
+
 /* ------------------------------------------------------------------ recording */
 
 /* The output check of a result as stored: the harness's verdict, else not_checked and why. */
@@ -308,6 +321,9 @@ static int prep_init(struct prep *p, struct sweep_worker *w, const struct plan_i
     ro.env = (const char *const *)w->env;
     ro.device = 0; /* CUDA_VISIBLE_DEVICES names exactly this GPU */
     ro.config_timeout_s = o->config_timeout_s;
+    ro.samples = o->samples;
+    ro.no_deadline_plan = env_is_0("LSCAT_TUNE_DEADLINE_PLAN");
+    ro.budget_s = o->config_budget_s;
     ro.startup_s = o->startup_s;
     ro.max_failures = o->max_failures;
     ro.want_occupancy = occ == 0;
@@ -355,7 +371,16 @@ static int run_kernel(struct sweep_worker *w, struct prep *p)
     w->sh->counts->runner_kernels += sum.in_runner;
     w->sh->counts->runner_fallbacks += sum.fell_back;
     w->sh->counts->shapes_failed += sum.shapes_failed;
+    w->sh->counts->budget_cut += sum.budget_cut;
+    w->sh->counts->deadline_extended += sum.deadline_extended;
     pthread_mutex_unlock(&w->sh->mu);
+    if (sum.budget_cut || sum.deadline_extended) {
+        char cut[16], ext[16];
+        snprintf(cut, sizeof(cut), "%d", sum.budget_cut);
+        snprintf(ext, sizeof(ext), "%d", sum.deadline_extended);
+        log_event(LOG_INFO, "tune_long_kernel", "kernel", p->k->id, "budget_cut", cut,
+                  "deadline_extended", ext, NULL);
+    }
     if (sum.fell_back)
         log_event(LOG_WARN, "tune_runner_fallback", "kernel", p->k->id, "gpu", w->gpu->uuid,
                   "reason", sum.reason, NULL);
@@ -437,6 +462,7 @@ static void *worker_main(void *arg)
     if (rc >= 0 && sh->o->runner) { /* started now: its context creation overlaps planning */
         runner_host_new(&w->host, sh->o->runner, (const char *const *)w->env, 0,
                         sh->o->runner_kernels);
+        runner_host_set_spare(w->host, !sh->o->no_prestart && !spare_off());
         if (runner_host_start(w->host) < 0) {
             log_event(LOG_WARN, "tune_runner_failed", "gpu", w->gpu->uuid, "error",
                       lscat_error_last(), NULL);
@@ -468,6 +494,11 @@ static void *worker_main(void *arg)
     }
     prep_release(&cur);
     prep_release(&next);
+    if (w->host) {
+        pthread_mutex_lock(&sh->mu);
+        sh->counts->spare_takeovers += runner_host_spares_taken(w->host);
+        pthread_mutex_unlock(&sh->mu);
+    }
     runner_host_free(w->host);
     w->host = NULL;
     if (rc < 0) {
@@ -555,10 +586,12 @@ void tune_counts_json(char *out, int size, const struct tune_counts *c)
              "\"match\":%d,\"mismatch\":%d,\"nondeterministic\":%d,\"not_checked\":%d,"
              "\"check_s\":%.3f,"
              "\"processes\":%d,\"runner_kernels\":%d,\"runner_fallbacks\":%d,"
-             "\"interrupted\":%d}",
+             "\"budget_cut\":%d,\"deadline_extended\":%d,"
+             "\"spare_takeovers\":%d,\"interrupted\":%d}",
              c->gpus, c->models, c->kernels_planned, c->kernels_done, c->kernels_given_up,
              c->configs_planned, c->configs_reported, c->ok, c->cuda_error, c->invalid_config,
              c->crashed, c->timeout, c->skipped, c->shapes_failed, c->match, c->mismatch,
              c->nondeterministic, c->not_checked, (double)c->check_ns / 1e9, c->processes,
-             c->runner_kernels, c->runner_fallbacks, c->interrupted);
+             c->runner_kernels, c->runner_fallbacks, c->budget_cut, c->deadline_extended,
+             c->spare_takeovers, c->interrupted);
 }

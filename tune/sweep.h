@@ -33,6 +33,9 @@ struct tune_options {
     const char *runner;            /* lscat-runner: kernels with a harness.so run in one
                                       long-lived process per GPU; NULL = harness processes */
     int runner_kernels;            /* recycle a runner after this many kernels (0 = never) */
+    int samples;                   /* the harnesses' samples (--samples; 0 = 10): deadlines */
+    double config_budget_s;        /* the timing core's time budget per configuration
+                                      (--config-budget, LSCAT_TIMING_BUDGET_S; 0 = none) */
     int follow;                    /* 1: while an `lscat execute` of this host runs on the store,
                                     * keep taking the kernels it makes runnable */
     double follow_interval_s;      /* how often to look for them (default 1 s) */
@@ -58,6 +61,9 @@ struct tune_counts {
     long long check_ns; /* what the output checks cost together (harness clock) */
     int processes;
     int runner_kernels, runner_fallbacks; /* kernels run in lscat-runner; sent back to processes */
+    int budget_cut;                /* ok configurations whose samples the budget cut */
+    int deadline_extended;         /* configurations given more than --timeout (long kernels) */
+    int spare_takeovers;           /* a spare runner took over after a crash, timeout or fault */
     int interrupted;
 };
 

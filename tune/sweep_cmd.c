@@ -9,6 +9,7 @@
 #include "tune/timing_args.h"
 #include "tune/usersweep.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,7 @@ static const char usage[] = "lscat sweep --kernel K.cu --driver D.c --space S.cs
 
 enum {
     OPT_KERNEL = 1, OPT_DRIVER, OPT_SPACE, OPT_OUT, OPT_ARCH, OPT_NVCC_FLAGS, OPT_COMPILE_TIMEOUT,
-    OPT_TIMEOUT, OPT_STARTUP, OPT_STATISTIC, OPT_ABANDON, OPT_ROWS, OPT_SHARD, OPT_COMPILE_ONLY,
+    OPT_TIMEOUT, OPT_STARTUP, OPT_STATISTIC, OPT_ABANDON, OPT_ROWS, OPT_RECORDS, OPT_SHARD, OPT_COMPILE_ONLY,
     OPT_GPUS, OPT_WARMUP, OPT_SAMPLES, OPT_MIN_SAMPLE_MS, OPT_NO_GRAPH,
 };
 static const struct cli_opt opts[] = {
@@ -45,6 +46,8 @@ static const struct cli_opt opts[] = {
     { "abandon", 0, "K", "a record whose first samples take at least K times the best time so "
       "far is not measured further: Status Abandoned", OPT_ABANDON },
     { "rows", 0, "A:B", "only records A..B (1-based, inclusive; A: or :B open)", OPT_ROWS },
+    { "records", 0, "LIST", "only these records: numbers and ranges, e.g. 3,5-9 (how lscat-mpi "
+      "hands out a chunk)", OPT_RECORDS },
     { "shard", 0, "I/N", "only records k with (k-1) mod N = I (default: SLURM_ARRAY_TASK_ID/"
       "SLURM_ARRAY_TASK_COUNT when set)", OPT_SHARD },
     { "compile-only", 0, NULL, "build every tuple, record compile failures, run nothing",
@@ -102,6 +105,9 @@ static int on_opt(void *ctx, int id, const char *arg)
         return cli_parse_double(&o->startup_timeout_s, "--startup-timeout", arg, 1, 3600);
     case OPT_ABANDON: return cli_parse_double(&o->abandon_k, "--abandon", arg, 1, 1e9);
     case OPT_ROWS: return parse_rows(o, arg);
+    case OPT_RECORDS:
+        o->records = arg;
+        return bonsai_records_parse(NULL, INT_MAX, arg);
     case OPT_SHARD: return shard_parse(&a->shard, "--shard", arg);
     case OPT_STATISTIC:
         if (strcmp(arg, "median") && strcmp(arg, "min"))

@@ -373,6 +373,24 @@ static int want_more(const struct timing_options *o, const double *v, int n, dou
     return timing_rel_mad(v, n) >= o->target_rel_mad;
 }
 
+/* A long kernel's samples within the per-configuration budget (LSCAT_TIMING_BUDGET_S, seconds;
+ * unset or 0: none): `one_ns` is one launch's time (the calibration run, else the warm-up).
+ * Planned from that measured time only; fixed sample counts only (adaptive mode has budget_s). */
+static void budget_samples(struct timing_options *o, struct timing_stats *out, double one_ns)
+{
+    const char *e = getenv("LSCAT_TIMING_BUDGET_S");
+    double b = e && *e ? atof(e) * 1e9 : 0;
+    if (b <= 0 || one_ns <= 0 || o->target_rel_mad > 0 || one_ns * o->samples <= b)
+        return;
+    int k = (int)(b / one_ns);
+    if (k < 1)
+        k = 1;
+    if (k < o->samples) {
+        out->samples_planned = o->samples;
+        o->samples = k;
+    }
+}
+
 int timing_measure_launch(struct timing_stats *out, const struct timing_options *opts,
                           timing_launch_fn fn, void *ctx, timing_stream_t stream)
 {
@@ -387,7 +405,7 @@ int timing_measure_launch(struct timing_stats *out, const struct timing_options 
     double *v = (double *)calloc((size_t)(cap > 0 ? cap : 1), sizeof(double));
     int rc = 0, n = 0, launches = 1, pending = -1, nodes = 0, reps = 0;
     cudaGraphExec_t exec = NULL;
-    double one = 0, start;
+    double one = 0, start, first = 0;
     memset(out, 0, sizeof(*out));
     gpu_state_before(out);
     if ((rc = slots_get(&sl, !o.no_launch_blocker)) != 0)
@@ -402,7 +420,8 @@ int timing_measure_launch(struct timing_stats *out, const struct timing_options 
             goto done;
         if (i == 0) {
             CK(cudaStreamSynchronize(s));
-            double first = mono_ns() - t0, lng = o.min_sample_ms * 1e6;
+            double lng = o.min_sample_ms * 1e6;
+            first = mono_ns() - t0;
             if (first >= (lng > WARMUP_LONG_NS ? lng : WARMUP_LONG_NS))
                 break;
         }
@@ -440,6 +459,8 @@ int timing_measure_launch(struct timing_stats *out, const struct timing_options 
         if (launches == 1 && cap > 0)
             v[n++] = one;
     }
+    if (launches == 1)
+        budget_samples(&o, out, one > 0 ? one : first);
     /* Two samples in flight: enqueue the next, then read the previous. */
     start = mono_ns();
     while (1) {

@@ -59,6 +59,10 @@ struct timing_stats {
     int sm_clock_mhz_before, sm_clock_mhz_after, mem_clock_mhz;
     int temp_c_before, temp_c_after;
     int clocks_locked;       /* 1 when the caller locked clocks (LSCAT_CLOCKS_LOCKED=1) */
+    /* The samples asked for, when the per-configuration time budget cut them (long kernels:
+     * LSCAT_TIMING_BUDGET_S in the environment, set by `lscat tune --config-budget`): one
+     * launch times t, so samples x t > budget; then samples = max(1, budget / t). 0: not cut. */
+    int samples_planned;
 };
 
 /* The device a harness runs on, for its header line and for the store's gpus table. */

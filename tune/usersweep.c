@@ -31,6 +31,7 @@ struct state {
     struct usersweep_build *builds;
     struct usersweep_out *out;
     char *pending;              /* pending[index]: selected, not yet in the output */
+    char *listed;               /* listed[index]: named by --records; NULL = every record */
     pthread_mutex_t lock;       /* guards everything below and the output */
     int next_group;
     double best_s;
@@ -457,7 +458,8 @@ static void plan(struct state *st, const char *done, int *want)
     const struct usersweep_options *o = st->o;
     for (int i = 0; i < st->s->nrecords; i++) {
         const struct bonsai_record *r = &st->s->records[i];
-        if (!bonsai_selected(r->index, o->rows_from, o->rows_to, o->shard, o->shard_count))
+        if (!bonsai_selected(r->index, o->rows_from, o->rows_to, o->shard, o->shard_count) ||
+            (st->listed && !st->listed[r->index]))
             continue;
         st->c->selected++;
         if (done[r->index]) {
@@ -552,6 +554,11 @@ int usersweep_run(struct usersweep_counts *out, const struct usersweep_options *
     done = xcalloc((size_t)st.s->nrecords + 1, 1);
     st.pending = xcalloc((size_t)st.s->nrecords + 1, 1);
     want = xcalloc((size_t)st.s->ngroups, sizeof(int));
+    if (o->records) {
+        st.listed = xcalloc((size_t)st.s->nrecords + 1, 1);
+        if ((rc = bonsai_records_parse(st.listed, st.s->nrecords, o->records)) < 0)
+            goto done;
+    }
     st.builds = xcalloc((size_t)st.s->ngroups, sizeof(*st.builds));
     rc = usersweep_out_scan(done, &st.best_s, &file_columns, o->out_path, st.s);
     if (rc < 0)
@@ -585,6 +592,7 @@ done:
     free(want);
     free(done);
     free(st.pending);
+    free(st.listed);
     bonsai_space_free(st.s);
     pthread_mutex_destroy(&st.lock);
     return rc;

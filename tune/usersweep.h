@@ -24,6 +24,7 @@ struct usersweep_options {
     double abandon_k;           /* 0 = never abandon */
     int rows_from, rows_to;     /* --rows A:B, 0 = open */
     int shard, shard_count;     /* --shard I/N; count 0 = none */
+    const char *records;        /* --records "3,5-9": only these (lscat-mpi's chunks); NULL = all */
     int compile_only;           /* build and record compile failures only */
     const char *gpus;           /* "0,1": one worker per CUDA index; NULL = one worker, the
                                    environment's device */
@@ -83,6 +84,11 @@ struct usersweep_row {
 /* Append one record's row in a single write. */
 int usersweep_out_write(struct usersweep_out *f, const struct bonsai_record *r,
                         const struct usersweep_row *row);
+/* Append a complete row `line` (no newline) taken from another output of the same space whose
+ * header names the user columns `columns` ("Gflops,Bytes"; "" for none): lscat-mpi's rank 0
+ * with a worker's chunk. Copied as it is when the columns match, else rewritten to this
+ * output's columns by name (a missing one empty). */
+int usersweep_out_append_row(struct usersweep_out *f, const char *line, const char *columns);
 int usersweep_out_close(struct usersweep_out *f);
 
 #endif

@@ -244,6 +244,49 @@ int usersweep_out_write(struct usersweep_out *f, const struct bonsai_record *r,
     return rc;
 }
 
+static int same_columns(const struct usersweep_out *f, char **names, int n)
+{
+    if (n != f->ncolumns)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], f->columns[i]))
+            return 0;
+    return 1;
+}
+
+int usersweep_out_append_row(struct usersweep_out *f, const char *line, const char *columns)
+{
+    struct usersweep_out theirs = { .ncolumns = 0 };
+    struct buf b = BUF_INIT, field = BUF_INIT;
+    split_columns(&theirs, columns);
+    int fixed = f->space->nparams + 4; /* Record, the parameters, Status, Error, Time */
+    if (same_columns(f, theirs.columns, theirs.ncolumns)) {
+        buf_adds(&b, line);
+    } else {
+        for (int k = 0; k < fixed; k++) {
+            if (k)
+                buf_addch(&b, ',');
+            add_csv(&b, csv_field(&field, line, k) == 0 ? field.data : "");
+        }
+        for (int i = 0; i < f->ncolumns; i++) {
+            int j = 0;
+            while (j < theirs.ncolumns && strcmp(theirs.columns[j], f->columns[i]))
+                j++;
+            buf_addch(&b, ',');
+            if (j < theirs.ncolumns && csv_field(&field, line, fixed + j) == 0)
+                add_csv(&b, field.data);
+        }
+    }
+    buf_addch(&b, '\n');
+    int rc = write_all(f->fd, b.data, b.len, f->path);
+    for (int i = 0; i < theirs.ncolumns; i++)
+        free(theirs.columns[i]);
+    free(theirs.columns);
+    buf_release(&b);
+    buf_release(&field);
+    return rc;
+}
+
 int usersweep_out_close(struct usersweep_out *f)
 {
     if (!f)

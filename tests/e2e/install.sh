@@ -19,12 +19,13 @@ mk() { make -s -C "$ROOT" NO_DEPS=1 SANITIZE=$san "$@"; }
 
 t_expect install__make_install_succeeds_from_the_built_tree 0 mk install PREFIX="$P"
 
-# The user's programs; lscat-gpuinfo, lscat-seer-gpu and lscat-mcts-spmv only where the build
-# made them (nvcc, and Open MPI for the last; no sanitizers).
+# The user's programs; lscat-gpuinfo, lscat-seer-gpu, lscat-mcts-spmv and lscat-mpi only where
+# the build made them (nvcc, and Open MPI for the last two; no sanitizers for lscat-mcts-spmv).
 want="lscat lscat-dataset lscat-execute lscat-harvest lscat-init lscat-isolate lscat-mcts lscat-nightly lscat-runner lscat-seer lscat-status lscat-sweep lscat-tune"
 [ -x "$LSCAT_BIN/lscat-gpuinfo" ] && want="$want lscat-gpuinfo"
 [ -x "$LSCAT_BIN/lscat-seer-gpu" ] && want="$want lscat-seer-gpu"
 [ -x "$LSCAT_BIN/lscat-mcts-spmv" ] && want="$want lscat-mcts-spmv"
+[ -x "$LSCAT_BIN/lscat-mpi" ] && want="$want lscat-mpi"
 want=$(tr ' ' '\n' <<<"$want" | sort | tr '\n' ' ')
 got=$(cd "$P" && find . -type f -o -type l | sort | tr '\n' ' ')
 share="./share/lscat/isolate/compat/helper_cuda.h ./share/lscat/isolate/compat/helper_functions.h ./share/lscat/isolate/compat/helper_string.h ./share/lscat/isolate/compat/helper_timer.h ./share/lscat/tune/nvml_dl.h ./share/lscat/tune/stats.c ./share/lscat/tune/sweep_driver.h ./share/lscat/tune/sweep_host.cu ./share/lscat/tune/timing.cu ./share/lscat/tune/timing.h"

@@ -35,6 +35,13 @@ static void test_gpu_probe__builds_and_probes_the_fixtures(void)
     ready = 1;
     CHECK_INT(counts.probed, ==, 5);
     CHECK_INT(counts.runnable, ==, 2); /* gpu_ok and gpu_oob */
+    /* the plain runs went through the probe runners (docs/execute.md "Probe runner"); the
+     * fault, the hang and the crash each ended one */
+    printf("# runner: %d starts, %d runs, %d ended, %d found the spare ready\n",
+           counts.runner_starts, counts.runner_probe_runs, counts.runner_ended,
+           counts.runner_spare_ready);
+    CHECK(counts.runner_probe_runs >= 5);
+    CHECK(counts.runner_ended >= 3);
 }
 
 static void check(int idx, const char *outcome, const char *detail, const char *sanitizer)

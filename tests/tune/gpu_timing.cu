@@ -369,6 +369,36 @@ static void test_timing__a_long_kernel_is_warmed_up_once_and_calibrated_by_its_f
     cudaFree(c.spin.sink);
 }
 
+/* A long kernel within a per-configuration budget (LSCAT_TIMING_BUDGET_S): ~50 ms a launch,
+ * 10 samples asked, 0.2 s allowed: about 4 samples, the 10 asked for recorded. */
+static void test_timing__a_long_kernel_takes_the_samples_its_budget_allows(void)
+{
+    struct counted_ctx c = { { 100000000, NULL }, 0 };
+    struct timing_options o = TIMING_OPTIONS_INIT;
+    struct timing_stats s;
+    need_device();
+    CHECK(cudaMalloc(&c.spin.sink, sizeof(long long)) == cudaSuccess);
+    o.samples = 10;
+    setenv("LSCAT_TIMING_BUDGET_S", "0.2", 1);
+    int rc = timing_measure_launch(&s, &o, launch_counted, &c, NULL);
+    unsetenv("LSCAT_TIMING_BUDGET_S");
+    CHECK_INT(rc, ==, 0);
+    fprintf(stderr, "# budget 0.2 s: median %.1f ms, %d samples of %d planned, %d launches\n",
+            s.median_ns / 1e6, s.samples, s.samples_planned, c.calls);
+    CHECK_INT(s.samples_planned, ==, 10);
+    CHECK(s.samples >= 2 && s.samples <= 6);
+    CHECK_INT(c.calls, ==, 1 + s.samples); /* one warm-up, the calibration is the first sample */
+    char line[2048];
+    CHECK(timing_format_stats(line, (int)sizeof line, &s) > 0);
+    CHECK(strstr(line, "\"samples_planned\":10") != NULL);
+    /* without the budget: all 10 */
+    c.calls = 0;
+    CHECK_INT(timing_measure_launch(&s, &o, launch_counted, &c, NULL), ==, 0);
+    CHECK_INT(s.samples, ==, 10);
+    CHECK_INT(s.samples_planned, ==, 0);
+    cudaFree(c.spin.sink);
+}
+
 /* A launch function that synchronises cannot be captured: the core launches it one by one. */
 static int launch_and_sync(void *ctx, timing_stream_t s)
 {
@@ -418,6 +448,7 @@ int main(void)
     TEST_RUN(test_timing__a_launch_that_cannot_be_captured_is_launched_one_by_one);
     TEST_RUN(test_timing__a_short_spin_is_measured_closer_through_a_graph);
     TEST_RUN(test_timing__a_long_kernel_is_warmed_up_once_and_calibrated_by_its_first_sample);
+    TEST_RUN(test_timing__a_long_kernel_takes_the_samples_its_budget_allows);
     TEST_RUN(test_timing__launch_blocker_times_gpu_execution_not_launch_rate);
     TEST_RUN(test_timing__spin_kernel_is_measured_within_1_percent);
     TEST_RUN(test_timing__host_callback_shape_is_measured_within_1_percent);

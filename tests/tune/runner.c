@@ -4,6 +4,7 @@
  * for the generated harnesses; the real ones are exercised by gpu_* tests on the device. */
 #include "tests/support/test.h"
 #include "tune/runner.h"
+#include "tune/runner_proc.h"
 
 #include "common/buf.h"
 #include "common/error.h"
@@ -470,6 +471,78 @@ static void test_runner_host__crash_kills_the_runner_and_a_new_one_takes_the_nex
     runner_host_free(h);
 }
 
+static void test_runner__a_long_kernel_gets_a_deadline_planned_from_its_smaller_sizes(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    struct runner_options o = RUNNER_OPTIONS_INIT;
+    struct runner_callbacks cb = { on_header, on_occupancy, on_result, &s };
+    /* 60 ms a launch at 240x240, 256 ms at 496x496: three launches (0.77 s) overrun the
+     * 0.5 s timeout, which the smaller size's time predicts */
+    o.harness = fake("long 60\n");
+    o.config_timeout_s = 0.5;
+    o.startup_s = 5;
+    o.budget_s = 1;
+    memset(&s, 0, sizeof(s));
+    CHECK_OK(runner_run(&sum, &o, cfgs, 4, &cb));
+    CHECK_INT(s.n, ==, 4);
+    for (int k = 0; k < 4; k++)
+        CHECK_STR(s.r[k].status, "ok");
+    CHECK_INT(sum.timeouts, ==, 0);
+    /* every configuration after the first: even at 240x240 warm-up, calibration and 10
+     * samples of 60 ms, with the margin, need more than 0.5 s */
+    CHECK_INT(sum.deadline_extended, ==, 3);
+    CHECK_INT(sum.budget_cut, ==, 4);        /* samples 1 of 10 planned, each recorded */
+    CHECK_INT(s.r[3].samples, ==, 1);
+}
+
+static void test_runner__the_deadline_plan_extrapolates_and_is_bounded(void)
+{
+    struct runner_summary sum;
+    memset(&sum, 0, sizeof(sum));
+    struct tune_config next = { 2024, 2024, 256, 1, 1 };
+    CHECK(runner_config_timeout(&sum, &next, 30) == 30); /* nothing measured: the timeout */
+    sum.slow_area = 1680.0 * 1680.0;
+    sum.slow_ns = 1e6; /* 1 ms: far within the timeout */
+    CHECK(runner_config_timeout(&sum, &next, 30) == 30);
+    CHECK_INT(sum.deadline_extended, ==, 0);
+    sum.slow_ns = 1.3e9; /* 1.3 s at 1680: 2.74 s at 2024 (quadratic in the area) */
+    sum.samples = 10;
+    sum.budget_s = 10;   /* the core takes 3 samples: 2 x (2 x 2.74 + 10) + 1 = 32 s */
+    double t = runner_config_timeout(&sum, &next, 30);
+    CHECK(t > 31.5 && t < 32.5);
+    CHECK_INT(sum.deadline_extended, ==, 1);
+    sum.budget_s = 0;    /* 10 samples: 66.8 s */
+    t = runner_config_timeout(&sum, &next, 30);
+    CHECK(t > 66 && t < 67.5);
+    sum.slow_ns = 60e9;  /* a minute per launch: at most 4 x the timeout */
+    CHECK(runner_config_timeout(&sum, &next, 30) == 120);
+}
+
+static void test_runner_host__after_a_crash_the_spare_takes_the_next_configuration(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    struct runner_host *h = host(0);
+    runner_host_set_spare(h, 1);
+    const char *hp = fake("crash 240 240 64 1\n");
+    CHECK_OK(runner_host_start(h));
+    usleep(500 * 1000); /* the spare says @ready meanwhile */
+    run_host(&sum, &s, h, hp, 10, 5);
+    CHECK_INT(s.n, ==, 4);
+    CHECK_STR(s.r[1].status, "crashed");
+    CHECK_STR(s.r[2].status, "ok");
+    CHECK_STR(s.r[3].status, "ok");
+    CHECK_INT(runner_host_spares_taken(h), ==, 1);
+    CHECK_INT(distinct_starts(hp), ==, 2); /* the crashed runner, then the spare */
+    /* a spare of the spare was started: a second crash is taken over too */
+    usleep(500 * 1000);
+    run_host(&sum, &s, h, fake("crash 240 240 64 1\n"), 10, 5);
+    CHECK_STR(s.r[2].status, "ok");
+    CHECK_INT(runner_host_spares_taken(h), ==, 2);
+    runner_host_free(h);
+}
+
 static void test_runner_host__hang_is_killed_and_recorded_as_timeout(void)
 {
     struct runner_summary sum;
@@ -652,6 +725,9 @@ int main(void)
     TEST_RUN(test_runner__parses_result_lines_and_ignores_noise);
     TEST_RUN(test_runner_host__kernels_run_one_after_another_in_one_process);
     TEST_RUN(test_runner_host__crash_kills_the_runner_and_a_new_one_takes_the_next);
+    TEST_RUN(test_runner__a_long_kernel_gets_a_deadline_planned_from_its_smaller_sizes);
+    TEST_RUN(test_runner__the_deadline_plan_extrapolates_and_is_bounded);
+    TEST_RUN(test_runner_host__after_a_crash_the_spare_takes_the_next_configuration);
     TEST_RUN(test_runner_host__hang_is_killed_and_recorded_as_timeout);
     TEST_RUN(test_runner_host__sticky_error_ends_the_runner_and_the_kernel_goes_on);
     TEST_RUN(test_runner_host__a_shape_that_fails_stickily_is_skipped_at_larger_sizes);

@@ -5,6 +5,10 @@
  *   sticky W H BX BY   report cuda_error, exit 4           invalid W H BX BY  invalid_config
  *   refuse             exit 2 at once                      slow MS            sleep per config
  *   linger MS          sleep before exiting (as a long CUDA context teardown would)
+ *   long MS            a long kernel: one launch takes MS ms at 240x240, growing with the
+ *                      area; reports that median and sleeps 3 launches (warm-up, calibration,
+ *                      one sample: what the timing core's budget leaves), samples 1 and
+ *                      samples_planned 10
  *   nobind             exit 2 on --bind, as harnesses generated before bindings do
  *   mismatch W H BX BY  ok, but its output check says mismatch
  *   nocheck            no output check fields, as harnesses generated before the check
@@ -36,7 +40,7 @@ struct rule {
 };
 
 static struct rule rules[64];
-static int nrules, slow_ms, linger_ms, nobind, nocheck, bind_given;
+static int nrules, slow_ms, linger_ms, long_ms, nobind, nocheck, bind_given;
 static const char *binding = "area";
 
 /* argv[0] without a trailing ".so". */
@@ -53,7 +57,7 @@ static const char *self_name(const char *argv0)
 static void load_rules(const char *self)
 {
     char path[4200], line[256];
-    nrules = slow_ms = linger_ms = nobind = nocheck = 0; /* a runner may keep us loaded */
+    nrules = slow_ms = linger_ms = long_ms = nobind = nocheck = 0; /* a runner may keep us loaded */
     snprintf(path, sizeof(path), "%s.behavior", self);
     FILE *f = fopen(path, "r");
     if (!f)
@@ -65,6 +69,8 @@ static void load_rules(const char *self)
                        r->f[2], r->f[3], r->f[4]);
         if (n >= 1 && strcmp(r->action, "slow") == 0)
             slow_ms = atoi(r->f[0]);
+        if (n >= 1 && strcmp(r->action, "long") == 0)
+            long_ms = atoi(r->f[0]);
         else if (n >= 1 && strcmp(r->action, "linger") == 0)
             linger_ms = atoi(r->f[0]);
         else if (n >= 1 && strcmp(r->action, "nobind") == 0)
@@ -202,14 +208,20 @@ static int fake_main(int argc, char **argv)
             continue;
         }
         double t = 1000.0 + (double)w * h / (bx * by);
+        if (long_ms) {
+            t = long_ms * 1e6 * ((double)w * h / (240.0 * 240.0));
+            long sleep_ns = (long)(3 * t);
+            struct timespec ts = { sleep_ns / 1000000000L, sleep_ns % 1000000000L };
+            nanosleep(&ts, NULL);
+        }
         fprintf(out, "{\"w\":%d,\"h\":%d,\"block\":[%d,%d,%d],\"grid\":[%d,%d,1],"
                 "\"status\":\"ok\",\"median_ns\":%.1f,\"min_ns\":%.1f,\"max_ns\":%.1f,"
                 "\"mean_ns\":%.1f,\"stddev_ns\":1.0,\"mad_ns\":0.5,\"p10_ns\":%.1f,"
-                "\"p90_ns\":%.1f,\"samples\":10,\"launches_per_sample\":3,\"graph_nodes\":%d,"
+                "\"p90_ns\":%.1f,\"samples\":%s,\"launches_per_sample\":3,\"graph_nodes\":%d,"
                 "\"sm_mhz_before\":1980,\"sm_mhz_after\":1980,\"mem_mhz\":2619,"
                 "\"temp_c_before\":40,\"temp_c_after\":41,\"clocks_locked\":0",
                 w, h, bx, by, bz, gx, gy, t, t - 2, t + 2, t, t - 1, t + 1,
-                no_graph ? 0 : 3);
+                long_ms ? "1,\"samples_planned\":10" : "10", no_graph ? 0 : 3);
         if (!nocheck) {
             int mismatch = !strcmp(act, "mismatch");
             fprintf(out, ",\"check\":\"%s\",\"check_why\":\"%s\",\"check_ns\":1000",

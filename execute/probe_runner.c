@@ -1,0 +1,356 @@
+/* Probe runs inside a long-lived, sandboxed lscat-runner (one per probe worker, plus a spare):
+ * the client side of tune/runnerd.c's protocol (@ready, @run, @end, @done) over pipes, with a
+ * wall-clock deadline per run, a capped output, and the slot uid swept between runs. */
+#include "execute/probe_runner.h"
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/xalloc.h"
+#include "execute/sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define OUT_CAP (64 << 10) /* per run, as a probe process's output cap */
+
+struct rproc {
+    struct proc_child ch;
+    int slot, running, ready, runs, eof, exited, status, done, done_rc;
+    struct buf res; /* fd 3 bytes not yet a whole line */
+};
+
+struct probe_runner {
+    struct probe_runner_options o;
+    char *program, *scratch, *work_dir;
+    struct rproc rp[2];
+    int active, broken, after_end;
+    struct probe_runner_stats st;
+};
+
+/* dir/name when executable, as an absolute path (the runner starts in its scratch folder). */
+static char *in_dir(const char *dir, const char *name)
+{
+    char *p = fs_join(dir, name), abs[4096];
+    char *found = access(p, X_OK) == 0 && realpath(p, abs) ? xstrdup(abs) : NULL;
+    free(p);
+    return found;
+}
+
+char *probe_runner_find(void)
+{
+    const char *env = getenv("LSCAT_RUNNER"), *bin = getenv("LSCAT_BIN");
+    char abs[4096];
+    if (env && *env)
+        return access(env, X_OK) == 0 && realpath(env, abs) ? xstrdup(abs) : NULL;
+    if (bin && *bin)
+        return in_dir(bin, "lscat-runner");
+    char self[4096], *found = NULL;
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash && (*slash = '\0', (found = in_dir(self, "lscat-runner"))))
+            return found;
+    }
+    const char *path = getenv("PATH");
+    char *copy = xstrdup(path ? path : "");
+    for (char *save = NULL, *d = strtok_r(copy, ":", &save); d && !found;
+         d = strtok_r(NULL, ":", &save))
+        found = *d ? in_dir(d, "lscat-runner") : NULL;
+    free(copy);
+    return found;
+}
+
+int probe_runner_new(struct probe_runner **out, const struct probe_runner_options *o)
+{
+    struct probe_runner *pr = xcalloc(1, sizeof(*pr));
+    pr->o = *o;
+    pr->program = xstrdup(o->program);
+    pr->scratch = xstrdup(o->scratch);
+    pr->work_dir = o->work_dir ? xstrdup(o->work_dir) : NULL;
+    for (int i = 0; i < 2; i++) {
+        pr->rp[i].slot = o->slots[i];
+        pr->rp[i].ch.pid = -1;
+        buf_init(&pr->rp[i].res, 0);
+    }
+    if (pr->o.max_kernels <= 0)
+        pr->o.max_kernels = 100;
+    *out = pr;
+    return 0;
+}
+
+static void *reap_thread(void *arg)
+{
+    waitpid((pid_t)(intptr_t)arg, NULL, 0);
+    return NULL;
+}
+
+/* Kill it and everything of its uid; a detached thread reaps it, so the CUDA context's
+ * teardown (long after a fault) is never waited for. */
+static void retire(struct rproc *rp)
+{
+    if (!rp->running)
+        return;
+    int *fds[] = { &rp->ch.in_fd, &rp->ch.out_fd, &rp->ch.extra_fd };
+    for (int i = 0; i < 3; i++)
+        if (*fds[i] >= 0)
+            close(*fds[i]), *fds[i] = -1;
+    pid_t pid = rp->ch.pid;
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+    sandbox_reap_slot(rp->slot);
+    if (!rp->exited) {
+        pthread_t t;
+        pthread_attr_t a;
+        pthread_attr_init(&a);
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&t, &a, reap_thread, (void *)(intptr_t)pid) != 0)
+            waitpid(pid, NULL, 0);
+        pthread_attr_destroy(&a);
+    }
+    rp->ch.pid = -1;
+    rp->running = 0;
+}
+
+static int start(struct probe_runner *pr, struct rproc *rp)
+{
+    char dev[16], slot[16];
+    snprintf(dev, sizeof(dev), "%d", pr->o.device);
+    snprintf(slot, sizeof(slot), "%d", rp->slot);
+    char *scratch = fs_join(pr->scratch, slot);
+    const char *argv[] = { pr->program, "--device", dev, NULL };
+    struct sandbox_options so = SANDBOX_OPTIONS_INIT;
+    so.argv = argv;
+    so.scratch_dir = scratch;
+    so.ro_dir = pr->work_dir;
+    so.slot = rp->slot;
+    so.gpu = 1;
+    /* the wall clock is per run (below); the CPU limit covers the runner's life */
+    so.cpu_s = 2 * pr->o.timeout_s * pr->o.max_kernels + 2 * pr->o.startup_s;
+    so.file_bytes = (size_t)64 << 20;
+    so.die_with_parent = 1;
+    int rc = fs_mkdirs(scratch, 0755);
+    if (rc == 0)
+        rc = sandbox_spawn(&rp->ch, &so, 3);
+    free(scratch);
+    if (rc < 0)
+        return rc;
+    fcntl(rp->ch.out_fd, F_SETFL, O_NONBLOCK);
+    fcntl(rp->ch.extra_fd, F_SETFL, O_NONBLOCK);
+    rp->running = 1;
+    rp->ready = rp->runs = rp->eof = rp->exited = rp->status = 0;
+    buf_setlen(&rp->res, 0);
+    pr->st.starts++;
+    return 0;
+}
+
+/* One whole fd 3 line: a marker, or (with results) a harness line. */
+static void take_line(struct rproc *rp, const char *line, struct buf *results)
+{
+    if (!strncmp(line, "@ready", 6))
+        rp->ready = 1;
+    else if (!strncmp(line, "@done ", 6))
+        rp->done_rc = atoi(line + 6), rp->done = 1;
+    else if (results)
+        buf_addf(results, "%s\n", line);
+}
+
+/* Read what is there without waiting. */
+static void drain(struct rproc *rp, struct proc_result *r, struct buf *results)
+{
+    char tmp[65536];
+    ssize_t n = -1;
+    while (!rp->eof && (n = read(rp->ch.extra_fd, tmp, sizeof(tmp))) != 0) {
+        if (n < 0) {
+            rp->eof = errno != EINTR && errno != EAGAIN;
+            break;
+        }
+        buf_add(&rp->res, tmp, (size_t)n);
+        char *p = rp->res.data, *nl;
+        while ((nl = memchr(p, '\n', rp->res.len - (size_t)(p - rp->res.data)))) {
+            *nl = '\0';
+            take_line(rp, p, results);
+            p = nl + 1;
+        }
+        size_t rest = rp->res.len - (size_t)(p - rp->res.data);
+        memmove(rp->res.data, p, rest);
+        buf_setlen(&rp->res, rest);
+    }
+    if (n == 0)
+        rp->eof = 1;
+    while (rp->ch.out_fd >= 0 && (n = read(rp->ch.out_fd, tmp, sizeof(tmp))) > 0) {
+        if (!r)
+            continue;
+        size_t room = r->err.len < OUT_CAP ? OUT_CAP - r->err.len : 0;
+        size_t keep = (size_t)n < room ? (size_t)n : room;
+        if (keep)
+            buf_add(&r->err, tmp, keep);
+        if (keep < (size_t)n)
+            r->err_truncated = 1;
+    }
+    if (!rp->exited && rp->eof && waitpid(rp->ch.pid, &rp->status, WNOHANG) == rp->ch.pid)
+        rp->exited = 1;
+}
+
+/* Wait until `*flag` is set, the runner exits, or the deadline: 0, 1 (exited), 2 (deadline). */
+static int wait_for(struct rproc *rp, const int *flag, double deadline, struct proc_result *r,
+                    struct buf *results)
+{
+    for (;;) {
+        drain(rp, r, results);
+        if (*flag)
+            return 0;
+        if (rp->exited)
+            return 1;
+        double left = deadline - fs_mono_s();
+        if (left <= 0)
+            return 2;
+        struct pollfd p[2] = { { rp->eof ? -1 : rp->ch.extra_fd, POLLIN, 0 },
+                               { rp->ch.out_fd, POLLIN, 0 } };
+        int ms = left > 0.1 ? 100 : (int)(left * 1000) + 1;
+        poll(p, 2, rp->eof ? (ms < 10 ? ms : 10) : ms);
+    }
+}
+
+/* A runner that said @ready, starting one (or taking the spare) when needed. */
+static struct rproc *ready_runner(struct probe_runner *pr)
+{
+    struct rproc *rp = &pr->rp[pr->active], *other = &pr->rp[1 - pr->active];
+    if (rp->running && rp->runs >= pr->o.max_kernels)
+        retire(rp); /* recycled: whatever a harness leaked goes with it */
+    if (!rp->running && other->running && pr->o.spare) {
+        pr->active = 1 - pr->active;
+        rp = other;
+        other = &pr->rp[1 - pr->active];
+        drain(rp, NULL, NULL);
+        pr->st.spare_ready += pr->after_end && rp->ready;
+    }
+    if (!rp->running && start(pr, rp) < 0)
+        return NULL;
+    struct proc_result out = { 0 };
+    buf_init(&out.err, 0);
+    if (!rp->ready && wait_for(rp, &rp->ready, fs_mono_s() + pr->o.startup_s, &out, NULL)) {
+        char *tail = out.err.len > 200 ? out.err.data + out.err.len - 200 : out.err.data;
+        if (rp->exited)
+            lscat_error_set("lscat-runner (%s) exited (status %d) before holding a CUDA context "
+                            "on device %d: %s", pr->program, rp->status, pr->o.device, tail);
+        else
+            lscat_error_set("lscat-runner (%s) held no CUDA context on device %d after %.0f s",
+                            pr->program, pr->o.device, pr->o.startup_s);
+        buf_release(&out.err);
+        retire(rp);
+        return NULL;
+    }
+    buf_release(&out.err);
+    if (pr->o.spare && !other->running)
+        start(pr, other); /* its context is made while this one probes */
+    return rp;
+}
+
+static void send_run(struct rproc *rp, const char *so, const char *const *args,
+                     const char *configs)
+{
+    struct buf m = BUF_INIT;
+    buf_addf(&m, "@run\t%s", so);
+    for (int i = 0; args[i]; i++)
+        buf_addf(&m, "\t%s", args[i]);
+    buf_addf(&m, "\n%s%s@end\n", configs,
+             configs[0] && configs[strlen(configs) - 1] != '\n' ? "\n" : "");
+    for (size_t off = 0; off < m.len;) {
+        ssize_t w = write(rp->ch.in_fd, m.data + off, m.len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break; /* it died: its exit says how */
+        off += (size_t)w;
+    }
+    buf_release(&m);
+}
+
+/* How the run ended, as a probe process's result would say it. */
+static int judge(struct probe_runner *pr, struct rproc *rp, struct proc_result *r, int w)
+{
+    if (w == 0 && rp->done_rc == 126)
+        return PROBE_RUNNER_NOT_LOADED;
+    if (w == 0) {
+        r->exit_code = rp->done_rc;
+    } else if (w == 1 && WIFSIGNALED(rp->status)) {
+        r->signal = WTERMSIG(rp->status);
+    } else if (w == 1) {
+        r->exit_code = WEXITSTATUS(rp->status);
+    } else {
+        r->timed_out = 1;
+    }
+    int ends = w != 0 || rp->done_rc == 3 || rp->done_rc == 4; /* device gone / sticky */
+    if (ends) {
+        retire(rp);
+        pr->st.ended++;
+    }
+    pr->after_end = ends;
+    return PROBE_RUNNER_OK;
+}
+
+int probe_runner_run(struct proc_result *r, struct buf *results, struct probe_runner *pr,
+                     const char *harness_so, const char *const *args, const char *configs,
+                     double timeout_s)
+{
+    memset(r, 0, sizeof(*r));
+    buf_init(&r->out, 0);
+    buf_init(&r->err, 0);
+    for (int i = 0; args[i]; i++)
+        if (strpbrk(args[i], "\t\n"))
+            return PROBE_RUNNER_NOT_LOADED;
+    if (strpbrk(harness_so, "\t\n"))
+        return PROBE_RUNNER_NOT_LOADED;
+    struct rproc *rp = pr->broken ? NULL : ready_runner(pr);
+    if (!rp) {
+        pr->broken = 1;
+        return PROBE_RUNNER_UNAVAILABLE;
+    }
+    sandbox_sweep_slot(rp->slot, rp->ch.pid); /* what the last run left behind */
+    double t0 = fs_mono_s();
+    rp->done_rc = -1;
+    rp->done = 0;
+    send_run(rp, harness_so, args, configs);
+    int w = wait_for(rp, &rp->done, t0 + timeout_s, r, results);
+    rp->runs++;
+    pr->st.runs++;
+    r->elapsed_s = fs_mono_s() - t0;
+    return judge(pr, rp, r, w);
+}
+
+int probe_runner_broken(const struct probe_runner *pr)
+{
+    return pr->broken;
+}
+
+void probe_runner_stats(struct probe_runner_stats *out, const struct probe_runner *pr)
+{
+    *out = pr->st;
+}
+
+void probe_runner_free(struct probe_runner *pr)
+{
+    if (!pr)
+        return;
+    for (int i = 0; i < 2; i++) {
+        struct rproc *rp = &pr->rp[i];
+        if (rp->running && rp->ch.in_fd >= 0)
+            (void)!write(rp->ch.in_fd, "@quit\n", 6);
+        retire(rp);
+        buf_release(&rp->res);
+    }
+    free(pr->program);
+    free(pr->scratch);
+    free(pr->work_dir);
+    free(pr);
+}

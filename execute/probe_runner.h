@@ -1,0 +1,59 @@
+/* Probes in a long-lived lscat-runner (tune/runnerd.c, docs/tune.md "Runner") instead of a
+ * process per probe run: each probe worker keeps one runner in the sandbox (its own slot uid,
+ * namespaces, rlimits, the allow-listed environment) that holds the GPU's context and runs
+ * each kernel's harness.so in turn, so process start, sandbox set-up and CUDA context creation
+ * and teardown are paid once per runner, not once per probe (docs/execute.md "Probe runner").
+ * A spare runner, on a second slot uid, is started beside it: after a fault, crash or timeout
+ * the next probe runs in the spare at once while the broken one dies and a new spare starts. */
+#ifndef LSCAT_EXECUTE_PROBE_RUNNER_H
+#define LSCAT_EXECUTE_PROBE_RUNNER_H
+
+#include "common/buf.h"
+#include "common/proc.h"
+
+struct probe_runner;
+
+struct probe_runner_options {
+    const char *program;    /* lscat-runner (probe_runner_find()) */
+    const char *scratch;    /* a folder for the runners' HOME/TMPDIR (<scratch>/<slot>) */
+    const char *work_dir;   /* readable inside the sandbox */
+    int slots[2];           /* sandbox slots: the runner and its spare (distinct uids) */
+    int device;
+    int spare;              /* keep a spare runner started (default 1) */
+    int max_kernels;        /* replace a runner after this many runs (default 100) */
+    double timeout_s;       /* per run (probe-timeout): also sizes the runner's CPU limit */
+    double startup_s;       /* a runner's start, context included (default 60) */
+};
+#define PROBE_RUNNER_OPTIONS_INIT { .program = NULL, .scratch = NULL, .work_dir = NULL, \
+    .slots = { 0, 1 }, .device = 0, .spare = 1, .max_kernels = 100, .timeout_s = 30, \
+    .startup_s = 60 }
+
+/* lscat-runner: $LSCAT_RUNNER, else in $LSCAT_BIN (only there when set), else beside this
+ * program, else in PATH. NULL when none is found (free() the result). */
+char *probe_runner_find(void);
+
+int probe_runner_new(struct probe_runner **out, const struct probe_runner_options *o);
+/* Stop its runners (their context teardown is not waited for) and free it. NULL is fine. */
+void probe_runner_free(struct probe_runner *pr);
+
+/* What a run in the runner gave. PROBE_RUNNER_OK: *r is filled as sandbox_run would fill it
+ * (exit_code = the harness's return code; signal / timed_out when the runner died or was
+ * killed; err = the run's stdout+stderr, capped) and results holds its fd 3 lines.
+ * PROBE_RUNNER_NOT_LOADED: harness.so cannot be loaded (a harness generated before the runner
+ * existed): run the executable instead. PROBE_RUNNER_UNAVAILABLE: no runner could be started
+ * (no driver, no program); the runner is broken for the rest of the run (probe_runner_broken)
+ * and lscat_error_last() says why. */
+enum { PROBE_RUNNER_OK = 0, PROBE_RUNNER_NOT_LOADED = 1, PROBE_RUNNER_UNAVAILABLE = 2 };
+int probe_runner_run(struct proc_result *r, struct buf *results, struct probe_runner *pr,
+                     const char *harness_so, const char *const *args, const char *configs,
+                     double timeout_s);
+int probe_runner_broken(const struct probe_runner *pr);
+
+/* Counts since probe_runner_new: runners started, runs, runs that ended the runner (fault,
+ * crash, timeout), and how many of the runs after such an end found a spare ready. */
+struct probe_runner_stats {
+    int starts, runs, ended, spare_ready;
+};
+void probe_runner_stats(struct probe_runner_stats *out, const struct probe_runner *pr);
+
+#endif

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The MPI dispatch overhead on one GPU, side by side in one call (< 8 min on one H200), for
+# issues #17 and #20: the same work plain and through `mpirun -np 2 ... --mpi` (rank 0 serves
+# only, rank 1 works on the GPU: one GPU, one measuring process, as the plain run), twice each
+# in the order plain, mpi, plain, mpi:
+#   1. lscat tune: 40 copies of the fixture kernel `ok` x the default space (140 configurations);
+#   2. lscat sweep: the matmul kernel over BLOCK_SIZE 8,16,32 x 20 sizes (60 records), builds
+#      cached beforehand (the same --work), so the rate is the run stage's;
+#   3. a worker's lscat-tune killed 8 s into the MPI tune: what was lost and the wall it cost.
+# Then the gpu_mpi test. Usage: scripts/device-mpi.sh OUT_DIR (from the source root, with
+# build/bin and build/tests carried along). The summary is printed last.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:?usage: scripts/device-mpi.sh OUT_DIR}
+mkdir -p "$OUT"
+export LSCAT_BIN=$PWD/build/bin LSCAT_SHARE_DIR=$PWD PATH="$PWD/build/bin:$PATH" TMPDIR=$OUT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+FIX=$PWD/build/tests/tune/fixtures
+EX=$PWD/examples/matmul
+S=$OUT/summary.txt
+: >"$S"
+note() { echo "$*" >>"$S"; }
+now() { date +%s.%N; }
+secs() { python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 2))" "$@"; }
+sql() { python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])" "$@"; }
+note "== gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+note "== mpirun: $(mpirun --version 2>&1 | head -1)"
+
+# 1. tune
+seed() {
+    lscat init --db "$1" >/dev/null 2>&1 || LSCAT_DB=$1 lscat init >/dev/null 2>&1
+    args=(); for i in $(seq 1 40); do args+=("ok$i=$FIX/ok/harness"); done
+    python3 tests/tune/support/seed_store.py "$1" "${args[@]}"
+}
+export LSCAT_WORK=$OUT/work
+declare -A tune_s tune_n
+for round in 1 2; do
+    for mode in plain mpi; do
+        db=$OUT/work/tune-$mode-$round.db; seed "$db"
+        t0=$(now)
+        if [ $mode = plain ]; then LSCAT_DB=$db lscat tune --gpus 0 >"$OUT/tune-$mode-$round.log" 2>&1
+        else LSCAT_DB=$db mpirun -np 2 lscat tune --mpi --chunk 8 >"$OUT/tune-$mode-$round.log" 2>&1; fi
+        w=$(secs "$t0" "$(now)"); n=$(sql "$db" "select count(*) from measurements where status = 'ok'")
+        note "tune $mode round $round: $n ok configurations in $w s ($(python3 -c "print(round($n / $w, 1))")/s)"
+        tune_s[$mode]=$(python3 -c "print(${tune_s[$mode]:-0} + $w)"); tune_n[$mode]=$(( ${tune_n[$mode]:-0} + n ))
+    done
+done
+note "== tune rate mpi/plain: $(python3 -c "print(round((${tune_n[mpi]} / ${tune_s[mpi]}) / (${tune_n[plain]} / ${tune_s[plain]}), 4))") (aim >= 0.97)"
+
+# 2. sweep (builds cached first)
+{ printf 'BLOCK_SIZE,N\nInteger,Integer\nCompile,Runtime\n'
+  for b in 8 16 32; do for i in $(seq 1 20); do echo "$b,$((128 * i))"; done; done; } >"$OUT/space.csv"
+SW=(--work "$OUT/sweep-work" --kernel "$EX/matmul.cu" --driver "$EX/driver.c" --space "$OUT/space.csv")
+lscat sweep "${SW[@]}" --compile-only --out "$OUT/compile.csv" >/dev/null 2>&1
+declare -A sw_s
+for round in 1 2; do
+    for mode in plain mpi; do
+        o=$OUT/sweep-$mode-$round.csv
+        t0=$(now)
+        if [ $mode = plain ]; then lscat sweep "${SW[@]}" --out "$o" >"$OUT/sweep-$mode-$round.log" 2>&1
+        else mpirun -np 2 lscat sweep --mpi "${SW[@]}" --out "$o" >"$OUT/sweep-$mode-$round.log" 2>&1; fi
+        w=$(secs "$t0" "$(now)")
+        note "sweep $mode round $round: $(($(wc -l <"$o") - 1)) records ($(grep -c ',Success,' "$o") Success) in $w s"
+        sw_s[$mode]=$(python3 -c "print(${sw_s[$mode]:-0} + $w)")
+    done
+done
+note "== sweep rate mpi/plain: $(python3 -c "print(round(${sw_s[plain]} / ${sw_s[mpi]}, 4))") (same records; aim >= 0.97)"
+
+# 3. a killed worker process: lost work and the wall it cost
+db=$OUT/work/tune-kill.db; seed "$db"
+t0=$(now)
+LSCAT_DB=$db mpirun -np 2 lscat tune --mpi --chunk 8 >"$OUT/tune-kill.log" 2>&1 &
+mpid=$!
+sleep 8
+victim=$(ps -e -o pid=,comm= | awk '$2 == "lscat-tune" { print $1 }' | head -1)
+[ -n "$victim" ] && kill -9 "$victim"
+wait $mpid; rc=$?
+w=$(secs "$t0" "$(now)")
+n=$(sql "$db" "select count(*) from measurements where status = 'ok'")
+d=$(sql "$db" "select count(*) from (select 1 from measurements group by kernel_id, width, height, block_x, block_y, block_z having count(*) > 1)")
+note "== killed worker: exit $rc, $n ok configurations (plain: ${tune_n[plain]} in two runs), $d doubled, wall $w s against $(python3 -c "print(round(${tune_s[mpi]} / 2, 2))") s undisturbed; $(grep -c 'handed out again' "$OUT/tune-kill.log") chunk(s) handed out again"
+
+LSCAT_ROOT=$PWD timeout 200 bash tests/e2e/gpu_mpi.sh >"$OUT/gpu_mpi.log" 2>&1
+note "== gpu_mpi: $(grep -c '^ok' "$OUT/gpu_mpi.log") ok, $(grep -c '^not ok' "$OUT/gpu_mpi.log") not ok"
+grep '^not ok' "$OUT/gpu_mpi.log" >>"$S"
+cat "$S"

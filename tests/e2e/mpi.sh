@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# `lscat sweep|execute --mpi` under a real Open MPI (`mpirun --oversubscribe -np 3` on this
+# machine, no GPU): rank 0 serves chunks, two workers run them. The sweep runs the host-only
+# fixture (LSCAT_SWEEP_NO_CUDA=1) and must give the rows a plain run gives; execute builds real
+# kernels with nvcc (no probes) and must leave the store a plain run leaves. A worker's stage
+# process killed mid-chunk costs only that chunk (handed out again: every record or kernel once);
+# a killed rank takes the job down and the rerun resumes (nothing lost or doubled).
+. "$(dirname "$0")/lib.sh"
+ROOT=${LSCAT_ROOT:-$PWD}
+FX=$ROOT/tests/tune/sweep_fixture
+if ! command -v mpirun >/dev/null || [ ! -x "$LSCAT_BIN/lscat-mpi" ]; then
+    t_skip mpi__all "no mpirun or lscat-mpi not built (Open MPI: mk/deps.sh)"; t_done
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export ASAN_OPTIONS=detect_leaks=0  # Open MPI's own allocations are not ours to leak-check
+export TMPDIR=$T_TMP                 # the ranks' scratch: checked to be cleaned up
+MPI=(mpirun --oversubscribe -np 3)
+
+# The output's Record,parameters,Status,Error (no times), sorted by record.
+rows() { tail -n +2 "$1" | awk -F, '{ print $1 "," $2 "," $3 "," $4 "," $(NF-3) "," $(NF-2) }' |
+         sort -t, -k1,1n; }
+records() { tail -n +2 "$1" | cut -d, -f1 | sort -n | tr '\n' ' '; }
+# The pid of the first process named $2 below process $1, waiting up to 60 s for one.
+descendant() {
+    for _ in $(seq 1 600); do
+        p=$(ps -e -o pid=,ppid=,comm= | awk -v root="$1" -v name="$2" '
+            { parent[$1] = $2; comm[$1] = $3 }
+            END { for (p in comm) if (comm[p] == name) { q = p
+                  while (q in parent && q != root && q > 1) q = parent[q]
+                  if (q == root) { print p; exit } } }')
+        [ -n "$p" ] && { echo "$p"; return 0; }
+        sleep 0.1
+    done
+    return 1
+}
+
+# ---- usage errors a user can act on
+t_expect mpi__outside_mpirun_is_a_usage_error 2 lscat tune --mpi
+t_contains mpi__outside_mpirun_says_how_to_launch "$T_ERR" "mpirun -np N lscat <stage> --mpi"
+t_expect mpi__one_rank_is_refused 2 mpirun -np 1 lscat tune --mpi
+t_contains mpi__one_rank_says_rank_0_only_serves "$T_ERR" "at least 2 ranks"
+t_expect mpi__shard_with_mpi_is_refused 2 "${MPI[@]}" lscat tune --mpi --shard 0/2
+t_contains mpi__shard_refusal_says_why "$T_ERR" "cannot go with --mpi"
+
+# ---- sweep: 30 records in 2 compile-time tuples (BROKEN=1 fails to compile), chunks of 4
+export LSCAT_SWEEP_NO_CUDA=1
+FXARGS=(--kernel "$FX/kernel.cu" --driver "$FX/driver.c" --samples 3 --warmup 0 --timeout 20)
+{ printf 'BROKEN,Behave,Work\nInteger,String,Real\nCompile,Runtime,Runtime\n'
+  for i in $(seq 1 30); do
+      case $i in 7) echo "0,crash,0" ;; 11|12) echo "1,ok,10" ;; 15) echo "0,test,10" ;;
+                 *) echo "0,ok,$((i * 100))" ;; esac
+  done; } >"$T_TMP/space.csv"
+lscat sweep --work "$T_TMP/plain-work" "${FXARGS[@]}" --space "$T_TMP/space.csv" \
+    --out "$T_TMP/plain.csv" 2>/dev/null
+t_expect mpi__sweep_under_mpirun_np_3_finishes_with_the_recorded_failures 1 \
+    "${MPI[@]}" lscat sweep --mpi --chunk 4 "${FXARGS[@]}" --space "$T_TMP/space.csv" \
+    --out "$T_TMP/mpi.csv"
+if [ -n "$(rows "$T_TMP/plain.csv")" ] && [ "$(rows "$T_TMP/mpi.csv")" = "$(rows "$T_TMP/plain.csv")" ]; then
+    t_ok mpi__sweep_rows_equal_a_plain_run
+else t_fail mpi__sweep_rows_equal_a_plain_run "$(diff <(rows "$T_TMP/plain.csv") <(rows "$T_TMP/mpi.csv") | head -c 400)"; fi
+if [ "$(head -1 "$T_TMP/mpi.csv")" = "$(head -1 "$T_TMP/plain.csv")" ]; then
+    t_ok mpi__sweep_output_has_the_plain_runs_header
+else t_fail mpi__sweep_output_has_the_plain_runs_header "$(head -1 "$T_TMP/mpi.csv")"; fi
+t_expect mpi__a_finished_sweep_hands_out_nothing 0 \
+    "${MPI[@]}" lscat sweep --mpi "${FXARGS[@]}" --space "$T_TMP/space.csv" --out "$T_TMP/mpi.csv"
+t_contains mpi__finished_sweep_says_zero_chunks "$T_ERR" "0 chunks"
+if ls -d "$T_TMP"/lscat-mpi.* >/dev/null 2>&1; then
+    t_fail mpi__ranks_remove_their_scratch "$(ls -d "$T_TMP"/lscat-mpi.*)"
+else t_ok mpi__ranks_remove_their_scratch; fi
+
+# From here the ranks share one build cache (--work): each tuple is built once, not per rank.
+FXARGS+=(--work "$T_TMP/plain-work")
+
+# ---- sweep: a worker's lscat-sweep killed mid-chunk: the chunk's missing records are redone
+{ printf 'BROKEN,Behave,Work\nInteger,String,Real\nCompile,Runtime,Runtime\n'
+  for i in $(seq 1 24); do echo "0,ok,100000"; done; } >"$T_TMP/long.csv"
+"${MPI[@]}" lscat sweep --mpi --chunk 6 "${FXARGS[@]}" --space "$T_TMP/long.csv" \
+    --out "$T_TMP/killed.csv" >"$T_OUT" 2>"$T_ERR" &
+mpid=$!
+if victim=$(descendant $mpid lscat-sweep); then sleep 0.2; kill -9 "$victim"; fi
+wait $mpid
+rc=$?
+if [ "$rc" = 0 ] && [ "$(records "$T_TMP/killed.csv")" = "$(seq 1 24 | tr '\n' ' ')" ]; then
+    t_ok mpi__sweep_worker_killed_mid_chunk_loses_and_doubles_no_record
+else t_fail mpi__sweep_worker_killed_mid_chunk_loses_and_doubles_no_record "rc=$rc victim=${victim:-none}: $(records "$T_TMP/killed.csv")"; fi
+t_contains mpi__killed_chunk_is_handed_out_again "$T_ERR" "handed out again"
+
+# ---- sweep: a worker rank killed: Open MPI ends the job; the rerun resumes
+"${MPI[@]}" lscat sweep --mpi --chunk 2 "${FXARGS[@]}" --space "$T_TMP/long.csv" \
+    --out "$T_TMP/rank.csv" >"$T_OUT" 2>"$T_ERR" &
+mpid=$!
+for _ in $(seq 1 600); do [ -f "$T_TMP/rank.csv" ] && [ "$(wc -l <"$T_TMP/rank.csv")" -ge 5 ] && break; sleep 0.1; done
+rank=$(ps -e -o pid=,ppid=,comm= | awk -v m=$mpid '$2 == m && $3 == "lscat-mpi" { print $1 }' | tail -1)
+[ -n "$rank" ] && kill -9 "$rank"
+wait $mpid
+rc=$?
+before=$(records "$T_TMP/rank.csv" | wc -w)
+t_expect mpi__rerun_after_a_killed_rank_resumes 0 \
+    "${MPI[@]}" lscat sweep --mpi --chunk 2 "${FXARGS[@]}" --space "$T_TMP/long.csv" --out "$T_TMP/rank.csv"
+if [ "$rc" != 0 ] && [ "$before" -ge 4 ] && [ "$before" -lt 24 ] &&
+    [ "$(records "$T_TMP/rank.csv")" = "$(seq 1 24 | tr '\n' ' ')" ]; then
+    t_ok mpi__killed_rank_loses_and_doubles_no_record_after_the_rerun
+else t_fail mpi__killed_rank_loses_and_doubles_no_record_after_the_rerun "rc=$rc before=$before: $(records "$T_TMP/rank.csv")"; fi
+unset LSCAT_SWEEP_NO_CUDA
+
+# ---- execute: real nvcc builds of 6 fixture kernels, chunks of 2; a plain run for reference
+if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+    t_skip mpi__execute "nvcc not found"; t_done
+fi
+W=$T_TMP/work
+export LSCAT_WORK=$W LSCAT_DB=$W/lscat.db
+lscat init >/dev/null 2>&1
+for i in 1 2 3 4 5 6; do
+    id=$(printf 'mpi-%d' "$i" | sha256sum | cut -c1-64)
+    kd=$W/kernels/${id:0:2}/$id
+    mkdir -p "$kd/include"
+    sed "s/2.0f \* x\[i\]/$i.5f * x[i]/" "$ROOT/tests/execute/fixtures/kernels/ok/kernel.cu" >"$kd/kernel.cu"
+    cp "$ROOT/tests/execute/fixtures/harness.cu" "$kd/"
+    cp "$ROOT/tests/execute/fixtures/harness_main.h" "$kd/include/"
+    sqlite3 "$LSCAT_DB" "INSERT INTO kernels(id, name, dir, params, param_count, created_at)
+        VALUES ('$id', 'k$i', 'kernels/${id:0:2}/$id', '[]', 2, '2026-11-21T00:00:00Z')"
+done
+cp -r "$W" "$T_TMP/single"
+LSCAT_WORK=$T_TMP/single LSCAT_DB=$T_TMP/single/lscat.db \
+    lscat execute --arch sm_90 -j 1 --no-probe >/dev/null 2>&1
+"${MPI[@]}" lscat execute --mpi --chunk 2 --arch sm_90 -j 1 --no-probe >"$T_OUT" 2>"$T_ERR" &
+mpid=$!
+if victim=$(descendant $mpid lscat-execute); then sleep 0.3; kill -9 "$victim"; fi
+wait $mpid
+rc=$?
+q() { sqlite3 "$1" "$2" 2>/dev/null; }
+view="SELECT k.id, k.status, b.arch, b.status, b.cache_key FROM kernels k LEFT JOIN builds b
+      ON b.kernel_id = k.id ORDER BY 1, 3"
+if [ "$rc" = 0 ] && [ -n "$(q "$T_TMP/single/lscat.db" "$view")" ] &&
+    [ "$(q "$LSCAT_DB" "$view")" = "$(q "$T_TMP/single/lscat.db" "$view")" ]; then
+    t_ok mpi__execute_store_equals_a_plain_run_after_a_killed_worker
+else t_fail mpi__execute_store_equals_a_plain_run_after_a_killed_worker "rc=$rc victim=${victim:-none}: $(q "$LSCAT_DB" "$view" | head -c 400)"; fi
+t_contains mpi__killed_execute_chunk_is_handed_out_again "$T_ERR" "handed out again"
+if [ "$(q "$LSCAT_DB" "SELECT count(*) FROM builds")" = 6 ] &&
+    [ "$(q "$LSCAT_DB" "SELECT count(*) FROM kernels")" = 6 ]; then
+    t_ok mpi__execute_doubles_no_build
+else t_fail mpi__execute_doubles_no_build "$(q "$LSCAT_DB" "SELECT count(*) FROM builds")"; fi
+t_expect mpi__execute_rerun_builds_nothing_new 0 \
+    "${MPI[@]}" lscat execute --mpi --chunk 2 --arch sm_90 -j 1 --no-probe
+if [ "$(q "$LSCAT_DB" "SELECT count(*) FROM builds")" = 6 ]; then t_ok mpi__execute_rerun_doubles_nothing
+else t_fail mpi__execute_rerun_doubles_nothing "$(q "$LSCAT_DB" "SELECT count(*) FROM builds")"; fi
+t_done

@@ -1,0 +1,276 @@
+/* lscat-mpi: `mpirun -np N lscat execute|tune|sweep --mpi ...` (the dispatcher execs this program
+ * when it sees --mpi). Takes the MPI options out of the stage's command line, checks that it
+ * runs under mpirun with at least two ranks, and makes rank 0 the server and every other rank
+ * a worker (tune/mpi_serve.c, tune/mpi_work.c). The only lscat program that links libmpi. */
+#include "common/cli.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "tune/mpi.h"
+
+#include <limits.h>
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage[] = "mpirun -np N lscat execute|tune|sweep --mpi [--chunk N] "
+                            "[--mpi-gpus local|all] [stage options]";
+
+static void help(void)
+{
+    printf("usage: %s\n\n"
+           "Runs a stage across the ranks of an Open MPI job. Rank 0 owns the store (execute,\n"
+           "tune) or the output CSV (sweep) and serves chunks of work on request; every other\n"
+           "rank runs the stage's own program on one chunk at a time on node-local scratch\n"
+           "($TMPDIR) and ships the result back: rank 0 merges a chunk's store rows in one\n"
+           "transaction (lscat dataset merge) or appends its sweep rows to the output. Rank 0\n"
+           "does no work itself: -np N gives N-1 workers, so run at least 2 ranks.\n\n"
+           "  --chunk N             kernels (execute, tune; default 8) or records of one\n"
+           "                        compile-time tuple (sweep; default 64) per chunk\n"
+           "  --mpi-gpus local|all  local (default): each worker rank gets one GPU of its node,\n"
+           "                        by its place among the node's workers (CUDA_VISIBLE_DEVICES);\n"
+           "                        all: each worker's stage uses every GPU of its node (run one\n"
+           "                        worker rank per node: mpirun --map-by ppr:1:node)\n\n"
+           "A worker whose stage process is killed loses only its chunk, which is handed out\n"
+           "again (up to 3 times). A rank that dies takes the job down (Open MPI's default);\n"
+           "what rank 0 had written stays, and the same command resumes it. --shard and\n"
+           "tune's --follow are refused with --mpi. Details: docs/mpi.md.\n"
+           "Exit status: as the stage's (the worst of its chunks); 2 usage (not under mpirun,\n"
+           "one rank, --shard); 3 fatal or chunks left undone.\n",
+           usage);
+}
+
+/* Every rank parses the command line; only the first says what is wrong with it. */
+static int usage_error(const char *fmt, const char *arg)
+{
+    const char *rank = getenv("OMPI_COMM_WORLD_RANK");
+    if (rank && strcmp(rank, "0"))
+        return LSCAT_EXIT_USAGE;
+    fprintf(stderr, "lscat-mpi: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nusage: %s\n", usage);
+    return LSCAT_EXIT_USAGE;
+}
+
+static int stage_of(struct mpi_job *job, const char *name)
+{
+    static const char *const names[] = { "execute", "tune", "sweep" };
+    static const char *const programs[] = { "lscat-execute", "lscat-tune", "lscat-sweep" };
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(name, names[i])) {
+            job->stage = (enum mpi_stage)i, job->program = programs[i];
+            job->chunk = i == MPI_STAGE_SWEEP ? 64 : 8;
+            return 0;
+        }
+    return -1;
+}
+
+/* "--name value" or "--name=value": 1 (value in *v, i advanced), 0 when argv[*i] is not it. */
+static int take(const char **v, char **argv, int argc, int *i, const char *name)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n))
+        return 0;
+    if (argv[*i][n] == '=') {
+        *v = argv[*i] + n + 1;
+        return 1;
+    }
+    if (argv[*i][n] || *i + 1 >= argc)
+        return argv[*i][n] ? 0 : (*v = NULL, 1);
+    *v = argv[++*i];
+    return 1;
+}
+
+static int parse_rows(struct mpi_job *job, const char *v)
+{
+    char *end = NULL;
+    const char *colon = strchr(v, ':');
+    if (!colon)
+        return -1;
+    job->rows_from = colon == v ? 0 : (int)strtol(v, &end, 10);
+    job->rows_to = colon[1] ? (int)strtol(colon + 1, &end, 10) : 0;
+    return 0;
+}
+
+/* One argument of the stage's command line: an MPI option, a refused one, one rank 0 needs, or
+ * one passed to the stage. Returns 0 or the usage error's exit code. */
+static int one_arg(struct mpi_job *job, char **argv, int argc, int *i)
+{
+    const char *v = NULL, *a = argv[*i];
+    long n;
+    if (!strcmp(a, "--mpi"))
+        return 0;
+    if (!strcmp(a, "--shard") || !strncmp(a, "--shard=", 8) || !strcmp(a, "--follow"))
+        return usage_error("%s cannot go with --mpi (rank 0 hands out the chunks itself)", a);
+    if (take(&v, argv, argc, i, "--chunk")) {
+        if (!v || cli_parse_int(&n, "--chunk", v, 1, 1000000) < 0)
+            return usage_error("%s", v ? lscat_error_last() : "--chunk needs a value");
+        job->chunk = (int)n;
+    } else if (take(&v, argv, argc, i, "--mpi-gpus")) {
+        if (!v || (strcmp(v, "local") && strcmp(v, "all")))
+            return usage_error("bad --mpi-gpus '%s' (local or all)", v ? v : "");
+        job->gpus = !strcmp(v, "all") ? MPI_GPUS_ALL : MPI_GPUS_LOCAL;
+    } else if (take(&v, argv, argc, i, "--db") || take(&v, argv, argc, i, "--work") ||
+               take(&v, argv, argc, i, "--jobs") || take(&v, argv, argc, i, "-j")) {
+        if (!v)
+            return usage_error("option '%s' needs a value", a);
+        const char *env = a[1] == 'j' || a[2] == 'j' ? "LSCAT_JOBS"
+                          : a[2] == 'd' ? "LSCAT_DB" : "LSCAT_WORK";
+        if (cli_check_global(env[6] == 'J' ? "-j" : a, v) < 0)
+            return usage_error("%s", lscat_error_last());
+        setenv(env, v, 1);
+    } else if (job->stage == MPI_STAGE_SWEEP && (take(&v, argv, argc, i, "--out") ||
+               take(&v, argv, argc, i, "--rows"))) {
+        if (!v || (a[2] == 'r' && parse_rows(job, v) < 0))
+            return usage_error("bad or missing value of '%s'", a);
+        if (a[2] == 'o')
+            job->out_path = v;
+    } else {
+        if (job->stage == MPI_STAGE_SWEEP && !strcmp(a, "--space") && *i + 1 < argc)
+            job->space_path = argv[*i + 1];
+        else if (job->stage == MPI_STAGE_SWEEP && !strncmp(a, "--space=", 8))
+            job->space_path = a + 8;
+        job->args[job->nargs++] = argv[*i];
+    }
+    return 0;
+}
+
+static int parse_args(struct mpi_job *job, int argc, char **argv)
+{
+    if (argc < 2 || stage_of(job, argv[1]) < 0)
+        return usage_error("'%s' cannot run under --mpi (execute, tune or sweep)",
+                           argc < 2 ? "" : argv[1]);
+    job->args = xcalloc((size_t)argc + 1, sizeof(char *));
+    for (int i = 2; i < argc; i++) {
+        int rc = one_arg(job, argv, argc, &i);
+        if (rc)
+            return rc;
+    }
+    if (job->stage == MPI_STAGE_SWEEP && (!job->out_path || !job->space_path))
+        return usage_error("%s", "sweep --mpi needs --space and --out (rank 0 writes the output)");
+    const char *db = getenv("LSCAT_DB"), *work = getenv("LSCAT_WORK");
+    job->db_path = db ? xstrdup(db) : fs_join(work ? work : "./lscat-work", "lscat.db");
+    return 0;
+}
+
+static char *self_dir(void)
+{
+    char buf[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    buf[n > 0 ? n : 0] = '\0';
+    char *slash = strrchr(buf, '/');
+    if (slash)
+        *slash = '\0';
+    return xstrdup(n > 0 ? buf : ".");
+}
+
+/* This rank's place among the worker ranks of its node (rank 0 is no worker). */
+static void node_place(int *index, int *workers, int rank)
+{
+    MPI_Comm node;
+    int node_rank = 0, node_size = 1, here = rank == 0, zero_here = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &node_rank);
+    MPI_Comm_size(node, &node_size);
+    MPI_Allreduce(&here, &zero_here, 1, MPI_INT, MPI_MAX, node);
+    MPI_Comm_free(&node);
+    *index = node_rank - zero_here; /* rank 0 has node rank 0 in its node (key = rank) */
+    *workers = node_size - zero_here;
+}
+
+static int run(struct mpi_job *job, int rank, int size)
+{
+    const char *tmp = getenv("TMPDIR");
+    char *scratch = xasprintf("%s/lscat-mpi.%d.%ld", tmp && *tmp ? tmp : "/tmp", rank,
+                              (long)getpid());
+    int index = 0, workers = 0, code = 0;
+    node_place(&index, &workers, rank);
+    if (fs_mkdirs(scratch, 0700) < 0) {
+        log_error("mpi: cannot make the scratch folder '%s': %s (set TMPDIR to a node-local "
+                  "folder)", scratch, lscat_error_last());
+        MPI_Abort(MPI_COMM_WORLD, LSCAT_EXIT_FATAL);
+    }
+    if (rank == 0)
+        code = mpi_serve(job, size - 1, scratch);
+    else
+        code = mpi_work(job, scratch, index, workers);
+    fs_remove_tree(scratch);
+    free(scratch);
+    return code;
+}
+
+int main(int argc, char **argv)
+{
+    struct mpi_job job = { .max_tries = 3, .gpus = MPI_GPUS_LOCAL };
+    int rank = 0, size = 0, code;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            help();
+            return LSCAT_EXIT_OK;
+        }
+    if ((code = parse_args(&job, argc, argv)) != 0)
+        goto done;
+    if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK") && !getenv("PMI_RANK")) {
+        code = usage_error("%s", "--mpi runs under Open MPI's launcher: mpirun -np N lscat "
+                                 "<stage> --mpi ... (without mpirun, leave out --mpi)");
+        goto done;
+    }
+    const char *v = getenv("LSCAT_VERBOSITY");
+    log_init("lscat-mpi", v && atoi(v) < 0 ? LOG_WARN : v && atoi(v) > 0 ? LOG_DEBUG : LOG_INFO,
+             getenv("LSCAT_LOG_FORMAT") && !strcmp(getenv("LSCAT_LOG_FORMAT"), "json") ? LOG_JSON : LOG_TEXT);
+    signal(SIGPIPE, SIG_IGN);
+    job.self_dir = self_dir();
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size < 2) {
+        code = usage_error("%s", "--mpi needs at least 2 ranks (rank 0 serves, the others "
+                                 "work): mpirun -np 2 or more; for one process leave out --mpi");
+    } else {
+        code = run(&job, rank, size);
+    }
+    MPI_Finalize();
+    free((char *)job.self_dir);
+done:
+    free(job.args);
+    free((char *)job.db_path);
+    return rank == 0 ? code : 0;
+}
+
+/* ---- bytes over MPI, for both sides */
+
+#define PIECE_BYTES ((size_t)1 << 30)
+
+void mpi_send_bytes(const void *data, size_t len, int dest)
+{
+    for (size_t off = 0; off < len; off += PIECE_BYTES) {
+        size_t n = len - off < PIECE_BYTES ? len - off : PIECE_BYTES;
+        MPI_Send((const char *)data + off, (int)n, MPI_BYTE, dest, MPI_TAG_DATA, MPI_COMM_WORLD);
+    }
+}
+
+void mpi_recv_bytes(void *data, size_t len, int src)
+{
+    for (size_t off = 0; off < len; off += PIECE_BYTES) {
+        size_t n = len - off < PIECE_BYTES ? len - off : PIECE_BYTES;
+        MPI_Recv((char *)data + off, (int)n, MPI_BYTE, src, MPI_TAG_DATA, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    }
+}
+
+void mpi_bcast_blob(char **data, size_t *len)
+{
+    int64_t n = (int64_t)*len;
+    MPI_Bcast(&n, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    if (!*data)
+        *data = xmalloc((size_t)n + 1);
+    *len = (size_t)n;
+    for (size_t off = 0; off < *len; off += PIECE_BYTES) {
+        size_t piece = *len - off < PIECE_BYTES ? *len - off : PIECE_BYTES;
+        MPI_Bcast(*data + off, (int)piece, MPI_BYTE, 0, MPI_COMM_WORLD);
+    }
+}

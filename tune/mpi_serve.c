@@ -1,0 +1,354 @@
+/* lscat-mpi's rank 0: plans the chunks, hands them out on request and writes what comes back.
+ * execute/tune: a chunk is `--shard I/N` of the pending kernels (by the hash of their ids, the
+ * stage's own split); its result is the worker's store copy, merged here in one transaction by
+ * `lscat dataset merge`. sweep: a chunk is a list of records of one compile-time tuple; its
+ * result is the rows of a chunk CSV, appended to the output as they come. */
+#include "tune/mpi.h"
+
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/proc.h"
+#include "common/xalloc.h"
+#include "store/store.h"
+#include "tune/usersweep.h"
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { CHUNK_QUEUED = 0, CHUNK_OUT, CHUNK_DONE };
+
+struct chunk {
+    char *sel;                  /* "I/N" (execute, tune) or "3,4,5-9" (sweep) */
+    int tries, state;
+};
+
+struct server {
+    const struct mpi_job *job;
+    const char *scratch;
+    struct chunk *chunks;
+    int nchunks, queued, out;
+    size_t cap, held_cap;
+    int code;                   /* the worst exit code so far */
+    int stop_serving;           /* a usage error: every chunk would fail the same way */
+    /* sweep */
+    struct bonsai_space *space;
+    char *done;                 /* done[record] */
+    struct usersweep_out *outf;
+    char **held;                /* chunk CSVs without user columns, before the output exists */
+    int nheld;
+};
+
+static void add_chunk(struct server *sv, char *sel, int tries)
+{
+    XGROW(sv->chunks, (size_t)sv->nchunks + 1, sv->cap);
+    sv->chunks[sv->nchunks++] = (struct chunk){ .sel = sel, .tries = tries };
+    sv->queued++;
+}
+
+static int worst(int a, int b)
+{
+    return a > b ? a : b;
+}
+
+/* ---- execute and tune: the store */
+
+static const char *const count_sql[] = {
+    [MPI_STAGE_EXECUTE] = "SELECT count(*) FROM kernels WHERE status IN ('isolated','built',"
+                          "'build_failed','runnable','probe_failed')",
+    [MPI_STAGE_TUNE] = "SELECT count(DISTINCT k.id) FROM kernels k JOIN builds b ON "
+                       "b.kernel_id = k.id WHERE k.status = 'runnable' AND b.status = 'ok'",
+};
+
+/* Copy the store for the workers and cut the work into shards of about job->chunk kernels. */
+static int plan_store(struct server *sv, char **snap, size_t *snap_len)
+{
+    struct store *s = NULL;
+    struct buf b = BUF_INIT;
+    char *path = fs_join(sv->scratch, "snapshot.db");
+    int64_t n = 0;
+    int rc = access(sv->job->db_path, F_OK) == 0
+                 ? store_open(&s, sv->job->db_path, 0)
+                 : lscat_error_set("no store at '%s' (run lscat init and isolate first, or "
+                                   "give --db)", sv->job->db_path);
+    if (rc == 0)
+        rc = store_query_int(&n, s, count_sql[sv->job->stage], "");
+    if (rc == 0)
+        rc = store_run(s, "VACUUM INTO ?", "t", path) < 0 ? LSCAT_ERR : 0;
+    if (rc == 0)
+        rc = buf_read_file(&b, path);
+    if (rc < 0)
+        goto done;
+    long count = n > 0 ? (long)((n + sv->job->chunk - 1) / sv->job->chunk) : 0;
+    for (long i = 0; i < count; i++)
+        add_chunk(sv, xasprintf("%ld/%ld", i, count), 0);
+    log_info("mpi: %lld kernels to look at in %ld chunks of about %d", (long long)n, count,
+             sv->job->chunk);
+    *snap_len = b.len;
+    *snap = buf_detach(&b, NULL);
+done:
+    unlink(path);
+    free(path);
+    buf_release(&b);
+    store_free(s);
+    return rc;
+}
+
+static int merge_result(struct server *sv, const char *data, size_t len, int64_t chunk)
+{
+    char *file = xasprintf("%s/chunk-%lld.db", sv->scratch, (long long)chunk);
+    char *prog = xasprintf("%s/lscat-dataset", sv->job->self_dir);
+    const char *argv[] = { prog, "merge", file, "--db", sv->job->db_path, "-q", NULL };
+    struct proc_options o = PROC_OPTIONS_INIT;
+    struct proc_result r;
+    o.argv = argv;
+    int rc = fs_write_atomic(file, data, len);
+    if (rc == 0 && (rc = proc_run(&r, &o)) == 0) {
+        if (r.exit_code || r.signal)
+            rc = lscat_error_set("merging chunk %lld into '%s' failed: %s", (long long)chunk,
+                                 sv->job->db_path, r.err.len ? r.err.data : "no message");
+        proc_result_release(&r);
+    }
+    unlink(file);
+    free(file);
+    free(prog);
+    return rc;
+}
+
+/* ---- sweep: the output CSV */
+
+static void sweep_chunks_of_group(struct server *sv, const struct bonsai_group *g)
+{
+    struct buf sel = BUF_INIT;
+    int n = 0;
+    for (int i = 0; i <= g->nrecords; i++) {
+        const struct bonsai_record *r = i < g->nrecords ? &sv->space->records[g->records[i]]
+                                                         : NULL;
+        if (r && (sv->done[r->index] || !bonsai_selected(r->index, sv->job->rows_from,
+                                                         sv->job->rows_to, 0, 0)))
+            continue;
+        if (n && (!r || n == sv->job->chunk)) {
+            add_chunk(sv, buf_detach(&sel, NULL), 0);
+            n = 0;
+        }
+        if (r) {
+            buf_addf(&sel, "%s%d", n ? "," : "", r->index);
+            n++;
+        }
+    }
+    buf_release(&sel);
+}
+
+static int plan_sweep(struct server *sv)
+{
+    char *columns = NULL;
+    double best = 0;
+    int rc = bonsai_space_load(&sv->space, sv->job->space_path);
+    if (rc < 0)
+        return rc;
+    sv->done = xcalloc((size_t)sv->space->nrecords + 1, 1);
+    rc = usersweep_out_scan(sv->done, &best, &columns, sv->job->out_path, sv->space);
+    if (rc == 0 && columns) /* an existing output keeps its header */
+        rc = usersweep_out_open(&sv->outf, sv->job->out_path, sv->space, columns);
+    free(columns);
+    for (int g = 0; rc == 0 && g < sv->space->ngroups; g++)
+        sweep_chunks_of_group(sv, &sv->space->groups[g]);
+    log_info("mpi: %d chunks of at most %d records", sv->nchunks, sv->job->chunk);
+    return rc;
+}
+
+/* Append the rows of one chunk CSV (a file in scratch) that the output lacks; a torn last line
+ * (a child killed while writing) is no row. */
+static int append_chunk_csv(struct server *sv, const char *file, const char *columns)
+{
+    struct buf b = BUF_INIT;
+    int rc = buf_read_file(&b, file);
+    char *end = rc == 0 ? strrchr(b.data, '\n') : NULL;
+    if (!end) {
+        buf_release(&b);
+        return rc;
+    }
+    end[1] = '\0';
+    char *save = NULL, *line = strtok_r(b.data, "\n", &save); /* the header */
+    while (rc == 0 && (line = strtok_r(NULL, "\n", &save)) != NULL) {
+        long idx = strtol(line, NULL, 10);
+        if (idx < 1 || idx > sv->space->nrecords || sv->done[idx])
+            continue;
+        rc = usersweep_out_append_row(sv->outf, line, columns);
+        sv->done[idx] = 1;
+    }
+    buf_release(&b);
+    return rc;
+}
+
+static int flush_held(struct server *sv)
+{
+    int rc = 0;
+    for (int i = 0; i < sv->nheld; i++) {
+        if (rc == 0)
+            rc = append_chunk_csv(sv, sv->held[i], "");
+        unlink(sv->held[i]);
+        free(sv->held[i]);
+    }
+    sv->nheld = 0;
+    return rc;
+}
+
+static int sweep_result(struct server *sv, const char *data, size_t len, int64_t chunk)
+{
+    char *file = xasprintf("%s/chunk-%lld.csv", sv->scratch, (long long)chunk);
+    char *columns = NULL, *ignored = xcalloc((size_t)sv->space->nrecords + 1, 1);
+    double best = 0;
+    int rc = fs_write_atomic(file, data, len);
+    if (rc == 0 && len)
+        rc = usersweep_out_scan(ignored, &best, &columns, file, sv->space);
+    if (rc == 0 && columns && !sv->outf && !*columns) { /* wait for a header with columns */
+        XGROW(sv->held, (size_t)sv->nheld + 1, sv->held_cap);
+        sv->held[sv->nheld++] = file;
+        file = NULL;
+    } else if (rc == 0 && columns) {
+        if (!sv->outf)
+            rc = usersweep_out_open(&sv->outf, sv->job->out_path, sv->space, columns);
+        if (rc == 0)
+            rc = flush_held(sv);
+        if (rc == 0)
+            rc = append_chunk_csv(sv, file, columns);
+    }
+    if (file)
+        unlink(file);
+    free(file);
+    free(columns);
+    free(ignored);
+    return rc;
+}
+
+/* The records of a chunk that still lack a row, as a new selector (NULL: none). */
+static char *sweep_missing(const struct server *sv, const char *sel)
+{
+    char *list = xcalloc((size_t)sv->space->nrecords + 1, 1);
+    struct buf b = BUF_INIT;
+    bonsai_records_parse(list, sv->space->nrecords, sel);
+    for (int k = 1; k <= sv->space->nrecords; k++)
+        if (list[k] && !sv->done[k])
+            buf_addf(&b, "%s%d", b.len ? "," : "", k);
+    free(list);
+    if (!b.len) {
+        buf_release(&b);
+        return NULL;
+    }
+    return buf_detach(&b, NULL);
+}
+
+/* ---- serving */
+
+static void hand_out(struct server *sv, int dest)
+{
+    for (int i = 0; i < sv->nchunks; i++) {
+        struct chunk *c = &sv->chunks[i];
+        if (c->state != CHUNK_QUEUED)
+            continue;
+        char *msg = xasprintf("%d\t%s", i, c->sel);
+        MPI_Send(msg, (int)strlen(msg) + 1, MPI_CHAR, dest, MPI_TAG_WORK, MPI_COMM_WORLD);
+        free(msg);
+        c->state = CHUNK_OUT, sv->queued--, sv->out++;
+        return;
+    }
+}
+
+/* A worker's report: write its result, and hand out again what a killed child left. */
+static void take_result(struct server *sv, int src, const struct mpi_done *d)
+{
+    char *data = xmalloc((size_t)d->len + 1);
+    mpi_recv_bytes(data, (size_t)d->len, src);
+    struct chunk *c = &sv->chunks[d->chunk];
+    c->state = CHUNK_DONE, sv->out--;
+    int rc = 0;
+    if (sv->job->stage == MPI_STAGE_SWEEP)
+        rc = sweep_result(sv, data, (size_t)d->len, d->chunk);
+    else if (!d->died && d->len)
+        rc = merge_result(sv, data, (size_t)d->len, d->chunk);
+    free(data);
+    if (rc < 0) {
+        log_error("mpi: %s", lscat_error_last());
+        sv->code = worst(sv->code, 3);
+    }
+    char *again = !d->died ? NULL : sv->job->stage == MPI_STAGE_SWEEP ? sweep_missing(sv, c->sel)
+                                                                     : xstrdup(c->sel);
+    if (again && c->tries + 1 < sv->job->max_tries) {
+        log_warn("mpi: rank %d's worker for chunk %lld (%s) was killed: the chunk is handed out "
+                 "again", src, (long long)d->chunk, c->sel);
+        add_chunk(sv, again, c->tries + 1);
+    } else if (again) {
+        log_error("mpi: chunk %lld (%s) was killed %d times: left undone (run again to resume)",
+                  (long long)d->chunk, again, sv->job->max_tries);
+        free(again);
+        sv->code = worst(sv->code, 3);
+    } else if (!d->died) {
+        if (d->exit_code == 2)
+            sv->stop_serving = 1;
+        sv->code = worst(sv->code, (int)d->exit_code);
+    }
+}
+
+static void serve(struct server *sv, int nworkers)
+{
+    int stopped = 0, *waiting = xcalloc((size_t)nworkers + 1, sizeof(int)), nwaiting = 0;
+    while (stopped < nworkers) {
+        struct mpi_done d = { 0 };
+        MPI_Status st;
+        MPI_Recv(&d, 4, MPI_INT64_T, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+        if (st.MPI_TAG == MPI_TAG_DONE)
+            take_result(sv, st.MPI_SOURCE, &d);
+        else
+            waiting[nwaiting++] = st.MPI_SOURCE;
+        while (nwaiting > 0 && (sv->stop_serving ? 1 : sv->queued > 0 || sv->out == 0)) {
+            int dest = waiting[--nwaiting];
+            if (sv->queued > 0 && !sv->stop_serving) {
+                hand_out(sv, dest);
+                continue;
+            }
+            MPI_Send(NULL, 0, MPI_CHAR, dest, MPI_TAG_STOP, MPI_COMM_WORLD);
+            stopped++;
+        }
+    }
+    free(waiting);
+}
+
+int mpi_serve(const struct mpi_job *job, int nworkers, const char *scratch)
+{
+    struct server sv = { .job = job, .scratch = scratch };
+    char *snap = NULL;
+    size_t snap_len = 0;
+    double t0 = fs_mono_s();
+    int rc = job->stage == MPI_STAGE_SWEEP ? plan_sweep(&sv) : plan_store(&sv, &snap, &snap_len);
+    if (rc < 0) {
+        log_error("mpi: %s", lscat_error_last());
+        sv.code = rc == LSCAT_EINVALID ? 2 : 3, sv.stop_serving = 1;
+        free(snap), snap = NULL, snap_len = 0;
+    }
+    mpi_bcast_blob(&snap, &snap_len);
+    free(snap);
+    serve(&sv, nworkers);
+    if (sv.nheld && !sv.outf && usersweep_out_open(&sv.outf, job->out_path, sv.space, "") < 0)
+        sv.code = worst(sv.code, 3);
+    if (sv.nheld && flush_held(&sv) < 0)
+        sv.code = worst(sv.code, 3);
+    if (sv.outf && usersweep_out_close(sv.outf) < 0) {
+        log_error("mpi: %s", lscat_error_last());
+        sv.code = worst(sv.code, 3);
+    }
+    int left = sv.queued + sv.out;
+    log_info("mpi: %d chunks served to %d workers in %.1f s%s", sv.nchunks, nworkers,
+             fs_mono_s() - t0, left ? " (some left undone)" : "");
+    for (int i = 0; i < sv.nchunks; i++)
+        free(sv.chunks[i].sel);
+    free(sv.chunks);
+    free(sv.held);
+    free(sv.done);
+    bonsai_space_free(sv.space);
+    return left && !sv.stop_serving ? worst(sv.code, 3) : sv.code;
+}
