@@ -59,12 +59,15 @@ static json_t *model_json(const struct seer_model *m)
     json_object_set_new(o, "train_samples", json_integer(m->train_samples));
     json_object_set_new(o, "test_samples", json_integer(m->test_samples));
     json_object_set_new(o, "selector_gather_labels", json_integer(m->selector_gather_labels));
-    json_object_set_new(o, "chosen", json_pack("{s:{s:i,s:i,s:f},s:{s:i,s:i,s:f}}", "known",
-                                               "max_depth", m->depth[0], "min_samples_leaf",
-                                               m->leaf[0], "oof_oracle_fraction", m->cv_score[0],
+    json_object_set_new(o, "chosen", json_pack("{s:{s:i,s:i,s:f},s:{s:i,s:i,s:f},s:{s:i,s:i}}",
+                                               "known", "max_depth", m->depth[0],
+                                               "min_samples_leaf", m->leaf[0],
+                                               "oof_oracle_fraction", m->cv_score[0],
                                                "gathered", "max_depth", m->depth[1],
                                                "min_samples_leaf", m->leaf[1],
-                                               "oof_oracle_fraction", m->cv_score[1]));
+                                               "oof_oracle_fraction", m->cv_score[1], "selector",
+                                               "max_depth", m->depth[2], "min_samples_leaf",
+                                               m->leaf[2]));
     return o;
 }
 
@@ -212,12 +215,13 @@ static int load_fields(struct seer_model *m, json_t *o, const char *path)
     m->acc_known = json_number_value(json_object_get(acc, "known"));
     m->acc_gathered = json_number_value(json_object_get(acc, "gathered"));
     m->acc_selector = json_number_value(json_object_get(acc, "selector"));
-    const char *tree[2] = { "known", "gathered" };
-    for (int g = 0; g < 2; g++) {
+    const char *tree[3] = { "known", "gathered", "selector" };
+    for (int g = 0; g < 3; g++) {
         json_t *c = json_object_get(json_object_get(o, "chosen"), tree[g]);
         m->depth[g] = (int)json_integer_value(json_object_get(c, "max_depth"));
         m->leaf[g] = (int)json_integer_value(json_object_get(c, "min_samples_leaf"));
-        m->cv_score[g] = json_number_value(json_object_get(c, "oof_oracle_fraction"));
+        if (g < 2)
+            m->cv_score[g] = json_number_value(json_object_get(c, "oof_oracle_fraction"));
     }
     return 0;
 }

@@ -292,22 +292,81 @@ static void accuracies(double acc[3], const struct seer_model *m, const struct s
         acc[j] = s->n ? (double)good[j] / s->n : 0;
 }
 
-/* The selector: labels from the out-of-fold picks, costs (known total, gathered total) on the
- * Oracle's scale of each iteration count. */
-static int fit_selector(struct seer_model *m, const struct seer_table *t, const struct samples *s,
-                        const int *pk, const int *pg)
+/* The selector's labels (1: the out-of-fold gathered pick plus the feature cost beats the
+ * out-of-fold known pick) and costs (known total, gathered total) on the Oracle's scale of each
+ * iteration count. */
+static void selector_samples(int *lab, double *cost, const struct seer_model *m,
+                             const struct seer_table *t, const struct samples *s, const int *pk,
+                             const int *pg)
 {
-    int *lab = xcalloc((size_t)(s->n ? s->n : 1), sizeof(int));
-    double *cost = xmalloc((size_t)(s->n ? s->n : 1) * 2 * sizeof(double));
     for (int i = 0; i < s->n; i++) {
         double best = pick_ns(m, t, s, i, s->y[i], 0); /* scale: 1 / the Oracle's total */
         double scale = best > 0 ? s->cost[(size_t)i * (size_t)s->k + (size_t)s->y[i]] / best : 0;
         lab[i] = gather_pays(m, t, s, i, pk[i], pg[i]);
         cost[2 * i] = pick_ns(m, t, s, i, pk[i], 0) * scale;
         cost[2 * i + 1] = pick_ns(m, t, s, i, pg[i], 1) * scale;
-        m->selector_gather_labels += lab[i];
     }
-    int rc = fit(&m->selector, s->xk, s->n, SEER_NK, lab, 2, cost, m->depth[0], m->leaf[0]);
+}
+
+/* Out-of-fold summed cost of a selector of this depth and leaf size (each matrix decided by a
+ * selector fitted without it). */
+static int selector_oof_cost(double *out, const struct samples *s, const int *lab,
+                             const double *cost, const int *fold_of_row, int folds, int depth,
+                             int leaf)
+{
+    int *mask = xmalloc((size_t)(s->n ? s->n : 1) * sizeof(int)), rc = 0;
+    int *lt = xmalloc((size_t)(s->n ? s->n : 1) * sizeof(int));
+    double *ct = xmalloc((size_t)(s->n ? s->n : 1) * 2 * sizeof(double));
+    *out = 0;
+    for (int f = 0; f < folds && rc == 0; f++) {
+        struct samples tr;
+        struct learn_tree *tree = NULL;
+        int n = 0;
+        for (int i = 0; i < s->n; i++)
+            if ((mask[i] = folds == 1 || fold_of_row[s->row[i]] != f)) {
+                lt[n] = lab[i];
+                ct[2 * n] = cost[2 * i], ct[2 * n + 1] = cost[2 * i + 1];
+                n++;
+            }
+        take(&tr, s, mask);
+        if (tr.n > 0 && (rc = fit(&tree, tr.xk, tr.n, SEER_NK, lt, 2, ct, depth, leaf)) == 0)
+            for (int i = 0; i < s->n; i++)
+                if (folds == 1 || fold_of_row[s->row[i]] == f)
+                    *out += cost[2 * i + (learn_tree_predict(tree, s->xk + (size_t)i * SEER_NK) == 1)];
+        learn_tree_free(tree);
+        samples_release(&tr);
+    }
+    free(mask);
+    free(lt);
+    free(ct);
+    return rc;
+}
+
+/* The selector: fitted on the out-of-fold labels, its depth and leaf size chosen (unless given)
+ * by the out-of-fold summed cost of its decisions on the training matrices. */
+static int fit_selector(struct seer_model *m, const struct seer_table *t, const struct samples *s,
+                        const int *pk, const int *pg, const int *fold_of_row, int folds)
+{
+    int *lab = xcalloc((size_t)(s->n ? s->n : 1), sizeof(int)), rc = 0;
+    double *cost = xmalloc((size_t)(s->n ? s->n : 1) * 2 * sizeof(double)), best = INFINITY;
+    int nd = m->opt.max_depth >= 0 ? 1 : 4, nl = m->opt.min_samples_leaf > 0 ? 1 : 3;
+    selector_samples(lab, cost, m, t, s, pk, pg);
+    for (int i = 0; i < s->n; i++)
+        m->selector_gather_labels += lab[i];
+    for (int a = 0; a < nd && rc == 0; a++)
+        for (int b = 0; b < nl && rc == 0; b++) {
+            int depth = nd == 1 ? m->opt.max_depth : DEPTHS[a];
+            int leaf = nl == 1 ? m->opt.min_samples_leaf : LEAVES[b];
+            double c = 0;
+            if ((rc = selector_oof_cost(&c, s, lab, cost, fold_of_row, folds, depth, leaf)) == 0 &&
+                c < best) {
+                best = c;
+                m->depth[2] = depth;
+                m->leaf[2] = leaf;
+            }
+        }
+    if (rc == 0)
+        rc = fit(&m->selector, s->xk, s->n, SEER_NK, lab, 2, cost, m->depth[2], m->leaf[2]);
     free(lab);
     free(cost);
     return rc;
@@ -328,7 +387,7 @@ static int fit_all(struct seer_model *m, const struct seer_table *t, const struc
         rc = fit(&m->gathered, tr->xg, tr->n, SEER_NG, tr->y, m->k, tr->cost, m->depth[1],
                  m->leaf[1]);
     if (rc == 0)
-        rc = fit_selector(m, t, tr, pk, pg);
+        rc = fit_selector(m, t, tr, pk, pg, fold_of_row, folds);
     free(pk);
     free(pg);
     return rc;

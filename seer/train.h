@@ -53,7 +53,7 @@ struct seer_model {
     double train_known, train_gathered, train_selector; /* on the training samples */
     int train_matrices, train_samples, test_samples;
     int selector_gather_labels;         /* training samples labelled "gather" */
-    int depth[2], leaf[2];              /* known, gathered (the selector: the known's) */
+    int depth[3], leaf[3];              /* known, gathered, selector */
     double cv_score[2];                 /* their out-of-fold Oracle / total, mean over counts */
 };
 

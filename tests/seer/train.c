@@ -261,6 +261,10 @@ static void test_seer_eval__the_oracle_bounds_every_strategy_and_kernel(void)
     CHECK_INT(back.ntest, ==, m.ntest);
     CHECK_INT(back.k, ==, m.k);
     CHECK(back.acc_selector == m.acc_selector);
+    for (int g = 0; g < 3; g++) { /* known, gathered, selector: the chosen sizes are recorded */
+        CHECK_INT(back.depth[g], ==, m.depth[g]);
+        CHECK_INT(back.leaf[g], ==, m.leaf[g]);
+    }
     CHECK_OK(seer_eval_run(&e, &back, &t));
     CHECK_INT(e.n_test, ==, 52);
     CHECK_INT(e.niter, ==, 5);
@@ -294,6 +298,33 @@ static void test_seer_eval__the_oracle_bounds_every_strategy_and_kernel(void)
     store_free(s);
 }
 
+/* The selector's depth and leaf size come from the grid by out-of-fold cost unless given; a
+ * given depth and leaf size fix all three trees, and the selector is no deeper than asked. */
+static void test_seer_train__the_selector_size_is_chosen_out_of_fold_unless_given(void)
+{
+    struct store *s;
+    struct seer_table t;
+    struct seer_model m, f;
+    load_fixture(&t, &s);
+    train(&m, &t);
+    CHECK(m.depth[2] == 4 || m.depth[2] == 6 || m.depth[2] == 8 || m.depth[2] == 12);
+    CHECK(m.leaf[2] == 1 || m.leaf[2] == 3 || m.leaf[2] == 5);
+    CHECK(learn_tree_depth(m.selector) <= m.depth[2]);
+    struct seer_train_options o = SEER_TRAIN_OPTIONS_INIT;
+    o.max_depth = 2;
+    o.min_samples_leaf = 7;
+    CHECK_OK(seer_train(&f, &t, &o));
+    for (int g = 0; g < 3; g++) {
+        CHECK_INT(f.depth[g], ==, 2);
+        CHECK_INT(f.leaf[g], ==, 7);
+    }
+    CHECK(learn_tree_depth(f.selector) <= 2);
+    seer_model_release(&m);
+    seer_model_release(&f);
+    seer_table_release(&t);
+    store_free(s);
+}
+
 static void test_seer_import__refuses_a_bad_row_naming_file_and_line(void)
 {
     struct store *s;
@@ -319,6 +350,7 @@ int main(void)
     TEST_RUN(test_seer_train__splits_by_matrix_with_a_fixed_seed);
     TEST_RUN(test_seer_train__exported_headers_agree_with_the_trees_on_every_sample);
     TEST_RUN(test_seer_train__trees_decide_as_sklearn_on_the_same_samples);
+    TEST_RUN(test_seer_train__the_selector_size_is_chosen_out_of_fold_unless_given);
     TEST_RUN(test_seer_eval__the_oracle_bounds_every_strategy_and_kernel);
     TEST_RUN(test_seer_import__refuses_a_bad_row_naming_file_and_line);
     return test_done();
