@@ -131,7 +131,18 @@ for _ in $(seq 1 6000); do
     tunes=$(ps -e -o pid=,comm= | awk '$2 == "lscat-tune" { print $1 }')
     n=$(echo "$tunes" | grep -c .)
     [ "$n" -gt "$most" ] && most=$n
-    if [ "$n" -ge 2 ]; then victim=$(echo "$tunes" | tail -1); kill -9 "$victim"; break; fi
+    if [ "$n" -ge 2 ]; then
+        # Stopped first, then killed only if it is stopped (not already exiting): a chunk that
+        # ends between the look and the kill would otherwise escape it on a busy machine.
+        for cand in $(echo "$tunes" | tac); do
+            kill -STOP "$cand" 2>/dev/null || continue
+            case "$(ps -o stat= -p "$cand" 2>/dev/null)" in
+            T*) kill -9 "$cand"; kill -CONT "$cand" 2>/dev/null; victim=$cand; break ;;
+            *) kill -CONT "$cand" 2>/dev/null ;;
+            esac
+        done
+        [ -n "$victim" ] && break
+    fi
     sleep 0.1
 done
 wait $mpid

@@ -46,7 +46,12 @@ static void one(int rows, int cols, long long iterations)
     int e = seer_select(&c, d, rows, cols, rp[(size_t)rows], iterations, 0);
     check(e == 0, "seer_select returns 0", rows);
     check(c.kernel >= 0 && c.kernel < SEER_KERNEL_COUNT && c.name != 0, "a kernel is chosen", rows);
-    double x[8] = { (double)rows, (double)cols, (double)rp[(size_t)rows], (double)iterations, 0, 0, 0, 0 };
+    /* the known features: rows, cols, nnz, iterations, nnz/rows (the mean row length);
+     * gathered adds the longest and shortest row and the row-length variance */
+    double x[8] = { (double)rows, (double)cols, (double)rp[(size_t)rows], (double)iterations,
+                    rows > 0 ? (double)rp[(size_t)rows] / rows : 0, 0, 0, 0 };
+    for (int i = 0; i < 5; i++)
+        check(c.features[i] == x[i], "the known features as the trees read them", rows);
     if (c.gathered) {
         double mx = 0, mn = 1e300, sum = 0, ss = 0;
         for (int r = 0; r < rows; r++) {
@@ -58,11 +63,11 @@ static void one(int rows, int cols, long long iterations)
             double dl = rp[(size_t)r + 1] - rp[(size_t)r] - mean;
             ss += dl * dl;
         }
-        double want[4] = { mx, mn, mean, ss / rows };
-        for (int i = 0; i < 4; i++) {
-            check(fabs(c.features[4 + i] - want[i]) <= 1e-9 * fabs(want[i]) + 1e-12,
+        double want[3] = { mx, mn, ss / rows };
+        for (int i = 0; i < 3; i++) {
+            check(fabs(c.features[5 + i] - want[i]) <= 1e-9 * fabs(want[i]) + 1e-12,
                   "GPU features equal the CPU features", rows);
-            x[4 + i] = c.features[4 + i];
+            x[5 + i] = c.features[5 + i];
         }
         check(c.kernel == seer_class_kernel[seer_gathered_predict(x)], "gathered tree's pick", rows);
     } else {
