@@ -4,26 +4,32 @@
 # rebuilt with TODAY's harness body (the isolated kernel.cu and the harness's kernel-specific
 # prefix are kept; the body comes from tests/isolate/fixtures/harness-golden) and run over
 # LS-CAT's 20 shapes at 240 and 1016, as `lscat tune --space lscat` ran them. Prints per kernel
-# the rows that match / mismatch / are nondeterministic / not checked, and one why of each.
+# the rows that match / mismatch / are nondeterministic / not checked (the store's verdicts for
+# the same sizes beside them), and one why of each.
 #   here:        scripts/device-checkaudit.sh prepare STORE WORK   (writes .dev/checkaudit)
 #   on the GPU:  scripts/device-checkaudit.sh run OUT_DIR          (carry .dev/checkaudit)
-# Needs nvcc and python3 on the device, not build/. About 2 minutes on an H200 for 11 kernels.
+# CA_DIR (default .dev/checkaudit, relative to the repository), SIZES (default "240 1016"), BUDGET_S (default 360: kernels not started by then are listed as
+# not run), HARNESS_TIMEOUT_S (default 30 per harness process). Needs nvcc and python3 on the
+# device, not build/. About 2 minutes on an H200 for session 5's 11 kernels.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-D=$ROOT/.dev/checkaudit
+D=$ROOT/${CA_DIR:-.dev/checkaudit}
 BODY=$ROOT/tests/isolate/fixtures/harness-golden/saxpy/harness.cu
 MARK='// ---- lscat harness body'
 case "${1:-}" in
 prepare)
     STORE=${2:?usage: $0 prepare STORE WORK}; WORK=${3:?usage: $0 prepare STORE WORK}
     rm -rf "$D" && mkdir -p "$D" || exit 3
-    sqlite3 -separator ' ' "$STORE" "SELECT DISTINCT k.name, k.dir, coalesce(k.binding, 'area')
-        FROM kernels k JOIN measurements m ON m.kernel_id = k.id WHERE m.output_check != 'not_checked'
-        ORDER BY k.name" > "$D/kernels.txt" || exit 3
+    # one folder per kernel: its name (:: as _) and the first 8 digits of its id
+    sqlite3 -separator ' ' "$STORE" "SELECT replace(k.name, ':', '_') || '-' || substr(k.id, 1, 8),
+        k.dir, coalesce(k.binding, 'area') FROM kernels k WHERE EXISTS (SELECT 1 FROM measurements
+        m WHERE m.kernel_id = k.id AND m.status = 'ok') ORDER BY 1" > "$D/kernels.txt" || exit 3
     while read -r name dir bind; do
         mkdir -p "$D/$name" && cp "$WORK/$dir/kernel.cu" "$WORK/$dir/harness.cu" "$D/$name/" || exit 3
-        echo "$bind" > "$D/$name/binding"
+        sqlite3 "$STORE" "SELECT group_concat(c || ' ' || n, ' ') FROM (SELECT m.output_check c,
+            count(*) n FROM measurements m WHERE m.status = 'ok' AND m.superseded = 0 AND
+            substr(m.kernel_id, 1, 8) = '${name##*-}' GROUP BY 1 ORDER BY 1)" > "$D/$name/old"
     done < "$D/kernels.txt"
     echo "prepared $(wc -l < "$D/kernels.txt") kernels in $D"
     exit 0 ;;
@@ -44,28 +50,39 @@ build() { # name: today's body after the kernel's own prefix
         -I. -I"$ROOT" harness.cu "$OUT/b/timing.o" "$OUT/b/stats.o" -o "$OUT/b/$k"; } \
         > "$OUT/b/$k.log" 2>&1) || echo "$k: build failed: $(grep -m1 error "$OUT/b/$k.log")"
 }
-while read -r name _ _; do build "$name" & done < "$D/kernels.txt"
+while read -r name _ _; do
+    build "$name" &
+    while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n; done
+done < "$D/kernels.txt"
 wait
 cfgs=$OUT/b/configs.txt; : > "$cfgs"
-for n in 240 1016; do
+for n in ${SIZES:-240 1016}; do
     for x in $(seq 64 64 1024); do echo "$n $n $x 1 1" >> "$cfgs"; done
     for x in 8 16 24 32; do echo "$n $n $x $x 1" >> "$cfgs"; done
 done
-python3 - "$D" "$OUT" "$cfgs" <<'PY' | tee "$OUT/summary.txt"
+BUDGET_S=${BUDGET_S:-360} HARNESS_TIMEOUT_S=${HARNESS_TIMEOUT_S:-30} \
+    python3 - "$D" "$OUT" "$cfgs" <<'PY' | tee "$OUT/summary.txt"
 # Each harness over every configuration; after a sticky error (exit 4) a fresh process goes on
 # with the next configuration, as lscat-runner does. One line per kernel, then its whys.
-import json, os, subprocess, sys
+import json, os, subprocess, sys, time
 d, out, cfgs = sys.argv[1], sys.argv[2], open(sys.argv[3]).read().splitlines()
 fast = ["--warmup", "1", "--samples", "3", "--min-sample-ms", "0.2"]
-total = {}
+end, hto = time.time() + float(os.environ["BUDGET_S"]), float(os.environ["HARNESS_TIMEOUT_S"])
+total, old_total, not_run = {}, {}, []
 for line in open(os.path.join(d, "kernels.txt")):
     name, _, bind = line.split()
+    if time.time() > end:
+        not_run.append(name)
+        continue
+    old = open(os.path.join(d, name, "old")).read().split()
+    for k, v in zip(old[::2], old[1::2]):
+        old_total[k] = old_total.get(k, 0) + int(v)
     exe = os.path.join(out, "b", name)
     rows, i = [], 0
     while os.path.exists(exe) and i < len(cfgs):
         res = os.path.join(out, "b", "%s.%d.jsonl" % (name, i))
         try:
-            rc = subprocess.run([exe, "--bind", bind, "--results", res] + fast, timeout=120,
+            rc = subprocess.run([exe, "--bind", bind, "--results", res] + fast, timeout=hto,
                                 input="\n".join(cfgs[i:]) + "\n", text=True,
                                 capture_output=True).returncode
         except subprocess.TimeoutExpired:
@@ -82,8 +99,12 @@ for line in open(os.path.join(d, "kernels.txt")):
         total[v] = total.get(v, 0) + 1
         whys.setdefault(v, "%dx%d %dx%d: %s" % (r["w"], r["h"], r["block"][0], r["block"][1],
                                                (r.get("check_why") or r.get("error") or "")[:230]))
-    print("%-28s %s" % (name, " ".join("%s %d" % kv for kv in sorted(counts.items())) or "no rows (no device, or the build failed: see b/NAME.log)"))
+    print("%-40s now: %s | store: %s" % (name, " ".join("%s %d" % kv for kv in sorted(counts.items()))
+          or "no rows (no device, or the build failed: see b/NAME.log)", " ".join(old) or "-"))
     for v, w in sorted(whys.items()):
         print("    %-16s %s" % (v, w))
-print("TOTAL", " ".join("%s %d" % kv for kv in sorted(total.items())))
+if not_run:
+    print("not run (BUDGET_S spent): %d kernels: %s" % (len(not_run), " ".join(not_run)))
+print("TOTAL now:", " ".join("%s %d" % kv for kv in sorted(total.items())))
+print("TOTAL in the store (all its sizes, these kernels):", " ".join("%s %d" % kv for kv in sorted(old_total.items())))
 PY
