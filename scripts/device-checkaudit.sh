@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The output-check audit on a GPU (issue #21, docs/tune.md "Output check audit"): the real
+# The output-check audit on a GPU (issue #21, docs/tune.md "Audit of those verdicts"): the real
 # kernels that session 5 tuned with the check (a store such as notes/rc-s5/call1/rc/real.db)
 # rebuilt with TODAY's harness body (the isolated kernel.cu and the harness's kernel-specific
 # prefix are kept; the body comes from tests/isolate/fixtures/harness-golden) and run over
@@ -8,9 +8,10 @@
 # the same sizes beside them), and one why of each.
 #   here:        scripts/device-checkaudit.sh prepare STORE WORK   (writes .dev/checkaudit)
 #   on the GPU:  scripts/device-checkaudit.sh run OUT_DIR          (carry .dev/checkaudit)
-# CA_DIR (default .dev/checkaudit, relative to the repository), SIZES (default "240 1016"), BUDGET_S (default 360: kernels not started by then are listed as
-# not run), HARNESS_TIMEOUT_S (default 30 per harness process). Needs nvcc and python3 on the
-# device, not build/. About 2 minutes on an H200 for session 5's 11 kernels.
+# CA_DIR (default .dev/checkaudit, relative to the repository), SIZES (default "240 1016"),
+# BUDGET_S (default 360: kernels not started by then are listed as not run), HARNESS_TIMEOUT_S
+# (default 30 per harness process). Needs nvcc and python3 on the device, not build/. About 2
+# minutes on an H200 for session 5's 11 kernels.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
