@@ -39,34 +39,36 @@ run) OUT=${2:?usage: $0 run OUT_DIR} ;;
 esac
 [ -s "$D/kernels.txt" ] || { echo "$0: run '$0 prepare' first (no $D/kernels.txt)" >&2; exit 2; }
 NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
-mkdir -p "$OUT/b"
-"$NVCC" -std=c++17 -arch=sm_90 -I"$ROOT" -c tune/timing.cu -o "$OUT/b/timing.o" &&
-    "$NVCC" -I"$ROOT" -c tune/stats.c -o "$OUT/b/stats.o" || exit 3
+# builds and raw results outside OUT (only the summary and each kernel's rows come back)
+mkdir -p "$OUT/rows" && B=$(mktemp -d) || exit 3
+trap 'rm -rf "$B"' EXIT
+"$NVCC" -std=c++17 -arch=sm_90 -I"$ROOT" -c tune/timing.cu -o "$B/timing.o" &&
+    "$NVCC" -I"$ROOT" -c tune/stats.c -o "$B/stats.o" || exit 3
 build() { # name: today's body after the kernel's own prefix
-    local k=$1 s=$OUT/b/$1.src
+    local k=$1 s=$B/$1.src
     mkdir -p "$s" && cp "$D/$k/kernel.cu" "$s/"
     { sed "/^${MARK//\//\\/}/,\$d" "$D/$k/harness.cu"; sed -n "/^${MARK//\//\\/}/,\$p" "$BODY"; } > "$s/harness.cu"
-    (cd "$s" && { "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$OUT/b/timing.o" \
-        "$OUT/b/stats.o" -o "$OUT/b/$k" || "$NVCC" -std=c++17 -arch=sm_90 -DLSCAT_BLOCK_MAX=256 \
-        -I. -I"$ROOT" harness.cu "$OUT/b/timing.o" "$OUT/b/stats.o" -o "$OUT/b/$k"; } \
-        > "$OUT/b/$k.log" 2>&1) || echo "$k: build failed: $(grep -m1 error "$OUT/b/$k.log")"
+    (cd "$s" && { "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$B/timing.o" \
+        "$B/stats.o" -o "$B/$k" || "$NVCC" -std=c++17 -arch=sm_90 -DLSCAT_BLOCK_MAX=256 \
+        -I. -I"$ROOT" harness.cu "$B/timing.o" "$B/stats.o" -o "$B/$k"; } \
+        > "$B/$k.log" 2>&1) || echo "$k: build failed: $(grep -m1 error "$B/$k.log")"
 }
 while read -r name _ _; do
     build "$name" &
     while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n; done
 done < "$D/kernels.txt"
 wait
-cfgs=$OUT/b/configs.txt; : > "$cfgs"
+cfgs=$B/configs.txt; : > "$cfgs"
 for n in ${SIZES:-240 1016}; do
     for x in $(seq 64 64 1024); do echo "$n $n $x 1 1" >> "$cfgs"; done
     for x in 8 16 24 32; do echo "$n $n $x $x 1" >> "$cfgs"; done
 done
 BUDGET_S=${BUDGET_S:-360} HARNESS_TIMEOUT_S=${HARNESS_TIMEOUT_S:-30} \
-    python3 - "$D" "$OUT" "$cfgs" <<'PY' | tee "$OUT/summary.txt"
+    python3 - "$D" "$B" "$cfgs" "$OUT/rows" <<'PY' | tee "$OUT/summary.txt"
 # Each harness over every configuration; after a sticky error (exit 4) a fresh process goes on
 # with the next configuration, as lscat-runner does. One line per kernel, then its whys.
 import json, os, subprocess, sys, time
-d, out, cfgs = sys.argv[1], sys.argv[2], open(sys.argv[3]).read().splitlines()
+d, out, cfgs, rows_dir = sys.argv[1], sys.argv[2], open(sys.argv[3]).read().splitlines(), sys.argv[4]
 fast = ["--warmup", "1", "--samples", "3", "--min-sample-ms", "0.2"]
 end, hto = time.time() + float(os.environ["BUDGET_S"]), float(os.environ["HARNESS_TIMEOUT_S"])
 total, old_total, not_run = {}, {}, []
@@ -78,10 +80,10 @@ for line in open(os.path.join(d, "kernels.txt")):
     old = open(os.path.join(d, name, "old")).read().split()
     for k, v in zip(old[::2], old[1::2]):
         old_total[k] = old_total.get(k, 0) + int(v)
-    exe = os.path.join(out, "b", name)
+    exe = os.path.join(out, name)
     rows, i = [], 0
     while os.path.exists(exe) and i < len(cfgs):
-        res = os.path.join(out, "b", "%s.%d.jsonl" % (name, i))
+        res = os.path.join(out, "%s.%d.jsonl" % (name, i))
         try:
             rc = subprocess.run([exe, "--bind", bind, "--results", res] + fast, timeout=hto,
                                 input="\n".join(cfgs[i:]) + "\n", text=True,
@@ -93,6 +95,8 @@ for line in open(os.path.join(d, "kernels.txt")):
         i += max(len(got), 1)
         if rc == 3:  # no device: nothing will run
             break
+    with open(os.path.join(rows_dir, name + ".jsonl"), "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
     counts, whys = {}, {}
     for r in rows:
         v = r.get("check") or r.get("status")
@@ -101,7 +105,7 @@ for line in open(os.path.join(d, "kernels.txt")):
         whys.setdefault(v, "%dx%d %dx%d: %s" % (r["w"], r["h"], r["block"][0], r["block"][1],
                                                (r.get("check_why") or r.get("error") or "")[:230]))
     print("%-40s now: %s | store: %s" % (name, " ".join("%s %d" % kv for kv in sorted(counts.items()))
-          or "no rows (no device, or the build failed: see b/NAME.log)", " ".join(old) or "-"))
+          or "no rows (no device, or the build failed)", " ".join(old) or "-"))
     for v, w in sorted(whys.items()):
         print("    %-16s %s" % (v, w))
 if not_run:
