@@ -26,6 +26,8 @@ struct rproc {
     struct proc_child ch;
     int slot, running, ready, runs, eof, exited, status, done, done_rc;
     struct buf res; /* fd 3 bytes not yet a whole line */
+    const struct probe_runner_watch *watch; /* the run's, or NULL */
+    double deadline, limit;                 /* the run's deadline (a watch moves it) and bound */
 };
 
 struct probe_runner {
@@ -160,8 +162,14 @@ static void take_line(struct rproc *rp, const char *line, struct buf *results)
         rp->ready = 1;
     else if (!strncmp(line, "@done ", 6))
         rp->done_rc = atoi(line + 6), rp->done = 1;
-    else if (results)
+    else if (results) {
         buf_addf(results, "%s\n", line);
+        double d = rp->watch ? rp->watch->line(rp->watch->ctx, line, fs_mono_s()) : 0;
+        if (d < 0)
+            rp->deadline = 0; /* ended by the watch */
+        else if (d > 0)
+            rp->deadline = d < rp->limit ? d : rp->limit;
+    }
 }
 
 /* Read what is there without waiting. */
@@ -201,7 +209,8 @@ static void drain(struct rproc *rp, struct proc_result *r, struct buf *results)
         rp->exited = 1;
 }
 
-/* Wait until `*flag` is set, the runner exits, or the deadline: 0, 1 (exited), 2 (deadline). */
+/* Wait until `*flag` is set, the runner exits, or the deadline (rp->deadline when `deadline`
+ * is negative: a watch may move it): 0, 1 (exited), 2 (deadline). */
 static int wait_for(struct rproc *rp, const int *flag, double deadline, struct proc_result *r,
                     struct buf *results)
 {
@@ -211,7 +220,7 @@ static int wait_for(struct rproc *rp, const int *flag, double deadline, struct p
             return 0;
         if (rp->exited)
             return 1;
-        double left = deadline - fs_mono_s();
+        double left = (deadline < 0 ? rp->deadline : deadline) - fs_mono_s();
         if (left <= 0)
             return 2;
         struct pollfd p[2] = { { rp->eof ? -1 : rp->ch.extra_fd, POLLIN, 0 },
@@ -301,7 +310,7 @@ static int judge(struct probe_runner *pr, struct rproc *rp, struct proc_result *
 
 int probe_runner_run(struct proc_result *r, struct buf *results, struct probe_runner *pr,
                      const char *harness_so, const char *const *args, const char *configs,
-                     double timeout_s)
+                     double timeout_s, const struct probe_runner_watch *watch)
 {
     memset(r, 0, sizeof(*r));
     buf_init(&r->out, 0);
@@ -320,8 +329,11 @@ int probe_runner_run(struct proc_result *r, struct buf *results, struct probe_ru
     double t0 = fs_mono_s();
     rp->done_rc = -1;
     rp->done = 0;
+    rp->watch = watch;
+    rp->deadline = rp->limit = t0 + timeout_s;
     send_run(rp, harness_so, args, configs);
-    int w = wait_for(rp, &rp->done, t0 + timeout_s, r, results);
+    int w = wait_for(rp, &rp->done, -1, r, results);
+    rp->watch = NULL;
     rp->runs++;
     pr->st.runs++;
     r->elapsed_s = fs_mono_s() - t0;

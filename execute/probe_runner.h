@@ -44,9 +44,19 @@ void probe_runner_free(struct probe_runner *pr);
  * (no driver, no program); the runner is broken for the rest of the run (probe_runner_broken)
  * and lscat_error_last() says why. */
 enum { PROBE_RUNNER_OK = 0, PROBE_RUNNER_NOT_LOADED = 1, PROBE_RUNNER_UNAVAILABLE = 2 };
+
+/* Watches a run's result lines as they arrive (the harness flushes one per configuration):
+ * `line` is called with each whole line and the monotonic time it was read, and returns the
+ * run's new deadline (fs_mono_s() scale), 0 to keep the current one, or a negative number to
+ * end the run now. A run ended by its watch reads as a timeout (r->timed_out); the watch's own
+ * state says why. The run's timeout_s stays its outer bound. */
+struct probe_runner_watch {
+    double (*line)(void *ctx, const char *line, double now);
+    void *ctx;
+};
 int probe_runner_run(struct proc_result *r, struct buf *results, struct probe_runner *pr,
                      const char *harness_so, const char *const *args, const char *configs,
-                     double timeout_s);
+                     double timeout_s, const struct probe_runner_watch *watch);
 int probe_runner_broken(const struct probe_runner *pr);
 
 /* Counts since probe_runner_new: runners started, runs, runs that ended the runner (fault,
