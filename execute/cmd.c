@@ -16,13 +16,13 @@
 static const char usage[] = "lscat execute [--arch sm_90,sm_80] [-j N] [--attempts N] "
                             "[--no-probe] [--sanitize] [--probe-size N] [--probe-budget S] "
                             "[--device N] "
-                            "[--kernel ID] [--probe-jobs N] [--no-probe-runner] "
+                            "[--kernel ID] [--probe-jobs N] [--no-probe-runner] [--probe-spares N] "
                             "[--build-ahead N]";
 
 enum { OPT_ARCH = 1, OPT_ATTEMPTS, OPT_BUILD_TIMEOUT, OPT_PROBE_TIMEOUT, OPT_NO_PROBE,
        OPT_PROBE_ANYWAY, OPT_SANITIZE, OPT_DEVICE, OPT_KERNEL, OPT_NVCC, OPT_PROBE_SIZE,
        OPT_BUILD_AHEAD, OPT_BUILD_ROUND, OPT_PROBE_JOBS, OPT_SHARD, OPT_NO_PROBE_RUNNER,
-       OPT_PROBE_BUDGET };
+       OPT_PROBE_BUDGET, OPT_PROBE_SPARES };
 
 static const struct cli_opt opts[] = {
     { "arch", 0, "LIST", "architectures to build for, e.g. sm_90,sm_80 (default: those of the "
@@ -49,6 +49,8 @@ static const struct cli_opt opts[] = {
     { "no-probe-runner", 0, NULL, "a process per probe run (default: each probe worker runs "
       "harness.so files in a long-lived, sandboxed lscat-runner, with a spare)",
       OPT_NO_PROBE_RUNNER },
+    { "probe-spares", 0, "N", "spare runners per probe worker, each holding a CUDA context for "
+      "the run after a fault, crash or timeout (0-3, default 1)", OPT_PROBE_SPARES },
     { "build-ahead", 0, "N", "with probes: builders pause while N built kernels wait for a "
       "probe, so a stopped run has probed all but N (default 8 x -j; 0: no bound)",
       OPT_BUILD_AHEAD },
@@ -104,6 +106,11 @@ static int on_opt(void *ctx, int id, const char *arg)
         if (cli_parse_int(&n, "--device", arg, 0, 63) < 0)
             return LSCAT_EINVALID;
         o->device = (int)n;
+        return 0;
+    case OPT_PROBE_SPARES:
+        if (cli_parse_int(&n, "--probe-spares", arg, 0, 3) < 0)
+            return LSCAT_EINVALID;
+        o->probe_spares = (int)n;
         return 0;
     case OPT_PROBE_BUDGET:
         if (cli_parse_double(&d, "--probe-budget", arg, 0, 86400) < 0)

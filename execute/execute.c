@@ -224,12 +224,13 @@ static void pool_sizes(int *builders, int *probers, const struct stage *g)
 {
     int jobs = g->o->jobs > 0 ? g->o->jobs : 1;
     int p = g->o->probe_jobs > 0 ? g->o->probe_jobs : (jobs < 4 ? jobs : 4);
-    int per = g->runner_program ? 2 : 1; /* a probe runner and its spare: two uids */
+    /* a probe runner and its spares: a uid each */
+    int per = g->runner_program ? 1 + g->o->probe_spares : 1;
     *probers = g->probing ? p : 0;
     *builders = jobs;
     if (sandbox_detect(NULL)->drop_uid && *builders + per * *probers > SANDBOX_UID_SLOTS) {
-        if (*probers > SANDBOX_UID_SLOTS / 4)
-            *probers = SANDBOX_UID_SLOTS / 4;
+        if (*probers * per > SANDBOX_UID_SLOTS / 2) /* half the uids at most */
+            *probers = SANDBOX_UID_SLOTS / 2 / per;
         *builders = SANDBOX_UID_SLOTS - per * *probers;
         log_info("-j %d: %d builders and %d probe workers (the sandbox has %d uids per run)",
                  jobs, *builders, *probers, SANDBOX_UID_SLOTS);

@@ -37,13 +37,15 @@ struct execute_options {
     int probe_jobs;          /* probe workers beside the builders; 0 = min(jobs, 4) */
     int probe_runner;        /* probes in a long-lived lscat-runner per probe worker (1, the
                                 default), or a process per probe run (0, --no-probe-runner) */
+    int probe_spares;        /* spare runners per probe worker, each holding its context for
+                                the run after a fault (0..3, default 1) */
     struct shard shard;      /* count 0 = every kernel */
 };
 /* (shard: only the kernels of this shard, by a hash of their id: common/shard.h) */
 #define EXECUTE_OPTIONS_INIT { .arch = NULL, .nvcc = NULL, .jobs = 1, .max_attempts = 5, \
     .build_timeout_s = 300, .probe_timeout_s = 30, .probe_budget_s = 3, .probe = EXECUTE_PROBE_AUTO, .sanitize = 0, \
     .device = 0, .kernel = NULL, .probe_size = 2024, .stop = NULL, .build_ahead = 0, \
-    .probe_jobs = 0, .probe_runner = 1, .shard = SHARD_INIT }
+    .probe_jobs = 0, .probe_runner = 1, .probe_spares = 1, .shard = SHARD_INIT }
 
 struct execute_counts {
     int kernels;             /* considered */

@@ -191,7 +191,7 @@ static void count_probe(struct stage *g, const struct item *it, const struct pro
 struct worker {
     struct stage *g;
     int slot, probe;
-    struct probe_runner *runner; /* a probe worker's lscat-runner (slots slot and slot + 1) */
+    struct probe_runner *runner; /* a probe worker's lscat-runner (slots slot .. slot + spares) */
 };
 
 /* The worker's probe runner, made on its first probe (NULL: a process per probe run). */
@@ -203,8 +203,9 @@ static struct probe_runner *worker_runner(struct stage *g, struct worker *w)
         ro.program = g->runner_program;
         ro.scratch = scratch;
         ro.work_dir = g->work_dir;
-        ro.slots[0] = w->slot;
-        ro.slots[1] = w->slot + 1;
+        ro.spare = g->o->probe_spares;
+        for (int i = 0; i <= ro.spare && i <= PROBE_RUNNER_SPARES_MAX; i++)
+            ro.slots[i] = w->slot + i;
         ro.device = g->device;
         ro.timeout_s = g->o->probe_timeout_s;
         probe_runner_new(&w->runner, &ro);
@@ -365,8 +366,8 @@ static int start(pthread_t *t, struct worker *w, struct stage *g, int n, int fir
     *(probe ? &g->probers : &g->builders) = n;
     pthread_mutex_unlock(&g->lock);
     for (int i = 0; i < n; i++) {
-        /* with probe runners a probe worker takes two slots: its runner's uid and the spare's */
-        int step = probe && g->runner_program ? 2 : 1;
+        /* with probe runners a probe worker takes a slot for its runner and one per spare */
+        int step = probe && g->runner_program ? 1 + g->o->probe_spares : 1;
         w[i] = (struct worker){ g, first + step * i, probe, NULL };
         if (pthread_create(&t[i], NULL, pool_worker, &w[i]) != 0)
             break;

@@ -3,8 +3,9 @@
  * namespaces, rlimits, the allow-listed environment) that holds the GPU's context and runs
  * each kernel's harness.so in turn, so process start, sandbox set-up and CUDA context creation
  * and teardown are paid once per runner, not once per probe (docs/execute.md "Probe runner").
- * A spare runner, on a second slot uid, is started beside it: after a fault, crash or timeout
- * the next probe runs in the spare at once while the broken one dies and a new spare starts. */
+ * Spare runners (one by default), each on its own slot uid, are started beside it: after a
+ * fault, crash or timeout the next probe runs in a spare at once (one that holds its context,
+ * else the one started first) while the broken one dies and a new spare starts. */
 #ifndef LSCAT_EXECUTE_PROBE_RUNNER_H
 #define LSCAT_EXECUTE_PROBE_RUNNER_H
 
@@ -13,19 +14,23 @@
 
 struct probe_runner;
 
+#define PROBE_RUNNER_SPARES_MAX 3
+
 struct probe_runner_options {
     const char *program;    /* lscat-runner (probe_runner_find()) */
     const char *scratch;    /* a folder for the runners' HOME/TMPDIR (<scratch>/<slot>) */
     const char *work_dir;   /* readable inside the sandbox */
-    int slots[2];           /* sandbox slots: the runner and its spare (distinct uids) */
+    int slots[1 + PROBE_RUNNER_SPARES_MAX]; /* sandbox slots: the runner, then its spares'
+                                               (1 + spare of them, distinct uids) */
     int device;
-    int spare;              /* keep a spare runner started (default 1) */
+    int spare;              /* spare runners kept started, 0..PROBE_RUNNER_SPARES_MAX
+                               (default 1) */
     int max_kernels;        /* replace a runner after this many runs (default 100) */
     double timeout_s;       /* per run (probe-timeout): also sizes the runner's CPU limit */
     double startup_s;       /* a runner's start, context included (default 60) */
 };
 #define PROBE_RUNNER_OPTIONS_INIT { .program = NULL, .scratch = NULL, .work_dir = NULL, \
-    .slots = { 0, 1 }, .device = 0, .spare = 1, .max_kernels = 100, .timeout_s = 30, \
+    .slots = { 0, 1, 2, 3 }, .device = 0, .spare = 1, .max_kernels = 100, .timeout_s = 30, \
     .startup_s = 60 }
 
 /* lscat-runner: $LSCAT_RUNNER, else in $LSCAT_BIN (only there when set), else beside this

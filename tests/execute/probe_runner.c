@@ -43,7 +43,7 @@ static char *harness_with(char **out_harness, const char *behavior, int no_so)
     return dir;
 }
 
-static struct probe_runner *new_runner(const char *program, double timeout_s)
+static struct probe_runner *new_runner_spares(const char *program, double timeout_s, int spares)
 {
     struct probe_runner_options ro = PROBE_RUNNER_OPTIONS_INIT;
     char *scratch = fs_join(test_tmpdir(), "slots");
@@ -52,8 +52,10 @@ static struct probe_runner *new_runner(const char *program, double timeout_s)
     ro.program = prog;
     ro.scratch = scratch;
     ro.work_dir = test_tmpdir();
-    ro.slots[0] = 2;
-    ro.slots[1] = 3;
+    ro.slots[0] = 2; /* the probe's own processes use slot 4 */
+    for (int i = 1; i <= spares; i++)
+        ro.slots[i] = i == 1 ? 3 : 3 + i; /* 3, 5, 6 */
+    ro.spare = spares;
     ro.timeout_s = timeout_s;
     ro.startup_s = 20;
     struct probe_runner *pr;
@@ -66,6 +68,11 @@ static struct probe_runner *new_runner(const char *program, double timeout_s)
 /* A probe of the stand-in behaving as `behavior`; with `budget_s` >= 0 a kernel with a size
  * parameter (both bindings, the large configurations at 2024x2024) under that probe budget,
  * else a kernel with buffers only (area, small configurations only). */
+static struct probe_runner *new_runner(const char *program, double timeout_s)
+{
+    return new_runner_spares(program, timeout_s, 1);
+}
+
 static void probe_sized(struct probe_result *out, struct probe_runner *pr, const char *behavior,
                         int no_so, double timeout_s, double budget_s)
 {
@@ -191,6 +198,31 @@ static void test_probe_runner__a_runner_that_cannot_start_leaves_probes_to_proce
     probe_runner_free(pr);
 }
 
+static void test_probe_runner__two_spares_take_two_faults_in_a_row_ready(void)
+{
+    struct probe_runner *pr = new_runner_spares(NULL, 20, 2);
+    struct probe_result p;
+    probe_in(&p, pr, "", 0, 20); /* the runner, then both spares start */
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    probe_result_release(&p);
+    sleep(2); /* both spares hold their (host-only) context */
+    for (int i = 0; i < 2; i++) { /* a kernel faulting under both bindings: two ends in a row */
+        probe_in(&p, pr, "sticky * * * *\n", 0, 20);
+        CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");
+        probe_result_release(&p);
+    }
+    probe_in(&p, pr, "", 0, 20);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    probe_result_release(&p);
+    struct probe_runner_stats st = stats(pr);
+    printf("# %d starts, %d runs, %d ended, %d spare ready\n", st.starts, st.runs, st.ended,
+           st.spare_ready);
+    CHECK_INT(st.ended, ==, 2);
+    CHECK_INT(st.spare_ready, ==, 2); /* the second fault's spare was started long before */
+    CHECK_INT(st.starts, ==, 5);      /* three, then one new spare after each end */
+    probe_runner_free(pr);
+}
+
 /* The probe budget (docs/execute.md "Probe budget"). The probe timeout is 600 s in these: a
  * stand-in that hangs at 2024x2024 can only end early through the budget. */
 static void test_probe_runner__a_large_configuration_past_its_budget_ends_the_binding_too_slow(void)
@@ -289,6 +321,7 @@ int main(void)
     TEST_RUN(test_probe_runner__a_crash_is_recorded_as_a_crash);
     TEST_RUN(test_probe_runner__a_harness_without_its_so_runs_as_a_process);
     TEST_RUN(test_probe_runner__a_runner_that_cannot_start_leaves_probes_to_processes);
+    TEST_RUN(test_probe_runner__two_spares_take_two_faults_in_a_row_ready);
     TEST_RUN(test_probe_runner__a_large_configuration_past_its_budget_ends_the_binding_too_slow);
     TEST_RUN(test_probe_runner__too_slow_under_every_binding_is_runnable_at_the_small_sizes);
     TEST_RUN(test_probe_runner__the_budget_is_four_times_the_small_time_scaled_to_the_large_size);
