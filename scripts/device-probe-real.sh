@@ -15,8 +15,8 @@
 # verdict (outcome, binding) differs from old4's, with both bindings lists for the first ones.
 #   on the GPU:  scripts/device-probe-real.sh OUT_DIR
 #   carry:       build/bin .dev/realcode.tar.xz .dev/probe-work
-# Environment: PR_BUDGET_S (420: the whole call), PR_PREFIXES ("0 1 2"), PR_MODES
-# ("old4 new4 new8 new8s2"), PR_CAP_S (120: SIGTERM cap of one probe pass; the probes in flight finish
+# Environment: PR_BUDGET_S (450: the whole call, under the 8 minutes), PR_PREFIXES ("0 1 2"), PR_MODES
+# ("old4 new4 new8 new8s2"), PR_CAP_S (100: SIGTERM cap of one probe pass; the probes in flight finish
 # and the rate is over what was probed), PR_EXTRA (more execute options: a dry run without a GPU
 # takes --probe-anyway). Needs python3 (the GPU machines have no sqlite3 CLI).
 set -uo pipefail
@@ -24,10 +24,10 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 OUT=${1:?usage: scripts/device-probe-real.sh OUT_DIR}
 mkdir -p "$OUT"
-T_END=$(( $(date +%s) + ${PR_BUDGET_S:-420} ))
+T_END=$(( $(date +%s) + ${PR_BUDGET_S:-450} ))
 PREFIXES=${PR_PREFIXES:-0 1 2}
 MODES=${PR_MODES:-old4 new4 new8 new8s2}
-CAP=${PR_CAP_S:-120}
+CAP=${PR_CAP_S:-100}
 export PATH=$ROOT/build/bin:$PATH LSCAT_BIN=$ROOT/build/bin LSCAT_NO_PROGRESS=1 LSCAT_SHARE_DIR=$ROOT
 JOBS=$(nproc)
 S=$OUT/summary.txt
