@@ -123,6 +123,7 @@ static void test_gpu_probe_budget__without_the_budget_the_same_probe_takes_longe
 
 int main(void)
 {
+    setenv("LSCAT_BIN", "build/bin", 0); /* lscat-runner: the budget applies in runners only */
     TEST_RUN(test_gpu_probe_budget__a_kernel_too_slow_under_area_ends_fast_and_keeps_side);
     TEST_RUN(test_gpu_probe_budget__without_the_budget_the_same_probe_takes_longer);
     fixture_env_release(&env);
