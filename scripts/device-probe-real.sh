@@ -18,7 +18,8 @@
 # Environment: PR_BUDGET_S (450: the whole call, under the 8 minutes), PR_PREFIXES ("0 1 2"), PR_MODES
 # ("old4 new4 new8 new8s2"), PR_CAP_S (100: SIGTERM cap of one probe pass; the probes in flight finish
 # and the rate is over what was probed), PR_EXTRA (more execute options: a dry run without a GPU
-# takes --probe-anyway). Needs python3 (the GPU machines have no sqlite3 CLI).
+# takes --probe-anyway), PR_ARCHIVE (.dev/realcode.tar.xz; an .dev/realcode already unpacked is
+# used as it is). Needs python3 (the GPU machines have no sqlite3 CLI).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -48,7 +49,7 @@ if [ ! -f "$ROOT/.dev/realcode/work/lscat.db" ]; then
     python3 -c 'import os, sys, tarfile
 t = tarfile.open(sys.argv[1])
 t.extractall(sys.argv[2], [m for m in t if not os.path.lexists(os.path.join(sys.argv[2], m.name))])' \
-        "$ROOT/.dev/realcode.tar.xz" "$ROOT" || { note "cannot unpack .dev/realcode.tar.xz"; exit 3; }
+        "$ROOT/${PR_ARCHIVE:-.dev/realcode.tar.xz}" "$ROOT" || { note "cannot unpack ${PR_ARCHIVE:-.dev/realcode.tar.xz}"; exit 3; }
 fi
 subset() { # store, SQL condition on kernels (k) to keep
     python3 - "$1" "$2" <<'PY'
