@@ -20,6 +20,12 @@
 #   RC_REPORT=1            0: no `dataset report` (an lscat without --all-checks, e.g. "before")
 #   RC_SHARD_BY=hash       prefix: shards by kernel id prefix (--kernel; an lscat without --shard)
 #   RC_MERGE_BIN=build/bin the lscat whose `dataset merge` joins the shard stores
+#   RC_SHARD=i/N           one GPU: execute and tune only shard i of N (--shard), so that one
+#                          call finishes both for its part; the next call takes i+1 with
+#   RC_FOLLOW=0            1: tune --follow runs beside execute (one GPU), ending 60 s early
+#   RC_STORE=F.db.gz       the store of an earlier call (its OUT/real.db.gz) to continue: it
+#                          replaces the archive's store once (the builds of earlier calls are
+#                          not carried, so tune only measures the kernels this call executed)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -29,7 +35,7 @@ BUDGET=${RC_BUDGET_S:-500}
 NG=${RC_GPUS:-1}
 TUNE_K=${RC_TUNE_KERNELS:-320}
 SIZES=${RC_SIZES:-240,1016}
-TUNE_ARGS=${RC_TUNE_ARGS:---space lscat}
+TUNE_ARGS=${RC_TUNE_ARGS---space lscat}  # set but empty: the default (fit) space
 ARCHIVE=${RC_ARCHIVE:-.dev/realcode.tar.xz}
 W=$ROOT/${RC_WORK:-.dev/realcode/work}
 PY=$(command -v python3)
@@ -58,6 +64,12 @@ t.extractall(sys.argv[2], [m for m in t if not os.path.lexists(os.path.join(sys.
     done
 fi
 [ -f "$W/lscat.db" ] || { log "no store in $W after unpacking $ARCHIVE"; exit 3; }
+if [ -n "${RC_STORE:-}" ] && [ ! -f "$W/.seeded" ]; then
+    log "continuing the store of $RC_STORE"
+    rm -f "$W/lscat.db-wal" "$W/lscat.db-shm"
+    gzip -dc "$RC_STORE" > "$W/lscat.db" && touch "$W/.seeded" || { log "cannot unpack $RC_STORE"; exit 3; }
+fi
+SHARD=${RC_SHARD:-}
 
 # One store per shard (a copy of the isolated store; the shard's execute fills it).
 db_of() { if [ "$NG" = 1 ]; then echo "$W/lscat.db"; else echo "$W/shard-$1-of-$NG.db"; fi; }
@@ -70,10 +82,25 @@ q() { "$PY" -c 'import sqlite3, sys
 print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0] or 0)' "$@"; }
 runs() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >> "$W/realcode-runs.tsv"; }
 
+# RC_FOLLOW=1 (one GPU): tune --follow measures kernels as execute makes them runnable, so the
+# GPU measures while the cores build (docs/tune.md "--follow"); it ends 60 s before the budget.
+FOLLOW_PID=
+if [ "${RC_FOLLOW:-0}" = 1 ] && [ "$NG" = 1 ] && [ "$TUNE_K" -gt 0 ]; then
+    fsel=(); [ -n "$SHARD" ] && fsel=(--shard "$SHARD")
+    flim=$(( $(left) - 60 ))
+    tf0=$(date +%s)
+    # shellcheck disable=SC2086
+    timeout -k 30 "$flim" lscat --work "$W" --db "$(db_of 0)" tune --follow "${fsel[@]}" \
+        --sizes "$SIZES" $TUNE_ARGS > "$OUT/tune-0.log" 2>&1 &
+    FOLLOW_PID=$!
+    log "tune --follow beside execute: limit ${flim}s, sizes $SIZES, $TUNE_ARGS"
+fi
+
 # execute: each shard until its run ends by itself (exit 0 or 1; 124 = stopped by the limit).
 todo=()
 for ((i = 0; i < NG; i++)); do
-    [ -f "$W/execute-done-$i-of-$NG" ] || todo+=("$i")
+    [ -f "$W/execute-done-$i-of-$NG" ] || [ -f "$W/execute-done-$i-of-$NG-shard-${SHARD/\//-of-}" ] ||
+        todo+=("$i")
 done
 if [ "${#todo[@]}" -gt 0 ] && [ "$(left)" -gt 200 ]; then
     lim=$(( $(left) - 150 ))  # SIGTERM then: builds and probes in flight finish (-k 90)
@@ -83,7 +110,8 @@ if [ "${#todo[@]}" -gt 0 ] && [ "$(left)" -gt 200 ]; then
     pids=()
     for i in "${todo[@]}"; do
         ( export CUDA_VISIBLE_DEVICES=$i
-          if [ "$NG" = 1 ]; then parts=(""); elif [ "${RC_SHARD_BY:-hash}" = prefix ]; then
+          if [ "$NG" = 1 ] && [ -n "$SHARD" ]; then parts=("--one-shard");
+          elif [ "$NG" = 1 ]; then parts=(""); elif [ "${RC_SHARD_BY:-hash}" = prefix ]; then
               # an lscat without --shard: shard i is the kernel ids starting with i, i+N, ...
               parts=(); for ((h = i; h < 16; h += NG)); do parts+=("$(printf %x $h)"); done
           else parts=("--shard"); fi
@@ -92,6 +120,7 @@ if [ "${#todo[@]}" -gt 0 ] && [ "$(left)" -gt 200 ]; then
               case "$part" in
                   "") sel=() ;;
                   --shard) sel=(--shard "$i/$NG") ;;
+                  --one-shard) sel=(--shard "$SHARD"); part="-shard-${SHARD/\//-of-}" ;;
                   *) sel=(--kernel "$part") ;;
               esac
               [ -f "$W/execute-done-$i-of-$NG$part" ] && continue
@@ -112,6 +141,13 @@ if [ "${#todo[@]}" -gt 0 ] && [ "$(left)" -gt 200 ]; then
     tail -n 3 "$OUT"/execute-*.log
 fi
 
+if [ -n "$FOLLOW_PID" ]; then
+    wait "$FOLLOW_PID"; frc=$?
+    runs tune "$tf0" "$(( $(date +%s) - tf0 ))" 1 "$frc"
+    log "tune --follow exits: $frc in $(( $(date +%s) - tf0 )) s"
+    tail -n 3 "$OUT/tune-0.log"
+fi
+
 # tune: LS-CAT's space with the output check, until TUNE_K kernels are measured in all.
 if [ "$TUNE_K" -gt 0 ] && [ "$(left)" -gt 90 ]; then
     lim=$(( $(left) - 60 ))
@@ -123,8 +159,9 @@ if [ "$TUNE_K" -gt 0 ] && [ "$(left)" -gt 90 ]; then
         need=$(( (TUNE_K + NG - 1) / NG - have ))
         [ "$need" -gt 0 ] || continue
         # shellcheck disable=SC2086
+        tsel=(); [ "$NG" = 1 ] && [ -n "$SHARD" ] && tsel=(--shard "$SHARD")
         CUDA_VISIBLE_DEVICES=$i timeout -k 30 "$lim" lscat --work "$W" --db "$d" tune \
-            --sizes "$SIZES" $TUNE_ARGS --limit "$need" > "$OUT/tune-$i.log" 2>&1 &
+            "${tsel[@]}" --sizes "$SIZES" $TUNE_ARGS --limit "$need" > "$OUT/tune-$i.log" 2>&1 &
         pids+=($!)
     done
     if [ "${#pids[@]}" -gt 0 ]; then

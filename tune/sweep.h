@@ -57,12 +57,15 @@ struct tune_counts {
     int skipped;       /* configurations not run: their block shape failed stickily at a
                           smaller size of the kernel (runner.h, struct tune_skip) */
     int shapes_failed; /* block shapes whose sticky failure made such skips */
+    int ref_failures;  /* kernels whose output-check reference block failed stickily: their
+                          configurations from that size on ran with --no-check */
     int match, mismatch, nondeterministic, not_checked; /* output checks of ok configurations */
     long long check_ns; /* what the output checks cost together (harness clock) */
     int processes;
     int runner_kernels, runner_fallbacks; /* kernels run in lscat-runner; sent back to processes */
     int budget_cut;                /* ok configurations whose samples the budget cut */
     int deadline_extended;         /* configurations given more than --timeout (long kernels) */
+    int deadline_shortened;        /* configurations of fast kernels given less (hangs) */
     int spare_takeovers;           /* a spare runner took over after a crash, timeout or fault */
     int interrupted;
 };

@@ -137,14 +137,33 @@ static void test_runner__hang_is_killed_after_the_timeout_and_recorded(void)
     struct seen s;
     const char *h = fake("hang 496 496 16 16\n");
     double t0 = fs_mono_s();
-    run(&sum, &s, h, 10, 5); /* the hang never ends: the limit only sets how long we wait */
+    run(&sum, &s, h, 4, 5); /* the hang never ends: the limit only sets how long we wait */
     double took = fs_mono_s() - t0;
     CHECK_INT(s.n, ==, 4);
     CHECK_STR(s.r[2].status, "timeout");
-    CHECK_CONTAINS(s.r[2].error, "no result within 10.0 s");
+    CHECK_CONTAINS(s.r[2].error, "no result within 4.0 s: killed");
     CHECK_STR(s.r[3].status, "ok");
     CHECK_INT(sum.timeouts, ==, 1);
-    CHECK(took >= 9.9); /* it waited the limit */
+    CHECK(took >= 3.9); /* it waited the limit: below 5 s, no plan shortens it */
+}
+
+/* A kernel whose ok configurations take microseconds: a hang is killed after 5 s (5 x what
+ * they need, at least 5 s), not after --timeout, and the row says so. */
+static void test_runner__a_fast_kernels_hang_is_killed_sooner_than_the_timeout(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    const char *h = fake("hang 496 496 16 16\n");
+    double t0 = fs_mono_s();
+    run(&sum, &s, h, 60, 5); /* the hang never ends */
+    double took = fs_mono_s() - t0;
+    CHECK_INT(s.n, ==, 4);
+    CHECK_STR(s.r[2].status, "timeout");
+    CHECK_CONTAINS(s.r[2].error, "no result within 5.0 s: killed (a hang of a fast kernel");
+    CHECK_CONTAINS(s.r[2].error, "--timeout 60.0 s");
+    CHECK_STR(s.r[3].status, "ok");
+    CHECK(took >= 4.9);
+    CHECK(sum.deadline_shortened >= 1);
 }
 
 static void test_runner__sticky_cuda_error_keeps_the_line_and_restarts(void)
@@ -380,6 +399,32 @@ static void test_runner__skips_known_before_the_run_apply_at_once(void)
 /* ---- lscat-runner: the real program, host-only (LSCAT_RUNNER_NO_CUDA=1), loading the
  * stand-in's harness.so build; a crash of a configuration is a real signal in the runner. */
 
+/* The output check's reference block faults at 496x496: the configuration in flight is not
+ * the one at fault, so it runs again, with the rest of that size, without the check. */
+static void test_runner__a_failing_reference_block_turns_the_check_off_not_the_configuration(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    const char *h = fake("badref 496 496 * *\n");
+    run(&sum, &s, h, 10, 5);
+    CHECK_INT(s.n, ==, 4);
+    for (int i = 0; i < s.n && i < 4; i++)
+        CHECK_STR(s.r[i].status, "ok");
+    CHECK_STR(s.r[0].check, "match");
+    CHECK_STR(s.r[1].check, "match");
+    CHECK_STR(s.r[2].check, "not_checked");
+    CHECK_CONTAINS(s.r[2].check_why, "the reference block 256x1x1 failed at 496x496");
+    CHECK_CONTAINS(s.r[3].check_why, "the check is off from that size on");
+    CHECK_INT(s.r[2].cfg.w, ==, 496);
+    CHECK_INT(s.r[2].cfg.bx, ==, 16);
+    CHECK_INT(sum.ref_failures, ==, 1);
+    CHECK_INT(sum.sticky_errors, ==, 0);
+    CHECK_INT(sum.skipped, ==, 0);
+    CHECK_INT(sum.given_up, ==, 0);
+    CHECK_INT(sum.processes, ==, 2);
+    CHECK_INT(count_in_log(h, "cfg 496 496 16 16 1"), ==, 2); /* once failed, once measured */
+}
+
 static char runner_prog[1024];
 
 static struct runner_host *host(int max_kernels)
@@ -504,7 +549,12 @@ static void test_runner__the_deadline_plan_extrapolates_and_is_bounded(void)
     CHECK(runner_config_timeout(&sum, &next, 30) == 30); /* nothing measured: the timeout */
     sum.slow_area = 1680.0 * 1680.0;
     sum.slow_ns = 1e6; /* 1 ms: far within the timeout */
-    CHECK(runner_config_timeout(&sum, &next, 30) == 30);
+    /* 1 ms: 2.1 ms at 2024 (quadratic), 10 samples: 2 x (4.2 + 21) ms + 1 s = 1.05 s; a hang
+     * is seen after 5 x that (5.25 s) instead of the 30 s timeout */
+    double sh = runner_config_timeout(&sum, &next, 30);
+    CHECK(sh > 5.2 && sh < 5.3);
+    CHECK_INT(sum.deadline_shortened, ==, 1);
+    CHECK(runner_config_timeout(&sum, &next, 5) == 5); /* never above --timeout */
     CHECK_INT(sum.deadline_extended, ==, 0);
     sum.slow_ns = 1.3e9; /* 1.3 s at 1680: 2.74 s at 2024 (quadratic in the area) */
     sum.samples = 10;
@@ -551,10 +601,30 @@ static void test_runner_host__hang_is_killed_and_recorded_as_timeout(void)
     run_host(&sum, &s, h, fake("hang 496 496 16 16\n"), 10, 5); /* a hang never ends */
     CHECK_INT(s.n, ==, 4);
     CHECK_STR(s.r[2].status, "timeout");
-    CHECK_CONTAINS(s.r[2].error, "no result within 10.0 s");
+    /* its ok configurations take microseconds: killed after 5 s, not the 10 s timeout */
+    CHECK_CONTAINS(s.r[2].error, "no result within 5.0 s: killed (a hang of a fast kernel");
     CHECK_STR(s.r[3].status, "ok");
     CHECK_INT(sum.timeouts, ==, 1);
     CHECK_INT(sum.processes, ==, 2);
+    runner_host_free(h);
+}
+
+static void test_runner_host__a_failing_reference_block_turns_the_check_off_in_the_next_runner(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    struct runner_host *h = host(0);
+    const char *hp = fake("badref 240 240 * *\n");
+    run_host(&sum, &s, h, hp, 10, 5);
+    CHECK_INT(s.n, ==, 4);
+    for (int i = 0; i < s.n && i < 4; i++) {
+        CHECK_STR(s.r[i].status, "ok");
+        CHECK_STR(s.r[i].check, "not_checked");
+        CHECK_CONTAINS(s.r[i].check_why, "failed at 240x240");
+    }
+    CHECK_INT(sum.ref_failures, ==, 1);
+    CHECK_INT(sum.given_up, ==, 0);
+    CHECK_INT(distinct_starts(hp), ==, 2);
     runner_host_free(h);
 }
 
@@ -717,6 +787,8 @@ int main(void)
     TEST_RUN(test_runner__repeated_failures_give_the_kernel_up);
     TEST_RUN(test_runner__a_shape_that_fails_stickily_is_skipped_at_larger_sizes);
     TEST_RUN(test_runner__crashes_and_repeated_sticky_failures_still_count);
+    TEST_RUN(test_runner__a_fast_kernels_hang_is_killed_sooner_than_the_timeout);
+    TEST_RUN(test_runner__a_failing_reference_block_turns_the_check_off_not_the_configuration);
     TEST_RUN(test_runner__skips_known_before_the_run_apply_at_once);
     TEST_RUN(test_runner__a_harness_that_refuses_its_input_is_given_up_at_once);
     TEST_RUN(test_runner__stop_flag_kills_the_child_and_returns);
@@ -730,6 +802,7 @@ int main(void)
     TEST_RUN(test_runner_host__after_a_crash_the_spare_takes_the_next_configuration);
     TEST_RUN(test_runner_host__hang_is_killed_and_recorded_as_timeout);
     TEST_RUN(test_runner_host__sticky_error_ends_the_runner_and_the_kernel_goes_on);
+    TEST_RUN(test_runner_host__a_failing_reference_block_turns_the_check_off_in_the_next_runner);
     TEST_RUN(test_runner_host__a_shape_that_fails_stickily_is_skipped_at_larger_sizes);
     TEST_RUN(test_runner_host__repeated_failures_and_refusals_give_the_kernel_up);
     TEST_RUN(test_runner_host__a_harness_so_that_cannot_load_runs_as_a_process);
