@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/sha256.h"
 #include "common/xalloc.h"
 
 #include <dirent.h>
@@ -47,6 +48,7 @@ static pthread_mutex_t detect_lock = PTHREAD_MUTEX_INITIALIZER;
 static int detected;
 static struct sandbox_caps caps;
 static int uid_block;      /* this process's block of slot uids */
+static char work_blocker[PATH_MAX]; /* caps.work_blocker points here */
 
 /* Take a block of uids no other lscat process holds (the lock lives as long as we do). */
 static int take_uid_block(void)
@@ -180,21 +182,151 @@ static int child_setup(void *arg)
     return 0;
 }
 
-/* Can a uid other than the owner reach `dir` (every folder on the way o+x)? */
+/* The first folder from the root on the way to `path` (itself included when it is a folder)
+ * that a uid other than its owner cannot enter (no o+x), in blocker; "" when every one lets it
+ * through. 0, or -1 when `path` does not exist. */
+static int find_blocker(char blocker[PATH_MAX], const char *path)
+{
+    char real[PATH_MAX];
+    struct stat st;
+    blocker[0] = '\0';
+    if (!realpath(path, real))
+        return -1;
+    if (stat("/", &st) == 0 && !(st.st_mode & S_IXOTH)) {
+        snprintf(blocker, PATH_MAX, "/");
+        return 0;
+    }
+    for (char *p = real + 1; !blocker[0]; p++) {
+        char c = *p;
+        if (c != '/' && c != '\0')
+            continue;
+        *p = '\0';
+        if (stat(real, &st) == 0 && S_ISDIR(st.st_mode) && !(st.st_mode & S_IXOTH))
+            snprintf(blocker, PATH_MAX, "%s", real);
+        *p = c;
+        if (!c)
+            break;
+    }
+    return 0;
+}
+
 static int reachable_by_others(const char *dir)
 {
-    char path[PATH_MAX];
-    if (!realpath(dir, path))
-        return 0;
-    for (char *p = path + strlen(path); p > path; ) {
+    char b[PATH_MAX];
+    return find_blocker(b, dir) == 0 && !b[0];
+}
+
+char *sandbox_blocker(const char *path)
+{
+    char b[PATH_MAX];
+    if (!sandbox_detect(NULL)->drop_uid || find_blocker(b, path) != 0 || !b[0])
+        return NULL;
+    return xstrdup(b);
+}
+
+/* Can the slot uids read src_dir/rel[i] (and run it, where its owner can)? */
+static int all_readable(const char *src_dir, const char *const *rel)
+{
+    int ok = 1;
+    for (int i = 0; ok && rel[i]; i++) {
+        char *p = fs_join(src_dir, rel[i]), b[PATH_MAX];
         struct stat st;
-        if (stat(path, &st) != 0 || !(st.st_mode & S_IXOTH))
-            return 0;
-        while (p > path && *p != '/')
-            p--;
-        *p = '\0';
+        ok = stat(p, &st) == 0 && find_blocker(b, p) == 0 && !b[0] &&
+             (st.st_mode & S_IROTH) && (!(st.st_mode & S_IXUSR) || (st.st_mode & S_IXOTH));
+        free(p);
     }
-    return 1;
+    return ok;
+}
+
+/* The copy's name: sandbox-<16 hex of the names and contents>. */
+static int share_hash(char hex[65], struct buf *data, const char *src_dir, const char *const *rel)
+{
+    struct sha256 c;
+    unsigned char d[32];
+    sha256_init(&c);
+    for (int i = 0; rel[i]; i++) {
+        char *p = fs_join(src_dir, rel[i]);
+        int rc = buf_read_file(&data[i], p);
+        free(p);
+        if (rc < 0)
+            return rc;
+        uint64_t n = data[i].len;
+        sha256_update(&c, rel[i], strlen(rel[i]) + 1);
+        sha256_update(&c, &n, sizeof(n));
+        sha256_update(&c, data[i].data, data[i].len);
+    }
+    sha256_final(&c, d);
+    sha256_to_hex(hex, d);
+    return 0;
+}
+
+/* mkdir -p dir, every folder it makes (and dir) 0755 whatever the umask. */
+static int mkdirs_open(const char *dir)
+{
+    int rc = fs_mkdirs(dir, 0755);
+    if (rc == 0 && chmod(dir, 0755) != 0)
+        rc = lscat_error_set("cannot chmod '%s': %s", dir, strerror(errno));
+    return rc;
+}
+
+/* Write the files into tmp (folders 0755, files 0644 or 0755), then rename it to dir. */
+static int write_share(const char *tmp, const char *dir, const char *src_dir,
+                       const char *const *rel, const struct buf *data)
+{
+    int rc = mkdirs_open(tmp);
+    for (int i = 0; rc == 0 && rel[i]; i++) {
+        char *src = fs_join(src_dir, rel[i]), *dst = fs_join(tmp, rel[i]);
+        char *parent = xstrdup(dst), *slash = strrchr(parent, '/');
+        struct stat st;
+        *slash = '\0';
+        mode_t mode = stat(src, &st) == 0 && (st.st_mode & S_IXUSR) ? 0755 : 0644;
+        rc = strcmp(parent, tmp) ? mkdirs_open(parent) : 0;
+        int fd = rc == 0 ? open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode) : -1;
+        if (rc == 0 && (fd < 0 || fchmod(fd, mode) != 0 ||
+                        write(fd, data[i].data, data[i].len) != (ssize_t)data[i].len))
+            rc = lscat_error_set("cannot write '%s': %s", dst, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        free(src), free(dst), free(parent);
+    }
+    if (rc == 0 && rename(tmp, dir) != 0 && !fs_is_dir(dir)) /* another run's copy is as good */
+        rc = lscat_error_set("cannot rename '%s' to '%s': %s", tmp, dir, strerror(errno));
+    return rc;
+}
+
+int sandbox_share(char **out, const char *src_dir, const char *const *rel, const char *stage_root)
+{
+    size_t n = 0;
+    while (rel[n])
+        n++;
+    *out = NULL;
+    if (!sandbox_detect(NULL)->drop_uid || all_readable(src_dir, rel)) {
+        *out = xstrdup(src_dir);
+        return 0;
+    }
+    struct buf *data = xcalloc(n + 1, sizeof(*data));
+    char hex[65], *dir = NULL, *tmp = NULL;
+    int rc = share_hash(hex, data, src_dir, rel);
+    if (rc < 0)
+        goto done;
+    hex[16] = '\0';
+    dir = xasprintf("%s/sandbox-%s", stage_root, hex);
+    tmp = xasprintf("%s.tmp.%ld", dir, (long)getpid());
+    rc = mkdirs_open(stage_root);
+    if (rc == 0 && !fs_is_dir(dir)) {
+        fs_remove_tree(tmp);
+        rc = write_share(tmp, dir, src_dir, rel, data);
+        fs_remove_tree(tmp);
+    }
+    if (rc == 0)
+        *out = dir, dir = NULL, rc = 1;
+done:
+    for (size_t i = 0; i < n; i++)
+        buf_release(&data[i]);
+    free(data);
+    free(dir);
+    free(tmp);
+    return rc;
 }
 
 static int try_child(const char *const *argv, struct child_ctx *c)
@@ -218,6 +350,9 @@ static void detect(const char *work_dir)
     caps.root = geteuid() == 0;
     struct child_ctx c = { 0, 0, 0, "/", -1, 0, 0, { 0 }, 0, 0 };
     const char *true_argv[] = { "true", NULL };
+    if (caps.root && !none && work_dir && find_blocker(work_blocker, work_dir) == 0 &&
+        work_blocker[0])
+        caps.work_blocker = work_blocker;
     if (caps.root && !none && work_dir && reachable_by_others(work_dir) &&
         (uid_block = take_uid_block()) >= 0) {
         c.uid = sandbox_slot_uid(0);
@@ -316,7 +451,12 @@ int sandbox_describe(struct buf *out, const struct sandbox_caps *c)
                   "environment");
     if (!c->drop_uid)
         buf_adds(&missing, missing.len ? ", " : " ");
-    if (!c->drop_uid && c->root)
+    if (!c->drop_uid && c->root && c->work_blocker)
+        buf_addf(&missing, "a separate uid and the process limit: the sandbox's uids cannot "
+                 "enter '%s' (no search permission for others) on the way to the work folder, "
+                 "so untrusted code runs as root (run 'chmod o+x %s', or choose a --work "
+                 "folder others can reach)", c->work_blocker, c->work_blocker);
+    else if (!c->drop_uid && c->root)
         buf_adds(&missing, "process limit (root ignores RLIMIT_NPROC; make the work folder o+x)");
     else if (!c->drop_uid)
         buf_adds(&missing, "a separate uid (probes run as you: they can read the store and "
