@@ -3,7 +3,8 @@
 # lies on the way to what the sandbox's unprivileged uids need (docs/execute.md "Folders the
 # sandbox cannot enter"): lscat's own files there (the timing core's headers, lscat-runner) are
 # copied where the uids reach them and the build and the probe run; a work folder there is
-# named in the sandbox's log line with what to do; an nvcc there is refused at the start.
+# named in the sandbox's log line with what to do (refused without bubblewrap where nothing
+# else would keep untrusted code running as root from the store); an nvcc there is refused.
 # Real programs, the real nvcc, bubblewrap and the fallback sandbox.
 . "$(dirname "$0")/lib.sh"
 ROOT=${LSCAT_ROOT:-$PWD}
@@ -87,4 +88,21 @@ add_kernel "$W"
 t_expect sandbox_reach__a_work_folder_in_a_0700_folder_still_builds 0 lscat execute --arch sm_90 -j 1 --no-probe
 t_contains sandbox_reach__the_sandbox_line_names_the_folder_and_the_fix "$T_ERR" \
     "cannot enter '$CLOSED' (no search permission for others) on the way to the work folder, so untrusted code runs as root (run 'chmod o+x $CLOSED'"
+
+# Without bubblewrap nothing else would keep probes running as root from the store: refused at
+# the start (exit 3), nothing built, probed or recorded for the kernel.
+export LSCAT_SANDBOX=fallback
+t_expect sandbox_reach__without_bubblewrap_probes_as_root_are_refused 3 lscat execute --arch sm_90 -j 1 --probe-anyway
+t_contains sandbox_reach__the_refusal_names_the_folder_and_the_fix "$T_ERR" \
+    "cannot enter '$CLOSED' (no search permission for others) on the way to the work folder '$W', and without bubblewrap probes would run as root, free to write the store; run 'chmod o+x $CLOSED'"
+n=$(sqlite3 "$LSCAT_DB" "SELECT (SELECT count(*) FROM probes) + (SELECT count(*) FROM builds WHERE status != 'ok')")
+[ "$n" = 0 ] && t_ok sandbox_reach__the_refused_run_records_nothing_for_the_kernel ||
+    t_fail sandbox_reach__the_refused_run_records_nothing_for_the_kernel "$n probe or build rows"
+# Builds alone: Landlock confines their writes where the kernel has it; refused where not.
+lscat execute --arch sm_90 -j 1 --no-probe >"$T_OUT" 2>"$T_ERR"
+rc=$?
+if grep -qF "build writes confined by Landlock" "$T_ERR"; then want=0; else want=3; fi
+[ "$rc" = "$want" ] && t_ok sandbox_reach__without_bubblewrap_builds_run_only_under_landlock ||
+    t_fail sandbox_reach__without_bubblewrap_builds_run_only_under_landlock "exit $rc, expected $want"
+unset LSCAT_SANDBOX
 t_done
