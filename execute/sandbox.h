@@ -26,7 +26,10 @@ struct sandbox_caps {
     int mntns;      /* without bwrap, as root: a mount namespace with private /tmp, /var/tmp,
                      * /dev/shm, /run/lock (what a dropped uid could otherwise write to) */
     const char *work_blocker; /* as root: the folder on the work folder's way that others
-                               * cannot enter (no o+x), which rules the per-slot uids out */
+                               * cannot enter (no o+x): the per-slot uids need rebind_work */
+    int rebind_work; /* without bwrap, with mntns: each child's mount namespace shows the work
+                      * folder past work_blocker (an empty tmpfs there, the work folder bound
+                      * back at its path), so the per-slot uids reach it */
 };
 
 /* The per-slot unprivileged users: uid = SANDBOX_UID_BASE + block * 64 + slot % 64, where each

@@ -3,8 +3,9 @@
 # lies on the way to what the sandbox's unprivileged uids need (docs/execute.md "Folders the
 # sandbox cannot enter"): lscat's own files there (the timing core's headers, lscat-runner) are
 # copied where the uids reach them and the build and the probe run; a work folder there is
-# named in the sandbox's log line with what to do (refused without bubblewrap where nothing
-# else would keep untrusted code running as root from the store); an nvcc there is refused.
+# bound back for the uids in each child's mount namespace, and without that the stage refuses
+# where nothing would keep untrusted code running as root from the store; an nvcc there is
+# refused.
 # Real programs, the real nvcc, bubblewrap and the fallback sandbox.
 . "$(dirname "$0")/lib.sh"
 ROOT=${LSCAT_ROOT:-$PWD}
@@ -79,30 +80,39 @@ chmod 755 "$CLOSED/bin/nvcc"
 t_expect sandbox_reach__an_nvcc_out_of_reach_is_refused 3 lscat execute --arch sm_90 --no-probe --nvcc "$CLOSED/bin/nvcc"
 t_contains sandbox_reach__the_refusal_says_what_to_do "$T_ERR" "cannot enter '$CLOSED' (no search permission for others); run 'chmod o+x $CLOSED'"
 
-# The work folder itself inside the 0700 folder: the stage runs without per-slot uids and its
-# sandbox line (a warning) names the folder and what to do.
+# The work folder itself inside the 0700 folder: each child's mount namespace shows it past
+# the closed folder (an empty tmpfs there, the work folder bound back at its path), so the slot
+# uids build and probe; bubblewrap, which could only run as root there, is passed over.
 W=$CLOSED/work
 export LSCAT_WORK=$W LSCAT_DB=$W/lscat.db
 lscat init -q >/dev/null 2>&1 || t_fail sandbox_reach__closed_work_init "lscat init failed"
 add_kernel "$W"
-t_expect sandbox_reach__a_work_folder_in_a_0700_folder_still_builds 0 lscat execute --arch sm_90 -j 1 --no-probe
-t_contains sandbox_reach__the_sandbox_line_names_the_folder_and_the_fix "$T_ERR" \
-    "cannot enter '$CLOSED' (no search permission for others) on the way to the work folder, so untrusted code runs as root (run 'chmod o+x $CLOSED'"
+t_expect sandbox_reach__a_work_folder_in_a_0700_folder_builds 0 lscat execute --arch sm_90 -j 1 --no-probe
+t_contains sandbox_reach__the_sandbox_line_says_it_is_bound_back "$T_ERR" "the work folder bound back past '$CLOSED'"
+t_contains sandbox_reach__and_that_the_slot_uids_run_the_builds "$T_ERR" "unprivileged per-slot uid"
+t_expect sandbox_reach__a_work_folder_in_a_0700_folder_is_probed 1 lscat execute --arch sm_90 -j 1 --probe-anyway
+case "$(counts "$W")" in *'"cached":1,'*'"probed":1,'*'"runner_probe_runs":1,'*)
+    t_ok sandbox_reach__the_bound_back_kernel_is_probed_in_the_runner ;;
+    *) t_fail sandbox_reach__the_bound_back_kernel_is_probed_in_the_runner "counts $(counts "$W")" ;; esac
 
-# Without bubblewrap nothing else would keep probes running as root from the store: refused at
-# the start (exit 3), nothing built, probed or recorded for the kernel.
-export LSCAT_SANDBOX=fallback
-t_expect sandbox_reach__without_bubblewrap_probes_as_root_are_refused 3 lscat execute --arch sm_90 -j 1 --probe-anyway
+# Without that (no mount namespace), nothing would keep probes running as root from the store:
+# refused at the start (exit 3), nothing probed or recorded for the kernel.
+sqlite3 "$LSCAT_DB" "DELETE FROM probes"
+export LSCAT_SANDBOX_DISABLE=mntns
+t_expect sandbox_reach__without_a_mount_namespace_probes_as_root_are_refused 3 lscat execute --arch sm_90 -j 1 --probe-anyway
 t_contains sandbox_reach__the_refusal_names_the_folder_and_the_fix "$T_ERR" \
     "cannot enter '$CLOSED' (no search permission for others) on the way to the work folder '$W', and without bubblewrap probes would run as root, free to write the store; run 'chmod o+x $CLOSED'"
 n=$(sqlite3 "$LSCAT_DB" "SELECT (SELECT count(*) FROM probes) + (SELECT count(*) FROM builds WHERE status != 'ok')")
 [ "$n" = 0 ] && t_ok sandbox_reach__the_refused_run_records_nothing_for_the_kernel ||
     t_fail sandbox_reach__the_refused_run_records_nothing_for_the_kernel "$n probe or build rows"
-# Builds alone: Landlock confines their writes where the kernel has it; refused where not.
+# Builds alone go on where Landlock confines their writes (refused where not), with a warning
+# that names the folder and the fix.
 lscat execute --arch sm_90 -j 1 --no-probe >"$T_OUT" 2>"$T_ERR"
 rc=$?
 if grep -qF "build writes confined by Landlock" "$T_ERR"; then want=0; else want=3; fi
-[ "$rc" = "$want" ] && t_ok sandbox_reach__without_bubblewrap_builds_run_only_under_landlock ||
-    t_fail sandbox_reach__without_bubblewrap_builds_run_only_under_landlock "exit $rc, expected $want"
-unset LSCAT_SANDBOX
+[ "$rc" = "$want" ] && t_ok sandbox_reach__without_a_mount_namespace_builds_run_only_under_landlock ||
+    t_fail sandbox_reach__without_a_mount_namespace_builds_run_only_under_landlock "exit $rc, expected $want"
+[ "$want" = 0 ] && t_contains sandbox_reach__the_warning_names_the_folder_and_the_fix "$T_ERR" \
+    "cannot enter '$CLOSED' (no search permission for others) on the way to the work folder, so untrusted code runs as root (run 'chmod o+x $CLOSED'"
+unset LSCAT_SANDBOX_DISABLE
 t_done
