@@ -264,10 +264,24 @@ static int find_blocker(char blocker[PATH_MAX], const char *path)
     return 0;
 }
 
+/* find_blocker as the slot uids see it: under the rebind (caps.rebind_work) the work folder
+ * and what lies in it are open to them. */
+static int find_blocker_seen(char blocker[PATH_MAX], const char *path)
+{
+    char real[PATH_MAX];
+    int rc = find_blocker(blocker, path);
+    size_t n = strlen(work_real);
+    if (rc == 0 && blocker[0] && caps.rebind_work && realpath(path, real) &&
+        !strncmp(real, work_real, n) && (real[n] == '/' || !real[n]) &&
+        strlen(blocker) < n)
+        blocker[0] = '\0';
+    return rc;
+}
+
 char *sandbox_blocker(const char *path)
 {
     char b[PATH_MAX];
-    if (!sandbox_detect(NULL)->drop_uid || find_blocker(b, path) != 0 || !b[0])
+    if (!sandbox_detect(NULL)->drop_uid || find_blocker_seen(b, path) != 0 || !b[0])
         return NULL;
     return xstrdup(b);
 }
@@ -279,7 +293,7 @@ static int all_readable(const char *src_dir, const char *const *rel)
     for (int i = 0; ok && rel[i]; i++) {
         char *p = fs_join(src_dir, rel[i]), b[PATH_MAX];
         struct stat st;
-        ok = stat(p, &st) == 0 && find_blocker(b, p) == 0 && !b[0] &&
+        ok = stat(p, &st) == 0 && find_blocker_seen(b, p) == 0 && !b[0] &&
              (st.st_mode & S_IROTH) && (!(st.st_mode & S_IXUSR) || (st.st_mode & S_IXOTH));
         free(p);
     }

@@ -27,15 +27,16 @@ cp "$LSCAT_BIN/lscat-runner" "$CLOSED/bin/"
 export LSCAT_SHARE_DIR=$CLOSED/share LSCAT_RUNNER=$CLOSED/bin/lscat-runner LSCAT_RUNNER_NO_CUDA=1
 export LSCAT_LOCK_DIR=$T_TMP/locks
 
-add_kernel() { # work folder
+add_kernel() { # work folder [name]
     local id kd
-    id=$(printf 'reach-ok' | sha256sum | cut -c1-64)
+    id=$(printf 'reach-%s' "${2:-ok}" | sha256sum | cut -c1-64)
     kd=$1/kernels/${id:0:2}/$id
     mkdir -p "$kd/include"
     cp "$ROOT/tests/execute/fixtures/kernels/ok/kernel.cu" "$ROOT/tests/execute/fixtures/harness.cu" "$kd/"
     cp "$ROOT/tests/execute/fixtures/harness_main.h" "$kd/include/"
+    [ -n "${2:-}" ] && sed -i "s/2.0f \* x\[i\]/3.5f * x[i]/" "$kd/kernel.cu"
     sqlite3 "$1/lscat.db" "INSERT INTO kernels(id, name, dir, params, param_count, created_at)
-        VALUES ('$id', 'k', 'kernels/${id:0:2}/$id', '[]', 2, '2026-11-24T00:00:00Z')"
+        VALUES ('$id', 'k${2:-}', 'kernels/${id:0:2}/$id', '[]', 2, '2026-11-24T00:00:00Z')"
 }
 counts() { sqlite3 "$1/lscat.db" "SELECT counts FROM stage_runs WHERE stage = 'execute' ORDER BY id DESC LIMIT 1"; }
 
@@ -94,6 +95,15 @@ t_expect sandbox_reach__a_work_folder_in_a_0700_folder_is_probed 1 lscat execute
 case "$(counts "$W")" in *'"cached":1,'*'"probed":1,'*'"runner_probe_runs":1,'*)
     t_ok sandbox_reach__the_bound_back_kernel_is_probed_in_the_runner ;;
     *) t_fail sandbox_reach__the_bound_back_kernel_is_probed_in_the_runner "counts $(counts "$W")" ;; esac
+
+# An nvcc inside the bound-back work folder is within the uids' reach: it builds.
+mkdir -p "$W/bin"
+printf '#!/bin/sh\nexec %s "$@"\n' "$NVCC" >"$W/bin/nvcc"
+chmod 755 "$W/bin/nvcc"
+add_kernel "$W" two
+t_expect sandbox_reach__an_nvcc_in_the_bound_back_work_folder_builds 0 lscat execute --arch sm_90 -j 1 --no-probe --nvcc "$W/bin/nvcc"
+case "$(counts "$W")" in *'"built_first_try":1,'*) t_ok sandbox_reach__the_new_kernel_is_built_through_it ;;
+    *) t_fail sandbox_reach__the_new_kernel_is_built_through_it "counts $(counts "$W")" ;; esac
 
 # Without that (no mount namespace), nothing would keep probes running as root from the store:
 # refused at the start (exit 3), nothing probed or recorded for the kernel.
