@@ -1,6 +1,6 @@
 /* The sandbox: bubblewrap when it works, else a network namespace and Landlock set up in the
- * child; always rlimits, an unprivileged uid when we are root, and the process-group timeout of
- * common/proc.c. Detection runs once and its verdict is logged by the caller. */
+ * child; always rlimits, an unprivileged uid when we are root (what it cannot reach is copied or
+ * bound back for it), and the process-group timeout of common/proc.c. Detection runs once. */
 #include "execute/sandbox.h"
 
 #include "common/error.h"
