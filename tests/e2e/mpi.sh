@@ -6,6 +6,7 @@
 # process killed mid-chunk costs only that chunk (handed out again: every record or kernel once);
 # a killed rank takes the job down and the rerun resumes (nothing lost or doubled).
 . "$(dirname "$0")/lib.sh"
+chmod 755 "$T_TMP" # the sandbox's uids reach the work folder (docs/execute.md "Folders the sandbox cannot enter")
 ROOT=${LSCAT_ROOT:-$PWD}
 FX=$ROOT/tests/tune/sweep_fixture
 if ! command -v mpirun >/dev/null || [ ! -x "$LSCAT_BIN/lscat-mpi" ]; then
