@@ -50,6 +50,14 @@ int mpi_serve(const struct mpi_job *job, int nworkers, const char *scratch);
 /* A worker rank: `node_index` among the worker ranks of its node, `node_workers` of them. */
 int mpi_work(const struct mpi_job *job, const char *scratch, int node_index, int node_workers);
 
+/* Rank 0's merges of chunk stores into the store, in a thread of their own (tune/mpi_merge.c):
+ * add takes a file (owned: merged, then removed); free waits for every queued merge and says
+ * how many were merged and in how long. Returns 0, or LSCAT_ERR when a merge failed (logged). */
+struct mpi_merger;
+int mpi_merger_new(struct mpi_merger **out, const char *self_dir, const char *db_path);
+void mpi_merger_add(struct mpi_merger *m, char *file);
+int mpi_merger_free(struct mpi_merger *m, double *merge_s, int *merged);
+
 /* Bytes in pieces of at most 1 GiB (MPI counts are ints). */
 void mpi_send_bytes(const void *data, size_t len, int dest);
 void mpi_recv_bytes(void *data, size_t len, int src);
