@@ -65,7 +65,8 @@ static int node_gpus(char ***out)
 
 /* Ours, without Slurm's array variables (a chunk is not a shard of an array) and the ones set
  * here: the GPU (local mode) and the compile jobs (the node's cores shared by its workers). */
-static char **child_env(const struct mpi_job *job, int node_index, int node_workers)
+static char **child_env(const struct mpi_job *job, const char *scratch, int node_index,
+                        int node_workers)
 {
     char **gpus = NULL, **env = NULL;
     int ngpus = node_gpus(&gpus), n = 0;
@@ -76,13 +77,16 @@ static char **child_env(const struct mpi_job *job, int node_index, int node_work
         env = xrealloc(env, (size_t)(n + 4) * sizeof(char *));
         env[n++] = xstrdup(*e);
     }
-    env = xrealloc(env, (size_t)(n + 4) * sizeof(char *));
+    env = xrealloc(env, (size_t)(n + 5) * sizeof(char *));
     if (job->gpus == MPI_GPUS_LOCAL && ngpus) {
         env[n++] = xasprintf("CUDA_VISIBLE_DEVICES=%s", gpus[node_index % ngpus]);
         if (node_workers > ngpus && node_index == 0 && job->stage == MPI_STAGE_SWEEP)
             log_warn("mpi: %d worker ranks share %d GPU(s) on this node: their sweep "
                      "measurements overlap (run one worker rank per GPU)", node_workers, ngpus);
     }
+    /* tune, one GPU per worker: the next chunk measures once the current one is gone */
+    if (job->stage == MPI_STAGE_TUNE && job->gpus == MPI_GPUS_LOCAL)
+        env[n++] = xasprintf("LSCAT_GPU_BATON=%s/gpu.baton", scratch);
     if (!getenv("LSCAT_JOBS")) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN) / (node_workers > 0 ? node_workers : 1);
         env[n++] = xasprintf("LSCAT_JOBS=%ld", cpus > 0 ? cpus : 1);
@@ -345,7 +349,7 @@ int mpi_work(const struct mpi_job *job, const char *scratch, int node_index, int
     if (rc < 0)
         log_error("mpi: cannot write the store copy in '%s': %s (set TMPDIR to a node-local "
                   "folder with room)", scratch, lscat_error_last());
-    w.env = child_env(job, node_index, node_workers);
+    w.env = child_env(job, scratch, node_index, node_workers);
     work_loop(&w);
     for (char **e = w.env; *e; e++)
         free(*e);
