@@ -60,70 +60,88 @@ static int worst(int a, int b)
 
 /* ---- execute and tune: the store */
 
-/* The kernels each stage may have work for, those it most likely has none for last (a kernel
+/* The kernels each stage may have work for, those it most likely has none for apart (a kernel
  * tune finished or gave up on some GPU, one execute got past 'isolated'): rank 0 cannot tell for
  * sure (that needs the worker's GPU model and the stage's own plan), so they are still handed
- * out, in chunks LIKELY_DONE_FACTOR times larger, where the stage finds them done quickly. */
+ * out, in larger chunks (at least LIKELY_DONE_FACTOR times --chunk, at most 4 per worker),
+ * where the stage finds them done quickly. */
 static const char *const kernels_sql[] = {
     [MPI_STAGE_EXECUTE] = "SELECT id, status != 'isolated' FROM kernels WHERE status IN "
                           "('isolated','built','build_failed','runnable','probe_failed') "
-                          "ORDER BY 2, 1",
+                          "ORDER BY 1",
     [MPI_STAGE_TUNE] = "SELECT DISTINCT k.id, EXISTS (SELECT 1 FROM tune_kernels t WHERE "
                        "t.kernel_id = k.id AND t.status IN ('done','given_up')) FROM kernels k "
                        "JOIN builds b ON b.kernel_id = k.id WHERE k.status = 'runnable' AND "
-                       "b.status = 'ok' ORDER BY 2, 1",
+                       "b.status = 'ok' ORDER BY 1",
 };
 
 enum { LIKELY_DONE_FACTOR = 32 };
 
+struct id_list {
+    char **ids;
+    int n;
+    size_t cap;
+};
+
+/* Cut a list of kernel ids into chunks of `size`: ids one a line. */
+static void cut_list(struct id_list *chunks, const struct id_list *ids, int size)
+{
+    struct buf b = BUF_INIT;
+    for (int i = 0; i < ids->n; i++) {
+        buf_addf(&b, "%s%s", i % size ? "\n" : "", ids->ids[i]);
+        if ((i + 1) % size == 0 || i + 1 == ids->n) {
+            XGROW(chunks->ids, (size_t)chunks->n + 1, chunks->cap);
+            chunks->ids[chunks->n++] = buf_detach(&b, NULL);
+        }
+    }
+    buf_release(&b);
+}
+
 /* The likely-done chunks go between the pending ones (never after the last): while one chunk
  * measures, a worker's other place in flight works through them, and none is left for the end. */
-static void interleave(struct server *sv, char **pending, int np, char **done, int nd)
+static void interleave(struct server *sv, const struct id_list *pending, const struct id_list *done)
 {
-    int d = 0;
+    int d = 0, np = pending->n, nd = done->n;
     for (int p = 0; p < np || d < nd; p++) {
         if (p < np)
-            add_chunk(sv, pending[p], 0);
+            add_chunk(sv, pending->ids[p], 0);
         int upto = np > 1 && p < np - 1 ? (int)((long)nd * (p + 1) / (np - 1)) : nd;
         while (d < upto && d < nd)
-            add_chunk(sv, done[d++], 0);
+            add_chunk(sv, done->ids[d++], 0);
     }
 }
 
 /* Cut the kernels into chunks: explicit lists of ids, one a line. */
-static int plan_chunks(struct server *sv, struct store *s, int64_t *pending, int64_t *total)
+static int plan_chunks(struct server *sv, struct store *s, int nworkers, int64_t *pending,
+                       int64_t *total)
 {
     struct store_stmt *st = NULL;
-    struct buf ids = BUF_INIT;
-    char **lists[2] = { NULL, NULL };
-    int nlists[2] = { 0, 0 }, n = 0, was_done = 0;
-    size_t caps[2] = { 0, 0 };
+    struct id_list ids[2] = { { 0 }, { 0 } }, chunks[2] = { { 0 }, { 0 } };
     int rc = store_prepare(&st, s, kernels_sql[sv->job->stage]);
-    for (;;) {
-        int row = rc >= 0 && (rc = store_step(st)) == STORE_ROW;
-        int done = row && store_col_int(st, 1) != 0;
-        int size = was_done ? sv->job->chunk * LIKELY_DONE_FACTOR : sv->job->chunk;
-        if (n && (!row || done != was_done || n >= size)) {
-            XGROW(lists[was_done], (size_t)nlists[was_done] + 1, caps[was_done]);
-            lists[was_done][nlists[was_done]++] = buf_detach(&ids, NULL);
-            n = 0;
-        }
-        if (!row)
-            break;
-        buf_addf(&ids, "%s%s", n ? "\n" : "", store_col_text(st, 0));
-        n++, was_done = done, ++*total;
-        *pending += !done;
+    while (rc >= 0 && (rc = store_step(st)) == STORE_ROW) {
+        struct id_list *l = &ids[store_col_int(st, 1) != 0];
+        XGROW(l->ids, (size_t)l->n + 1, l->cap);
+        l->ids[l->n++] = xstrdup(store_col_text(st, 0));
     }
     store_finalize(st);
-    interleave(sv, lists[0], nlists[0], lists[1], nlists[1]);
-    free(lists[0]);
-    free(lists[1]);
-    buf_release(&ids);
+    int big = (ids[1].n + 4 * nworkers - 1) / (4 * (nworkers > 0 ? nworkers : 1));
+    if (big < sv->job->chunk * LIKELY_DONE_FACTOR)
+        big = sv->job->chunk * LIKELY_DONE_FACTOR;
+    cut_list(&chunks[0], &ids[0], sv->job->chunk);
+    cut_list(&chunks[1], &ids[1], big);
+    interleave(sv, &chunks[0], &chunks[1]);
+    *pending = ids[0].n, *total = ids[0].n + ids[1].n;
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < ids[k].n; i++)
+            free(ids[k].ids[i]);
+        free(ids[k].ids);
+        free(chunks[k].ids);
+    }
     return rc < 0 ? rc : 0;
 }
 
 /* Copy the store for the workers (their chunk stores are cut from it) and plan the chunks. */
-static int plan_store(struct server *sv, char **snap, size_t *snap_len)
+static int plan_store(struct server *sv, int nworkers, char **snap, size_t *snap_len)
 {
     struct store *s = NULL;
     struct buf b = BUF_INIT;
@@ -134,7 +152,7 @@ static int plan_store(struct server *sv, char **snap, size_t *snap_len)
                  : lscat_error_set("no store at '%s' (run lscat init and isolate first, or "
                                    "give --db)", sv->job->db_path);
     if (rc == 0)
-        rc = plan_chunks(sv, s, &pending, &total);
+        rc = plan_chunks(sv, s, nworkers, &pending, &total);
     if (rc == 0)
         rc = store_run(s, "VACUUM INTO ?", "t", path) < 0 ? LSCAT_ERR : 0;
     if (rc == 0)
@@ -395,7 +413,7 @@ int mpi_serve(const struct mpi_job *job, int nworkers, const char *scratch)
     char *snap = NULL;
     size_t snap_len = 0;
     double t0 = fs_mono_s();
-    int rc = job->stage == MPI_STAGE_SWEEP ? plan_sweep(&sv) : plan_store(&sv, &snap, &snap_len);
+    int rc = job->stage == MPI_STAGE_SWEEP ? plan_sweep(&sv) : plan_store(&sv, nworkers, &snap, &snap_len);
     double plan_s = fs_mono_s() - t0;
     if (rc < 0) {
         log_error("mpi: %s", lscat_error_last());
