@@ -56,6 +56,7 @@ for round in $(seq 1 "$ROUNDS"); do
         echo "$mode round $round: exit $rc, $n configurations in $w s"
         grep -h "mpi: time" "$OUT/$mode-$round.log" | sed 's/^/    /'
         tot_s[$mode]=$("$PY" -c "print(${tot_s[$mode]:-0} + $w)"); tot_n[$mode]=$(( ${tot_n[$mode]:-0} + n ))
+        [ $mode = mpi ] && echo "    store rows after: $("$PY" -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from measurements').fetchone()[0])" "$db"), kernels looked at: $(grep -h "kernels to look at" "$OUT/$mode-$round.log" | sed "s/.*mpi: //")"
         rm -f "$db"
     done
 done

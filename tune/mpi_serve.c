@@ -63,8 +63,9 @@ static int worst(int a, int b)
 /* The kernels each stage may have work for, those it most likely has none for apart (a kernel
  * tune finished or gave up on some GPU, one execute got past 'isolated'): rank 0 cannot tell for
  * sure (that needs the worker's GPU model and the stage's own plan), so they are still handed
- * out, in larger chunks (at least LIKELY_DONE_FACTOR times --chunk, at most 4 per worker),
- * where the stage finds them done quickly. */
+ * out, with the pending chunks or in larger chunks of their own (at most `big`: at least
+ * LIKELY_DONE_FACTOR times --chunk, about a quarter of them per worker), where the stage finds
+ * them done quickly. */
 static const char *const kernels_sql[] = {
     [MPI_STAGE_EXECUTE] = "SELECT id, status != 'isolated' FROM kernels WHERE status IN "
                           "('isolated','built','build_failed','runnable','probe_failed') "
@@ -83,13 +84,17 @@ struct id_list {
     size_t cap;
 };
 
-/* Cut a list of kernel ids into chunks of `size`: ids one a line. */
-static void cut_list(struct id_list *chunks, const struct id_list *ids, int size)
+/* Cut ids [from, to) of a list into chunks of `size` (ids one a line); to each of the first
+ * chunks add up to `ride` ids of `riders` (from *next on). */
+static void cut_list(struct id_list *chunks, const struct id_list *ids, int size,
+                     const struct id_list *riders, int *next, int ride)
 {
     struct buf b = BUF_INIT;
     for (int i = 0; i < ids->n; i++) {
         buf_addf(&b, "%s%s", i % size ? "\n" : "", ids->ids[i]);
         if ((i + 1) % size == 0 || i + 1 == ids->n) {
+            for (int r = 0; riders && r < ride && *next < riders->n; r++)
+                buf_addf(&b, "\n%s", riders->ids[(*next)++]);
             XGROW(chunks->ids, (size_t)chunks->n + 1, chunks->cap);
             chunks->ids[chunks->n++] = buf_detach(&b, NULL);
         }
@@ -127,8 +132,15 @@ static int plan_chunks(struct server *sv, struct store *s, int nworkers, int64_t
     int big = (ids[1].n + 4 * nworkers - 1) / (4 * (nworkers > 0 ? nworkers : 1));
     if (big < sv->job->chunk * LIKELY_DONE_FACTOR)
         big = sv->job->chunk * LIKELY_DONE_FACTOR;
-    cut_list(&chunks[0], &ids[0], sv->job->chunk);
-    cut_list(&chunks[1], &ids[1], big);
+    /* The likely-done kernels ride along with the pending chunks but the last (the run's tail)
+     * up to `big` a chunk, with no child of their own; the rest get chunks of their own,
+     * between the pending ones. */
+    int npending = (ids[0].n + sv->job->chunk - 1) / sv->job->chunk, next = 0;
+    int carriers = npending > 1 ? npending - 1 : npending;
+    int ride = carriers ? (ids[1].n + carriers - 1) / carriers : 0;
+    cut_list(&chunks[0], &ids[0], sv->job->chunk, &ids[1], &next, ride < big ? ride : big);
+    struct id_list rest = { .ids = ids[1].ids + next, .n = ids[1].n - next };
+    cut_list(&chunks[1], &rest, big, NULL, &next, 0);
     interleave(sv, &chunks[0], &chunks[1]);
     *pending = ids[0].n, *total = ids[0].n + ids[1].n;
     for (int k = 0; k < 2; k++) {
@@ -159,8 +171,9 @@ static int plan_store(struct server *sv, int nworkers, char **snap, size_t *snap
         rc = buf_read_file(&b, path);
     if (rc < 0)
         goto done;
-    log_info("mpi: %lld kernels to look at (%lld most likely done) in %d chunks of at most %d",
-             (long long)total, (long long)(total - pending), sv->nchunks, sv->job->chunk);
+    log_info("mpi: %lld kernels to look at (%lld most likely done) in %d chunks of at most %d "
+             "others", (long long)total, (long long)(total - pending), sv->nchunks,
+             sv->job->chunk);
     *snap_len = b.len;
     *snap = buf_detach(&b, NULL);
 done:
