@@ -1,9 +1,9 @@
 /* lscat-mpi (internal): `lscat execute|tune|sweep --mpi` under Open MPI's mpirun. Rank 0 owns
  * the store (or the sweep's output) and serves chunks of work on request (BONSAI's
  * client-server scheme); every other rank is a thin MPI layer that runs the stage's own
- * program on its chunk as a child process against node-local scratch (a copy of the store, or
- * a chunk CSV) and ships the result back, which rank 0 writes in one transaction (`lscat
- * dataset merge`) or appends to the output. Only this program links libmpi. */
+ * program on its chunk as a child process against node-local scratch (a store of the chunk's
+ * kernels, or a chunk CSV) and ships the result back, which rank 0 writes in one transaction
+ * (`lscat dataset merge`) or appends to the output. Only this program links libmpi. */
 #ifndef LSCAT_TUNE_MPI_H
 #define LSCAT_TUNE_MPI_H
 
@@ -30,7 +30,7 @@ struct mpi_job {
 };
 
 /* Message tags. A worker asks (ASK, one int64: its chunks in flight), rank 0 answers WORK
- * ("<chunk id>\t<selector>"), STOP (only to a worker with none in flight, once no chunk is
+ * ("<chunk id>\t<selector>": kernel ids one a line, or a sweep's record list), STOP (only to a worker with none in flight, once no chunk is
  * queued or out), or WAIT (to a worker with some in flight, when none is queued now: it asks
  * again after its next DONE); the worker reports DONE {chunk id, died, exit code, length} and
  * the result's bytes in DATA pieces. */

@@ -1,7 +1,7 @@
 /* lscat-mpi's rank 0: plans the chunks, hands them out on request and writes what comes back.
- * execute/tune: a chunk is `--shard I/N` of the pending kernels (by the hash of their ids, the
- * stage's own split); its result is the worker's store copy, merged here in one transaction by
- * `lscat dataset merge`. sweep: a chunk is a list of records of one compile-time tuple; its
+ * execute/tune: a chunk is a list of kernel ids; its result is what the stage wrote into the
+ * worker's chunk store, merged here in one transaction by `lscat dataset merge`, in a thread of
+ * its own (tune/mpi_merge.c). sweep: a chunk is a list of records of one compile-time tuple; its
  * result is the rows of a chunk CSV, appended to the output as they come. */
 #include "tune/mpi.h"
 

@@ -1,9 +1,10 @@
 /* lscat-mpi's workers: a thin MPI layer around the stage's own program. Each chunk runs as a
- * child process on node-local scratch ($TMPDIR): execute and tune against a fresh copy of the
- * store rank 0 broadcast at the start (the work folder is shared), sweep into a chunk CSV with
- * its builds cached in the rank's scratch. Up to --inflight chunks run at once (tune: 2, so
- * the next chunk's start overlaps this one's measurements). A killed child costs only its
- * chunk: the worker reports it and rank 0 hands the chunk out again. */
+ * child process on node-local scratch ($TMPDIR): execute and tune against a chunk store cut
+ * from the store rank 0 broadcast at the start (its kernels only: tune/chunkstore.c; the work
+ * folder is shared), sweep into a chunk CSV with its builds cached in the rank's scratch. Up to
+ * --inflight chunks run at once (tune: 2, so the next chunk starts up while this one measures,
+ * and measures once it is done: the chunk turn). A killed child costs only its chunk: the
+ * worker reports it and rank 0 hands the chunk out again. */
 #include "tune/mpi.h"
 
 #include "common/buf.h"
