@@ -5,7 +5,7 @@
 # in the order plain, mpi, plain, mpi:
 #   0. the bare launcher: `mpirun -np 2 true` (a fixed cost of every MPI run, outside lscat);
 #   1. lscat tune: 40 copies of the fixture kernel `ok` x the default space (140 configurations),
-#      MPI with the default two chunks in flight per worker; then the same 40 in a store the
+#      MPI with the default two chunks in flight per worker; then 20 of them in a store the
 #      size of a real one (3000 kernels given up on this GPU model with 54000 measurement rows,
 #      tests/tune/support/big_store.py), plain and MPI once each: the chunk stores and merges
 #      must not scale with the store;
@@ -39,7 +39,7 @@ note "== bare launcher: mpirun -np 2 true: $(secs "$t0" "$t1") s, $(secs "$t1" "
 # 1. tune
 seed() {
     lscat init --db "$1" >/dev/null 2>&1 || LSCAT_DB=$1 lscat init >/dev/null 2>&1
-    args=(); for i in $(seq 1 40); do args+=("ok$i=$FIX/ok/harness"); done
+    args=(); for i in $(seq 1 "${2:-40}"); do args+=("ok$i=$FIX/ok/harness"); done
     python3 tests/tune/support/seed_store.py "$1" "${args[@]}"
 }
 export LSCAT_WORK=$OUT/work
@@ -58,7 +58,7 @@ for round in 1 2; do
 done
 note "== tune rate mpi/plain: $(python3 -c "print(round((${tune_n[mpi]} / ${tune_s[mpi]}) / (${tune_n[plain]} / ${tune_s[plain]}), 4))") (aim >= 0.97)"
 model=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-big=$OUT/work/tune-big-base.db; seed "$big"
+big=$OUT/work/tune-big-base.db; seed "$big" 20
 python3 tests/tune/support/big_store.py "$big" 3000 128,256,512,1024 16x16,32x8,64,128,256 "$model" given_up
 declare -A big_s big_n
 for mode in plain mpi; do
