@@ -255,7 +255,11 @@ int main(int argc, char **argv)
 done:
     free(job.args);
     free((char *)job.db_path);
-    return rank == 0 ? code : 0;
+    /* Only rank 0 says what went wrong and passes the code on: another rank exiting non-zero
+     * first would make mpirun end the job before rank 0 has said it (a usage error, found
+     * before MPI_Init, leaves `rank` 0 everywhere, so ask the launcher's variable). */
+    const char *env_rank = getenv("OMPI_COMM_WORLD_RANK");
+    return rank == 0 && (!env_rank || !strcmp(env_rank, "0")) ? code : 0;
 }
 
 /* ---- bytes over MPI, for both sides */
