@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,4 +109,39 @@ void gpulock_release(struct gpulock *l)
         close(l->fd);
     }
     l->fd = -1;
+}
+
+static pthread_mutex_t baton_mu = PTHREAD_MUTEX_INITIALIZER;
+static int baton_fd = -1; /* held until released or the process exits; -2: released */
+
+int gpulock_baton(const volatile int *stop)
+{
+    const char *path = getenv("LSCAT_GPU_BATON");
+    if (!path || !*path)
+        return 0;
+    pthread_mutex_lock(&baton_mu);
+    int rc = 0;
+    if (baton_fd == -1) {
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        rc = fd < 0 ? lscat_error_set("cannot open the chunk turn '%s': %s", path,
+                                      strerror(errno))
+                    : take(fd, LOCK_EX, stop, -1, "(the chunk turn)");
+        if (rc == 0)
+            baton_fd = fd;
+        else if (fd >= 0)
+            close(fd);
+    }
+    pthread_mutex_unlock(&baton_mu);
+    return rc;
+}
+
+void gpulock_baton_release(void)
+{
+    pthread_mutex_lock(&baton_mu);
+    if (baton_fd >= 0) {
+        flock(baton_fd, LOCK_UN);
+        close(baton_fd);
+    }
+    baton_fd = -2;
+    pthread_mutex_unlock(&baton_mu);
 }

@@ -24,4 +24,15 @@ int gpulock_acquire(struct gpulock *out, const char *uuid, int exclusive,
 /* Release (a no-op when not held). */
 void gpulock_release(struct gpulock *l);
 
+/* lscat-mpi's chunk turn: when $LSCAT_GPU_BATON names a file, the first call takes an exclusive
+ * flock on it (waiting, polling, until it is free or `*stop` is set: LSCAT_EBUSY) and the
+ * process holds it until it exits (a killed process releases it at once); later calls return
+ * at once. So a worker rank's next chunk does its start-up (process, runner, planning) while
+ * the current one measures, and measures only once the current one is gone, instead of the two
+ * taking turns kernel by kernel and finishing together. Without the variable: returns 0. */
+int gpulock_baton(const volatile int *stop);
+/* Hand the chunk turn on before the process ends (its measurements are over; what is left is
+ * tearing down runners); later gpulock_baton calls return at once. */
+void gpulock_baton_release(void);
+
 #endif

@@ -30,16 +30,20 @@ struct step {
 static const struct step steps[] = {
     { NULL, "DROP TABLE IF EXISTS temp.map_runs; DROP TABLE IF EXISTS temp.map_repos;"
             "DROP TABLE IF EXISTS temp.map_sources; DROP TABLE IF EXISTS temp.map_gpus;"
-            "DROP TABLE IF EXISTS temp.map_builds;"
+            "DROP TABLE IF EXISTS temp.map_builds; DROP TABLE IF EXISTS temp.merge_keys;"
             "CREATE TEMP TABLE map_runs(old INTEGER PRIMARY KEY, new INTEGER);"
             "CREATE TEMP TABLE map_repos(old INTEGER PRIMARY KEY, new INTEGER);"
             "CREATE TEMP TABLE map_sources(old INTEGER PRIMARY KEY, new INTEGER);"
             "CREATE TEMP TABLE map_gpus(old INTEGER PRIMARY KEY, new INTEGER);"
             "CREATE TEMP TABLE map_builds(old INTEGER PRIMARY KEY, new INTEGER);"
-            /* Natural-key lookups of measurements need an index the schema lacks; it lives
-             * only inside this transaction (dropped before commit). */
-            "CREATE INDEX main.merge_measurements_key ON measurements(kernel_id, gpu_id, width,"
-            " height, block_x, block_y, block_z, measured_at)" },
+            /* Natural-key lookups of measurements need an index the schema lacks: the keys of
+             * the shard's kernels' rows, read in one pass into an indexed temp table (nothing
+             * written to the store, so the cost follows the shard, not the whole store). */
+            "CREATE TEMP TABLE merge_keys AS SELECT kernel_id, gpu_id, width, height, block_x,"
+            " block_y, block_z, measured_at FROM main.measurements WHERE kernel_id IN (SELECT"
+            " kernel_id FROM shard.measurements);"
+            "CREATE INDEX temp.merge_keys_config ON merge_keys(kernel_id, gpu_id, width, height,"
+            " block_x, block_y, block_z, measured_at)" },
     { "stage_runs",
       "INSERT INTO main.stage_runs(stage, args, host, pid, lscat_version, started_at, ended_at,"
       " exit_status, counts) SELECT stage, args, host, pid, lscat_version, started_at, ended_at,"
@@ -162,7 +166,7 @@ static const struct step steps[] = {
       " THEN 1 ELSE 0 END, measured_at, " RUN("run_id") ", binding, graph_nodes, output_check,"
       " output_check_why, check_ns FROM"
       " shard.measurements s"
-      " WHERE NOT EXISTS (SELECT 1 FROM main.measurements m WHERE " SAME_CONFIG " AND m.measured_at ="
+      " WHERE NOT EXISTS (SELECT 1 FROM temp.merge_keys m WHERE " SAME_CONFIG " AND m.measured_at ="
       " s.measured_at) ORDER BY s.id" },
     { "failures",
       "INSERT INTO main.failures(stage, subject, kernel_id, class, message, created_at, run_id)"
@@ -170,7 +174,7 @@ static const struct step steps[] = {
       " shard.failures s WHERE NOT EXISTS (SELECT 1 FROM main.failures m WHERE m.stage ="
       " s.stage AND m.class = s.class AND m.subject = s.subject AND m.created_at ="
       " s.created_at AND m.message IS s.message) ORDER BY s.id" },
-    { NULL, "DROP INDEX main.merge_measurements_key" },
+    { NULL, "DROP TABLE temp.merge_keys" },
 };
 
 static void count(struct merge_result *out, const char *table, int n)

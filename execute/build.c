@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/proc.h"
 #include "common/sha256.h"
+#include "common/toolkit.h"
 #include "common/xalloc.h"
 #include "execute/sandbox.h"
 
@@ -32,57 +33,9 @@
 #define LOG_CAP_BYTES (1u << 20)
 #define FIRST_ERROR_CAP 500
 
-static int has_core(const char *dir)
-{
-    char *p = fs_join(dir, "tune/timing.cu");
-    int ok = fs_exists(p);
-    free(p);
-    return ok;
-}
-
 char *build_find_share_dir(void)
 {
-    const char *env = getenv("LSCAT_SHARE_DIR");
-    if (env && *env)
-        return has_core(env) ? xstrdup(env) : NULL;
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            char *d = xasprintf("%s/../share/lscat", exe);
-            if (has_core(d))
-                return d;
-            free(d);
-        }
-    }
-    return has_core(LSCAT_SOURCE_DIR) ? xstrdup(LSCAT_SOURCE_DIR) : NULL;
-}
-
-static char *find_nvcc(const char *given)
-{
-    if (given)
-        return access(given, X_OK) == 0 ? xstrdup(given) : NULL;
-    const char *home = getenv("CUDA_HOME");
-    char *c = home ? xasprintf("%s/bin/nvcc", home) : xstrdup("/usr/local/cuda/bin/nvcc");
-    if (access(c, X_OK) == 0)
-        return c;
-    free(c);
-    const char *path = getenv("PATH");
-    char *copy = xstrdup(path ? path : "");
-    char *found = NULL;
-    for (char *save = NULL, *d = strtok_r(copy, ":", &save); d && !found;
-         d = strtok_r(NULL, ":", &save)) {
-        char *p = fs_join(d, "nvcc");
-        if (access(p, X_OK) == 0)
-            found = p;
-        else
-            free(p);
-    }
-    free(copy);
-    return found;
+    return toolkit_find_share("tune/timing.cu", LSCAT_SOURCE_DIR);
 }
 
 static int run_plain(struct proc_result *r, const char *const *argv, const char *cwd, double t)
@@ -246,7 +199,7 @@ int build_env_init(struct build_env *env, const struct build_config *cfg)
     if (env->max_attempts > 16)
         env->max_attempts = 16;
     env->resolver = cfg->resolver;
-    env->nvcc = find_nvcc(cfg->nvcc);
+    env->nvcc = toolkit_find_nvcc(cfg->nvcc);
     if (!env->nvcc)
         return lscat_error_set("nvcc not found (install the CUDA toolkit, or set CUDA_HOME or "
                                "PATH)");

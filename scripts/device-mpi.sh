@@ -5,14 +5,17 @@
 # in the order plain, mpi, plain, mpi:
 #   0. the bare launcher: `mpirun -np 2 true` (a fixed cost of every MPI run, outside lscat);
 #   1. lscat tune: 40 copies of the fixture kernel `ok` x the default space (140 configurations),
-#      MPI with the default two chunks in flight per worker; then one MPI round with
-#      --inflight 1 (one chunk at a time, as before) for comparison;
+#      MPI with the default two chunks in flight per worker; then 20 of them in a store the
+#      size of a real one (3000 kernels given up on this GPU model with 54000 measurement rows,
+#      tests/tune/support/big_store.py), plain and MPI once each: the chunk stores and merges
+#      must not scale with the store;
 #   2. lscat sweep: the matmul kernel over BLOCK_SIZE 8,16,32 x 20 sizes (60 records), builds
 #      cached beforehand (the same --work), so the rate is the run stage's; then a larger space
-#      (BLOCK_SIZE 8,16,32 x the 20 sizes 4 times: 240 records), where the launcher's fixed
-#      start weighs less;
+#      (BLOCK_SIZE 8,16,32 x the 20 sizes 4 times: 240 records, one round), where the
+#      launcher's fixed start weighs less;
 #   3. a worker's lscat-tune killed 8 s into the MPI tune: what was lost and the wall it cost.
-# Then the gpu_mpi test. Usage: scripts/device-mpi.sh OUT_DIR (from the source root, with
+# lscat-mpi's breakdown ("mpi: time" lines: store cuts, children, results, shipping, idle waits,
+# rank 0's merges) follows each MPI run. Then the gpu_mpi test. Usage: scripts/device-mpi.sh OUT_DIR (from the source root, with
 # build/bin and build/tests carried along). The summary is printed last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -36,7 +39,7 @@ note "== bare launcher: mpirun -np 2 true: $(secs "$t0" "$t1") s, $(secs "$t1" "
 # 1. tune
 seed() {
     lscat init --db "$1" >/dev/null 2>&1 || LSCAT_DB=$1 lscat init >/dev/null 2>&1
-    args=(); for i in $(seq 1 40); do args+=("ok$i=$FIX/ok/harness"); done
+    args=(); for i in $(seq 1 "${2:-40}"); do args+=("ok$i=$FIX/ok/harness"); done
     python3 tests/tune/support/seed_store.py "$1" "${args[@]}"
 }
 export LSCAT_WORK=$OUT/work
@@ -49,15 +52,26 @@ for round in 1 2; do
         else LSCAT_DB=$db mpirun -np 2 lscat tune --mpi --chunk 8 >"$OUT/tune-$mode-$round.log" 2>&1; fi
         w=$(secs "$t0" "$(now)"); n=$(sql "$db" "select count(*) from measurements where status = 'ok'")
         note "tune $mode round $round: $n ok configurations in $w s ($(python3 -c "print(round($n / $w, 1))")/s)"
+        grep -h "mpi: time" "$OUT/tune-$mode-$round.log" | sed 's/^/    /' >>"$S"
         tune_s[$mode]=$(python3 -c "print(${tune_s[$mode]:-0} + $w)"); tune_n[$mode]=$(( ${tune_n[$mode]:-0} + n ))
     done
 done
 note "== tune rate mpi/plain: $(python3 -c "print(round((${tune_n[mpi]} / ${tune_s[mpi]}) / (${tune_n[plain]} / ${tune_s[plain]}), 4))") (aim >= 0.97)"
-db=$OUT/work/tune-mpi-inflight1.db; seed "$db"
-t0=$(now)
-LSCAT_DB=$db mpirun -np 2 lscat tune --mpi --chunk 8 --inflight 1 >"$OUT/tune-mpi-inflight1.log" 2>&1
-w=$(secs "$t0" "$(now)"); n=$(sql "$db" "select count(*) from measurements where status = 'ok'")
-note "tune mpi --inflight 1 (one chunk at a time, as before): $n ok configurations in $w s ($(python3 -c "print(round($n / $w, 1))")/s; rate against plain: $(python3 -c "print(round(($n / $w) / (${tune_n[plain]} / ${tune_s[plain]}), 4))"))"
+model=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+big=$OUT/work/tune-big-base.db; seed "$big" 20
+python3 tests/tune/support/big_store.py "$big" 3000 128,256,512,1024 16x16,32x8,64,128,256 "$model" given_up
+declare -A big_s big_n
+for mode in plain mpi; do
+    db=$OUT/work/tune-big-$mode.db; cp "$big" "$db"
+    t0=$(now)
+    if [ $mode = plain ]; then LSCAT_DB=$db timeout 240 lscat tune --gpus 0 >"$OUT/tune-big-$mode.log" 2>&1
+    else LSCAT_DB=$db timeout 240 mpirun -np 2 lscat tune --mpi --chunk 8 >"$OUT/tune-big-$mode.log" 2>&1; fi
+    w=$(secs "$t0" "$(now)"); n=$(sql "$db" "select count(*) from measurements where status = 'ok' and kernel_id like 'ok%'")
+    note "tune big store $mode: $n ok configurations in $w s ($(python3 -c "print(round($n / $w, 1))")/s; $(sql "$db" "select count(*) from measurements") rows in the store)"
+    grep -h "mpi: time\|kernels to look at" "$OUT/tune-big-$mode.log" | sed 's/^/    /' >>"$S"
+    big_s[$mode]=$w big_n[$mode]=$n
+done
+note "== tune big store rate mpi/plain: $(python3 -c "print(round((${big_n[mpi]} / ${big_s[mpi]}) / (${big_n[plain]} / ${big_s[plain]}), 4))") (aim >= 0.97)"
 
 # 2. sweep (builds cached first)
 { printf 'BLOCK_SIZE,N\nInteger,Integer\nCompile,Runtime\n'
@@ -73,6 +87,7 @@ for round in 1 2; do
         else mpirun -np 2 lscat sweep --mpi "${SW[@]}" --out "$o" >"$OUT/sweep-$mode-$round.log" 2>&1; fi
         w=$(secs "$t0" "$(now)")
         note "sweep $mode round $round: $(($(wc -l <"$o") - 1)) records ($(grep -c ',Success,' "$o") Success) in $w s"
+        grep -h "mpi: time" "$OUT/sweep-$mode-$round.log" | sed 's/^/    /' >>"$S"
         sw_s[$mode]=$(python3 -c "print(${sw_s[$mode]:-0} + $w)")
     done
 done
@@ -81,7 +96,7 @@ note "== sweep rate mpi/plain: $(python3 -c "print(round(${sw_s[plain]} / ${sw_s
   for b in 8 16 32; do for r in 1 2 3 4; do for i in $(seq 1 20); do echo "$b,$((128 * i))"; done; done; done; } >"$OUT/space240.csv"
 SW2=(--work "$OUT/sweep-work" --kernel "$EX/matmul.cu" --driver "$EX/driver.c" --space "$OUT/space240.csv")
 declare -A sw2_s
-for round in 1 2; do
+for round in 1; do
     for mode in plain mpi; do
         o=$OUT/sweep240-$mode-$round.csv
         t0=$(now)

@@ -9,7 +9,7 @@ NVCC_FLAGS := -O2 -std=c++17 $(NVCC_ARCH) -I. -Xcompiler -Wall,-Wextra,-Werror
 # objects below depend on them.
 TIMING_CORE_SRCS := tune/timing.h tune/timing.cu tune/stats.c tune/nvml_dl.h
 
-TUNE_OBJS := $(B)/tune/stats.o $(B)/tune/space.o $(B)/tune/runner.o $(B)/tune/runner_host.o \
+TUNE_OBJS := $(B)/tune/chunkstore.o $(B)/tune/stats.o $(B)/tune/space.o $(B)/tune/runner.o $(B)/tune/runner_host.o \
              $(B)/tune/runner_proc.o \
              $(B)/tune/gpus.o $(B)/tune/plan.o $(B)/tune/sweep.o $(B)/tune/bonsai.o \
              $(B)/tune/usersweep.o $(B)/tune/usersweep_build.o $(B)/tune/usersweep_out.o \
@@ -114,7 +114,8 @@ endif
 # it runs the stages' own programs as children, so nothing else changes.
 MPICC ?= $(shell command -v mpicc)
 ifneq ($(MPICC),)
-TUNE_MPI_OBJS := $(B)/tune/mpi_cmd.o $(B)/tune/mpi_serve.o $(B)/tune/mpi_work.o
+TUNE_MPI_OBJS := $(B)/tune/mpi_cmd.o $(B)/tune/mpi_serve.o $(B)/tune/mpi_work.o \
+                 $(B)/tune/mpi_merge.o
 $(TUNE_MPI_OBJS): $(B)/tune/mpi_%.o: tune/mpi_%.c
 	@mkdir -p $(@D)
 	OMPI_CC=$(CC) $(MPICC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@

@@ -1,9 +1,9 @@
 /* lscat-mpi (internal): `lscat execute|tune|sweep --mpi` under Open MPI's mpirun. Rank 0 owns
  * the store (or the sweep's output) and serves chunks of work on request (BONSAI's
  * client-server scheme); every other rank is a thin MPI layer that runs the stage's own
- * program on its chunk as a child process against node-local scratch (a copy of the store, or
- * a chunk CSV) and ships the result back, which rank 0 writes in one transaction (`lscat
- * dataset merge`) or appends to the output. Only this program links libmpi. */
+ * program on its chunk as a child process against node-local scratch (a store of the chunk's
+ * kernels, or a chunk CSV) and ships the result back, which rank 0 writes in one transaction
+ * (`lscat dataset merge`) or appends to the output. Only this program links libmpi. */
 #ifndef LSCAT_TUNE_MPI_H
 #define LSCAT_TUNE_MPI_H
 
@@ -30,7 +30,7 @@ struct mpi_job {
 };
 
 /* Message tags. A worker asks (ASK, one int64: its chunks in flight), rank 0 answers WORK
- * ("<chunk id>\t<selector>"), STOP (only to a worker with none in flight, once no chunk is
+ * ("<chunk id>\t<selector>": kernel ids one a line, or a sweep's record list), STOP (only to a worker with none in flight, once no chunk is
  * queued or out), or WAIT (to a worker with some in flight, when none is queued now: it asks
  * again after its next DONE); the worker reports DONE {chunk id, died, exit code, length} and
  * the result's bytes in DATA pieces. */
@@ -49,6 +49,14 @@ struct mpi_done {
 int mpi_serve(const struct mpi_job *job, int nworkers, const char *scratch);
 /* A worker rank: `node_index` among the worker ranks of its node, `node_workers` of them. */
 int mpi_work(const struct mpi_job *job, const char *scratch, int node_index, int node_workers);
+
+/* Rank 0's merges of chunk stores into the store, in a thread of their own (tune/mpi_merge.c):
+ * add takes a file (owned: merged, then removed); free waits for every queued merge and says
+ * how many were merged and in how long. Returns 0, or LSCAT_ERR when a merge failed (logged). */
+struct mpi_merger;
+int mpi_merger_new(struct mpi_merger **out, const char *self_dir, const char *db_path);
+void mpi_merger_add(struct mpi_merger *m, char *file);
+int mpi_merger_free(struct mpi_merger *m, double *merge_s, int *merged);
 
 /* Bytes in pieces of at most 1 GiB (MPI counts are ints). */
 void mpi_send_bytes(const void *data, size_t len, int dest);

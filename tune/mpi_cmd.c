@@ -25,15 +25,17 @@ static void help(void)
     printf("usage: %s\n\n"
            "Runs a stage across the ranks of an Open MPI job. Rank 0 owns the store (execute,\n"
            "tune) or the output CSV (sweep) and serves chunks of work on request; every other\n"
-           "rank runs the stage's own program on one chunk at a time on node-local scratch\n"
-           "($TMPDIR) and ships the result back: rank 0 merges a chunk's store rows in one\n"
-           "transaction (lscat dataset merge) or appends its sweep rows to the output. Rank 0\n"
-           "does no work itself: -np N gives N-1 workers, so run at least 2 ranks.\n\n"
-           "  --chunk N             kernels (execute, tune; default 8) or records of one\n"
+           "rank runs the stage's own program on its chunks on node-local scratch ($TMPDIR),\n"
+           "against a store holding only the chunk's kernels, and ships back what the stage\n"
+           "wrote: rank 0 merges it in one transaction (lscat dataset merge, in a thread of\n"
+           "its own) or appends the chunk's sweep rows to the output. Rank 0 does no work\n"
+           "itself: -np N gives N-1 workers, so run at least 2 ranks.\n\n"
+           "  --chunk N             kernels (execute, tune; default 8; kernels the store says\n"
+           "                        are most likely done ride along) or records of one\n"
            "                        compile-time tuple (sweep; default 64) per chunk\n"
            "  --inflight N          chunks a worker rank runs at once (tune: 2, so the next\n"
-           "                        chunk's start overlaps this one's measurements, which\n"
-           "                        take turns on the GPU lock; execute: 1; sweep: only 1)\n"
+           "                        chunk starts up while this one measures, and measures\n"
+           "                        once this one is done; execute: 1; sweep: only 1)\n"
            "  --mpi-gpus local|all  local (default): each worker rank gets one GPU of its node,\n"
            "                        by its place among the node's workers (CUDA_VISIBLE_DEVICES);\n"
            "                        all: each worker's stage uses every GPU of its node (run one\n"
@@ -253,7 +255,11 @@ int main(int argc, char **argv)
 done:
     free(job.args);
     free((char *)job.db_path);
-    return rank == 0 ? code : 0;
+    /* Only rank 0 says what went wrong and passes the code on: another rank exiting non-zero
+     * first would make mpirun end the job before rank 0 has said it (a usage error, found
+     * before MPI_Init, leaves `rank` 0 everywhere, so ask the launcher's variable). */
+    const char *env_rank = getenv("OMPI_COMM_WORLD_RANK");
+    return rank == 0 && (!env_rank || !strcmp(env_rank, "0")) ? code : 0;
 }
 
 /* ---- bytes over MPI, for both sides */

@@ -1,7 +1,7 @@
 /* lscat-mpi's rank 0: plans the chunks, hands them out on request and writes what comes back.
- * execute/tune: a chunk is `--shard I/N` of the pending kernels (by the hash of their ids, the
- * stage's own split); its result is the worker's store copy, merged here in one transaction by
- * `lscat dataset merge`. sweep: a chunk is a list of records of one compile-time tuple; its
+ * execute/tune: a chunk is a list of kernel ids; its result is what the stage wrote into the
+ * worker's chunk store, merged here in one transaction by `lscat dataset merge`, in a thread of
+ * its own (tune/mpi_merge.c). sweep: a chunk is a list of records of one compile-time tuple; its
  * result is the rows of a chunk CSV, appended to the output as they come. */
 #include "tune/mpi.h"
 
@@ -23,7 +23,7 @@
 enum { CHUNK_QUEUED = 0, CHUNK_OUT, CHUNK_DONE };
 
 struct chunk {
-    char *sel;                  /* "I/N" (execute, tune) or "3,4,5-9" (sweep) */
+    char *sel;                  /* kernel ids a line (execute, tune) or "3,4,5-9" (sweep) */
     int tries, state;
 };
 
@@ -35,6 +35,9 @@ struct server {
     size_t cap, held_cap;
     int code;                   /* the worst exit code so far */
     int stop_serving;           /* a usage error: every chunk would fail the same way */
+    struct mpi_merger *merger;  /* execute, tune: merges chunk stores in a thread */
+    double write_s;             /* taking results in (the breakdown's "write") */
+    int nwritten;
     /* sweep */
     struct bonsai_space *space;
     char *done;                 /* done[record] */
@@ -57,36 +60,119 @@ static int worst(int a, int b)
 
 /* ---- execute and tune: the store */
 
-static const char *const count_sql[] = {
-    [MPI_STAGE_EXECUTE] = "SELECT count(*) FROM kernels WHERE status IN ('isolated','built',"
-                          "'build_failed','runnable','probe_failed')",
-    [MPI_STAGE_TUNE] = "SELECT count(DISTINCT k.id) FROM kernels k JOIN builds b ON "
-                       "b.kernel_id = k.id WHERE k.status = 'runnable' AND b.status = 'ok'",
+/* The kernels each stage may have work for, those it most likely has none for apart (a kernel
+ * tune finished or gave up on some GPU, one execute got past 'isolated'): rank 0 cannot tell for
+ * sure (that needs the worker's GPU model and the stage's own plan), so they are still handed
+ * out, with the pending chunks or in larger chunks of their own (at most `big`: at least
+ * LIKELY_DONE_FACTOR times --chunk, about a quarter of them per worker), where the stage finds
+ * them done quickly. */
+static const char *const kernels_sql[] = {
+    [MPI_STAGE_EXECUTE] = "SELECT id, status != 'isolated' FROM kernels WHERE status IN "
+                          "('isolated','built','build_failed','runnable','probe_failed') "
+                          "ORDER BY 1",
+    [MPI_STAGE_TUNE] = "SELECT DISTINCT k.id, EXISTS (SELECT 1 FROM tune_kernels t WHERE "
+                       "t.kernel_id = k.id AND t.status IN ('done','given_up')) FROM kernels k "
+                       "JOIN builds b ON b.kernel_id = k.id WHERE k.status = 'runnable' AND "
+                       "b.status = 'ok' ORDER BY 1",
 };
 
-/* Copy the store for the workers and cut the work into shards of about job->chunk kernels. */
-static int plan_store(struct server *sv, char **snap, size_t *snap_len)
+enum { LIKELY_DONE_FACTOR = 32 };
+
+struct id_list {
+    char **ids;
+    int n;
+    size_t cap;
+};
+
+/* Cut ids [from, to) of a list into chunks of `size` (ids one a line); to each of the first
+ * chunks add up to `ride` ids of `riders` (from *next on). */
+static void cut_list(struct id_list *chunks, const struct id_list *ids, int size,
+                     const struct id_list *riders, int *next, int ride)
+{
+    struct buf b = BUF_INIT;
+    for (int i = 0; i < ids->n; i++) {
+        buf_addf(&b, "%s%s", i % size ? "\n" : "", ids->ids[i]);
+        if ((i + 1) % size == 0 || i + 1 == ids->n) {
+            for (int r = 0; riders && r < ride && *next < riders->n; r++)
+                buf_addf(&b, "\n%s", riders->ids[(*next)++]);
+            XGROW(chunks->ids, (size_t)chunks->n + 1, chunks->cap);
+            chunks->ids[chunks->n++] = buf_detach(&b, NULL);
+        }
+    }
+    buf_release(&b);
+}
+
+/* The likely-done chunks go between the pending ones (never after the last): while one chunk
+ * measures, a worker's other place in flight works through them, and none is left for the end. */
+static void interleave(struct server *sv, const struct id_list *pending, const struct id_list *done)
+{
+    int d = 0, np = pending->n, nd = done->n;
+    for (int p = 0; p < np || d < nd; p++) {
+        if (p < np)
+            add_chunk(sv, pending->ids[p], 0);
+        int upto = np > 1 && p < np - 1 ? (int)((long)nd * (p + 1) / (np - 1)) : nd;
+        while (d < upto && d < nd)
+            add_chunk(sv, done->ids[d++], 0);
+    }
+}
+
+/* Cut the kernels into chunks: explicit lists of ids, one a line. */
+static int plan_chunks(struct server *sv, struct store *s, int nworkers, int64_t *pending,
+                       int64_t *total)
+{
+    struct store_stmt *st = NULL;
+    struct id_list ids[2] = { { 0 }, { 0 } }, chunks[2] = { { 0 }, { 0 } };
+    int rc = store_prepare(&st, s, kernels_sql[sv->job->stage]);
+    while (rc >= 0 && (rc = store_step(st)) == STORE_ROW) {
+        struct id_list *l = &ids[store_col_int(st, 1) != 0];
+        XGROW(l->ids, (size_t)l->n + 1, l->cap);
+        l->ids[l->n++] = xstrdup(store_col_text(st, 0));
+    }
+    store_finalize(st);
+    int big = (ids[1].n + 4 * nworkers - 1) / (4 * (nworkers > 0 ? nworkers : 1));
+    if (big < sv->job->chunk * LIKELY_DONE_FACTOR)
+        big = sv->job->chunk * LIKELY_DONE_FACTOR;
+    /* The likely-done kernels ride along with the pending chunks but the last (the run's tail)
+     * up to `big` a chunk, with no child of their own; the rest get chunks of their own,
+     * between the pending ones. */
+    int npending = (ids[0].n + sv->job->chunk - 1) / sv->job->chunk, next = 0;
+    int carriers = npending > 1 ? npending - 1 : npending;
+    int ride = carriers ? (ids[1].n + carriers - 1) / carriers : 0;
+    cut_list(&chunks[0], &ids[0], sv->job->chunk, &ids[1], &next, ride < big ? ride : big);
+    struct id_list rest = { .ids = ids[1].ids + next, .n = ids[1].n - next };
+    cut_list(&chunks[1], &rest, big, NULL, &next, 0);
+    interleave(sv, &chunks[0], &chunks[1]);
+    *pending = ids[0].n, *total = ids[0].n + ids[1].n;
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < ids[k].n; i++)
+            free(ids[k].ids[i]);
+        free(ids[k].ids);
+        free(chunks[k].ids);
+    }
+    return rc < 0 ? rc : 0;
+}
+
+/* Copy the store for the workers (their chunk stores are cut from it) and plan the chunks. */
+static int plan_store(struct server *sv, int nworkers, char **snap, size_t *snap_len)
 {
     struct store *s = NULL;
     struct buf b = BUF_INIT;
     char *path = fs_join(sv->scratch, "snapshot.db");
-    int64_t n = 0;
+    int64_t pending = 0, total = 0;
     int rc = access(sv->job->db_path, F_OK) == 0
                  ? store_open(&s, sv->job->db_path, 0)
                  : lscat_error_set("no store at '%s' (run lscat init and isolate first, or "
                                    "give --db)", sv->job->db_path);
     if (rc == 0)
-        rc = store_query_int(&n, s, count_sql[sv->job->stage], "");
+        rc = plan_chunks(sv, s, nworkers, &pending, &total);
     if (rc == 0)
         rc = store_run(s, "VACUUM INTO ?", "t", path) < 0 ? LSCAT_ERR : 0;
     if (rc == 0)
         rc = buf_read_file(&b, path);
     if (rc < 0)
         goto done;
-    long count = n > 0 ? (long)((n + sv->job->chunk - 1) / sv->job->chunk) : 0;
-    for (long i = 0; i < count; i++)
-        add_chunk(sv, xasprintf("%ld/%ld", i, count), 0);
-    log_info("mpi: %lld kernels to look at in %ld chunks of about %d", (long long)n, count,
+    log_info("mpi: %lld kernels to look at (%lld most likely done) in %d chunks of at most %d "
+             "others", (long long)total, (long long)(total - pending), sv->nchunks,
              sv->job->chunk);
     *snap_len = b.len;
     *snap = buf_detach(&b, NULL);
@@ -98,24 +184,16 @@ done:
     return rc;
 }
 
+/* Queue the chunk store for rank 0's merge thread (the serving loop goes on at once). */
 static int merge_result(struct server *sv, const char *data, size_t len, int64_t chunk)
 {
-    char *file = xasprintf("%s/chunk-%lld.db", sv->scratch, (long long)chunk);
-    char *prog = xasprintf("%s/lscat-dataset", sv->job->self_dir);
-    const char *argv[] = { prog, "merge", file, "--db", sv->job->db_path, "-q", NULL };
-    struct proc_options o = PROC_OPTIONS_INIT;
-    struct proc_result r;
-    o.argv = argv;
+    char *file = xasprintf("%s/chunk-%lld.%d.db", sv->scratch, (long long)chunk,
+                           sv->chunks[chunk].tries);
     int rc = fs_write_atomic(file, data, len);
-    if (rc == 0 && (rc = proc_run(&r, &o)) == 0) {
-        if (r.exit_code || r.signal)
-            rc = lscat_error_set("merging chunk %lld into '%s' failed: %s", (long long)chunk,
-                                 sv->job->db_path, r.err.len ? r.err.data : "no message");
-        proc_result_release(&r);
-    }
-    unlink(file);
-    free(file);
-    free(prog);
+    if (rc == 0)
+        mpi_merger_add(sv->merger, file);
+    else
+        free(file);
     return rc;
 }
 
@@ -259,6 +337,18 @@ static void hand_out(struct server *sv, int dest)
     }
 }
 
+/* A chunk for the logs: its records (sweep), or how many kernels from which. */
+static char *describe(const char *sel)
+{
+    const char *nl = strchr(sel, '\n');
+    if (!nl)
+        return xstrdup(sel);
+    int n = 1;
+    for (const char *p = nl; p; p = strchr(p + 1, '\n'))
+        n++;
+    return xasprintf("%d kernels from %.*s", n, (int)(nl - sel < 16 ? nl - sel : 16), sel);
+}
+
 /* A worker's report: write its result, and hand out again what a killed child left. */
 static void take_result(struct server *sv, int src, const struct mpi_done *d)
 {
@@ -267,10 +357,14 @@ static void take_result(struct server *sv, int src, const struct mpi_done *d)
     struct chunk *c = &sv->chunks[d->chunk];
     c->state = CHUNK_DONE, sv->out--;
     int rc = 0;
+    double t0 = fs_mono_s();
     if (sv->job->stage == MPI_STAGE_SWEEP)
         rc = sweep_result(sv, data, (size_t)d->len, d->chunk);
     else if (!d->died && d->len)
         rc = merge_result(sv, data, (size_t)d->len, d->chunk);
+    sv->write_s += fs_mono_s() - t0, sv->nwritten++;
+    log_debug("mpi: chunk %lld: %lld bytes written in %.3f s", (long long)d->chunk,
+              (long long)d->len, fs_mono_s() - t0);
     free(data);
     if (rc < 0) {
         log_error("mpi: %s", lscat_error_last());
@@ -278,13 +372,14 @@ static void take_result(struct server *sv, int src, const struct mpi_done *d)
     }
     char *again = !d->died ? NULL : sv->job->stage == MPI_STAGE_SWEEP ? sweep_missing(sv, c->sel)
                                                                      : xstrdup(c->sel);
+    char *what = describe(again ? again : c->sel);
     if (again && c->tries + 1 < sv->job->max_tries) {
         log_warn("mpi: rank %d's worker for chunk %lld (%s) was killed: the chunk is handed out "
-                 "again", src, (long long)d->chunk, c->sel);
+                 "again", src, (long long)d->chunk, what);
         add_chunk(sv, again, c->tries + 1);
     } else if (again) {
         log_error("mpi: chunk %lld (%s) was killed %d times: left undone (run again to resume)",
-                  (long long)d->chunk, again, sv->job->max_tries);
+                  (long long)d->chunk, what, sv->job->max_tries);
         free(again);
         sv->code = worst(sv->code, 3);
     } else if (!d->died) {
@@ -292,6 +387,7 @@ static void take_result(struct server *sv, int src, const struct mpi_done *d)
             sv->stop_serving = 1;
         sv->code = worst(sv->code, (int)d->exit_code);
     }
+    free(what);
 }
 
 /* Asks come from idle workers (none in flight: held until a chunk is queued or none is out, then
@@ -330,15 +426,25 @@ int mpi_serve(const struct mpi_job *job, int nworkers, const char *scratch)
     char *snap = NULL;
     size_t snap_len = 0;
     double t0 = fs_mono_s();
-    int rc = job->stage == MPI_STAGE_SWEEP ? plan_sweep(&sv) : plan_store(&sv, &snap, &snap_len);
+    int rc = job->stage == MPI_STAGE_SWEEP ? plan_sweep(&sv) : plan_store(&sv, nworkers, &snap, &snap_len);
+    double plan_s = fs_mono_s() - t0;
     if (rc < 0) {
         log_error("mpi: %s", lscat_error_last());
         sv.code = rc == LSCAT_EINVALID ? 2 : 3, sv.stop_serving = 1;
         free(snap), snap = NULL, snap_len = 0;
     }
+    if (rc == 0 && job->stage != MPI_STAGE_SWEEP &&
+        mpi_merger_new(&sv.merger, job->self_dir, job->db_path) < 0) {
+        log_error("mpi: %s", lscat_error_last());
+        sv.code = 3, sv.stop_serving = 1;
+    }
     mpi_bcast_blob(&snap, &snap_len);
     free(snap);
     serve(&sv, nworkers);
+    double merge_s = 0;
+    int merged = 0;
+    if (mpi_merger_free(sv.merger, &merge_s, &merged) < 0)
+        sv.code = worst(sv.code, 3);
     if (sv.nheld && !sv.outf && usersweep_out_open(&sv.outf, job->out_path, sv.space, "") < 0)
         sv.code = worst(sv.code, 3);
     if (sv.nheld && flush_held(&sv) < 0)
@@ -350,6 +456,9 @@ int mpi_serve(const struct mpi_job *job, int nworkers, const char *scratch)
     int left = sv.queued + sv.out;
     log_info("mpi: %d chunks served to %d workers in %.1f s%s", sv.nchunks, nworkers,
              fs_mono_s() - t0, left ? " (some left undone)" : "");
+    log_info("mpi: time rank 0: plan and store copy %.3f s, %d results taken in %.3f s, %d "
+             "merged in %.3f s (a thread of their own), in all %.3f s", plan_s, sv.nwritten,
+             sv.write_s, merged, merge_s, fs_mono_s() - t0);
     for (int i = 0; i < sv.nchunks; i++)
         free(sv.chunks[i].sel);
     free(sv.chunks);

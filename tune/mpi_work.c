@@ -1,9 +1,10 @@
 /* lscat-mpi's workers: a thin MPI layer around the stage's own program. Each chunk runs as a
- * child process on node-local scratch ($TMPDIR): execute and tune against a fresh copy of the
- * store rank 0 broadcast at the start (the work folder is shared), sweep into a chunk CSV with
- * its builds cached in the rank's scratch. Up to --inflight chunks run at once (tune: 2, so
- * the next chunk's start overlaps this one's measurements). A killed child costs only its
- * chunk: the worker reports it and rank 0 hands the chunk out again. */
+ * child process on node-local scratch ($TMPDIR): execute and tune against a chunk store cut
+ * from the store rank 0 broadcast at the start (its kernels only: tune/chunkstore.c; the work
+ * folder is shared), sweep into a chunk CSV with its builds cached in the rank's scratch. Up to
+ * --inflight chunks run at once (tune: 2, so the next chunk starts up while this one measures,
+ * and measures once it is done: the chunk turn). A killed child costs only its chunk: the
+ * worker reports it and rank 0 hands the chunk out again. */
 #include "tune/mpi.h"
 
 #include "common/buf.h"
@@ -13,6 +14,7 @@
 #include "common/proc.h"
 #include "common/xalloc.h"
 #include "store/store.h"
+#include "tune/chunkstore.h"
 
 #include <dirent.h>
 #include <mpi.h>
@@ -30,6 +32,8 @@ struct worker {
     const struct mpi_job *job;
     const char *scratch;
     char *base_db;              /* the broadcast store (execute, tune) */
+    char *template_db;          /* an empty store: each chunk store starts as a copy of it */
+    int rank;
     char **env;                 /* the children's environment */
 };
 
@@ -62,7 +66,8 @@ static int node_gpus(char ***out)
 
 /* Ours, without Slurm's array variables (a chunk is not a shard of an array) and the ones set
  * here: the GPU (local mode) and the compile jobs (the node's cores shared by its workers). */
-static char **child_env(const struct mpi_job *job, int node_index, int node_workers)
+static char **child_env(const struct mpi_job *job, const char *scratch, int node_index,
+                        int node_workers)
 {
     char **gpus = NULL, **env = NULL;
     int ngpus = node_gpus(&gpus), n = 0;
@@ -73,13 +78,16 @@ static char **child_env(const struct mpi_job *job, int node_index, int node_work
         env = xrealloc(env, (size_t)(n + 4) * sizeof(char *));
         env[n++] = xstrdup(*e);
     }
-    env = xrealloc(env, (size_t)(n + 4) * sizeof(char *));
+    env = xrealloc(env, (size_t)(n + 5) * sizeof(char *));
     if (job->gpus == MPI_GPUS_LOCAL && ngpus) {
         env[n++] = xasprintf("CUDA_VISIBLE_DEVICES=%s", gpus[node_index % ngpus]);
         if (node_workers > ngpus && node_index == 0 && job->stage == MPI_STAGE_SWEEP)
             log_warn("mpi: %d worker ranks share %d GPU(s) on this node: their sweep "
                      "measurements overlap (run one worker rank per GPU)", node_workers, ngpus);
     }
+    /* tune, one GPU per worker: the next chunk measures once the current one is gone */
+    if (job->stage == MPI_STAGE_TUNE && job->gpus == MPI_GPUS_LOCAL)
+        env[n++] = xasprintf("LSCAT_GPU_BATON=%s/gpu.baton", scratch);
     if (!getenv("LSCAT_JOBS")) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN) / (node_workers > 0 ? node_workers : 1);
         env[n++] = xasprintf("LSCAT_JOBS=%ld", cpus > 0 ? cpus : 1);
@@ -97,16 +105,6 @@ static int die_with_parent(void *arg)
     return prctl(PR_SET_PDEATHSIG, SIGKILL) != 0;
 }
 
-static int copy_file(const char *from, const char *to)
-{
-    struct buf b = BUF_INIT;
-    int rc = buf_read_file(&b, from);
-    if (rc == 0)
-        rc = fs_write_atomic(to, b.data, b.len);
-    buf_release(&b);
-    return rc;
-}
-
 /* The child's command line: the stage's program, its arguments and the chunk's selector. */
 static const char **child_argv(const struct worker *w, const char *sel, const char *out_csv,
                                const char *work)
@@ -121,20 +119,24 @@ static const char **child_argv(const struct worker *w, const char *sel, const ch
         argv[k++] = "--records", argv[k++] = sel, argv[k++] = "--out", argv[k++] = out_csv;
         if (!getenv("LSCAT_WORK")) /* no --work given: build in node-local scratch */
             argv[k++] = "--work", argv[k++] = work;
-    } else {
-        argv[k++] = "--shard", argv[k++] = sel, argv[k++] = "--db", argv[k++] = out_csv;
+    } else { /* the chunk store holds the chunk's kernels only */
+        argv[k++] = "--db", argv[k++] = out_csv;
     }
     return argv;
 }
 
-/* The chunk's result as bytes: the store copy compacted (VACUUM INTO), or the chunk CSV. */
-static int result_bytes(struct buf *out, const struct worker *w, const char *file)
+/* The chunk's result as bytes: what the stage wrote into the chunk store, compacted (VACUUM
+ * INTO), or the chunk CSV. */
+static int result_bytes(struct buf *out, const struct worker *w, const char *file,
+                        const struct chunkstore_mark *mark)
 {
     if (w->job->stage == MPI_STAGE_SWEEP)
         return access(file, F_OK) == 0 ? buf_read_file(out, file) : 0;
     struct store *s = NULL;
     char *ship = xasprintf("%s.ship", file);
-    int rc = store_open(&s, file, 0);
+    int rc = chunkstore_trim(file, mark);
+    if (rc == 0)
+        rc = store_open(&s, file, 0);
     if (rc == 0)
         rc = store_run(s, "VACUUM INTO ?", "t", ship) < 0 ? LSCAT_ERR : 0;
     store_free(s);
@@ -156,13 +158,21 @@ struct slot {
     char *sel;
     struct mpi_done d;
     struct buf bytes;
+    double cut_s, child_s, result_s; /* the breakdown: store cut, child, result bytes */
     pthread_t thread;
     int busy, finished;
+};
+
+/* Where a worker's time went, logged at its end ("mpi: time rank N: ..."). */
+struct breakdown {
+    int chunks;
+    double cut_s, child_s, result_s, ship_s, ask_s, idle_s;
 };
 
 struct slots {
     struct slot *s;
     int n;
+    struct breakdown t;
     pthread_mutex_t mu;
     pthread_cond_t cv;
 };
@@ -178,12 +188,19 @@ static void run_chunk(struct slot *sl)
     struct proc_options o = PROC_OPTIONS_INIT;
     struct proc_result r;
     const char **argv = child_argv(w, sl->sel, file, work);
+    struct chunkstore_mark mark = { 0 };
     sl->d = (struct mpi_done){ .chunk = sl->id };
     o.argv = argv, o.env = (const char *const *)w->env;
     o.child_setup = die_with_parent, o.out_cap_bytes = 64 << 10;
-    int rc = job->stage == MPI_STAGE_SWEEP ? 0 : copy_file(w->base_db, file);
+    double t0 = fs_mono_s();
+    int rc = job->stage == MPI_STAGE_SWEEP ? 0
+             : chunkstore_cut(&mark, file, w->template_db, w->base_db,
+                              job->stage == MPI_STAGE_TUNE ? CHUNKSTORE_TUNE : CHUNKSTORE_EXECUTE,
+                              sl->sel);
+    double t1 = fs_mono_s();
     if (rc == 0)
         rc = proc_run(&r, &o);
+    double t2 = fs_mono_s();
     if (rc == 0) {
         fputs(r.out.data, stdout);
         fputs(r.err.data, stderr);
@@ -191,7 +208,7 @@ static void run_chunk(struct slot *sl)
         sl->d.died = r.signal != 0, sl->d.exit_code = r.exit_code;
         proc_result_release(&r);
         if ((!sl->d.died || job->stage == MPI_STAGE_SWEEP) &&
-            (rc = result_bytes(&sl->bytes, w, file)) < 0)
+            (rc = result_bytes(&sl->bytes, w, file, &mark)) < 0)
             sl->d.died = 1;
     } else {
         sl->d.exit_code = 3;
@@ -199,6 +216,7 @@ static void run_chunk(struct slot *sl)
     if (rc < 0)
         log_error("mpi: chunk %lld (%s): %s", (long long)sl->id, sl->sel, lscat_error_last());
     sl->d.len = (int64_t)sl->bytes.len;
+    sl->cut_s = t1 - t0, sl->child_s = t2 - t1, sl->result_s = fs_mono_s() - t2;
     unlink(file);
     free((char *)argv[0]);
     free(argv);
@@ -247,8 +265,14 @@ static void slot_ship_one(struct slots *g)
     pthread_mutex_unlock(&g->mu);
     if (!pthread_equal(sl->thread, pthread_self()))
         pthread_join(sl->thread, NULL);
+    double t0 = fs_mono_s();
     MPI_Send(&sl->d, 4, MPI_INT64_T, 0, MPI_TAG_DONE, MPI_COMM_WORLD);
     mpi_send_bytes(sl->bytes.data, sl->bytes.len, 0);
+    g->t.ship_s += fs_mono_s() - t0, g->t.chunks++;
+    g->t.cut_s += sl->cut_s, g->t.child_s += sl->child_s, g->t.result_s += sl->result_s;
+    log_debug("mpi: chunk %lld: store cut %.3f s, child %.3f s, result %.3f s (%lld bytes), "
+              "shipped in %.3f s", (long long)sl->id, sl->cut_s, sl->child_s, sl->result_s,
+              (long long)sl->bytes.len, fs_mono_s() - t0);
     buf_release(&sl->bytes);
     free(sl->sel);
     sl->busy = 0, sl->finished = 0;
@@ -281,8 +305,11 @@ static void work_loop(const struct worker *w)
         while (!stopped && inflight < g.n) {
             int64_t busy = inflight;
             char *msg = NULL;
+            double t0 = fs_mono_s();
             MPI_Send(&busy, 1, MPI_INT64_T, 0, MPI_TAG_ASK, MPI_COMM_WORLD);
             int tag = ask_reply(&msg);
+            /* nothing in flight: the worker (and its GPU) waits for rank 0 */
+            *(inflight ? &g.t.ask_s : &g.t.idle_s) += fs_mono_s() - t0;
             if (tag == MPI_TAG_WORK)
                 slot_start(&g, w, msg), inflight++;
             stopped = tag == MPI_TAG_STOP;
@@ -295,6 +322,10 @@ static void work_loop(const struct worker *w)
         slot_ship_one(&g);
         inflight--;
     }
+    log_info("mpi: time rank %d: %d chunks; store cuts %.3f s, children %.3f s, results "
+             "%.3f s, shipping %.3f s; asks answered while busy %.3f s, idle waiting for a chunk "
+             "%.3f s", w->rank, g.t.chunks, g.t.cut_s, g.t.child_s, g.t.result_s, g.t.ship_s,
+             g.t.ask_s, g.t.idle_s);
     pthread_cond_destroy(&g.cv);
     pthread_mutex_destroy(&g.mu);
     free(g.s);
@@ -307,19 +338,24 @@ int mpi_work(const struct mpi_job *job, const char *scratch, int node_index, int
     size_t len = 0;
     int rc = 0;
     mpi_bcast_blob(&snap, &len);
+    MPI_Comm_rank(MPI_COMM_WORLD, &w.rank);
     if (job->stage != MPI_STAGE_SWEEP && len) {
         w.base_db = fs_join(scratch, "base.db");
+        w.template_db = fs_join(scratch, "template.db");
         rc = fs_write_atomic(w.base_db, snap, len);
+        if (rc == 0)
+            rc = chunkstore_template(w.template_db);
     }
     free(snap);
     if (rc < 0)
         log_error("mpi: cannot write the store copy in '%s': %s (set TMPDIR to a node-local "
                   "folder with room)", scratch, lscat_error_last());
-    w.env = child_env(job, node_index, node_workers);
+    w.env = child_env(job, scratch, node_index, node_workers);
     work_loop(&w);
     for (char **e = w.env; *e; e++)
         free(*e);
     free(w.env);
     free(w.base_db);
+    free(w.template_db);
     return 0;
 }

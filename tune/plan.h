@@ -55,6 +55,8 @@ struct sweep_shared {
     struct progress *prog;
     struct sweep_worker *workers;
     int nworkers;
+    int measuring; /* workers still in their loop: the last one out hands lscat-mpi's chunk
+                    * turn on (gpulock_baton_release) before tearing its runner down */
     int failed; /* a worker hit a store error: everyone stops */
     char error[512];
 };

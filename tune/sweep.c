@@ -404,7 +404,9 @@ static int run_locked(struct sweep_worker *w, struct prep *p)
 {
     struct gpulock l;
     double waited = 0;
-    int rc = gpulock_acquire(&l, w->gpu->uuid, 1, w->sh->o->stop, -1, &waited);
+    int rc = gpulock_baton(w->sh->o->stop); /* under lscat-mpi: the previous chunk is done */
+    if (rc == 0)
+        rc = gpulock_acquire(&l, w->gpu->uuid, 1, w->sh->o->stop, -1, &waited);
     if (rc == LSCAT_EBUSY)
         return 0;
     if (rc < 0)
@@ -496,6 +498,10 @@ static void *worker_main(void *arg)
     }
     prep_release(&cur);
     prep_release(&next);
+    pthread_mutex_lock(&sh->mu);
+    if (--sh->measuring == 0)
+        gpulock_baton_release();
+    pthread_mutex_unlock(&sh->mu);
     if (w->host) {
         pthread_mutex_lock(&sh->mu);
         sh->counts->spare_takeovers += runner_host_spares_taken(w->host);
@@ -559,6 +565,7 @@ int tune_sweep(struct tune_counts *out, struct store *s, const struct tune_optio
     }
     sh.prog = progress_new("tune configurations", (uint64_t)out->configs_planned);
     update_note(&sh);
+    sh.measuring = n;
     for (int i = 0; i < n; i++)
         if (pthread_create(&sh.workers[i].thread, NULL, worker_main, &sh.workers[i]) != 0) {
             sh.failed = 1; /* the others stop after their kernel */

@@ -7,6 +7,7 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/toolkit.h"
 #include "common/log.h"
 #include "common/proc.h"
 #include "common/sha256.h"
@@ -33,51 +34,6 @@ struct toolchain {
     char key[65];               /* of nvcc, flags and lscat's sources */
 };
 
-static int has_host(const char *dir)
-{
-    char *p = fs_join(dir, "tune/sweep_host.cu");
-    int ok = fs_exists(p);
-    free(p);
-    return ok;
-}
-
-/* $LSCAT_SHARE_DIR, <exe>/../share/lscat, the source tree it was built from. */
-static char *find_share(void)
-{
-    const char *env = getenv("LSCAT_SHARE_DIR");
-    if (env && *env)
-        return has_host(env) ? xstrdup(env) : NULL;
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
-    if (slash) {
-        *slash = '\0';
-        char *d = xasprintf("%s/../share/lscat", exe);
-        if (has_host(d))
-            return d;
-        free(d);
-    }
-    return has_host(LSCAT_SOURCE_DIR) ? xstrdup(LSCAT_SOURCE_DIR) : NULL;
-}
-
-static char *find_nvcc(void)
-{
-    const char *home = getenv("CUDA_HOME");
-    char *c = xasprintf("%s/bin/nvcc", home && *home ? home : "/usr/local/cuda");
-    if (access(c, X_OK) == 0)
-        return c;
-    free(c);
-    char *copy = xstrdup(getenv("PATH") ? getenv("PATH") : ""), *save = NULL, *found = NULL;
-    for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-        char *p = fs_join(d, "nvcc");
-        if (access(p, X_OK) == 0)
-            found = p;
-        else
-            free(p);
-    }
-    free(copy);
-    return found;
-}
 
 static int run(struct proc_result *r, const char *const *argv, const char *cwd, double t)
 {
@@ -126,10 +82,10 @@ static void hash_file(struct sha256 *c, const char *path)
 static int toolchain_init(struct toolchain *t, const struct usersweep_options *o)
 {
     memset(t, 0, sizeof(*t));
-    if (!(t->nvcc = find_nvcc()))
+    if (!(t->nvcc = toolkit_find_nvcc(NULL)))
         return lscat_error_set("nvcc not found (install the CUDA toolkit, or set CUDA_HOME or "
                                "PATH)");
-    if (!(t->share = find_share()))
+    if (!(t->share = toolkit_find_share("tune/sweep_host.cu", LSCAT_SOURCE_DIR)))
         return lscat_error_set("lscat's sources for sweeps (tune/sweep_host.cu, tune/timing.cu) "
                                "were not found (set LSCAT_SHARE_DIR to the lscat source tree or "
                                "<prefix>/share/lscat)");

@@ -141,6 +141,35 @@ static void test_gpulock__unwritable_lock_folder_is_a_clear_error(void)
     CHECK_INT(gpulock_acquire(&l, "", 1, NULL, 0.1, NULL), ==, LSCAT_EINVALID);
 }
 
+/* lscat-mpi's chunk turn: held by one process until it hands it on or dies (kill -9 here). */
+static void test_gpulock__chunk_turn_waits_for_the_holder_and_is_freed_by_its_death(void)
+{
+    char *path = fs_join(test_tmpdir(), "gpu.baton");
+    int up[2], go[2];
+    CHECK(pipe(up) == 0 && pipe(go) == 0);
+    setenv("LSCAT_GPU_BATON", path, 1);
+    pid_t holder = fork();
+    CHECK(holder >= 0);
+    if (holder == 0) {
+        char c = gpulock_baton(NULL) == 0 ? 'y' : 'n';
+        if (write(up[1], &c, 1) != 1 || read(go[0], &c, 1) < 0)
+            _exit(1);
+        _exit(0);
+    }
+    char c = 0;
+    CHECK(read(up[0], &c, 1) == 1 && c == 'y');
+    volatile int stop = 1; /* busy: the wait ends at once with LSCAT_EBUSY */
+    CHECK_INT(gpulock_baton(&stop), ==, LSCAT_EBUSY);
+    kill(holder, SIGKILL);
+    waitpid(holder, NULL, 0);
+    CHECK_OK(gpulock_baton(NULL));
+    gpulock_baton_release();
+    CHECK_OK(gpulock_baton(&stop)); /* handed on: later calls return at once */
+    unsetenv("LSCAT_GPU_BATON");
+    close(up[0]), close(up[1]), close(go[0]), close(go[1]);
+    free(path);
+}
+
 int main(void)
 {
     TEST_RUN(test_gpulock__exclusive_excludes_another_exclusive_until_released);
@@ -148,5 +177,6 @@ int main(void)
     TEST_RUN(test_gpulock__waiting_exclusive_is_not_overtaken_by_new_shared);
     TEST_RUN(test_gpulock__stop_flag_ends_the_wait);
     TEST_RUN(test_gpulock__unwritable_lock_folder_is_a_clear_error);
+    TEST_RUN(test_gpulock__chunk_turn_waits_for_the_holder_and_is_freed_by_its_death);
     return test_done();
 }
