@@ -95,8 +95,9 @@ static int run(const char *const *argv, struct proc_result *r)
 }
 
 /* Every sample of predictions.csv, as the headers compiled with cc decide it, equals what the
- * trees decide (learn_tree_predict on the same 8 features). */
-static void test_seer_train__exported_headers_agree_with_the_trees_on_every_sample(void)
+ * trees decide (learn_tree_predict on the same 8 features): with the shapes chosen out of fold
+ * and with trees grown on cost under a risk bound. */
+static void headers_agree(const struct seer_train_options *o, const char *name)
 {
     struct store *s;
     struct seer_table t;
@@ -104,8 +105,8 @@ static void test_seer_train__exported_headers_agree_with_the_trees_on_every_samp
     const char *dir = test_tmpdir();
     char out[600], drv[700], bin[700], pred[700];
     load_fixture(&t, &s);
-    train(&m, &t);
-    snprintf(out, sizeof(out), "%s/model", dir);
+    CHECK_OK(seer_train(&m, &t, o));
+    snprintf(out, sizeof(out), "%s/%s", dir, name);
     CHECK_OK(seer_model_save(&m, &t, out));
     snprintf(drv, sizeof(drv), "%s/drv.c", dir);
     snprintf(bin, sizeof(bin), "%s/drv", dir);
@@ -136,11 +137,21 @@ static void test_seer_train__exported_headers_agree_with_the_trees_on_every_samp
             n++;
         }
     CHECK_INT(n, ==, 208 * 5);
-    fprintf(stderr, "# %d samples: headers and trees agree\n", n);
+    fprintf(stderr, "# %s: %d samples, headers and trees agree (known tree split %s)\n", name, n,
+            m.split[0] == SEER_SPLIT_COST ? "cost" : "gini");
     proc_result_release(&r);
     seer_model_release(&m);
     seer_table_release(&t);
     store_free(s);
+}
+
+static void test_seer_train__exported_headers_agree_with_the_trees_on_every_sample(void)
+{
+    struct seer_train_options o = SEER_TRAIN_OPTIONS_INIT;
+    headers_agree(&o, "chosen");
+    o.split = SEER_SPLIT_COST;
+    o.risk = 100;
+    headers_agree(&o, "cost");
 }
 
 
