@@ -20,6 +20,11 @@
 #   RC_REPORT=1            0: no `dataset report` (an lscat without --all-checks, e.g. "before")
 #   RC_SHARD_BY=hash       prefix: shards by kernel id prefix (--kernel; an lscat without --shard)
 #   RC_MERGE_BIN=build/bin the lscat whose `dataset merge` joins the shard stores
+#   RC_SHARD=i/N           one GPU: execute and tune only shard i of N (--shard), so that one
+#                          call finishes both for its part; the next call takes i+1 with
+#   RC_STORE=F.db.gz       the store of an earlier call (its OUT/real.db.gz) to continue: it
+#                          replaces the archive's store once (the builds of earlier calls are
+#                          not carried, so tune only measures the kernels this call executed)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -58,6 +63,12 @@ t.extractall(sys.argv[2], [m for m in t if not os.path.lexists(os.path.join(sys.
     done
 fi
 [ -f "$W/lscat.db" ] || { log "no store in $W after unpacking $ARCHIVE"; exit 3; }
+if [ -n "${RC_STORE:-}" ] && [ ! -f "$W/.seeded" ]; then
+    log "continuing the store of $RC_STORE"
+    rm -f "$W/lscat.db-wal" "$W/lscat.db-shm"
+    gzip -dc "$RC_STORE" > "$W/lscat.db" && touch "$W/.seeded" || { log "cannot unpack $RC_STORE"; exit 3; }
+fi
+SHARD=${RC_SHARD:-}
 
 # One store per shard (a copy of the isolated store; the shard's execute fills it).
 db_of() { if [ "$NG" = 1 ]; then echo "$W/lscat.db"; else echo "$W/shard-$1-of-$NG.db"; fi; }
@@ -73,7 +84,8 @@ runs() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >> "$W/realcode-runs.tsv"; }
 # execute: each shard until its run ends by itself (exit 0 or 1; 124 = stopped by the limit).
 todo=()
 for ((i = 0; i < NG; i++)); do
-    [ -f "$W/execute-done-$i-of-$NG" ] || todo+=("$i")
+    [ -f "$W/execute-done-$i-of-$NG" ] || [ -f "$W/execute-done-$i-of-$NG-shard-${SHARD/\//-of-}" ] ||
+        todo+=("$i")
 done
 if [ "${#todo[@]}" -gt 0 ] && [ "$(left)" -gt 200 ]; then
     lim=$(( $(left) - 150 ))  # SIGTERM then: builds and probes in flight finish (-k 90)
@@ -83,7 +95,8 @@ if [ "${#todo[@]}" -gt 0 ] && [ "$(left)" -gt 200 ]; then
     pids=()
     for i in "${todo[@]}"; do
         ( export CUDA_VISIBLE_DEVICES=$i
-          if [ "$NG" = 1 ]; then parts=(""); elif [ "${RC_SHARD_BY:-hash}" = prefix ]; then
+          if [ "$NG" = 1 ] && [ -n "$SHARD" ]; then parts=("--one-shard");
+          elif [ "$NG" = 1 ]; then parts=(""); elif [ "${RC_SHARD_BY:-hash}" = prefix ]; then
               # an lscat without --shard: shard i is the kernel ids starting with i, i+N, ...
               parts=(); for ((h = i; h < 16; h += NG)); do parts+=("$(printf %x $h)"); done
           else parts=("--shard"); fi
@@ -92,6 +105,7 @@ if [ "${#todo[@]}" -gt 0 ] && [ "$(left)" -gt 200 ]; then
               case "$part" in
                   "") sel=() ;;
                   --shard) sel=(--shard "$i/$NG") ;;
+                  --one-shard) sel=(--shard "$SHARD"); part="-shard-${SHARD/\//-of-}" ;;
                   *) sel=(--kernel "$part") ;;
               esac
               [ -f "$W/execute-done-$i-of-$NG$part" ] && continue
@@ -123,8 +137,9 @@ if [ "$TUNE_K" -gt 0 ] && [ "$(left)" -gt 90 ]; then
         need=$(( (TUNE_K + NG - 1) / NG - have ))
         [ "$need" -gt 0 ] || continue
         # shellcheck disable=SC2086
+        tsel=(); [ "$NG" = 1 ] && [ -n "$SHARD" ] && tsel=(--shard "$SHARD")
         CUDA_VISIBLE_DEVICES=$i timeout -k 30 "$lim" lscat --work "$W" --db "$d" tune \
-            --sizes "$SIZES" $TUNE_ARGS --limit "$need" > "$OUT/tune-$i.log" 2>&1 &
+            "${tsel[@]}" --sizes "$SIZES" $TUNE_ARGS --limit "$need" > "$OUT/tune-$i.log" 2>&1 &
         pids+=($!)
     done
     if [ "${#pids[@]}" -gt 0 ]; then

@@ -213,11 +213,12 @@ static void print_summary(const struct tune_counts *c)
     printf("tune: %d GPU(s), %d kernel run(s) planned: %d done, %d given up; %d of %d "
            "configurations reported (%d ok, %d cuda_error, %d invalid_config, %d crashed, "
            "%d timeout, %d skipped after %d block shape(s) failed stickily); output check of "
-           "the ok ones: %d match, %d mismatch, %d nondeterministic, %d not_checked (%.2f s)%s\n",
+           "the ok ones: %d match, %d mismatch, %d nondeterministic, %d not_checked (%.2f s; "
+           "%d kernel(s) unchecked from a size where their reference block failed)%s\n",
            c->gpus, c->kernels_planned, c->kernels_done, c->kernels_given_up,
            c->configs_reported, c->configs_planned, c->ok, c->cuda_error, c->invalid_config,
            c->crashed, c->timeout, c->skipped, c->shapes_failed, c->match, c->mismatch,
-           c->nondeterministic, c->not_checked, (double)c->check_ns / 1e9,
+           c->nondeterministic, c->not_checked, (double)c->check_ns / 1e9, c->ref_failures,
            c->interrupted ? "; interrupted" : "");
 }
 

@@ -98,6 +98,8 @@ struct runner_summary {
     int shapes_failed; /* sticky errors that were a block shape's first: not counted toward
                           max_failures; its larger sizes were skipped */
     int skipped;       /* configurations reported `skipped` */
+    int ref_failures;  /* the output check's reference block failed stickily (once at most):
+                          the configuration in flight ran again, the rest with --no-check */
     int given_up;      /* 1 when the kernel was given up; reason says why */
     int interrupted;   /* 1 when *stop ended it */
     char reason[512];

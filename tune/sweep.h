@@ -57,6 +57,8 @@ struct tune_counts {
     int skipped;       /* configurations not run: their block shape failed stickily at a
                           smaller size of the kernel (runner.h, struct tune_skip) */
     int shapes_failed; /* block shapes whose sticky failure made such skips */
+    int ref_failures;  /* kernels whose output-check reference block failed stickily: their
+                          configurations from that size on ran with --no-check */
     int match, mismatch, nondeterministic, not_checked; /* output checks of ok configurations */
     long long check_ns; /* what the output checks cost together (harness clock) */
     int processes;

@@ -380,6 +380,32 @@ static void test_runner__skips_known_before_the_run_apply_at_once(void)
 /* ---- lscat-runner: the real program, host-only (LSCAT_RUNNER_NO_CUDA=1), loading the
  * stand-in's harness.so build; a crash of a configuration is a real signal in the runner. */
 
+/* The output check's reference block faults at 496x496: the configuration in flight is not
+ * the one at fault, so it runs again, with the rest of that size, without the check. */
+static void test_runner__a_failing_reference_block_turns_the_check_off_not_the_configuration(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    const char *h = fake("badref 496 496 * *\n");
+    run(&sum, &s, h, 10, 5);
+    CHECK_INT(s.n, ==, 4);
+    for (int i = 0; i < s.n && i < 4; i++)
+        CHECK_STR(s.r[i].status, "ok");
+    CHECK_STR(s.r[0].check, "match");
+    CHECK_STR(s.r[1].check, "match");
+    CHECK_STR(s.r[2].check, "not_checked");
+    CHECK_CONTAINS(s.r[2].check_why, "the reference block 256x1x1 failed at 496x496");
+    CHECK_CONTAINS(s.r[3].check_why, "the check is off from that size on");
+    CHECK_INT(s.r[2].cfg.w, ==, 496);
+    CHECK_INT(s.r[2].cfg.bx, ==, 16);
+    CHECK_INT(sum.ref_failures, ==, 1);
+    CHECK_INT(sum.sticky_errors, ==, 0);
+    CHECK_INT(sum.skipped, ==, 0);
+    CHECK_INT(sum.given_up, ==, 0);
+    CHECK_INT(sum.processes, ==, 2);
+    CHECK_INT(count_in_log(h, "cfg 496 496 16 16 1"), ==, 2); /* once failed, once measured */
+}
+
 static char runner_prog[1024];
 
 static struct runner_host *host(int max_kernels)
@@ -558,6 +584,25 @@ static void test_runner_host__hang_is_killed_and_recorded_as_timeout(void)
     runner_host_free(h);
 }
 
+static void test_runner_host__a_failing_reference_block_turns_the_check_off_in_the_next_runner(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    struct runner_host *h = host(0);
+    const char *hp = fake("badref 240 240 * *\n");
+    run_host(&sum, &s, h, hp, 10, 5);
+    CHECK_INT(s.n, ==, 4);
+    for (int i = 0; i < s.n && i < 4; i++) {
+        CHECK_STR(s.r[i].status, "ok");
+        CHECK_STR(s.r[i].check, "not_checked");
+        CHECK_CONTAINS(s.r[i].check_why, "failed at 240x240");
+    }
+    CHECK_INT(sum.ref_failures, ==, 1);
+    CHECK_INT(sum.given_up, ==, 0);
+    CHECK_INT(distinct_starts(hp), ==, 2);
+    runner_host_free(h);
+}
+
 static void test_runner_host__sticky_error_ends_the_runner_and_the_kernel_goes_on(void)
 {
     struct runner_summary sum;
@@ -717,6 +762,7 @@ int main(void)
     TEST_RUN(test_runner__repeated_failures_give_the_kernel_up);
     TEST_RUN(test_runner__a_shape_that_fails_stickily_is_skipped_at_larger_sizes);
     TEST_RUN(test_runner__crashes_and_repeated_sticky_failures_still_count);
+    TEST_RUN(test_runner__a_failing_reference_block_turns_the_check_off_not_the_configuration);
     TEST_RUN(test_runner__skips_known_before_the_run_apply_at_once);
     TEST_RUN(test_runner__a_harness_that_refuses_its_input_is_given_up_at_once);
     TEST_RUN(test_runner__stop_flag_kills_the_child_and_returns);
@@ -730,6 +776,7 @@ int main(void)
     TEST_RUN(test_runner_host__after_a_crash_the_spare_takes_the_next_configuration);
     TEST_RUN(test_runner_host__hang_is_killed_and_recorded_as_timeout);
     TEST_RUN(test_runner_host__sticky_error_ends_the_runner_and_the_kernel_goes_on);
+    TEST_RUN(test_runner_host__a_failing_reference_block_turns_the_check_off_in_the_next_runner);
     TEST_RUN(test_runner_host__a_shape_that_fails_stickily_is_skipped_at_larger_sizes);
     TEST_RUN(test_runner_host__repeated_failures_and_refusals_give_the_kernel_up);
     TEST_RUN(test_runner_host__a_harness_so_that_cannot_load_runs_as_a_process);

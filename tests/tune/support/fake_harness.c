@@ -12,6 +12,9 @@
  *   nobind             exit 2 on --bind, as harnesses generated before bindings do
  *   mismatch W H BX BY  ok, but its output check says mismatch
  *   nocheck            no output check fields, as harnesses generated before the check
+ *   badref W H BX BY   the output check's reference block fails stickily at that size (a
+ *                      cuda_error "output check: the reference block ... failed", exit 4);
+ *                      with --no-check the configuration runs ok, not_checked
  * Ok lines carry "check":"match" and "check_ns":1000, the first of each size also
  * "check_ref_ns":4000 (the reference's runs), as a real harness's output check does.
  * `sticky * * * 1` fails every 1D block (BY = 1) stickily and runs 2D ones: a 2D kernel with a
@@ -117,10 +120,13 @@ static int fake_main(int argc, char **argv)
 {
     const char *results = NULL;
     int occupancy = 0;
+    int check = 1;
     binding = "area", bind_given = 0; /* a runner may keep us loaded */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "--occupancy") || !strcmp(a, "--l2-flush") || !strcmp(a, "--probe"))
+        if (!strcmp(a, "--no-check"))
+            check = 0;
+        else if (!strcmp(a, "--occupancy") || !strcmp(a, "--l2-flush") || !strcmp(a, "--probe"))
             occupancy |= !strcmp(a, "--occupancy");
         else if (i + 1 < argc && (!strcmp(a, "--device") || !strcmp(a, "--warmup") ||
                                   !strcmp(a, "--samples") || !strcmp(a, "--min-sample-ms") ||
@@ -196,6 +202,14 @@ static int fake_main(int argc, char **argv)
         if (!strcmp(act, "hang"))
             while (1)
                 pause();
+        if (!strcmp(act, "badref") && check) {
+            fprintf(out, "{\"w\":%d,\"h\":%d,\"block\":[%d,%d,%d],\"grid\":[%d,%d,1],"
+                    "\"status\":\"cuda_error\",\"error\":\"output check: the reference block "
+                    "256x1x1 failed at %dx%d: an illegal memory access was encountered\"}\n",
+                    w, h, bx, by, bz, gx, gy, w, h);
+            fflush(out);
+            return 4;
+        }
         if (!strcmp(act, "sticky") || !strcmp(act, "invalid")) {
             int sticky = !strcmp(act, "sticky");
             fprintf(out, "{\"w\":%d,\"h\":%d,\"block\":[%d,%d,%d],\"grid\":[%d,%d,1],"
@@ -222,7 +236,10 @@ static int fake_main(int argc, char **argv)
                 "\"temp_c_before\":40,\"temp_c_after\":41,\"clocks_locked\":0",
                 w, h, bx, by, bz, gx, gy, t, t - 2, t + 2, t, t - 1, t + 1,
                 long_ms ? "1,\"samples_planned\":10" : "10", no_graph ? 0 : 3);
-        if (!nocheck) {
+        if (!nocheck && !check) {
+            fputs(",\"check\":\"not_checked\",\"check_why\":\"turned off (--no-check)\","
+                  "\"check_ns\":0", out);
+        } else if (!nocheck) {
             int mismatch = !strcmp(act, "mismatch");
             fprintf(out, ",\"check\":\"%s\",\"check_why\":\"%s\",\"check_ns\":1000",
                     mismatch ? "mismatch" : "match", mismatch ? "buffer 'y' (parameter 2): 9 of "
