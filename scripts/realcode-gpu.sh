@@ -22,6 +22,7 @@
 #   RC_MERGE_BIN=build/bin the lscat whose `dataset merge` joins the shard stores
 #   RC_SHARD=i/N           one GPU: execute and tune only shard i of N (--shard), so that one
 #                          call finishes both for its part; the next call takes i+1 with
+#   RC_FOLLOW=0            1: tune --follow runs beside execute (one GPU), ending 60 s early
 #   RC_STORE=F.db.gz       the store of an earlier call (its OUT/real.db.gz) to continue: it
 #                          replaces the archive's store once (the builds of earlier calls are
 #                          not carried, so tune only measures the kernels this call executed)
@@ -34,7 +35,7 @@ BUDGET=${RC_BUDGET_S:-500}
 NG=${RC_GPUS:-1}
 TUNE_K=${RC_TUNE_KERNELS:-320}
 SIZES=${RC_SIZES:-240,1016}
-TUNE_ARGS=${RC_TUNE_ARGS:---space lscat}
+TUNE_ARGS=${RC_TUNE_ARGS---space lscat}  # set but empty: the default (fit) space
 ARCHIVE=${RC_ARCHIVE:-.dev/realcode.tar.xz}
 W=$ROOT/${RC_WORK:-.dev/realcode/work}
 PY=$(command -v python3)
@@ -81,6 +82,20 @@ q() { "$PY" -c 'import sqlite3, sys
 print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0] or 0)' "$@"; }
 runs() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >> "$W/realcode-runs.tsv"; }
 
+# RC_FOLLOW=1 (one GPU): tune --follow measures kernels as execute makes them runnable, so the
+# GPU measures while the cores build (docs/tune.md "--follow"); it ends 60 s before the budget.
+FOLLOW_PID=
+if [ "${RC_FOLLOW:-0}" = 1 ] && [ "$NG" = 1 ] && [ "$TUNE_K" -gt 0 ]; then
+    fsel=(); [ -n "$SHARD" ] && fsel=(--shard "$SHARD")
+    flim=$(( $(left) - 60 ))
+    tf0=$(date +%s)
+    # shellcheck disable=SC2086
+    timeout -k 30 "$flim" lscat --work "$W" --db "$(db_of 0)" tune --follow "${fsel[@]}" \
+        --sizes "$SIZES" $TUNE_ARGS > "$OUT/tune-0.log" 2>&1 &
+    FOLLOW_PID=$!
+    log "tune --follow beside execute: limit ${flim}s, sizes $SIZES, $TUNE_ARGS"
+fi
+
 # execute: each shard until its run ends by itself (exit 0 or 1; 124 = stopped by the limit).
 todo=()
 for ((i = 0; i < NG; i++)); do
@@ -124,6 +139,13 @@ if [ "${#todo[@]}" -gt 0 ] && [ "$(left)" -gt 200 ]; then
     runs execute "$t0" "$(( $(date +%s) - t0 ))" "${#todo[@]}" "${rcs# }"
     log "execute exits:$rcs in $(( $(date +%s) - t0 )) s"
     tail -n 3 "$OUT"/execute-*.log
+fi
+
+if [ -n "$FOLLOW_PID" ]; then
+    wait "$FOLLOW_PID"; frc=$?
+    runs tune "$tf0" "$(( $(date +%s) - tf0 ))" 1 "$frc"
+    log "tune --follow exits: $frc in $(( $(date +%s) - tf0 )) s"
+    tail -n 3 "$OUT/tune-0.log"
 fi
 
 # tune: LS-CAT's space with the output check, until TUNE_K kernels are measured in all.

@@ -103,7 +103,8 @@ static int run_process(struct runner_summary *out, const struct runner_options *
     } else {
         rc = spawn(&ch, o, cfgs + *i, n - *i, occupancy, 0);
     }
-    double deadline = fs_mono_s() + o->config_timeout_s + o->startup_s;
+    out->deadline_len_s = o->config_timeout_s + o->startup_s;
+    double deadline = fs_mono_s() + out->deadline_len_s;
     int res_open = 1, out_open = 1;
     if (rc < 0)
         goto done;

@@ -108,6 +108,9 @@ struct runner_summary {
     double slow_area, slow_ns;
     int budget_cut;        /* ok configurations whose samples the time budget cut */
     int deadline_extended; /* configurations given more than config_timeout_s */
+    double deadline_len_s;  /* the deadline given to the configuration in flight */
+    int deadline_shortened; /* configurations of a fast kernel given less (a hang is seen
+                               sooner: 5 x what the slowest ok one so far needs, >= 5 s) */
     int samples;           /* --samples (for the plan; 0 = 10; < 0: no plan) */
     double budget_s;       /* --config-budget (for the plan; 0 = none) */
 };

@@ -252,7 +252,12 @@ int runner_run_in_host(struct runner_summary *out, const struct runner_options *
     out->in_runner = 1;
     ch->done_rc = -1;
     ch->tail_len = 0; /* the output tail is this kernel's */
-    double deadline = fs_mono_s() + o->config_timeout_s + o->startup_s;
+    /* The start-up allowance is for a runner still creating its context: one that said
+     * @ready (or a spare started long enough ago) has paid it. */
+    double age = fs_mono_s() - ch->started_s;
+    double startup = ch->ready || age >= o->startup_s ? 0 : o->startup_s - age;
+    out->deadline_len_s = o->config_timeout_s + startup;
+    double deadline = fs_mono_s() + out->deadline_len_s;
     while (1) {
         struct pollfd p[3] = { { ch->res_fd, POLLIN, 0 }, { ch->out_fd, POLLIN, 0 },
                                { h->pending.len ? ch->gate_fd : -1, POLLOUT, 0 } };

@@ -156,6 +156,7 @@ int runner_proc_start(struct runner_proc *ch, const char *const *argv, const cha
     if (proc_spawn(&c, &o) < 0)
         return LSCAT_ERR;
     ch->pid = c.pid;
+    ch->started_s = fs_mono_s();
     ch->res_fd = c.extra_fd;
     ch->out_fd = c.out_fd;
     ch->gate_fd = c.in_fd;
@@ -295,9 +296,15 @@ int runner_record_timeout(const struct runner_callbacks *cb, struct runner_summa
                           const struct runner_options *o, const struct tune_config *cfg,
                           int first)
 {
-    char msg[128];
-    snprintf(msg, sizeof(msg), "no result within %.1f s: killed",
-             o->config_timeout_s + (first ? o->startup_s : 0));
+    char msg[200];
+    double waited = out->deadline_len_s > 0 ? out->deadline_len_s
+                                            : o->config_timeout_s + (first ? o->startup_s : 0);
+    if (waited < o->config_timeout_s)
+        snprintf(msg, sizeof(msg), "no result within %.1f s: killed (a hang of a fast kernel: "
+                 "5 x what its slowest ok configuration needs, at least 5 s; --timeout %.1f s)",
+                 waited, o->config_timeout_s);
+    else
+        snprintf(msg, sizeof(msg), "no result within %.1f s: killed", waited);
     out->timeouts++;
     return runner_record_failure(cb, out, cfg, "timeout", msg);
 }
@@ -316,6 +323,9 @@ static void slow_learn(struct runner_summary *out, const struct tune_result *r)
         out->slow_ns = r->median_ns;
 }
 
+#define HANG_FACTOR 5.0
+#define HANG_FLOOR_S 5.0
+
 double runner_config_timeout(struct runner_summary *out, const struct tune_config *next,
                              double timeout_s)
 {
@@ -330,8 +340,15 @@ double runner_config_timeout(struct runner_summary *out, const struct tune_confi
     if (out->budget_s > 0 && timed > out->budget_s)
         timed = out->budget_s > est ? out->budget_s : est;
     double need = 2 * (2 * est + timed) + 1; /* warm-up + calibration + samples, twice */
-    if (need <= timeout_s)
-        return timeout_s;
+    if (need <= timeout_s) {
+        /* A fast kernel's hang is seen sooner: HANG_FACTOR x what it should need, at least
+         * HANG_FLOOR_S (docs/tune.md "Long kernels"); --timeout stays the most it gets. */
+        double planned = HANG_FACTOR * need > HANG_FLOOR_S ? HANG_FACTOR * need : HANG_FLOOR_S;
+        if (planned >= timeout_s)
+            return timeout_s;
+        out->deadline_shortened++;
+        return planned;
+    }
     out->deadline_extended++;
     return need < 4 * timeout_s ? need : 4 * timeout_s;
 }
@@ -379,8 +396,9 @@ int runner_take_lines(struct runner_proc *ch, struct runner_summary *out,
             out->ok += strcmp(r.status, "ok") == 0;
             (*i)++;
             slow_learn(out, &r);
-            *deadline = fs_mono_s() + runner_config_timeout(out, *i < n ? &cfgs[*i] : NULL,
-                                                           timeout_s);
+            out->deadline_len_s = runner_config_timeout(out, *i < n ? &cfgs[*i] : NULL,
+                                                        timeout_s);
+            *deadline = fs_mono_s() + out->deadline_len_s;
             rc = cb->on_result(cb->ctx, &r);
         }
         free(line);

@@ -23,6 +23,7 @@ struct runner_proc {
     int status;  /* wait status once reaped */
     int reaped;
     int ready;             /* lscat-runner: said "@ready" */
+    double started_s;      /* fs_mono_s() when it was started */
     int done_rc;           /* lscat-runner: the last "@done" code, -1 = none yet */
     char done_msg[256];
 };

@@ -374,6 +374,7 @@ static int run_kernel(struct sweep_worker *w, struct prep *p)
     w->sh->counts->ref_failures += sum.ref_failures;
     w->sh->counts->budget_cut += sum.budget_cut;
     w->sh->counts->deadline_extended += sum.deadline_extended;
+    w->sh->counts->deadline_shortened += sum.deadline_shortened;
     pthread_mutex_unlock(&w->sh->mu);
     if (sum.budget_cut || sum.deadline_extended) {
         char cut[16], ext[16];
@@ -587,7 +588,7 @@ void tune_counts_json(char *out, int size, const struct tune_counts *c)
              "\"match\":%d,\"mismatch\":%d,\"nondeterministic\":%d,\"not_checked\":%d,"
              "\"check_s\":%.3f,"
              "\"processes\":%d,\"runner_kernels\":%d,\"runner_fallbacks\":%d,"
-             "\"budget_cut\":%d,\"deadline_extended\":%d,"
+             "\"budget_cut\":%d,\"deadline_extended\":%d,\"deadline_shortened\":%d,"
              "\"spare_takeovers\":%d,\"interrupted\":%d}",
              c->gpus, c->models, c->kernels_planned, c->kernels_done, c->kernels_given_up,
              c->configs_planned, c->configs_reported, c->ok, c->cuda_error, c->invalid_config,
@@ -595,5 +596,6 @@ void tune_counts_json(char *out, int size, const struct tune_counts *c)
              c->mismatch, c->nondeterministic, c->not_checked, (double)c->check_ns / 1e9,
              c->processes,
              c->runner_kernels, c->runner_fallbacks, c->budget_cut, c->deadline_extended,
+             c->deadline_shortened,
              c->spare_takeovers, c->interrupted);
 }

@@ -65,6 +65,7 @@ struct tune_counts {
     int runner_kernels, runner_fallbacks; /* kernels run in lscat-runner; sent back to processes */
     int budget_cut;                /* ok configurations whose samples the budget cut */
     int deadline_extended;         /* configurations given more than --timeout (long kernels) */
+    int deadline_shortened;        /* configurations of fast kernels given less (hangs) */
     int spare_takeovers;           /* a spare runner took over after a crash, timeout or fault */
     int interrupted;
 };

@@ -5,12 +5,13 @@
 # (its harness told it indexes x only) is a mismatch; a 1D kernel's 1D shapes (the fit space)
 # match and a 2D shape on it does not; an atomicAdd sum is nondeterministic and compared with
 # tolerance; a kernel that writes nothing for a shape is a mismatch, never a fast success; every
-# checked line says what the check cost. Skips without nvcc or a CUDA device.
+# checked line says what the check cost; a kernel without a bound writes past W x H by as much as
+# its grid overshoots (into the harness's padding), which is not compared: its 1D shapes match. Skips without nvcc or a CUDA device.
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 G=$ROOT/tests/isolate/fixtures/harness-golden
 NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
-names="gpu_output_check__harnesses_build gpu_output_check__a_2d_kernels_1d_rows_cover_w_by_h_and_match gpu_output_check__a_2d_kernel_under_a_1d_grid_is_a_mismatch gpu_output_check__a_2d_matmul_under_a_1d_grid_is_a_mismatch gpu_output_check__a_1d_kernels_fit_shapes_all_match gpu_output_check__a_2d_shape_on_a_1d_kernel_is_a_mismatch gpu_output_check__an_atomic_sum_is_nondeterministic_within_tolerance gpu_output_check__a_kernel_that_writes_nothing_is_a_mismatch gpu_output_check__the_check_cost_is_reported"
+names="gpu_output_check__harnesses_build gpu_output_check__a_2d_kernels_1d_rows_cover_w_by_h_and_match gpu_output_check__a_2d_kernel_under_a_1d_grid_is_a_mismatch gpu_output_check__a_2d_matmul_under_a_1d_grid_is_a_mismatch gpu_output_check__a_1d_kernels_fit_shapes_all_match gpu_output_check__a_2d_shape_on_a_1d_kernel_is_a_mismatch gpu_output_check__an_atomic_sum_is_nondeterministic_within_tolerance gpu_output_check__a_kernel_that_writes_nothing_is_a_mismatch gpu_output_check__the_check_cost_is_reported gpu_output_check__an_unbounded_kernels_overshoot_into_the_padding_is_not_compared"
 skip_all() { for n in $names; do t_skip "$n" "$1"; done; t_done; }
 [ -x "$NVCC" ] || skip_all "nvcc not found ($NVCC)"
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
@@ -33,7 +34,7 @@ as_1d() {
     grep -q 'lscat_grid2d = 0;' "$d/harness.cu" && build "$1_1d" "$d"
 }
 ok=1
-for k in stencil5 matmul_square saxpy sum_atomic small_blocks_only; do build $k || ok=0; done
+for k in stencil5 matmul_square saxpy sum_atomic small_blocks_only add_unbounded; do build $k || ok=0; done
 as_1d stencil5 || ok=0
 as_1d matmul_square || ok=0
 [ $ok = 1 ] && t_ok gpu_output_check__harnesses_build || { t_fail gpu_output_check__harnesses_build "see above"; t_done; }
@@ -77,4 +78,9 @@ else t_fail gpu_output_check__a_kernel_that_writes_nothing_is_a_mismatch "refere
 if [[ "$(line saxpy 2)" == *'"check_ns":'*'"check_ref_ns":'* ]] && [[ "$(line saxpy 3)" == *'"check_ns":'* ]] &&
    [[ "$(line saxpy 3)" != *check_ref_ns* ]]; then t_ok gpu_output_check__the_check_cost_is_reported
 else t_fail gpu_output_check__the_check_cost_is_reported "$(line saxpy 2)"; fi
+# 1016*1016 = 1032256 = 64 * 16129: a 64-thread block covers it exactly, 256 and 1024 overshoot.
+run add_unbounded "" "1016 1016 256 1 1" "1016 1016 64 1 1" "1016 1016 1024 1 1" "1016 1016 96 1 1"
+n=$(grep -c '"check":"match"' "$B/add_unbounded.jsonl")
+[ "$n" = 4 ] && t_ok gpu_output_check__an_unbounded_kernels_overshoot_into_the_padding_is_not_compared ||
+    t_fail gpu_output_check__an_unbounded_kernels_overshoot_into_the_padding_is_not_compared "$n of 4 match: $(grep -v '"check":"match"' "$B/add_unbounded.jsonl" | head -2)"
 t_done

@@ -137,14 +137,33 @@ static void test_runner__hang_is_killed_after_the_timeout_and_recorded(void)
     struct seen s;
     const char *h = fake("hang 496 496 16 16\n");
     double t0 = fs_mono_s();
-    run(&sum, &s, h, 10, 5); /* the hang never ends: the limit only sets how long we wait */
+    run(&sum, &s, h, 4, 5); /* the hang never ends: the limit only sets how long we wait */
     double took = fs_mono_s() - t0;
     CHECK_INT(s.n, ==, 4);
     CHECK_STR(s.r[2].status, "timeout");
-    CHECK_CONTAINS(s.r[2].error, "no result within 10.0 s");
+    CHECK_CONTAINS(s.r[2].error, "no result within 4.0 s: killed");
     CHECK_STR(s.r[3].status, "ok");
     CHECK_INT(sum.timeouts, ==, 1);
-    CHECK(took >= 9.9); /* it waited the limit */
+    CHECK(took >= 3.9); /* it waited the limit: below 5 s, no plan shortens it */
+}
+
+/* A kernel whose ok configurations take microseconds: a hang is killed after 5 s (5 x what
+ * they need, at least 5 s), not after --timeout, and the row says so. */
+static void test_runner__a_fast_kernels_hang_is_killed_sooner_than_the_timeout(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    const char *h = fake("hang 496 496 16 16\n");
+    double t0 = fs_mono_s();
+    run(&sum, &s, h, 60, 5); /* the hang never ends */
+    double took = fs_mono_s() - t0;
+    CHECK_INT(s.n, ==, 4);
+    CHECK_STR(s.r[2].status, "timeout");
+    CHECK_CONTAINS(s.r[2].error, "no result within 5.0 s: killed (a hang of a fast kernel");
+    CHECK_CONTAINS(s.r[2].error, "--timeout 60.0 s");
+    CHECK_STR(s.r[3].status, "ok");
+    CHECK(took >= 4.9);
+    CHECK(sum.deadline_shortened >= 1);
 }
 
 static void test_runner__sticky_cuda_error_keeps_the_line_and_restarts(void)
@@ -530,7 +549,12 @@ static void test_runner__the_deadline_plan_extrapolates_and_is_bounded(void)
     CHECK(runner_config_timeout(&sum, &next, 30) == 30); /* nothing measured: the timeout */
     sum.slow_area = 1680.0 * 1680.0;
     sum.slow_ns = 1e6; /* 1 ms: far within the timeout */
-    CHECK(runner_config_timeout(&sum, &next, 30) == 30);
+    /* 1 ms: 2.1 ms at 2024 (quadratic), 10 samples: 2 x (4.2 + 21) ms + 1 s = 1.05 s; a hang
+     * is seen after 5 x that (5.25 s) instead of the 30 s timeout */
+    double sh = runner_config_timeout(&sum, &next, 30);
+    CHECK(sh > 5.2 && sh < 5.3);
+    CHECK_INT(sum.deadline_shortened, ==, 1);
+    CHECK(runner_config_timeout(&sum, &next, 5) == 5); /* never above --timeout */
     CHECK_INT(sum.deadline_extended, ==, 0);
     sum.slow_ns = 1.3e9; /* 1.3 s at 1680: 2.74 s at 2024 (quadratic in the area) */
     sum.samples = 10;
@@ -577,7 +601,8 @@ static void test_runner_host__hang_is_killed_and_recorded_as_timeout(void)
     run_host(&sum, &s, h, fake("hang 496 496 16 16\n"), 10, 5); /* a hang never ends */
     CHECK_INT(s.n, ==, 4);
     CHECK_STR(s.r[2].status, "timeout");
-    CHECK_CONTAINS(s.r[2].error, "no result within 10.0 s");
+    /* its ok configurations take microseconds: killed after 5 s, not the 10 s timeout */
+    CHECK_CONTAINS(s.r[2].error, "no result within 5.0 s: killed (a hang of a fast kernel");
     CHECK_STR(s.r[3].status, "ok");
     CHECK_INT(sum.timeouts, ==, 1);
     CHECK_INT(sum.processes, ==, 2);
@@ -762,6 +787,7 @@ int main(void)
     TEST_RUN(test_runner__repeated_failures_give_the_kernel_up);
     TEST_RUN(test_runner__a_shape_that_fails_stickily_is_skipped_at_larger_sizes);
     TEST_RUN(test_runner__crashes_and_repeated_sticky_failures_still_count);
+    TEST_RUN(test_runner__a_fast_kernels_hang_is_killed_sooner_than_the_timeout);
     TEST_RUN(test_runner__a_failing_reference_block_turns_the_check_off_not_the_configuration);
     TEST_RUN(test_runner__skips_known_before_the_run_apply_at_once);
     TEST_RUN(test_runner__a_harness_that_refuses_its_input_is_given_up_at_once);

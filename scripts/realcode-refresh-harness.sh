@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Give every isolated kernel of a real-code work folder the current harness body without
+# isolating again (libclang over 21 repositories takes 12-20 minutes here). A generated
+# harness.cu is a kernel-specific prefix followed by a fixed body that is the same for every
+# kernel (isolate/harness.h); when only the body changed (same ISOLATE_VERSION number: the
+# output check, the main loop), the body from the marker line on is replaced with the one this
+# tree generates, taken from a golden harness (tests/isolate/fixtures/harness-golden, which
+# tests/e2e/isolate.sh keeps current). execute's build key covers the harness text, so the
+# next execute rebuilds and probes every kernel with it. Dev tool for scripts/realcode-gpu.sh runs.
+#   usage: scripts/realcode-refresh-harness.sh WORK   (e.g. .dev/realcode/work)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+W=${1:?usage: scripts/realcode-refresh-harness.sh WORK}
+MARK='// ---- lscat harness body (isolate/harness_body.cu.in): the same for every kernel ----'
+G=tests/isolate/fixtures/harness-golden/saxpy/harness.cu
+BODY=$(mktemp); trap 'rm -f "$BODY"' EXIT
+awk -v m="$MARK" 'index($0, m) == 1 { on = 1 } on' "$G" > "$BODY"
+[ -s "$BODY" ] || { echo "no harness body marker in $G" >&2; exit 3; }
+n=0 same=0 bad=0
+while IFS= read -r -d '' h; do
+    if ! grep -qxF "$MARK" "$h"; then bad=$((bad + 1)); echo "no body marker: $h" >&2; continue; fi
+    new=$h.new
+    awk -v m="$MARK" 'index($0, m) == 1 { exit } { print }' "$h" > "$new"
+    cat "$BODY" >> "$new"
+    if cmp -s "$h" "$new"; then same=$((same + 1)); rm -f "$new"; else mv "$new" "$h"; n=$((n + 1)); fi
+done < <(find "$W" -name harness.cu -print0)
+echo "harness bodies refreshed: $n, already current: $same, without a marker: $bad"
