@@ -14,13 +14,15 @@
 #include <stdlib.h>
 
 static const char usage[] = "lscat execute [--arch sm_90,sm_80] [-j N] [--attempts N] "
-                            "[--no-probe] [--sanitize] [--probe-size N] [--device N] "
-                            "[--kernel ID] [--probe-jobs N] [--no-probe-runner] "
+                            "[--no-probe] [--sanitize] [--probe-size N] [--probe-budget S] "
+                            "[--device N] "
+                            "[--kernel ID] [--probe-jobs N] [--no-probe-runner] [--probe-spares N] "
                             "[--build-ahead N]";
 
 enum { OPT_ARCH = 1, OPT_ATTEMPTS, OPT_BUILD_TIMEOUT, OPT_PROBE_TIMEOUT, OPT_NO_PROBE,
        OPT_PROBE_ANYWAY, OPT_SANITIZE, OPT_DEVICE, OPT_KERNEL, OPT_NVCC, OPT_PROBE_SIZE,
-       OPT_BUILD_AHEAD, OPT_BUILD_ROUND, OPT_PROBE_JOBS, OPT_SHARD, OPT_NO_PROBE_RUNNER };
+       OPT_BUILD_AHEAD, OPT_BUILD_ROUND, OPT_PROBE_JOBS, OPT_SHARD, OPT_NO_PROBE_RUNNER,
+       OPT_PROBE_BUDGET, OPT_PROBE_SPARES };
 
 static const struct cli_opt opts[] = {
     { "arch", 0, "LIST", "architectures to build for, e.g. sm_90,sm_80 (default: those of the "
@@ -39,11 +41,16 @@ static const struct cli_opt opts[] = {
     { "probe-size", 0, "N", "W = H of the probe's large configurations, where overruns show "
                             "(default 2024, tune's largest default size; 0: small ones only)",
       OPT_PROBE_SIZE },
+    { "probe-budget", 0, "S", "each large probe configuration gets max(S, 4 x its time "
+      "predicted from the small ones) seconds; past it the binding ends too_slow (default 3; "
+      "0: the probe run's timeout is all)", OPT_PROBE_BUDGET },
     { "probe-jobs", 0, "N", "probes at a time, beside the -j builds (default min(-j, 4))",
       OPT_PROBE_JOBS },
     { "no-probe-runner", 0, NULL, "a process per probe run (default: each probe worker runs "
       "harness.so files in a long-lived, sandboxed lscat-runner, with a spare)",
       OPT_NO_PROBE_RUNNER },
+    { "probe-spares", 0, "N", "spare runners per probe worker, each holding a CUDA context for "
+      "the run after a fault, crash or timeout (0-3, default 1)", OPT_PROBE_SPARES },
     { "build-ahead", 0, "N", "with probes: builders pause while N built kernels wait for a "
       "probe, so a stopped run has probed all but N (default 8 x -j; 0: no bound)",
       OPT_BUILD_AHEAD },
@@ -100,6 +107,16 @@ static int on_opt(void *ctx, int id, const char *arg)
             return LSCAT_EINVALID;
         o->device = (int)n;
         return 0;
+    case OPT_PROBE_SPARES:
+        if (cli_parse_int(&n, "--probe-spares", arg, 0, 3) < 0)
+            return LSCAT_EINVALID;
+        o->probe_spares = (int)n;
+        return 0;
+    case OPT_PROBE_BUDGET:
+        if (cli_parse_double(&d, "--probe-budget", arg, 0, 86400) < 0)
+            return LSCAT_EINVALID;
+        o->probe_budget_s = d;
+        return 0;
     case OPT_BUILD_TIMEOUT:
     case OPT_PROBE_TIMEOUT:
         if (cli_parse_double(&d, id == OPT_BUILD_TIMEOUT ? "--build-timeout" : "--probe-timeout",
@@ -136,6 +153,9 @@ static void help(void)
            "Each probe worker runs the harness.so files in a long-lived lscat-runner in the\n"
            "sandbox (its own uid; context made once) with a spare that takes over after a\n"
            "fault, crash or timeout; --no-probe-runner: a process per probe run.\n"
+           "In a runner each large probe configuration has its own budget (--probe-budget):\n"
+           "past it the binding ends too_slow and the next one is tried; ok at the small\n"
+           "sizes only under every binding is runnable (small sizes only).\n"
            "Without a device it builds and repairs and says that probing needs one.\n"
            "Declarations and headers a kernel lacks are pulled from its repository through\n"
            "lscat-isolate's libclang service ('lscat isolate resolve --serve', started once,\n"
@@ -157,10 +177,10 @@ static void log_summary(const struct execute_counts *c)
     log_info("execute: %d kernels, %d cached, %d built (%d after repair, %d keeping "
              "their probes), %d failed to build, %d probed (%d with 2D blocks only, %d "
              "again for the 2D plan): %d runnable (%d with a non-default binding, %d clean "
-             "at small sizes only), %d failed%s",
+             "at small sizes only, %d bindings too slow), %d failed%s",
              c->kernels, c->cached, c->built_first_try + c->built_after_repair,
              c->built_after_repair, c->probes_kept, c->build_failed, c->probed, c->probed_2d,
-             c->reprobed, c->runnable, c->rebound, c->small_only, c->probe_failed,
+             c->reprobed, c->runnable, c->rebound, c->small_only, c->too_slow, c->probe_failed,
              c->gpu_present || c->probed ? "" : " (probing needs a CUDA device)");
     if (c->interrupted)
         fprintf(stderr, "lscat-execute: interrupted; run again to build and probe what "

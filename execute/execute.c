@@ -224,12 +224,13 @@ static void pool_sizes(int *builders, int *probers, const struct stage *g)
 {
     int jobs = g->o->jobs > 0 ? g->o->jobs : 1;
     int p = g->o->probe_jobs > 0 ? g->o->probe_jobs : (jobs < 4 ? jobs : 4);
-    int per = g->runner_program ? 2 : 1; /* a probe runner and its spare: two uids */
+    /* a probe runner and its spares: a uid each */
+    int per = g->runner_program ? 1 + g->o->probe_spares : 1;
     *probers = g->probing ? p : 0;
     *builders = jobs;
     if (sandbox_detect(NULL)->drop_uid && *builders + per * *probers > SANDBOX_UID_SLOTS) {
-        if (*probers > SANDBOX_UID_SLOTS / 4)
-            *probers = SANDBOX_UID_SLOTS / 4;
+        if (*probers * per > SANDBOX_UID_SLOTS / 2) /* half the uids at most */
+            *probers = SANDBOX_UID_SLOTS / 2 / per;
         *builders = SANDBOX_UID_SLOTS - per * *probers;
         log_info("-j %d: %d builders and %d probe workers (the sandbox has %d uids per run)",
                  jobs, *builders, *probers, SANDBOX_UID_SLOTS);
@@ -329,12 +330,12 @@ void execute_counts_json(char **out, const struct execute_counts *c)
                      "\"built_while_probing\":%d,\"interrupted\":%d,\"build_wall_s\":%.3f,"
                      "\"build_wait_s\":%.3f,\"probe_wait_s\":%.3f,\"runner_starts\":%d,"
                      "\"runner_probe_runs\":%d,\"runner_ended\":%d,"
-                     "\"runner_spare_ready\":%d}",
+                     "\"runner_spare_ready\":%d,\"too_slow\":%d}",
                      c->kernels, c->cached, c->built_first_try, c->built_after_repair,
                      c->build_failed, c->probed, c->runnable, c->rebound, c->small_only,
                      c->probed_2d, c->reprobed, c->probes_kept, c->rekeyed, c->probe_failed,
                      c->out_of_bounds, c->errors, c->gpu_present, c->built_while_probing,
                      c->interrupted, c->build_wall_s, c->build_wait_s, c->probe_wait_s,
                      c->runner_starts, c->runner_probe_runs, c->runner_ended,
-                     c->runner_spare_ready);
+                     c->runner_spare_ready, c->too_slow);
 }

@@ -22,6 +22,8 @@ struct execute_options {
     int max_attempts;        /* builds per kernel, repairs between (default 5) */
     double build_timeout_s;  /* per nvcc run (default 300) */
     double probe_timeout_s;  /* per probe (default 30) */
+    double probe_budget_s;   /* the least budget of each large probe configuration (default
+                                3, PROBE_LARGE_BUDGET_S; 0: none, the run's timeout is all) */
     int probe;               /* enum execute_probe_mode */
     int sanitize;            /* also run compute-sanitizer */
     int device;              /* GPU index for probes */
@@ -35,13 +37,15 @@ struct execute_options {
     int probe_jobs;          /* probe workers beside the builders; 0 = min(jobs, 4) */
     int probe_runner;        /* probes in a long-lived lscat-runner per probe worker (1, the
                                 default), or a process per probe run (0, --no-probe-runner) */
+    int probe_spares;        /* spare runners per probe worker, each holding its context for
+                                the run after a fault (0..3, default 1) */
     struct shard shard;      /* count 0 = every kernel */
 };
 /* (shard: only the kernels of this shard, by a hash of their id: common/shard.h) */
 #define EXECUTE_OPTIONS_INIT { .arch = NULL, .nvcc = NULL, .jobs = 1, .max_attempts = 5, \
-    .build_timeout_s = 300, .probe_timeout_s = 30, .probe = EXECUTE_PROBE_AUTO, .sanitize = 0, \
+    .build_timeout_s = 300, .probe_timeout_s = 30, .probe_budget_s = 3, .probe = EXECUTE_PROBE_AUTO, .sanitize = 0, \
     .device = 0, .kernel = NULL, .probe_size = 2024, .stop = NULL, .build_ahead = 0, \
-    .probe_jobs = 0, .probe_runner = 1, .shard = SHARD_INIT }
+    .probe_jobs = 0, .probe_runner = 1, .probe_spares = 1, .shard = SHARD_INIT }
 
 struct execute_counts {
     int kernels;             /* considered */
@@ -50,6 +54,7 @@ struct execute_counts {
     int probed, runnable, probe_failed, out_of_bounds;
     int rebound;             /* runnable with a binding other than the default */
     int small_only;          /* runnable, but no binding ran clean at --probe-size */
+    int too_slow;            /* bindings ended by the probe budget (docs/execute.md) */
     int probed_2d;           /* probed with 2D blocks only (params say is2d) */
     int reprobed;            /* probed again although probed before with this probe key: a
                                 2D kernel whose probe predates the 2D-only plan and could change */

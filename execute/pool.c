@@ -180,6 +180,7 @@ static void count_probe(struct stage *g, const struct item *it, const struct pro
     if (p->outcome == PROBE_OK && p->binding && strcmp(p->binding, probe_bindings[0]) != 0)
         c->rebound++;
     c->small_only += p->small_only;
+    c->too_slow += p->too_slow;
     c->probed_2d += probe_is2d(it->params);
     c->reprobed += it->reprobe;
     log_event(LOG_DEBUG, "probed", "kernel", it->id, "outcome", probe_outcome_name(p->outcome),
@@ -190,7 +191,7 @@ static void count_probe(struct stage *g, const struct item *it, const struct pro
 struct worker {
     struct stage *g;
     int slot, probe;
-    struct probe_runner *runner; /* a probe worker's lscat-runner (slots slot and slot + 1) */
+    struct probe_runner *runner; /* a probe worker's lscat-runner (slots slot .. slot + spares) */
 };
 
 /* The worker's probe runner, made on its first probe (NULL: a process per probe run). */
@@ -202,8 +203,9 @@ static struct probe_runner *worker_runner(struct stage *g, struct worker *w)
         ro.program = g->runner_program;
         ro.scratch = scratch;
         ro.work_dir = g->work_dir;
-        ro.slots[0] = w->slot;
-        ro.slots[1] = w->slot + 1;
+        ro.spare = g->o->probe_spares;
+        for (int i = 0; i <= ro.spare && i <= PROBE_RUNNER_SPARES_MAX; i++)
+            ro.slots[i] = w->slot + i;
         ro.device = g->device;
         ro.timeout_s = g->o->probe_timeout_s;
         probe_runner_new(&w->runner, &ro);
@@ -245,6 +247,7 @@ static void probe_one(struct stage *g, struct item *it, struct worker *w)
     po.sanitizer = g->sanitizer;
     po.params = it->params;
     po.large = g->o->probe_size;
+    po.large_budget_s = g->o->probe_budget_s;
     po.runner = worker_runner(g, w);
     /* Probes share the GPU with each other, never with a measurement (lscat tune); a stop
      * while waiting for tune's measurement starts nothing. */
@@ -363,8 +366,8 @@ static int start(pthread_t *t, struct worker *w, struct stage *g, int n, int fir
     *(probe ? &g->probers : &g->builders) = n;
     pthread_mutex_unlock(&g->lock);
     for (int i = 0; i < n; i++) {
-        /* with probe runners a probe worker takes two slots: its runner's uid and the spare's */
-        int step = probe && g->runner_program ? 2 : 1;
+        /* with probe runners a probe worker takes a slot for its runner and one per spare */
+        int step = probe && g->runner_program ? 1 + g->o->probe_spares : 1;
         w[i] = (struct worker){ g, first + step * i, probe, NULL };
         if (pthread_create(&t[i], NULL, pool_worker, &w[i]) != 0)
             break;

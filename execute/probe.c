@@ -18,7 +18,7 @@
 #include <string.h>
 
 static const char *const outcome_names[] = { "ok", "launch_failure", "illegal_address",
-                                             "cuda_error", "crash", "timeout" };
+                                             "cuda_error", "crash", "timeout", "too_slow" };
 
 const char *probe_outcome_name(enum probe_outcome o)
 {
@@ -244,19 +244,130 @@ static char *configs_json(const char *lines)
     return buf_detach(&j, NULL);
 }
 
+/* The probe budget of one run in a runner (docs/execute.md "Probe budget"): the result lines
+ * are timed as they arrive; once the small configurations have reported, each large one gets
+ * its own deadline, and an out-of-memory at the large size ends the run at once. */
+enum { CUT_NONE, CUT_SLOW, CUT_OOM };
+struct budget {
+    const struct probe_options *o;
+    int nsmall, nconfigs, nlines; /* small configurations, all of them, lines read */
+    int w[8], h[8], bx[8], by[8], bz[8];
+    double t_prev, took[8];       /* when the last line came; each configuration's time */
+    double small_s, predicted_s, budget_s, deadline, limit;
+    int cut;
+};
+
+static void budget_init(struct budget *b, const struct probe_options *o, const char *configs,
+                        int nsmall)
+{
+    memset(b, 0, sizeof(*b));
+    b->o = o;
+    b->nsmall = nsmall;
+    for (const char *p = configs; p && *p && b->nconfigs < 8;
+         p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        int k = b->nconfigs;
+        if (sscanf(p, "%d %d %d %d %d", &b->w[k], &b->h[k], &b->bx[k], &b->by[k], &b->bz[k]) == 5)
+            b->took[b->nconfigs++] = -1;
+    }
+    b->t_prev = fs_mono_s();
+    b->limit = b->t_prev + o->timeout_s;
+}
+
+/* The large configurations' budget, from the last small one's time (it ran after the module
+ * was loaded; its elements are `w x h`): linear in the elements, times the slack, at least the
+ * floor. */
+static void budget_plan(struct budget *b, int last)
+{
+    double elems = (double)b->w[last] * b->h[last], big = (double)b->o->large * b->o->large;
+    b->small_s = b->took[last];
+    b->predicted_s = elems > 0 ? b->small_s * big / elems : 0;
+    b->budget_s = PROBE_BUDGET_SLACK * b->predicted_s;
+    if (b->budget_s < b->o->large_budget_s)
+        b->budget_s = b->o->large_budget_s;
+}
+
+static double budget_line(void *ctx, const char *line, double now)
+{
+    struct budget *b = ctx;
+    char *st = json_str(line, "status");
+    if (!st) { /* the header: the configurations start now */
+        b->t_prev = now;
+        return 0;
+    }
+    int k = b->nlines++, oom = 0;
+    if (k < 8)
+        b->took[k] = now - b->t_prev;
+    b->t_prev = now;
+    if (k >= b->nsmall && !strcmp(st, "cuda_error")) {
+        char *err = json_str(line, "error");
+        oom = err && strstr(err, "out of memory") != NULL;
+        free(err);
+    }
+    free(st);
+    if (b->o->large_budget_s <= 0) /* off: the large ones share the run's timeout */
+        return 0;
+    if (oom) {
+        b->cut = CUT_OOM;
+        return -1;
+    }
+    if (k == b->nsmall - 1)
+        budget_plan(b, k);
+    if (k < b->nsmall - 1 || b->budget_s <= 0)
+        return 0;
+    b->deadline = now + b->budget_s;
+    return b->deadline;
+}
+
+/* After a run the watch saw: which configuration the budget stopped, and why, in the detail. */
+static void budget_judge(struct budget *b, struct proc_result *r)
+{
+    int k = b->nlines;
+    if (b->cut == CUT_NONE && r->timed_out && b->budget_s > 0 && k >= b->nsmall &&
+        k < b->nconfigs && b->deadline < b->limit)
+        b->cut = CUT_SLOW;
+    if (b->cut != CUT_NONE) /* the lines say what ran; the clock stopped it, not the kernel */
+        r->timed_out = 0, r->signal = 0, r->exit_code = 0;
+}
+
+static char *budget_detail(const struct budget *b)
+{
+    int k = b->nlines, s = b->nsmall - 1;
+    return xasprintf("%dx%d block %dx%dx%d still running after %.2f s, over its budget of "
+                     "%.2f s (%dx%d took %.3g ms: predicted %.3g s at %dx%d, linear in the "
+                     "elements; budget = max(%.0f s, %.0f x predicted))",
+                     b->w[k], b->h[k], b->bx[k], b->by[k], b->bz[k],
+                     fs_mono_s() - b->t_prev, b->budget_s, b->w[s], b->h[s], b->small_s * 1e3,
+                     b->predicted_s, b->o->large, b->o->large, b->o->large_budget_s,
+                     PROBE_BUDGET_SLACK);
+}
+
+static char *budget_times(const struct budget *b)
+{
+    struct buf j = BUF_INIT;
+    buf_addch(&j, '[');
+    for (int i = 0; i < b->nconfigs; i++)
+        if (b->took[i] >= 0)
+            buf_addf(&j, "%s%.6f", i ? "," : "", b->took[i]);
+        else
+            buf_adds(&j, i ? ",null" : "null");
+    buf_addch(&j, ']');
+    return buf_detach(&j, NULL);
+}
+
 /* A plain run in o->runner (docs/execute.md "Probe runner"): the harness's arguments after
  * argv[0] go to harness.so beside it. 1 when it ran there (*r and *text filled), 0 when it is
  * to run as a process: no runner, no harness.so, a harness.so that cannot be loaded, or a
  * runner that cannot start (then never again in this run). */
 static int run_in_runner(struct proc_result *r, struct buf *text, const struct probe_options *o,
-                         const char *const *args, const char *configs)
+                         const char *const *args, const char *configs, struct budget *b)
 {
     if (!o->runner || probe_runner_broken(o->runner))
         return 0;
     char *so = xasprintf("%s.so", o->harness);
     int ran = 0;
     if (access(so, R_OK) == 0) {
-        int rc = probe_runner_run(r, text, o->runner, so, args, configs, o->timeout_s);
+        struct probe_runner_watch watch = { budget_line, b };
+        int rc = probe_runner_run(r, text, o->runner, so, args, configs, o->timeout_s, &watch);
         ran = rc == PROBE_RUNNER_OK;
         if (rc == PROBE_RUNNER_UNAVAILABLE)
             log_warn("probe: %s; probing with a process per run from now on",
@@ -278,6 +389,9 @@ static int run_binding(struct probe_result *out, const struct probe_options *o, 
     struct buf cfg = BUF_INIT;
     snprintf(dev, sizeof(dev), "%d", o->device);
     probe_configs(&cfg, o, !sanitize && large);
+    int nsmall = probe_is2d(o->params) ? 1 : 2;
+    struct budget bud;
+    memset(&bud, 0, sizeof(bud));
     char *results = fs_join(o->scratch, "probe.jsonl");
     const char *argv[24];
     int n = 0, in_runner = 0;
@@ -303,7 +417,9 @@ static int run_binding(struct probe_result *out, const struct probe_options *o, 
     int rc = fs_mkdirs(o->scratch, 0755);
     if (rc == 0 && !sanitize) {
         argv[harness_at + 5] = "/dev/fd/3"; /* --results: the runner's result pipe */
-        in_runner = run_in_runner(&r, &text, o, argv + harness_at + 1, cfg.data);
+        /* without large configurations (or without a budget) the run's timeout is all */
+        budget_init(&bud, o, cfg.data, large && o->large > 0 ? nsmall : 9);
+        in_runner = run_in_runner(&r, &text, o, argv + harness_at + 1, cfg.data, &bud);
         argv[harness_at + 5] = results;
         if (in_runner && text.len) /* kept beside the build as a process's run leaves it */
             fs_write_atomic(results, text.data, text.len);
@@ -317,11 +433,21 @@ static int run_binding(struct probe_result *out, const struct probe_options *o, 
     } else if (rc == 0) {
         if (!in_runner)
             buf_read_file(&text, results);
+        if (in_runner)
+            budget_judge(&bud, &r);
         probe_classify(out, &r, text.data);
-        out->small_ok = out->outcome == PROBE_OK ||
-                        small_clean(text.data, o->large, probe_is2d(o->params) ? 1 : 2);
+        if (in_runner && bud.cut == CUT_SLOW && out->outcome == PROBE_OK) {
+            out->outcome = PROBE_TOO_SLOW;
+            free(out->detail);
+            out->detail = budget_detail(&bud);
+        }
+        out->small_ok = out->outcome == PROBE_OK || small_clean(text.data, o->large, nsmall);
         free(out->configs);
         out->configs = configs_json(cfg.data);
+        free(out->config_s);
+        out->config_s = in_runner ? budget_times(&bud) : NULL;
+        out->budget_s = in_runner ? bud.budget_s : 0;
+        out->predicted_s = in_runner ? bud.predicted_s : 0;
     }
     proc_result_release(&r);
     buf_release(&text);
@@ -357,6 +483,11 @@ static void tries_json(struct buf *out, const struct probe_result *t, int n)
         add_json_field(out, "sanitizer_detail", t[i].sanitizer_detail);
         buf_adds(out, ",\"configs\":");
         buf_adds(out, t[i].configs ? t[i].configs : "null");
+        if (t[i].config_s) /* measured in a runner: each configuration's seconds */
+            buf_addf(out, ",\"config_s\":%s", t[i].config_s);
+        if (t[i].budget_s > 0)
+            buf_addf(out, ",\"budget_s\":%.3f,\"predicted_s\":%.6f", t[i].budget_s,
+                     t[i].predicted_s);
         buf_addch(out, '}');
     }
     buf_addch(out, ']');
@@ -378,7 +509,7 @@ static void mark_small_only(struct probe_result *p, int large)
 int probe_run(struct probe_result *out, const struct probe_options *o)
 {
     struct probe_result t[8];
-    int nt = 0, pick = -1, fallback = -1, small = -1, rc = 0, large = 0;
+    int nt = 0, pick = -1, fallback = -1, small = -1, rc = 0, large = 0, too_slow = 0;
     double t0 = fs_mono_s();
     memset(out, 0, sizeof(*out));
     memset(t, 0, sizeof(t));
@@ -401,6 +532,7 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
             fallback = nt - 1;
         else if (rc == 0 && p->small_ok && small < 0)
             small = nt - 1;
+        too_slow += rc == 0 && p->outcome == PROBE_TOO_SLOW;
     }
     struct buf j = BUF_INIT;
     tries_json(&j, t, nt); /* what each binding really gave */
@@ -416,6 +548,9 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
     }
     out->bindings = buf_detach(&j, NULL);
     out->probe_s = fs_mono_s() - t0;
+    out->too_slow = too_slow;
+    if (out->outcome == PROBE_TOO_SLOW) /* not an outcome of the probes table: the clock's */
+        out->outcome = PROBE_TIMEOUT;
     for (int i = 0; i < nt; i++)
         probe_result_release(&t[i]);
     return rc;
@@ -429,6 +564,7 @@ void probe_result_release(struct probe_result *r)
     free(r->binding);
     free(r->bindings);
     free(r->configs);
+    free(r->config_s);
     memset(r, 0, sizeof(*r));
 }
 

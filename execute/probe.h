@@ -13,6 +13,8 @@ struct probe_runner;
 enum probe_outcome {
     PROBE_OK = 0, PROBE_LAUNCH_FAILURE, PROBE_ILLEGAL_ADDRESS, PROBE_CUDA_ERROR, PROBE_CRASH,
     PROBE_TIMEOUT,
+    PROBE_TOO_SLOW, /* a large configuration ran past its budget (probe_options.large_budget_s);
+                       only in probes.bindings: probe_run never returns it as the outcome */
 };
 
 struct probe_result {
@@ -30,6 +32,12 @@ struct probe_result {
     int small_ok;           /* the small configurations ran clean (the large ones may not) */
     int small_only;         /* probe_run: ok only because no binding ran clean at the large
                                size and this one did at the small ones (detail says more) */
+    char *config_s;         /* JSON array: each configuration's measured seconds, null where
+                               it did not finish (runs in a runner; NULL for a process) */
+    double budget_s;        /* the large configurations' budget (0: none applied) */
+    double predicted_s;     /* a large configuration's time predicted from the last small one,
+                               linear in the elements (what the budget is made of) */
+    int too_slow;           /* probe_run: bindings ended by the budget */
 };
 
 /* The role bindings of generated harnesses (`--bind`, isolate/harness_body.cu.in's
@@ -52,10 +60,19 @@ struct probe_options {
     int large;              /* W = H of the large configurations (0: small ones only) */
     struct probe_runner *runner; /* plain runs go to this lscat-runner (execute/probe_runner.h)
                                     when the harness has a harness.so; NULL: a process each */
+    double large_budget_s;  /* the least budget of each large configuration (docs/execute.md
+                               "Probe budget"); 0: the large ones share the run's timeout_s */
 };
 #define PROBE_OPTIONS_INIT { .harness = NULL, .scratch = NULL, .work_dir = NULL, .slot = 0, \
     .device = 0, .timeout_s = 30.0, .sanitizer = NULL, .params = NULL, .large = 2024, \
-    .runner = NULL }
+    .runner = NULL, .large_budget_s = PROBE_LARGE_BUDGET_S }
+
+/* The probe budget (docs/execute.md "Probe budget"): each large configuration of a run in a
+ * runner gets max(PROBE_LARGE_BUDGET_S, PROBE_BUDGET_SLACK x p) seconds, p = the last small
+ * configuration's measured time x (large elements / its elements), at most what is left of
+ * the run's timeout; past it the binding ends `too_slow`. */
+#define PROBE_LARGE_BUDGET_S 3.0
+#define PROBE_BUDGET_SLACK 4.0
 
 struct gpu_info {
     int index;

@@ -25,14 +25,18 @@
 struct rproc {
     struct proc_child ch;
     int slot, running, ready, runs, eof, exited, status, done, done_rc;
+    long seq;               /* start order: the oldest spare is the likeliest to be ready */
     struct buf res; /* fd 3 bytes not yet a whole line */
+    const struct probe_runner_watch *watch; /* the run's, or NULL */
+    double deadline, limit;                 /* the run's deadline (a watch moves it) and bound */
 };
 
 struct probe_runner {
     struct probe_runner_options o;
     char *program, *scratch, *work_dir;
-    struct rproc rp[2];
-    int active, broken, after_end;
+    struct rproc rp[1 + PROBE_RUNNER_SPARES_MAX];
+    int n, active, broken, after_end; /* n: runners kept, the active one and its spares */
+    long starts;
     struct probe_runner_stats st;
 };
 
@@ -77,7 +81,10 @@ int probe_runner_new(struct probe_runner **out, const struct probe_runner_option
     pr->program = xstrdup(o->program);
     pr->scratch = xstrdup(o->scratch);
     pr->work_dir = o->work_dir ? xstrdup(o->work_dir) : NULL;
-    for (int i = 0; i < 2; i++) {
+    if (pr->o.spare < 0 || pr->o.spare > PROBE_RUNNER_SPARES_MAX)
+        pr->o.spare = pr->o.spare < 0 ? 0 : PROBE_RUNNER_SPARES_MAX;
+    pr->n = 1 + pr->o.spare;
+    for (int i = 0; i < 1 + PROBE_RUNNER_SPARES_MAX; i++) {
         pr->rp[i].slot = o->slots[i];
         pr->rp[i].ch.pid = -1;
         buf_init(&pr->rp[i].res, 0);
@@ -148,6 +155,7 @@ static int start(struct probe_runner *pr, struct rproc *rp)
     fcntl(rp->ch.extra_fd, F_SETFL, O_NONBLOCK);
     rp->running = 1;
     rp->ready = rp->runs = rp->eof = rp->exited = rp->status = 0;
+    rp->seq = pr->starts++;
     buf_setlen(&rp->res, 0);
     pr->st.starts++;
     return 0;
@@ -160,8 +168,14 @@ static void take_line(struct rproc *rp, const char *line, struct buf *results)
         rp->ready = 1;
     else if (!strncmp(line, "@done ", 6))
         rp->done_rc = atoi(line + 6), rp->done = 1;
-    else if (results)
+    else if (results) {
         buf_addf(results, "%s\n", line);
+        double d = rp->watch ? rp->watch->line(rp->watch->ctx, line, fs_mono_s()) : 0;
+        if (d < 0)
+            rp->deadline = 0; /* ended by the watch */
+        else if (d > 0)
+            rp->deadline = d < rp->limit ? d : rp->limit;
+    }
 }
 
 /* Read what is there without waiting. */
@@ -201,7 +215,8 @@ static void drain(struct rproc *rp, struct proc_result *r, struct buf *results)
         rp->exited = 1;
 }
 
-/* Wait until `*flag` is set, the runner exits, or the deadline: 0, 1 (exited), 2 (deadline). */
+/* Wait until `*flag` is set, the runner exits, or the deadline (rp->deadline when `deadline`
+ * is negative: a watch may move it): 0, 1 (exited), 2 (deadline). */
 static int wait_for(struct rproc *rp, const int *flag, double deadline, struct proc_result *r,
                     struct buf *results)
 {
@@ -211,7 +226,7 @@ static int wait_for(struct rproc *rp, const int *flag, double deadline, struct p
             return 0;
         if (rp->exited)
             return 1;
-        double left = deadline - fs_mono_s();
+        double left = (deadline < 0 ? rp->deadline : deadline) - fs_mono_s();
         if (left <= 0)
             return 2;
         struct pollfd p[2] = { { rp->eof ? -1 : rp->ch.extra_fd, POLLIN, 0 },
@@ -221,17 +236,34 @@ static int wait_for(struct rproc *rp, const int *flag, double deadline, struct p
     }
 }
 
-/* A runner that said @ready, starting one (or taking the spare) when needed. */
+/* The spare to take over from a runner that ended: one that holds its context (said @ready),
+ * else the one started first (the likeliest to be ready soonest); -1 when none runs. */
+static int pick_spare(struct probe_runner *pr)
+{
+    int best = -1;
+    for (int i = 0; i < pr->n; i++) {
+        struct rproc *s = &pr->rp[i];
+        if (i == pr->active || !s->running)
+            continue;
+        drain(s, NULL, NULL);
+        if (s->ready)
+            return i;
+        if (best < 0 || s->seq < pr->rp[best].seq)
+            best = i;
+    }
+    return best;
+}
+
+/* A runner that said @ready, starting one (or taking a spare) when needed. */
 static struct rproc *ready_runner(struct probe_runner *pr)
 {
-    struct rproc *rp = &pr->rp[pr->active], *other = &pr->rp[1 - pr->active];
+    struct rproc *rp = &pr->rp[pr->active];
     if (rp->running && rp->runs >= pr->o.max_kernels)
         retire(rp); /* recycled: whatever a harness leaked goes with it */
-    if (!rp->running && other->running && pr->o.spare) {
-        pr->active = 1 - pr->active;
-        rp = other;
-        other = &pr->rp[1 - pr->active];
-        drain(rp, NULL, NULL);
+    int s = !rp->running ? pick_spare(pr) : -1;
+    if (s >= 0) {
+        pr->active = s;
+        rp = &pr->rp[s];
         pr->st.spare_ready += pr->after_end && rp->ready;
     }
     if (!rp->running && start(pr, rp) < 0)
@@ -251,8 +283,9 @@ static struct rproc *ready_runner(struct probe_runner *pr)
         return NULL;
     }
     buf_release(&out.err);
-    if (pr->o.spare && !other->running)
-        start(pr, other); /* its context is made while this one probes */
+    for (int i = 0; i < pr->n; i++)
+        if (!pr->rp[i].running)
+            start(pr, &pr->rp[i]); /* their contexts are made while this one probes */
     return rp;
 }
 
@@ -301,7 +334,7 @@ static int judge(struct probe_runner *pr, struct rproc *rp, struct proc_result *
 
 int probe_runner_run(struct proc_result *r, struct buf *results, struct probe_runner *pr,
                      const char *harness_so, const char *const *args, const char *configs,
-                     double timeout_s)
+                     double timeout_s, const struct probe_runner_watch *watch)
 {
     memset(r, 0, sizeof(*r));
     buf_init(&r->out, 0);
@@ -320,8 +353,11 @@ int probe_runner_run(struct proc_result *r, struct buf *results, struct probe_ru
     double t0 = fs_mono_s();
     rp->done_rc = -1;
     rp->done = 0;
+    rp->watch = watch;
+    rp->deadline = rp->limit = t0 + timeout_s;
     send_run(rp, harness_so, args, configs);
-    int w = wait_for(rp, &rp->done, t0 + timeout_s, r, results);
+    int w = wait_for(rp, &rp->done, -1, r, results);
+    rp->watch = NULL;
     rp->runs++;
     pr->st.runs++;
     r->elapsed_s = fs_mono_s() - t0;
@@ -342,7 +378,7 @@ void probe_runner_free(struct probe_runner *pr)
 {
     if (!pr)
         return;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 1 + PROBE_RUNNER_SPARES_MAX; i++) {
         struct rproc *rp = &pr->rp[i];
         if (rp->running && rp->ch.in_fd >= 0)
             (void)!write(rp->ch.in_fd, "@quit\n", 6);

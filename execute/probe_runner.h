@@ -3,8 +3,9 @@
  * namespaces, rlimits, the allow-listed environment) that holds the GPU's context and runs
  * each kernel's harness.so in turn, so process start, sandbox set-up and CUDA context creation
  * and teardown are paid once per runner, not once per probe (docs/execute.md "Probe runner").
- * A spare runner, on a second slot uid, is started beside it: after a fault, crash or timeout
- * the next probe runs in the spare at once while the broken one dies and a new spare starts. */
+ * Spare runners (one by default), each on its own slot uid, are started beside it: after a
+ * fault, crash or timeout the next probe runs in a spare at once (one that holds its context,
+ * else the one started first) while the broken one dies and a new spare starts. */
 #ifndef LSCAT_EXECUTE_PROBE_RUNNER_H
 #define LSCAT_EXECUTE_PROBE_RUNNER_H
 
@@ -13,19 +14,23 @@
 
 struct probe_runner;
 
+#define PROBE_RUNNER_SPARES_MAX 3
+
 struct probe_runner_options {
     const char *program;    /* lscat-runner (probe_runner_find()) */
     const char *scratch;    /* a folder for the runners' HOME/TMPDIR (<scratch>/<slot>) */
     const char *work_dir;   /* readable inside the sandbox */
-    int slots[2];           /* sandbox slots: the runner and its spare (distinct uids) */
+    int slots[1 + PROBE_RUNNER_SPARES_MAX]; /* sandbox slots: the runner, then its spares'
+                                               (1 + spare of them, distinct uids) */
     int device;
-    int spare;              /* keep a spare runner started (default 1) */
+    int spare;              /* spare runners kept started, 0..PROBE_RUNNER_SPARES_MAX
+                               (default 1) */
     int max_kernels;        /* replace a runner after this many runs (default 100) */
     double timeout_s;       /* per run (probe-timeout): also sizes the runner's CPU limit */
     double startup_s;       /* a runner's start, context included (default 60) */
 };
 #define PROBE_RUNNER_OPTIONS_INIT { .program = NULL, .scratch = NULL, .work_dir = NULL, \
-    .slots = { 0, 1 }, .device = 0, .spare = 1, .max_kernels = 100, .timeout_s = 30, \
+    .slots = { 0, 1, 2, 3 }, .device = 0, .spare = 1, .max_kernels = 100, .timeout_s = 30, \
     .startup_s = 60 }
 
 /* lscat-runner: $LSCAT_RUNNER, else in $LSCAT_BIN (only there when set), else beside this
@@ -44,9 +49,19 @@ void probe_runner_free(struct probe_runner *pr);
  * (no driver, no program); the runner is broken for the rest of the run (probe_runner_broken)
  * and lscat_error_last() says why. */
 enum { PROBE_RUNNER_OK = 0, PROBE_RUNNER_NOT_LOADED = 1, PROBE_RUNNER_UNAVAILABLE = 2 };
+
+/* Watches a run's result lines as they arrive (the harness flushes one per configuration):
+ * `line` is called with each whole line and the monotonic time it was read, and returns the
+ * run's new deadline (fs_mono_s() scale), 0 to keep the current one, or a negative number to
+ * end the run now. A run ended by its watch reads as a timeout (r->timed_out); the watch's own
+ * state says why. The run's timeout_s stays its outer bound. */
+struct probe_runner_watch {
+    double (*line)(void *ctx, const char *line, double now);
+    void *ctx;
+};
 int probe_runner_run(struct proc_result *r, struct buf *results, struct probe_runner *pr,
                      const char *harness_so, const char *const *args, const char *configs,
-                     double timeout_s);
+                     double timeout_s, const struct probe_runner_watch *watch);
 int probe_runner_broken(const struct probe_runner *pr);
 
 /* Counts since probe_runner_new: runners started, runs, runs that ended the runner (fault,

@@ -21,6 +21,11 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 export LSCAT_BIN=$ROOT/build/bin PATH="$ROOT/build/bin:$PATH" LSCAT_NO_PROGRESS=1 LSCAT_SHARE_DIR=$ROOT
 SRC=${PROBE_WORK:-$ROOT/.dev/probe-work}   # PROBE_WORK: elsewhere (a dry run)
+# The GPU machines have no sqlite3 program: its one-statement form through Python's sqlite3
+# (session 5's run printed "not runnable" for the tune fixtures because `kid` found no sqlite3).
+command -v sqlite3 > /dev/null || sqlite3() { python3 -c 'import sqlite3, sys
+for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchall():
+    print("|".join("" if v is None else str(v) for v in r))' "$@"; }
 case "${1:-}" in
 prepare)
     N=${2:-200}

@@ -8,6 +8,7 @@
 #include "execute/sandbox.h"
 #include "tests/support/test.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +43,7 @@ static char *harness_with(char **out_harness, const char *behavior, int no_so)
     return dir;
 }
 
-static struct probe_runner *new_runner(const char *program, double timeout_s)
+static struct probe_runner *new_runner_spares(const char *program, double timeout_s, int spares)
 {
     struct probe_runner_options ro = PROBE_RUNNER_OPTIONS_INIT;
     char *scratch = fs_join(test_tmpdir(), "slots");
@@ -51,8 +52,10 @@ static struct probe_runner *new_runner(const char *program, double timeout_s)
     ro.program = prog;
     ro.scratch = scratch;
     ro.work_dir = test_tmpdir();
-    ro.slots[0] = 2;
-    ro.slots[1] = 3;
+    ro.slots[0] = 2; /* the probe's own processes use slot 4 */
+    for (int i = 1; i <= spares; i++)
+        ro.slots[i] = i == 1 ? 3 : 3 + i; /* 3, 5, 6 */
+    ro.spare = spares;
     ro.timeout_s = timeout_s;
     ro.startup_s = 20;
     struct probe_runner *pr;
@@ -62,8 +65,16 @@ static struct probe_runner *new_runner(const char *program, double timeout_s)
     return pr;
 }
 
-static void probe_in(struct probe_result *out, struct probe_runner *pr, const char *behavior,
-                     int no_so, double timeout_s)
+/* A probe of the stand-in behaving as `behavior`; with `budget_s` >= 0 a kernel with a size
+ * parameter (both bindings, the large configurations at 2024x2024) under that probe budget,
+ * else a kernel with buffers only (area, small configurations only). */
+static struct probe_runner *new_runner(const char *program, double timeout_s)
+{
+    return new_runner_spares(program, timeout_s, 1);
+}
+
+static void probe_sized(struct probe_result *out, struct probe_runner *pr, const char *behavior,
+                        int no_so, double timeout_s, double budget_s)
 {
     char *h = NULL, *dir = harness_with(&h, behavior, no_so);
     char *scratch = fs_join(dir, "scratch");
@@ -74,14 +85,26 @@ static void probe_in(struct probe_result *out, struct probe_runner *pr, const ch
     o.timeout_s = timeout_s;
     o.params = "{\"params\":[{\"name\":\"A\",\"role\":\"buffer\"}]}"; /* area only */
     o.large = 0;
+    if (budget_s >= 0) {
+        o.params = "{\"params\":[{\"name\":\"A\",\"role\":\"buffer\"},"
+                   "{\"name\":\"n\",\"role\":\"size\"}]}";
+        o.large = 2024;
+        o.large_budget_s = budget_s;
+    }
     o.runner = pr;
     o.slot = 4;
     CHECK(probe_run(out, &o) == 0);
-    printf("# %s -> %s %s\n", behavior, probe_outcome_name(out->outcome),
-           out->detail ? out->detail : "");
+    printf("# %s -> %s %s\n# bindings %s\n", behavior, probe_outcome_name(out->outcome),
+           out->detail ? out->detail : "", out->bindings ? out->bindings : "");
     free(h);
     free(dir);
     free(scratch);
+}
+
+static void probe_in(struct probe_result *out, struct probe_runner *pr, const char *behavior,
+                     int no_so, double timeout_s)
+{
+    probe_sized(out, pr, behavior, no_so, timeout_s, -1);
 }
 
 static struct probe_runner_stats stats(const struct probe_runner *pr)
@@ -175,6 +198,117 @@ static void test_probe_runner__a_runner_that_cannot_start_leaves_probes_to_proce
     probe_runner_free(pr);
 }
 
+static void test_probe_runner__two_spares_take_two_faults_in_a_row_ready(void)
+{
+    struct probe_runner *pr = new_runner_spares(NULL, 20, 2);
+    struct probe_result p;
+    probe_in(&p, pr, "", 0, 20); /* the runner, then both spares start */
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    probe_result_release(&p);
+    sleep(2); /* both spares hold their (host-only) context */
+    for (int i = 0; i < 2; i++) { /* a kernel faulting under both bindings: two ends in a row */
+        probe_in(&p, pr, "sticky * * * *\n", 0, 20);
+        CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");
+        probe_result_release(&p);
+    }
+    probe_in(&p, pr, "", 0, 20);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    probe_result_release(&p);
+    struct probe_runner_stats st = stats(pr);
+    printf("# %d starts, %d runs, %d ended, %d spare ready\n", st.starts, st.runs, st.ended,
+           st.spare_ready);
+    CHECK_INT(st.ended, ==, 2);
+    CHECK_INT(st.spare_ready, ==, 2); /* the second fault's spare was started long before */
+    CHECK_INT(st.starts, ==, 5);      /* three, then one new spare after each end */
+    probe_runner_free(pr);
+}
+
+/* The probe budget (docs/execute.md "Probe budget"). The probe timeout is 600 s in these: a
+ * stand-in that hangs at 2024x2024 can only end early through the budget. */
+static void test_probe_runner__a_large_configuration_past_its_budget_ends_the_binding_too_slow(void)
+{
+    struct probe_runner *pr = new_runner(NULL, 600);
+    struct probe_result p;
+    double t0 = fs_mono_s();
+    probe_sized(&p, pr, "hang 2024 2024 * * area\n", 0, 600, 1.0);
+    CHECK(fs_mono_s() - t0 < 300); /* a budget of seconds, not the run's 600 s */
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "side"); /* the next binding was tried and ran clean */
+    CHECK_CONTAINS(p.bindings, "{\"binding\":\"area\",\"outcome\":\"too_slow\"");
+    CHECK_CONTAINS(p.bindings, "2024x2024 block 16x16x1 still running after");
+    CHECK_CONTAINS(p.bindings, "over its budget of 1.00 s");
+    CHECK_CONTAINS(p.bindings, "\"budget_s\":1.000");
+    CHECK_CONTAINS(p.bindings, "\"config_s\":[");
+    CHECK_INT(p.too_slow, ==, 1);
+    CHECK_INT(p.small_only, ==, 0);
+    probe_result_release(&p);
+    probe_runner_free(pr);
+}
+
+static void test_probe_runner__too_slow_under_every_binding_is_runnable_at_the_small_sizes(void)
+{
+    struct probe_runner *pr = new_runner(NULL, 600);
+    struct probe_result p;
+    probe_sized(&p, pr, "hang 2024 2024 * *\n", 0, 600, 1.0);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_INT(p.small_only, ==, 1);
+    CHECK_INT(p.too_slow, ==, 2);
+    CHECK_CONTAINS(p.detail, "small sizes only; at 2024x2024: too_slow: 2024x2024 block 16x16x1");
+    CHECK_CONTAINS(p.bindings, "{\"binding\":\"side\",\"outcome\":\"too_slow\"");
+    probe_result_release(&p);
+    probe_runner_free(pr);
+}
+
+static void test_probe_runner__the_budget_is_four_times_the_small_time_scaled_to_the_large_size(void)
+{
+    /* 150 ms a configuration: the 64x64 one predicts 150 ms x 2024^2 / 64^2 = 74 s at
+     * 2024x2024, a budget of 4 x that (past the run's 600 s: the run's bound holds); the
+     * large configurations take 150 ms too and pass */
+    struct probe_runner *pr = new_runner(NULL, 600);
+    struct probe_result p;
+    probe_sized(&p, pr, "slow 150\n", 0, 600, 1.0);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "area");
+    const char *b = strstr(p.bindings, "\"budget_s\":"), *q = strstr(p.bindings, "\"predicted_s\":");
+    CHECK(b != NULL && q != NULL);
+    double budget = b ? atof(b + 11) : 0, predicted = q ? atof(q + 14) : 0;
+    printf("# budget %.3f s, predicted %.3f s\n", budget, predicted);
+    CHECK(predicted > 0.14 * 2024.0 * 2024 / 4096 && predicted < 10 * 2024.0 * 2024 / 4096);
+    CHECK(fabs(budget - 4 * predicted) < 0.01 * budget);
+    probe_result_release(&p);
+    probe_runner_free(pr);
+}
+
+static void test_probe_runner__out_of_memory_at_the_large_size_ends_the_binding_at_once(void)
+{
+    /* the second large configuration would hang: only the cut after the first ends it early */
+    struct probe_runner *pr = new_runner(NULL, 600);
+    struct probe_result p;
+    double t0 = fs_mono_s();
+    probe_sized(&p, pr, "oom 2024 2024 16 16 area\nhang 2024 2024 256 1 area\n", 0, 600, 1.0);
+    CHECK(fs_mono_s() - t0 < 300);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "side");
+    CHECK_CONTAINS(p.bindings, "{\"binding\":\"area\",\"outcome\":\"cuda_error\",\"detail\":"
+                               "\"out of memory (at 2024x2024, block 16x16x1)\"");
+    CHECK_INT(p.too_slow, ==, 0);
+    probe_result_release(&p);
+    probe_runner_free(pr);
+}
+
+static void test_probe_runner__without_a_budget_the_large_configurations_share_the_timeout(void)
+{
+    struct probe_runner *pr = new_runner(NULL, 3);
+    struct probe_result p;
+    probe_sized(&p, pr, "hang 2024 2024 * * area\n", 0, 3, 0);
+    CHECK_STR(p.binding, "side");
+    CHECK_CONTAINS(p.bindings, "{\"binding\":\"area\",\"outcome\":\"timeout\"");
+    CHECK(strstr(p.bindings, "too_slow") == NULL);
+    CHECK_INT(p.too_slow, ==, 0);
+    probe_result_release(&p);
+    probe_runner_free(pr);
+}
+
 int main(void)
 {
     /* what a GPU node gets (no bubblewrap there); a host-only runner */
@@ -187,5 +321,11 @@ int main(void)
     TEST_RUN(test_probe_runner__a_crash_is_recorded_as_a_crash);
     TEST_RUN(test_probe_runner__a_harness_without_its_so_runs_as_a_process);
     TEST_RUN(test_probe_runner__a_runner_that_cannot_start_leaves_probes_to_processes);
+    TEST_RUN(test_probe_runner__two_spares_take_two_faults_in_a_row_ready);
+    TEST_RUN(test_probe_runner__a_large_configuration_past_its_budget_ends_the_binding_too_slow);
+    TEST_RUN(test_probe_runner__too_slow_under_every_binding_is_runnable_at_the_small_sizes);
+    TEST_RUN(test_probe_runner__the_budget_is_four_times_the_small_time_scaled_to_the_large_size);
+    TEST_RUN(test_probe_runner__out_of_memory_at_the_large_size_ends_the_binding_at_once);
+    TEST_RUN(test_probe_runner__without_a_budget_the_large_configurations_share_the_timeout);
     return test_done();
 }

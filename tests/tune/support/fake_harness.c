@@ -3,6 +3,7 @@
  * where `<this binary>.behavior` says so, one rule a line, fields W H BX BY ('*' = any):
  *   crash W H BX BY    die by SIGSEGV before reporting     hang W H BX BY    never answer
  *   sticky W H BX BY   report cuda_error, exit 4           invalid W H BX BY  invalid_config
+ *   oom W H BX BY      report cuda_error "out of memory" and go on (as a failed cudaMalloc)
  *   refuse             exit 2 at once                      slow MS            sleep per config
  *   linger MS          sleep before exiting (as a long CUDA context teardown would)
  *   long MS            a long kernel: one launch takes MS ms at 240x240, growing with the
@@ -210,12 +211,13 @@ static int fake_main(int argc, char **argv)
             fflush(out);
             return 4;
         }
-        if (!strcmp(act, "sticky") || !strcmp(act, "invalid")) {
-            int sticky = !strcmp(act, "sticky");
+        if (!strcmp(act, "sticky") || !strcmp(act, "invalid") || !strcmp(act, "oom")) {
+            int sticky = !strcmp(act, "sticky"), oom = !strcmp(act, "oom");
             fprintf(out, "{\"w\":%d,\"h\":%d,\"block\":[%d,%d,%d],\"grid\":[%d,%d,1],"
                     "\"status\":\"%s\",\"error\":\"%s\"}\n", w, h, bx, by, bz, gx, gy,
-                    sticky ? "cuda_error" : "invalid_config",
-                    sticky ? "an illegal memory access was encountered" : "too many threads");
+                    sticky || oom ? "cuda_error" : "invalid_config",
+                    oom ? "out of memory" : sticky ? "an illegal memory access was encountered"
+                                                   : "too many threads");
             fflush(out);
             if (sticky)
                 return 4;

@@ -1,0 +1,131 @@
+/* The probe budget on a real GPU (make test-gpu): the golden isolated kernel sum_all_slow
+ * (tests/isolate/fixtures/harness-golden; O(n^2) work, n a size parameter) is built and probed
+ * by execute through the probe runners. Under `area` its 2024x2024 configuration needs far more
+ * than its budget: the binding must end `too_slow` within seconds, not at the 300 s probe
+ * timeout given here, and `side` (n = 2024) must run clean and be kept. A second copy is then
+ * probed the old way (--probe-budget 0, a 20 s timeout): its area run waits for the kernel or
+ * the timeout, so it takes longer (the saving, side by side). Skips with "no CUDA device"
+ * elsewhere. */
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/sha256.h"
+#include "common/xalloc.h"
+#include "execute/execute.h"
+#include "execute/probe.h"
+#include "tests/execute/support/fixture.h"
+#include "tests/support/test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static struct fixture_env env;
+static char id[65];
+static double budget_wall_s;
+static int ready;
+
+static void copy_file(const char *from, const char *to)
+{
+    struct buf b = BUF_INIT;
+    CHECK_OK(buf_read_file(&b, from));
+    CHECK_OK(fs_write_atomic(to, b.data, b.len));
+    chmod(to, 0644);
+    buf_release(&b);
+}
+
+/* The golden kernel `name` as isolate would have added it: its folder and parameter model. */
+static void add_golden(const char *name, const char *seed_text, char id_out[65])
+{
+    char *g = xasprintf("%s/tests/isolate/fixtures/harness-golden/%s", env.root, name);
+    sha256_hex(id_out, seed_text, strlen(seed_text));
+    char *rel = xasprintf("kernels/%.2s/%s", id_out, id_out);
+    char *dir = fs_join(env.work, rel);
+    CHECK_OK(fs_mkdirs(dir, 0755));
+    const char *files[] = { "kernel.cu", "harness.cu", "params.json" };
+    for (int i = 0; i < 3; i++) {
+        char *a = fs_join(g, files[i]), *b = fs_join(dir, files[i]);
+        copy_file(a, b);
+        free(a);
+        free(b);
+    }
+    struct buf params = BUF_INIT;
+    char *pj = fs_join(dir, "params.json");
+    CHECK_OK(buf_read_file(&params, pj));
+    CHECK_OK(store_run(env.s, "INSERT INTO kernels(id, name, dir, params, param_count, "
+                       "created_at) VALUES (?, ?, ?, ?, 3, 'now')", "tttt", id_out, name, rel,
+                       params.data));
+    CHECK_OK(store_run(env.s, "INSERT INTO kernel_occurrences(kernel_id, source_id, path, line) "
+                       "VALUES (?, 1, ?, 1)", "tt", id_out, name));
+    buf_release(&params);
+    free(pj); free(g); free(rel); free(dir);
+}
+
+static char *text(const char *sql, const char *kid)
+{
+    char *v = NULL;
+    CHECK_OK(store_query_text(&v, env.s, sql, "t", kid));
+    return v;
+}
+
+static void test_gpu_probe_budget__a_kernel_too_slow_under_area_ends_fast_and_keeps_side(void)
+{
+    if (!fixture_have_gpu())
+        test_skip("no CUDA device");
+    if (!fixture_have_nvcc())
+        test_skip("nvcc not found");
+    CHECK_OK(fixture_env_init(&env));
+    add_golden("sum_all_slow", "golden:sum_all_slow", id);
+    struct execute_options o = EXECUTE_OPTIONS_INIT;
+    struct execute_counts c;
+    o.jobs = 2;
+    o.probe_timeout_s = 300; /* only the budget can end the area run early */
+    CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
+    ready = 1;
+    char *b = text("SELECT binding FROM kernels WHERE id = ? AND status = 'runnable'", id);
+    char *tries = text("SELECT bindings FROM probes WHERE kernel_id = ?", id);
+    char *secs = text("SELECT probe_s FROM probes WHERE kernel_id = ?", id);
+    budget_wall_s = secs ? atof(secs) : -1;
+    printf("# sum_all_slow: binding %s in %s s; tries %s\n", b ? b : "-", secs ? secs : "-",
+           tries ? tries : "-");
+    CHECK_STR(b, "side");
+    CHECK_CONTAINS(tries, "{\"binding\":\"area\",\"outcome\":\"too_slow\"");
+    CHECK_CONTAINS(tries, "{\"binding\":\"side\",\"outcome\":\"ok\"");
+    CHECK(budget_wall_s > 0 && budget_wall_s < 60);
+    CHECK_INT(c.too_slow, ==, 1);
+    free(b); free(tries); free(secs);
+}
+
+static void test_gpu_probe_budget__without_the_budget_the_same_probe_takes_longer(void)
+{
+    if (!fixture_have_gpu())
+        test_skip("no CUDA device");
+    if (!ready)
+        test_fail(__FILE__, __LINE__, "the probe run with the budget did not complete");
+    char old[65];
+    add_golden("sum_all_slow", "golden:sum_all_slow:old", old); /* a second copy, unprobed */
+    struct execute_options o = EXECUTE_OPTIONS_INIT;
+    struct execute_counts c;
+    o.jobs = 2;
+    o.kernel = old;
+    o.probe_timeout_s = 20;
+    o.probe_budget_s = 0;
+    CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
+    char *tries = text("SELECT bindings FROM probes WHERE kernel_id = ?", old);
+    char *secs = text("SELECT probe_s FROM probes WHERE kernel_id = ?", old);
+    printf("# without the budget: %s s (with it: %.2f s); tries %s\n", secs ? secs : "-",
+           budget_wall_s, tries ? tries : "-");
+    CHECK(tries && strstr(tries, "too_slow") == NULL);
+    CHECK(secs && atof(secs) > budget_wall_s);
+    free(tries); free(secs);
+}
+
+int main(void)
+{
+    setenv("LSCAT_BIN", "build/bin", 0); /* lscat-runner: the budget applies in runners only */
+    TEST_RUN(test_gpu_probe_budget__a_kernel_too_slow_under_area_ends_fast_and_keeps_side);
+    TEST_RUN(test_gpu_probe_budget__without_the_budget_the_same_probe_takes_longer);
+    fixture_env_release(&env);
+    return test_done();
+}
