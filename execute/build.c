@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/log.h"
 #include "common/proc.h"
 #include "common/sha256.h"
 #include "common/xalloc.h"
@@ -205,6 +206,36 @@ static int compile_core(struct build_env *env)
     return rc;
 }
 
+/* What the sandbox's uids read: nvcc where it is (nothing lscat can move: refused with what to
+ * do when they cannot reach it), the timing core's headers copied where they can reach them
+ * when they cannot reach the share folder (a checkout inside a 0700 folder). */
+static int sandbox_inputs(struct build_env *env)
+{
+    char *blocker = sandbox_blocker(env->nvcc);
+    if (blocker) {
+        int rc = lscat_error_set("nvcc '%s' is out of the sandbox's reach: its unprivileged uids "
+                                 "cannot enter '%s' (no search permission for others); run "
+                                 "'chmod o+x %s', or use a CUDA toolkit others can read "
+                                 "(--nvcc, CUDA_HOME)", env->nvcc, blocker, blocker);
+        free(blocker);
+        return rc;
+    }
+    const char *parts[] = { LSCAT_TIMING_CORE_FILES NULL };
+    char *stage = fs_join(env->work_dir, "builds");
+    int rc = sandbox_share(&env->sandbox_share_dir, env->share_dir, parts, stage);
+    if (rc == 1) {
+        blocker = sandbox_blocker(env->share_dir);
+        log_info("sandbox: the timing core's headers are read from '%s': the sandbox's uids "
+                 "cannot read them in '%s'%s%s%s", env->sandbox_share_dir, env->share_dir,
+                 blocker ? " ('" : "", blocker ? blocker : "",
+                 blocker ? "' is not searchable by others)" : "");
+        free(blocker);
+        rc = 0;
+    }
+    free(stage);
+    return rc;
+}
+
 int build_env_init(struct build_env *env, const struct build_config *cfg)
 {
     memset(env, 0, sizeof(*env));
@@ -229,7 +260,9 @@ int build_env_init(struct build_env *env, const struct build_config *cfg)
         free(env->compat_dir);
         env->compat_dir = NULL;
     }
-    int rc = nvcc_version(&env->nvcc_version, env->nvcc);
+    int rc = sandbox_inputs(env);
+    if (rc == 0)
+        rc = nvcc_version(&env->nvcc_version, env->nvcc);
     if (rc == 0)
         rc = arch_flags(env);
     if (rc < 0)
@@ -275,6 +308,7 @@ void build_env_release(struct build_env *env)
     free(env->newest_arch);
     free(env->flags_text);
     free(env->share_dir);
+    free(env->sandbox_share_dir);
     free(env->compat_dir);
     free(env->core_dir);
     memset(env, 0, sizeof(*env));
@@ -370,7 +404,7 @@ static int run_step(struct buf *log, int *ok, int *timed_out, const struct attem
     o.argv = argv;
     o.scratch_dir = a->dir;
     o.ro_dir = env->work_dir;
-    o.ro_dir2 = env->share_dir;
+    o.ro_dir2 = env->sandbox_share_dir;
     o.slot = a->slot;
     o.timeout_s = env->timeout_s;
     o.cpu_s = env->timeout_s * 2;
@@ -401,7 +435,7 @@ static int compile_once(struct buf *log, int *ok, int *timed_out, const struct a
      * the toolkit's: nvcc puts its own include folder as -I after the user's -I folders and
      * before -isystem ones, so with -isystem cuda.h and cuda_runtime.h stay the toolkit's,
      * whatever a repository ships; a header found nowhere else is still found there. */
-    char *incs[6] = { xasprintf("-I%s", env->share_dir), xasprintf("-I%s", a->kernel_dir),
+    char *incs[6] = { xasprintf("-I%s", env->sandbox_share_dir), xasprintf("-I%s", a->kernel_dir),
                       xstrdup("-isystem"), xasprintf("%s/include", a->kernel_dir),
                       xstrdup("-isystem"), xasprintf("%s/include", a->dir) };
     char *objs[2] = { fs_join(env->core_dir, "timing.o"), fs_join(env->core_dir, "stats.o") };

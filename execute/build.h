@@ -27,6 +27,8 @@ struct build_env {
     char **flags;              /* nvcc flags (NULL-terminated), paths excluded */
     char *flags_text;          /* the same, space-separated (recorded in builds.flags) */
     char *share_dir;           /* holds tune/timing.h, tune/timing.cu, tune/stats.c */
+    char *sandbox_share_dir;   /* the same files as the sandbox reads them: share_dir, or a
+                                * copy in builds/sandbox-<hash> when its uids cannot reach it */
     char *compat_dir;          /* <share>/isolate/compat (helper_*.h stand-ins), NULL if absent */
     char *core_dir;            /* builds/core-<hash>: timing.o, stats.o */
     char core_hash[65];

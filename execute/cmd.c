@@ -165,7 +165,10 @@ static void help(void)
            "LSCAT_SANDBOX=fallback|none (weaker sandbox, for tests), LSCAT_BIN (where to find\n"
            "lscat-isolate and lscat-runner; default: beside this program, then PATH),\n"
            "LSCAT_RUNNER (the probe runner), LSCAT_PROBE_RUNNER=0 (as --no-probe-runner),\n"
-           "LSCAT_RESOLVE_TIMEOUT_S (per resolver request, default 120). See docs/execute.md.\n\n"
+           "LSCAT_RESOLVE_TIMEOUT_S (per resolver request, default 120).\n"
+           "As root, untrusted code runs as unprivileged uids: they need search permission\n"
+           "(o+x) on the folders holding nvcc and the work folder (lscat's own files are\n"
+           "copied into <work>/builds when out of their reach). See docs/execute.md.\n\n"
            "Options:\n", usage);
     cli_print_options(stdout, opts);
     cli_print_common_help(stdout);

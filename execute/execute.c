@@ -183,6 +183,24 @@ static void runner_setup(struct stage *g)
                  "$LSCAT_RUNNER): a process per probe run");
 }
 
+/* As root the per-slot uids are what keeps untrusted code from the store. When a folder on the
+ * work folder's way shuts them out, bubblewrap (a read-only view) or, for builds, Landlock's
+ * write rules still do; with neither (probes on a GPU node without bubblewrap), refuse before
+ * anything runs instead of running repository code as root (docs/execute.md "Folders the
+ * sandbox cannot enter"). */
+static int check_store_protected(const struct stage *g)
+{
+    const struct sandbox_caps *c = sandbox_detect(NULL);
+    if (!c->root || c->drop_uid || !c->work_blocker || c->bwrap || (!g->probing && c->landlock))
+        return 0;
+    return lscat_error_set("the sandbox's unprivileged uids cannot enter '%s' (no search "
+                           "permission for others) on the way to the work folder '%s', and "
+                           "without bubblewrap %s would run as root, free to write the store; "
+                           "run 'chmod o+x %s', or choose a --work folder others can reach, "
+                           "or install bubblewrap", c->work_blocker, g->work_dir,
+                           g->probing ? "probes" : "builds", c->work_blocker);
+}
+
 /* ---------------------------------------------------------------- the stage */
 
 static char *detect_arch(void)
@@ -275,6 +293,8 @@ int execute_run(struct execute_counts *out, struct store *s, const char *work_di
     g.arch = arch;
     if (rc == 0)
         rc = probe_setup(&g);
+    if (rc == 0)
+        rc = check_store_protected(&g);
     if (rc == 0)
         rc = load_items(&g);
     if (rc == 0 && g.count > 0)

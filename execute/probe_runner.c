@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/log.h"
 #include "common/xalloc.h"
 #include "execute/sandbox.h"
 
@@ -74,11 +75,41 @@ char *probe_runner_find(void)
     return found;
 }
 
+/* lscat-runner as the sandbox's uids can run it: where it is, or a copy in the work folder's
+ * builds/sandbox-<hash> when they cannot enter a folder on its way (a build tree inside a 0700
+ * folder). Said once per process; a copy that fails leaves the program as it is (its start
+ * then fails with the reason, and probes run as processes). */
+static char *reachable_program(const char *program, const char *work_dir)
+{
+    static int said;
+    const char *slash = strrchr(program, '/');
+    if (!work_dir || !slash || slash == program)
+        return xstrdup(program);
+    char *dir = xstrndup(program, (size_t)(slash - program)), *stage = fs_join(work_dir, "builds");
+    char *copy = NULL, *found = NULL;
+    const char *rel[] = { slash + 1, NULL };
+    int rc = sandbox_share(&copy, dir, rel, stage);
+    if (rc == 1)
+        found = fs_join(copy, slash + 1);
+    if (rc != 0 && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) {
+        if (rc == 1)
+            log_info("probe: the sandbox's uids cannot run '%s' where it is: they run a copy, "
+                     "'%s'", program, found);
+        else
+            log_warn("probe: cannot copy '%s' where the sandbox's uids can run it: %s",
+                     program, lscat_error_last());
+    }
+    free(dir);
+    free(stage);
+    free(copy);
+    return found ? found : xstrdup(program);
+}
+
 int probe_runner_new(struct probe_runner **out, const struct probe_runner_options *o)
 {
     struct probe_runner *pr = xcalloc(1, sizeof(*pr));
     pr->o = *o;
-    pr->program = xstrdup(o->program);
+    pr->program = reachable_program(o->program, o->work_dir);
     pr->scratch = xstrdup(o->scratch);
     pr->work_dir = o->work_dir ? xstrdup(o->work_dir) : NULL;
     if (pr->o.spare < 0 || pr->o.spare > PROBE_RUNNER_SPARES_MAX)

@@ -1,10 +1,11 @@
 /* The sandbox: bubblewrap when it works, else a network namespace and Landlock set up in the
- * child; always rlimits, an unprivileged uid when we are root, and the process-group timeout of
- * common/proc.c. Detection runs once and its verdict is logged by the caller. */
+ * child; always rlimits, an unprivileged uid when we are root (what it cannot reach is copied or
+ * bound back for it), and the process-group timeout of common/proc.c. Detection runs once. */
 #include "execute/sandbox.h"
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/sha256.h"
 #include "common/xalloc.h"
 
 #include <dirent.h>
@@ -47,6 +48,8 @@ static pthread_mutex_t detect_lock = PTHREAD_MUTEX_INITIALIZER;
 static int detected;
 static struct sandbox_caps caps;
 static int uid_block;      /* this process's block of slot uids */
+static char work_blocker[PATH_MAX]; /* caps.work_blocker points here */
+static char work_real[PATH_MAX];    /* the work folder, resolved (caps.rebind_work) */
 
 /* Take a block of uids no other lscat process holds (the lock lives as long as we do). */
 static int take_uid_block(void)
@@ -83,6 +86,9 @@ struct child_ctx {
     int die_with_parent; /* SIGKILL when the thread that started it ends (long-lived children) */
     int own_fd;          /* > 0: this pipe becomes the slot uid's, so the child can reopen it
                           * (`--results /dev/fd/3` opens /proc/self/fd/3: the pipe's own mode) */
+    const char *reach_blocker; /* with mntns: a folder the slot uid cannot enter, on the way */
+    const char *reach_dir;     /* to this one (the work folder): see rebind_work() */
+    const char *cwd;           /* entered again once the mounts are made (NULL: stay) */
 };
 
 /* The world-writable folders a dropped uid could still write to: inside the sandbox each is a
@@ -129,10 +135,13 @@ static int drop_uid(int uid)
 
 /* In a new mount namespace (root, before dropping the uid): the shared world-writable folders
  * become private (see shared_dirs). Async-signal-safe: syscalls only. */
-static int private_shared_dirs(const struct child_ctx *c)
+static int private_shared_dirs(const struct child_ctx *c, int *reach_fd)
 {
     if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
         return -1;
+    /* in this namespace (a bind needs its source here), before anything hides it */
+    if (c->reach_dir)
+        *reach_fd = open(c->reach_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     int rebound = 0;
     for (int i = 0; i < NSHARED; i++) {
         struct stat st;
@@ -157,13 +166,60 @@ static int private_shared_dirs(const struct child_ctx *c)
     return 0;
 }
 
+/* "/proc/self/fd/<fd>" without stdio (async-signal-safe). */
+static void fd_path(char out[32], int fd)
+{
+    char digits[12];
+    int n = 0;
+    do
+        digits[n++] = (char)('0' + fd % 10), fd /= 10;
+    while (fd > 0 && n < 11);
+    memcpy(out, "/proc/self/fd/", 14);
+    for (int i = 0; i < n; i++)
+        out[14 + i] = digits[n - 1 - i];
+    out[14 + n] = '\0';
+}
+
+/* In the child's mount namespace (root, before the uid switch): the folder that shuts the slot
+ * uid out becomes an empty tmpfs (0755) holding only the way down to the work folder, which is
+ * bound back at its own path from `fd` (opened before anything was mounted). The rest of that
+ * folder is hidden from the run; the work folder keeps its own modes. Syscalls only. */
+static int rebind_work(const struct child_ctx *c, int fd)
+{
+    char path[PATH_MAX], src[32];
+    size_t n = strlen(c->reach_dir), b = strlen(c->reach_blocker);
+    if (fd < 0 || n >= sizeof(path) || b >= n ||
+        mount("lscat-sandbox", c->reach_blocker, "tmpfs", MS_NOSUID | MS_NODEV,
+              "size=1m,mode=0755") != 0)
+        return -1;
+    memcpy(path, c->reach_dir, n + 1);
+    for (size_t i = b + 1; i <= n; i++) {
+        if (path[i] != '/' && path[i] != '\0')
+            continue;
+        path[i] = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            return -1;
+        path[i] = i < n ? '/' : '\0';
+    }
+    fd_path(src, fd);
+    return mount(src, c->reach_dir, NULL, MS_BIND | MS_REC, NULL);
+}
+
 static int child_setup(void *arg)
 {
     const struct child_ctx *c = arg;
     if (!c->use_bwrap) {
+        int rfd = -1;
         if (c->netns && unshare(CLONE_NEWNET) != 0)
             return -1;
-        if (c->mntns && private_shared_dirs(c) != 0)
+        if (c->mntns && private_shared_dirs(c, &rfd) != 0)
+            return -1;
+        if (c->mntns && c->reach_dir && rebind_work(c, rfd) != 0)
+            return -1;
+        if (rfd >= 0)
+            close(rfd);
+        /* the folder proc_run entered before the mounts would still be the unmounted view */
+        if (c->mntns && c->cwd && chdir(c->cwd) != 0)
             return -1;
         if (c->landlock && landlock_child(c, 0) != 0)
             return -1;
@@ -180,21 +236,186 @@ static int child_setup(void *arg)
     return 0;
 }
 
-/* Can a uid other than the owner reach `dir` (every folder on the way o+x)? */
-static int reachable_by_others(const char *dir)
+/* The first folder from the root on the way to `path` (itself included when it is a folder)
+ * that a uid other than its owner cannot enter (no o+x), in blocker; "" when every one lets it
+ * through. 0, or -1 when `path` does not exist. */
+static int find_blocker(char blocker[PATH_MAX], const char *path)
 {
-    char path[PATH_MAX];
-    if (!realpath(dir, path))
+    char real[PATH_MAX];
+    struct stat st;
+    blocker[0] = '\0';
+    if (!realpath(path, real))
+        return -1;
+    if (stat("/", &st) == 0 && !(st.st_mode & S_IXOTH)) {
+        snprintf(blocker, PATH_MAX, "/");
         return 0;
-    for (char *p = path + strlen(path); p > path; ) {
-        struct stat st;
-        if (stat(path, &st) != 0 || !(st.st_mode & S_IXOTH))
-            return 0;
-        while (p > path && *p != '/')
-            p--;
-        *p = '\0';
     }
-    return 1;
+    for (char *p = real + 1; !blocker[0]; p++) {
+        char c = *p;
+        if (c != '/' && c != '\0')
+            continue;
+        *p = '\0';
+        if (stat(real, &st) == 0 && S_ISDIR(st.st_mode) && !(st.st_mode & S_IXOTH))
+            snprintf(blocker, PATH_MAX, "%s", real);
+        *p = c;
+        if (!c)
+            break;
+    }
+    return 0;
+}
+
+/* find_blocker as the slot uids see it: under the rebind (caps.rebind_work) the work folder
+ * and what lies in it are open to them. */
+static int find_blocker_seen(char blocker[PATH_MAX], const char *path)
+{
+    char real[PATH_MAX];
+    int rc = find_blocker(blocker, path);
+    size_t n = strlen(work_real);
+    if (rc == 0 && blocker[0] && caps.rebind_work && realpath(path, real) &&
+        !strncmp(real, work_real, n) && (real[n] == '/' || !real[n]) &&
+        strlen(blocker) < n)
+        blocker[0] = '\0';
+    return rc;
+}
+
+char *sandbox_blocker(const char *path)
+{
+    char b[PATH_MAX];
+    if (!sandbox_detect(NULL)->drop_uid || find_blocker_seen(b, path) != 0 || !b[0])
+        return NULL;
+    return xstrdup(b);
+}
+
+/* Can the slot uids read src_dir/rel[i] (and run it, where its owner can)? */
+static int all_readable(const char *src_dir, const char *const *rel)
+{
+    int ok = 1;
+    for (int i = 0; ok && rel[i]; i++) {
+        char *p = fs_join(src_dir, rel[i]), b[PATH_MAX];
+        struct stat st;
+        ok = stat(p, &st) == 0 && find_blocker_seen(b, p) == 0 && !b[0] &&
+             (st.st_mode & S_IROTH) && (!(st.st_mode & S_IXUSR) || (st.st_mode & S_IXOTH));
+        free(p);
+    }
+    return ok;
+}
+
+/* The copy's name: sandbox-<16 hex of the names and contents>. */
+static int share_hash(char hex[65], struct buf *data, const char *src_dir, const char *const *rel)
+{
+    struct sha256 c;
+    unsigned char d[32];
+    sha256_init(&c);
+    for (int i = 0; rel[i]; i++) {
+        char *p = fs_join(src_dir, rel[i]);
+        int rc = buf_read_file(&data[i], p);
+        free(p);
+        if (rc < 0)
+            return rc;
+        uint64_t n = data[i].len;
+        sha256_update(&c, rel[i], strlen(rel[i]) + 1);
+        sha256_update(&c, &n, sizeof(n));
+        sha256_update(&c, data[i].data, data[i].len);
+    }
+    sha256_final(&c, d);
+    sha256_to_hex(hex, d);
+    return 0;
+}
+
+/* mkdir -p dir, every folder it makes (and dir) 0755 whatever the umask. */
+static int mkdirs_open(const char *dir)
+{
+    int rc = fs_mkdirs(dir, 0755);
+    if (rc == 0 && chmod(dir, 0755) != 0)
+        rc = lscat_error_set("cannot chmod '%s': %s", dir, strerror(errno));
+    return rc;
+}
+
+/* Write the files into tmp (folders 0755, files 0644 or 0755), then rename it to dir. */
+static int write_share(const char *tmp, const char *dir, const char *src_dir,
+                       const char *const *rel, const struct buf *data)
+{
+    int rc = mkdirs_open(tmp);
+    for (int i = 0; rc == 0 && rel[i]; i++) {
+        char *src = fs_join(src_dir, rel[i]), *dst = fs_join(tmp, rel[i]);
+        char *parent = xstrdup(dst), *slash = strrchr(parent, '/');
+        struct stat st;
+        *slash = '\0';
+        mode_t mode = stat(src, &st) == 0 && (st.st_mode & S_IXUSR) ? 0755 : 0644;
+        rc = strcmp(parent, tmp) ? mkdirs_open(parent) : 0;
+        int fd = rc == 0 ? open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode) : -1;
+        if (rc == 0 && (fd < 0 || fchmod(fd, mode) != 0 ||
+                        write(fd, data[i].data, data[i].len) != (ssize_t)data[i].len))
+            rc = lscat_error_set("cannot write '%s': %s", dst, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        free(src), free(dst), free(parent);
+    }
+    if (rc == 0 && rename(tmp, dir) != 0 && !fs_is_dir(dir)) /* another run's copy is as good */
+        rc = lscat_error_set("cannot rename '%s' to '%s': %s", tmp, dir, strerror(errno));
+    return rc;
+}
+
+int sandbox_share(char **out, const char *src_dir, const char *const *rel, const char *stage_root)
+{
+    size_t n = 0;
+    while (rel[n])
+        n++;
+    *out = NULL;
+    if (!sandbox_detect(NULL)->drop_uid || all_readable(src_dir, rel)) {
+        *out = xstrdup(src_dir);
+        return 0;
+    }
+    struct buf *data = xcalloc(n + 1, sizeof(*data));
+    char hex[65], *dir = NULL, *tmp = NULL;
+    int rc = share_hash(hex, data, src_dir, rel);
+    if (rc < 0)
+        goto done;
+    hex[16] = '\0';
+    dir = xasprintf("%s/sandbox-%s", stage_root, hex);
+    tmp = xasprintf("%s.tmp.%ld", dir, (long)getpid());
+    rc = mkdirs_open(stage_root);
+    if (rc == 0 && !fs_is_dir(dir)) {
+        fs_remove_tree(tmp);
+        rc = write_share(tmp, dir, src_dir, rel, data);
+        fs_remove_tree(tmp);
+    }
+    if (rc == 0)
+        *out = dir, dir = NULL, rc = 1;
+done:
+    for (size_t i = 0; i < n; i++)
+        buf_release(&data[i]);
+    free(data);
+    free(dir);
+    free(tmp);
+    return rc;
+}
+
+/* Which of shared_dirs hold the scratch folder (re-bound read-only around it, not replaced). */
+static void set_shared_under(struct child_ctx *c, const char *scratch)
+{
+    for (int i = 0; i < NSHARED; i++) {
+        size_t n = strlen(shared_dirs[i]);
+        c->shared_under[i] = !strncmp(scratch, shared_dirs[i], n) &&
+                             (scratch[n] == '/' || !scratch[n]);
+    }
+}
+
+static int try_child(const char *const *argv, struct child_ctx *c);
+
+/* Without bubblewrap, as root: a work folder behind a folder others cannot enter is bound back
+ * for the slot uids in each child's mount namespace (rebind_work). Tried once: the slot uid
+ * must then be able to enter it. */
+static void detect_rebind(const char *work_dir)
+{
+    if (!realpath(work_dir, work_real) || !strcmp(work_blocker, "/") ||
+        (uid_block = take_uid_block()) < 0)
+        return;
+    struct child_ctx r = { 0, 0, 0, work_real, sandbox_slot_uid(0), 1, 0, { 0 }, 0, 0,
+                           work_blocker, work_real, NULL };
+    set_shared_under(&r, work_real);
+    const char *argv[] = { "test", "-x", work_real, NULL };
+    caps.drop_uid = caps.rebind_work = try_child(argv, &r);
 }
 
 static int try_child(const char *const *argv, struct child_ctx *c)
@@ -210,21 +431,51 @@ static int try_child(const char *const *argv, struct child_ctx *c)
     return ok;
 }
 
+/* Without bubblewrap: what a child can set up alone (and, as root with a work folder behind a
+ * closed folder, whether the rebind makes it reachable). */
+static void detect_fallback(const char *work_dir)
+{
+    const char *true_argv[] = { "true", NULL };
+    struct child_ctx n = { 0, 1, 0, "/", -1, 0, 0, { 0 }, 0, 0, NULL, NULL, NULL };
+    caps.netns = caps.root && try_child(true_argv, &n);
+    struct child_ctx m = { 0, 0, 0, "/", -1, 1, 0, { 0 }, 0, 0, NULL, NULL, NULL };
+    caps.mntns = caps.root && try_child(true_argv, &m);
+    long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+    caps.landlock = abi > 0 ? (int)abi : 0;
+    if (caps.landlock) {
+        struct child_ctx l = { 0, 0, caps.landlock, "/tmp", -1, 0, 0, { 0 }, 0, 0, NULL, NULL,
+                               NULL };
+        if (!try_child(true_argv, &l))
+            caps.landlock = 0;
+    }
+    if (caps.work_blocker && caps.mntns)
+        detect_rebind(work_dir);
+}
+
+/* bubblewrap with a slot uid when it works. A work folder behind a closed folder: bubblewrap
+ * could only run as root there, so the fallback with the rebind (slot uids) comes first. */
 static void detect(const char *work_dir)
 {
     const char *mode = getenv("LSCAT_SANDBOX");
     int want_bwrap = !mode || strcmp(mode, "fallback") != 0;
-    int none = mode && strcmp(mode, "none") == 0;
+    int none = mode && strcmp(mode, "none") == 0, fallback_known = 0;
     caps.root = geteuid() == 0;
-    struct child_ctx c = { 0, 0, 0, "/", -1, 0, 0, { 0 }, 0, 0 };
+    struct child_ctx c = { 0, 0, 0, "/", -1, 0, 0, { 0 }, 0, 0, NULL, NULL, NULL };
     const char *true_argv[] = { "true", NULL };
-    if (caps.root && !none && work_dir && reachable_by_others(work_dir) &&
+    if (caps.root && !none && work_dir && find_blocker(work_blocker, work_dir) == 0 &&
+        work_blocker[0])
+        caps.work_blocker = work_blocker;
+    if (caps.root && !none && work_dir && !caps.work_blocker &&
         (uid_block = take_uid_block()) >= 0) {
         c.uid = sandbox_slot_uid(0);
         caps.drop_uid = try_child(true_argv, &c);
     }
+    if (caps.work_blocker && !none) {
+        detect_fallback(work_dir);
+        fallback_known = 1;
+    }
     c.uid = caps.drop_uid ? sandbox_slot_uid(0) : -1;
-    if (want_bwrap && !none) {
+    if (want_bwrap && !none && !caps.rebind_work) {
         const char *argv[] = { "bwrap", "--die-with-parent", "--unshare-net", "--unshare-pid",
                                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                                "--", "true", NULL };
@@ -232,19 +483,8 @@ static void detect(const char *work_dir)
         caps.bwrap = try_child(argv, &c);
         c.use_bwrap = 0;
     }
-    if (!caps.bwrap && !none) {
-        struct child_ctx n = { 0, 1, 0, "/", -1, 0, 0, { 0 }, 0, 0 };
-        caps.netns = caps.root && try_child(true_argv, &n);
-        struct child_ctx m = { 0, 0, 0, "/", -1, 1, 0, { 0 }, 0, 0 };
-        caps.mntns = caps.root && try_child(true_argv, &m);
-        long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
-        caps.landlock = abi > 0 ? (int)abi : 0;
-        if (caps.landlock) {
-            struct child_ctx l = { 0, 0, caps.landlock, "/tmp", -1, 0, 0, { 0 }, 0, 0 };
-            if (!try_child(true_argv, &l))
-                caps.landlock = 0;
-        }
-    }
+    if (!caps.bwrap && !none && !fallback_known)
+        detect_fallback(work_dir);
 }
 
 /* LSCAT_SANDBOX_DISABLE=landlock,uid,netns,bwrap: turn single protections off (diagnosis). */
@@ -256,13 +496,15 @@ static void apply_disable(void)
     if (strstr(d, "landlock"))
         caps.landlock = 0;
     if (strstr(d, "uid"))
-        caps.drop_uid = 0;
+        caps.drop_uid = caps.rebind_work = 0;
     if (strstr(d, "netns"))
         caps.netns = 0;
     if (strstr(d, "bwrap"))
         caps.bwrap = 0;
     if (strstr(d, "mntns"))
         caps.mntns = 0;
+    if (!caps.mntns && caps.rebind_work) /* it needs the mount namespace */
+        caps.drop_uid = caps.rebind_work = 0;
 }
 
 const struct sandbox_caps *sandbox_detect(const char *work_dir)
@@ -280,7 +522,11 @@ const struct sandbox_caps *sandbox_detect(const char *work_dir)
 /* The fallback's "in force" and "missing" parts (no bubblewrap). */
 static void describe_fallback(struct buf *out, struct buf *missing, const struct sandbox_caps *c)
 {
-    buf_adds(out, "no bubblewrap (install the 'bubblewrap' package);");
+    if (c->rebind_work)
+        buf_adds(out, "bubblewrap not used (under it the work folder, past a closed folder, "
+                      "would need root);");
+    else
+        buf_adds(out, "no bubblewrap (install the 'bubblewrap' package);");
     buf_adds(missing, " read-only system view (system files are protected by permissions only),"
                       " pid namespace (other processes are visible)");
     if (c->netns)
@@ -297,6 +543,9 @@ static void describe_fallback(struct buf *out, struct buf *missing, const struct
         buf_adds(missing, ", write confinement of builds");
     if (c->mntns)
         buf_adds(out, ", private /tmp, /var/tmp, /dev/shm, /run/lock");
+    if (c->rebind_work)
+        buf_addf(out, ", the work folder bound back past '%s' (others cannot enter it; the "
+                 "rest of it is hidden from the runs)", c->work_blocker);
     if (!c->drop_uid)
         buf_adds(missing, ", write confinement of GPU probes");
     else if (!c->mntns)
@@ -316,7 +565,12 @@ int sandbox_describe(struct buf *out, const struct sandbox_caps *c)
                   "environment");
     if (!c->drop_uid)
         buf_adds(&missing, missing.len ? ", " : " ");
-    if (!c->drop_uid && c->root)
+    if (!c->drop_uid && c->root && c->work_blocker)
+        buf_addf(&missing, "a separate uid and the process limit: the sandbox's uids cannot "
+                 "enter '%s' (no search permission for others) on the way to the work folder, "
+                 "so untrusted code runs as root (run 'chmod o+x %s', or choose a --work "
+                 "folder others can reach)", c->work_blocker, c->work_blocker);
+    else if (!c->drop_uid && c->root)
         buf_adds(&missing, "process limit (root ignores RLIMIT_NPROC; make the work folder o+x)");
     else if (!c->drop_uid)
         buf_adds(&missing, "a separate uid (probes run as you: they can read the store and "
@@ -419,14 +673,13 @@ static int launch_init(struct launch *l, const struct sandbox_options *o)
     struct child_ctx ctx = { c->bwrap, c->netns, o->gpu ? 0 : c->landlock, o->scratch_dir,
                              c->drop_uid ? sandbox_slot_uid(o->slot) : -1, c->mntns,
                              o->gpu && !c->netns && c->landlock >= 4 ? c->landlock : 0, { 0 },
-                             o->die_with_parent, 0 };
-    for (int i = 0; i < NSHARED; i++) {
-        size_t n = strlen(shared_dirs[i]);
-        ctx.shared_under[i] = !strncmp(o->scratch_dir, shared_dirs[i], n) &&
-                              (o->scratch_dir[n] == '/' || !o->scratch_dir[n]);
-    }
-    l->ctx = ctx;
+                             o->die_with_parent, 0, NULL, NULL, NULL };
+    set_shared_under(&ctx, o->scratch_dir);
     const char *cwd = o->cwd ? o->cwd : o->scratch_dir;
+    if (c->rebind_work && !c->bwrap)
+        ctx.reach_blocker = work_blocker, ctx.reach_dir = work_real;
+    ctx.cwd = cwd;
+    l->ctx = ctx;
     l->env = proc_env_untrusted(o->scratch_dir, o->extra_env);
     l->argv = c->bwrap ? bwrap_argv(o, cwd) : NULL;
     struct proc_options po = PROC_OPTIONS_INIT;

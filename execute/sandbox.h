@@ -25,6 +25,11 @@ struct sandbox_caps {
     int landlock;   /* without bwrap: Landlock ABI version (0 = none) */
     int mntns;      /* without bwrap, as root: a mount namespace with private /tmp, /var/tmp,
                      * /dev/shm, /run/lock (what a dropped uid could otherwise write to) */
+    const char *work_blocker; /* as root: the folder on the work folder's way that others
+                               * cannot enter (no o+x): the per-slot uids need rebind_work */
+    int rebind_work; /* without bwrap, with mntns: each child's mount namespace shows the work
+                      * folder past work_blocker (an empty tmpfs there, the work folder bound
+                      * back at its path), so the per-slot uids reach it */
 };
 
 /* The per-slot unprivileged users: uid = SANDBOX_UID_BASE + block * 64 + slot % 64, where each
@@ -43,6 +48,19 @@ const struct sandbox_caps *sandbox_detect(const char *work_dir);
 /* One line for people: "bubblewrap (no network, read-only system, ...)" or the fallback with
  * the list of what is missing. Returns 1 when something is missing (log it loudly). */
 int sandbox_describe(struct buf *out, const struct sandbox_caps *caps);
+
+/* The first folder on the way to `path` that the slot uids cannot enter (no search permission
+ * for others), e.g. a checkout's 0700 parent; NULL when none blocks or no per-slot uid is used.
+ * free() it. */
+char *sandbox_blocker(const char *path);
+/* Files lscat itself hands to untrusted runs (the timing core's headers, lscat-runner), as the
+ * slot uids can read them: *out = src_dir when they can already (or no per-slot uid is used),
+ * returns 0; else a copy of src_dir/rel[i] (NULL-terminated relative paths) in
+ * stage_root/sandbox-<16 hex of names and contents>, made once and reused (folders 0755, files
+ * 0644, 0755 when their owner may run them; nothing else is copied), returns 1. stage_root must
+ * be reachable (the work folder's builds/). LSCAT_ERR when a file cannot be read or copied. */
+int sandbox_share(char **out, const char *src_dir, const char *const *rel,
+                  const char *stage_root);
 
 struct sandbox_options {
     const char *const *argv;  /* the program; argv[0] looked up in PATH */

@@ -4,6 +4,7 @@
 # execute has ended; the GPU lock makes execute's probes wait while another process holds the
 # GPU. Without a CUDA device every check reports skip.
 . "$(dirname "$0")/lib.sh"
+chmod 755 "$T_TMP" # the sandbox's uids reach the work folder (docs/execute.md "Folders the sandbox cannot enter")
 ROOT=${LSCAT_ROOT:-$PWD}
 NAMES="gpu_follow__tune_measures_every_kernel_execute_made_runnable gpu_follow__tune_ends_after_execute gpu_follow__probes_wait_for_a_held_gpu gpu_follow__execute_probes_while_it_builds"
 uuid=$("$LSCAT_BIN/lscat-gpuinfo" 2>/dev/null | head -1 | sed -n 's/.*"uuid":"\([^"]*\)".*/\1/p')

@@ -6,12 +6,15 @@
 # match and a 2D shape on it does not; an atomicAdd sum is nondeterministic and compared with
 # tolerance; a kernel that writes nothing for a shape is a mismatch, never a fast success; every
 # checked line says what the check cost; a kernel without a bound writes past W x H by as much as
-# its grid overshoots (into the harness's padding), which is not compared: its 1D shapes match. Skips without nvcc or a CUDA device.
+# its grid overshoots (into the harness's padding), which is not compared: its 1D shapes match; a
+# reference that races with itself (a hard-coded 8x8 tile under 16x16) gives way to the next
+# candidate shape, which then matches; a per-block output whose rows depend on the grid is a
+# mismatch that says so. Skips without nvcc or a CUDA device.
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 G=$ROOT/tests/isolate/fixtures/harness-golden
 NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
-names="gpu_output_check__harnesses_build gpu_output_check__a_2d_kernels_1d_rows_cover_w_by_h_and_match gpu_output_check__a_2d_kernel_under_a_1d_grid_is_a_mismatch gpu_output_check__a_2d_matmul_under_a_1d_grid_is_a_mismatch gpu_output_check__a_1d_kernels_fit_shapes_all_match gpu_output_check__a_2d_shape_on_a_1d_kernel_is_a_mismatch gpu_output_check__an_atomic_sum_is_nondeterministic_within_tolerance gpu_output_check__a_kernel_that_writes_nothing_is_a_mismatch gpu_output_check__the_check_cost_is_reported gpu_output_check__an_unbounded_kernels_overshoot_into_the_padding_is_not_compared"
+names="gpu_output_check__harnesses_build gpu_output_check__a_2d_kernels_1d_rows_cover_w_by_h_and_match gpu_output_check__a_2d_kernel_under_a_1d_grid_is_a_mismatch gpu_output_check__a_2d_matmul_under_a_1d_grid_is_a_mismatch gpu_output_check__a_1d_kernels_fit_shapes_all_match gpu_output_check__a_2d_shape_on_a_1d_kernel_is_a_mismatch gpu_output_check__an_atomic_sum_is_nondeterministic_within_tolerance gpu_output_check__a_kernel_that_writes_nothing_is_a_mismatch gpu_output_check__the_check_cost_is_reported gpu_output_check__an_unbounded_kernels_overshoot_into_the_padding_is_not_compared gpu_output_check__a_racing_reference_falls_back_to_a_deterministic_shape gpu_output_check__a_per_block_output_that_depends_on_the_grid_is_a_mismatch_saying_so"
 skip_all() { for n in $names; do t_skip "$n" "$1"; done; t_done; }
 [ -x "$NVCC" ] || skip_all "nvcc not found ($NVCC)"
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
@@ -34,7 +37,7 @@ as_1d() {
     grep -q 'lscat_grid2d = 0;' "$d/harness.cu" && build "$1_1d" "$d"
 }
 ok=1
-for k in stencil5 matmul_square saxpy sum_atomic small_blocks_only add_unbounded; do build $k || ok=0; done
+for k in stencil5 matmul_square saxpy sum_atomic small_blocks_only add_unbounded tile8_stamp row_sum_per_block; do build $k || ok=0; done
 as_1d stencil5 || ok=0
 as_1d matmul_square || ok=0
 [ $ok = 1 ] && t_ok gpu_output_check__harnesses_build || { t_fail gpu_output_check__harnesses_build "see above"; t_done; }
@@ -83,4 +86,15 @@ run add_unbounded "" "1016 1016 256 1 1" "1016 1016 64 1 1" "1016 1016 1024 1 1"
 n=$(grep -c '"check":"match"' "$B/add_unbounded.jsonl")
 [ "$n" = 4 ] && t_ok gpu_output_check__an_unbounded_kernels_overshoot_into_the_padding_is_not_compared ||
     t_fail gpu_output_check__an_unbounded_kernels_overshoot_into_the_padding_is_not_compared "$n of 4 match: $(grep -v '"check":"match"' "$B/add_unbounded.jsonl" | head -2)"
+run tile8_stamp "" "496 496 8 8 1" "496 496 16 16 1"
+if [ "$(check_of "$(line tile8_stamp 2)")" = match ] &&
+   [[ "$(line tile8_stamp 2)" == *'reference block 8x8x1'*'first candidate 16x16x1 differed between its own two runs'* ]]; then
+    expect gpu_output_check__a_racing_reference_falls_back_to_a_deterministic_shape "$(line tile8_stamp 3)" mismatch
+else t_fail gpu_output_check__a_racing_reference_falls_back_to_a_deterministic_shape "$(line tile8_stamp 2) (rc $rc)"; fi
+run row_sum_per_block "" "496 496 256 1 1" "496 496 128 1 1"
+l=$(line row_sum_per_block 3)
+if [ "$(check_of "$(line row_sum_per_block 2)")" = match ] && [ "$(check_of "$l")" = mismatch ] &&
+   [[ "$l" == *'writes other elements than the reference block 256x1x1 (961 written by only one of them'*'the 961 both wrote agree'* ]]; then
+    t_ok gpu_output_check__a_per_block_output_that_depends_on_the_grid_is_a_mismatch_saying_so
+else t_fail gpu_output_check__a_per_block_output_that_depends_on_the_grid_is_a_mismatch_saying_so "$(cat "$B/row_sum_per_block.jsonl") (rc $rc)"; fi
 t_done

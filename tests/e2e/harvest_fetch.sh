@@ -6,7 +6,7 @@
 # SIGKILL in the middle of a fetch and of a scan.
 source "$(dirname "$0")/lib.sh"
 ROOT=${LSCAT_ROOT:-$PWD}
-export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$ROOT/tests/harvest/support/lsan.supp}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$ROOT/tests/support/lsan.supp:print_suppressions=0}
 W=$T_TMP/w
 SRV=$T_TMP/srv
 H() { lscat harvest --work "$W" -q "$@"; }

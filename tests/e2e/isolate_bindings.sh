@@ -3,7 +3,8 @@
 # GPU: the golden harnesses of tests/isolate/fixtures/harness-golden are built with the
 # documented command; --help, a bad --bind, and --show-args (the values each parameter gets for
 # W x H under a binding, printed without any CUDA call) are checked; the binding list the probe
-# tries (execute/probe.c) is the harness's own, in the same order.
+# tries (execute/probe.c) is the harness's own, in the same order; --help says which reference
+# shapes the output check falls back to.
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 G=$ROOT/tests/isolate/fixtures/harness-golden
@@ -16,7 +17,7 @@ p=$(sed -n 's/^const char \*const probe_bindings\[\] = { \(.*\), NULL };$/\1/p' 
 if [ -n "$h" ] && [ "$h" = "$p" ]; then t_ok isolate_bindings__the_probe_tries_the_harness_bindings_in_order
 else t_fail isolate_bindings__the_probe_tries_the_harness_bindings_in_order "harness '$h', probe '$p'"; fi
 
-names="isolate_bindings__harnesses_build isolate_bindings__help_exits_0_and_names_the_bindings isolate_bindings__an_unknown_binding_is_a_usage_error isolate_bindings__bad_show_args_are_a_usage_error isolate_bindings__area_binds_a_size_to_w_times_h isolate_bindings__side_binds_a_size_to_the_side isolate_bindings__side_keeps_widths_and_heights isolate_bindings__an_element_count_kernel_under_area"
+names="isolate_bindings__harnesses_build isolate_bindings__help_exits_0_and_names_the_bindings isolate_bindings__help_names_the_output_checks_fallback_references isolate_bindings__an_unknown_binding_is_a_usage_error isolate_bindings__bad_show_args_are_a_usage_error isolate_bindings__area_binds_a_size_to_w_times_h isolate_bindings__side_binds_a_size_to_the_side isolate_bindings__side_keeps_widths_and_heights isolate_bindings__an_element_count_kernel_under_area"
 if [ ! -x "$NVCC" ]; then for n in $names; do t_skip "$n" "nvcc not found ($NVCC)"; done; t_done; fi
 
 "$NVCC" -std=c++17 -arch=sm_90 -I"$ROOT" -c "$ROOT/tune/timing.cu" -o "$B/timing.o" 2>"$B/timing.log" &&
@@ -32,6 +33,9 @@ else t_fail isolate_bindings__harnesses_build "see above"; t_done; fi
 if t_expect isolate_bindings__help_exits_0_and_names_the_bindings 0 "$B/matmul_square" --help; then
     grep -qF -- '--bind area|side' "$T_OUT" || t_fail isolate_bindings__help_exits_0_and_names_the_bindings "$(head -c 300 "$T_OUT")"
 fi
+if grep -qF 'gives way to the next candidate shape (1D 256, 128, 512, 64, 1024, 32; 2D 16, 8, 32, 24 square)' "$T_OUT"; then
+    t_ok isolate_bindings__help_names_the_output_checks_fallback_references
+else t_fail isolate_bindings__help_names_the_output_checks_fallback_references "$(grep -i 'output check' "$T_OUT" | head -c 400)"; fi
 if t_expect isolate_bindings__an_unknown_binding_is_a_usage_error 2 "$B/matmul_square" --bind cube; then
     grep -qF 'unknown --bind' "$T_ERR" || t_fail isolate_bindings__an_unknown_binding_is_a_usage_error "$(cat "$T_ERR")"
 fi

@@ -2,6 +2,7 @@
 # work folder: every stage runs, the store ends up with the sample's kernels built and the
 # dataset exported. On a machine without a GPU, tune says so and the export still happens.
 . "$(dirname "$0")/lib.sh"
+chmod 755 "$T_TMP" # the sandbox's uids reach the work folder (docs/execute.md "Folders the sandbox cannot enter")
 ROOT=${LSCAT_ROOT:-$PWD}
 export LSCAT_WORK=$T_TMP/work LSCAT_DB=$T_TMP/work/lscat.db
 t_expect run_sample__the_whole_pipeline_succeeds 0 "$ROOT/scripts/run-sample.sh"

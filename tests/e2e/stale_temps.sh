@@ -4,6 +4,7 @@
 # builds/core-<hash>.tmp.<pid>/ (execute) are removed by the next run of the stage that makes
 # them when their process is dead; those of a live process (another lscat at work) are kept.
 . "$(dirname "$0")/lib.sh"
+chmod 755 "$T_TMP" # the sandbox's uids reach the work folder (docs/execute.md "Folders the sandbox cannot enter")
 W=$T_TMP/work
 export LSCAT_WORK=$W LSCAT_DB=$W/lscat.db
 lscat init -q >/dev/null 2>&1 || t_fail stale_temps__init "lscat init failed"
