@@ -14,6 +14,11 @@
 
 /* ---- names */
 
+static const char *criterion_name(enum learn_criterion c)
+{
+    return c == LEARN_GINI ? "gini" : c == LEARN_ENTROPY ? "entropy" : "cost";
+}
+
 static void add_feature(struct buf *b, const char *const *names, int f)
 {
     if (names && names[f])
@@ -62,9 +67,8 @@ static void dot_node(struct buf *out, const struct learn_tree *t, int i,
         add_feature(&s, fn, nd->feature);
         buf_addf(&s, " <= %.6g\n", nd->threshold);
     }
-    buf_addf(&s, "%s = %.4g\nsamples = %d\nvalue = [",
-             learn_tree_criterion(t) == LEARN_GINI ? "gini" : "entropy", nd->impurity,
-             nd->n_samples);
+    buf_addf(&s, "%s = %.4g\nsamples = %d\nvalue = [", criterion_name(learn_tree_criterion(t)),
+             nd->impurity, nd->n_samples);
     for (int c = 0; c < k; c++)
         buf_addf(&s, "%s%.4g", c ? ", " : "", nd->value[c]);
     buf_adds(&s, "]\nclass = ");
@@ -199,8 +203,7 @@ int learn_tree_to_json(struct buf *out, const struct learn_tree *t)
     int k = learn_tree_n_classes(t);
     buf_addf(out, "{\"format\": \"lscat-learn-tree\", \"version\": 1, \"criterion\": \"%s\", "
                   "\"n_features\": %d, \"n_classes\": %d, \"nodes\": [",
-             learn_tree_criterion(t) == LEARN_GINI ? "gini" : "entropy",
-             learn_tree_n_features(t), k);
+             criterion_name(learn_tree_criterion(t)), learn_tree_n_features(t), k);
     for (int i = 0; i < learn_tree_node_count(t); i++) {
         const struct learn_node *nd = learn_tree_node(t, i);
         buf_addf(out, "%s\n {\"feature\": %d, \"threshold\": %.17g, \"left\": %d, \"right\": %d, "
@@ -271,9 +274,13 @@ static int json_header(json_t *root, int *d, int *k, enum learn_criterion *crit,
         return lscat_error_setc(LSCAT_EVERSION, "tree JSON: version %lld is not 1 (saved by a "
                                 "newer lscat? load it with that version)",
                                 (long long)json_integer_value(ver));
-    if (!cs || (strcmp(cs, "gini") != 0 && strcmp(cs, "entropy") != 0))
-        return lscat_error_setc(LSCAT_EINVALID, "tree JSON: 'criterion' must be gini or entropy");
-    *crit = strcmp(cs, "gini") == 0 ? LEARN_GINI : LEARN_ENTROPY;
+    int c = LEARN_GINI;
+    while (cs && c < LEARN_COST && strcmp(cs, criterion_name((enum learn_criterion)c)) != 0)
+        c++;
+    *crit = (enum learn_criterion)c;
+    if (!cs || strcmp(cs, criterion_name(*crit)) != 0)
+        return lscat_error_setc(LSCAT_EINVALID, "tree JSON: 'criterion' must be gini, entropy "
+                                "or cost");
     *d = (int)json_integer_value(json_object_get(root, "n_features"));
     *k = (int)json_integer_value(json_object_get(root, "n_classes"));
     *nodes = json_object_get(root, "nodes");

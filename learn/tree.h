@@ -54,6 +54,7 @@
 enum learn_criterion {
     LEARN_GINI = 0,    /* 1 - sum p_c^2 */
     LEARN_ENTROPY = 1, /* -sum p_c log2 p_c (sklearn's "entropy" and "log_loss") */
+    LEARN_COST = 2,    /* grown by learn_tree_fit_cost (not a learn_tree_fit criterion) */
 };
 
 struct learn_tree_options {
@@ -129,6 +130,21 @@ int learn_tree_from_nodes(struct learn_tree **out, int d, int k, enum learn_crit
  * loaded again (learn/export.h) predicts the same. Leaves no sample reaches and inner nodes keep
  * their class counts. Splits are unchanged. Refuses n < 1 and a negative or non-finite cost. */
 int learn_tree_relabel_by_cost(struct learn_tree *t, const double *X, int n, const double *cost);
+
+/* A tree grown on costs instead of labels: cost holds n x k non-negative costs (cost[i * k + c]:
+ * what predicting class c costs sample i). Each node predicts its cheapest class (the least
+ * summed cost of its samples; ties: the lowest class), and a node is split where the children's
+ * cheapest classes cost the least in sum, strictly less than the node's (by a relative 1e-12);
+ * scikit-learn has no such criterion. Otherwise as learn_tree_fit, depth first: thresholds are
+ * midpoints a/2 + b/2 (a when that rounds to b) of neighbouring values more than 1e-7 apart;
+ * o's max_depth, min_samples_leaf and min_samples_split (raised to 2 * min_samples_leaf) apply,
+ * its other fields are ignored; on equal costs the lowest feature, then the lowest threshold,
+ * wins. value[c] is the class's cost share s_best / s_c (as learn_tree_relabel_by_cost), a
+ * node's impurity its cheapest class's summed cost, n_samples and weighted_n_samples its sample
+ * count; learn_tree_criterion() says LEARN_COST. Refuses n, d or k < 1, a non-finite feature, a
+ * negative or non-finite cost and options out of range (LSCAT_EINVALID). */
+int learn_tree_fit_cost(struct learn_tree **out, const double *X, int n, int d,
+                        const double *cost, int k, const struct learn_tree_options *o);
 
 /* ---- Scores. y_true/y_pred hold n labels. */
 

@@ -30,7 +30,7 @@ static const char usage[] =
 enum {
     OPT_MATRICES = 1, OPT_GENERATE, OPT_PRECISION, OPT_KERNELS, OPT_SAMPLES, OPT_MIN_SAMPLE_MS,
     OPT_MAX_ELL, OPT_CHUNK, OPT_FORCE, OPT_CSV, OPT_WORKER, OPT_OUT, OPT_GPU, OPT_ITER, OPT_SEED,
-    OPT_TEST_FRACTION, OPT_MAX_DEPTH, OPT_MIN_LEAF, OPT_BUDGET,
+    OPT_TEST_FRACTION, OPT_MAX_DEPTH, OPT_MIN_LEAF, OPT_BUDGET, OPT_SPLIT, OPT_RISK,
 };
 
 static const struct cli_opt bench_opts[] = {
@@ -65,10 +65,15 @@ static const struct cli_opt model_opts[] = {
     { "seed", 0, "N", "train: seed of the split by matrix (default 42)", OPT_SEED },
     { "test-fraction", 0, "X", "train: share of matrices held back (default 0.25)",
       OPT_TEST_FRACTION },
-    { "max-depth", 0, "N", "train: tree depth limit, 0 = none (default: chosen from 4, 6, 8, 12 "
-      "by out-of-fold total time on the training matrices)", OPT_MAX_DEPTH },
+    { "max-depth", 0, "N", "train: tree depth limit, 0 = none (default: chosen from 2, 4, 6, 8, "
+      "12 by out-of-fold total time on the training matrices)", OPT_MAX_DEPTH },
     { "min-samples-leaf", 0, "N", "train: samples per leaf at least (default: chosen from 1, 3, "
-      "5 likewise)", OPT_MIN_LEAF },
+      "5, 10, 20 likewise)", OPT_MIN_LEAF },
+    { "split", 0, "KIND", "train: gini (CART's splits, leaves by cost) or cost (splits on the "
+      "summed cost) (default: chosen likewise)", OPT_SPLIT },
+    { "risk", 0, "X", "train: the known and gathered trees pick only kernels whose worst time "
+      "on a training sample is <= X times the fastest; 0 = any (default: chosen from 0, 100, 20 "
+      "likewise)", OPT_RISK },
     CLI_OPT_END,
 };
 
@@ -149,6 +154,18 @@ static int on_number(struct opts *o, int id, const char *arg)
     case OPT_MIN_LEAF:
         rc = cli_parse_int(&n, "--min-samples-leaf", arg, 1, 100000);
         o->t.min_samples_leaf = (int)n;
+        break;
+    case OPT_SPLIT:
+        if (strcmp(arg, "gini") && strcmp(arg, "cost"))
+            rc = lscat_error_setc(LSCAT_EINVALID, "--split: '%s' is neither gini nor cost", arg);
+        o->t.split = strcmp(arg, "cost") ? SEER_SPLIT_GINI : SEER_SPLIT_COST;
+        break;
+    case OPT_RISK:
+        rc = cli_parse_double(&x, "--risk", arg, 0, 1e12);
+        if (rc == 0 && x > 0 && x < 1)
+            rc = lscat_error_setc(LSCAT_EINVALID, "--risk: %g would leave no kernel (a ratio to "
+                                  "the fastest is >= 1); give 0 (any kernel) or >= 1", x);
+        o->t.risk = x;
         break;
     }
     return rc;

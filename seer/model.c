@@ -19,6 +19,13 @@ extern const char seer_rt_select_h[], seer_rt_select_cu[], seer_rt_features_cuh[
 static const char *const KNOWN_NAMES[SEER_NG] = { "rows", "cols", "nnz", "iterations",
                                                   "nnz_per_row", "row_max", "row_min", "row_var" };
 static const char *const SELECTOR_CLASSES[2] = { "known", "gather" };
+static const char *const SPLIT[2] = { "gini", "cost" }; /* SEER_SPLIT_* */
+
+/* SEER_SPLIT_* of a name in model.json; -1 for "chosen" or none. */
+static int split_by_name(const char *s)
+{
+    return s && !strcmp(s, SPLIT[1]) ? SEER_SPLIT_COST : s && !strcmp(s, SPLIT[0]) ? 0 : -1;
+}
 
 static int write_text(const char *dir, const char *file, const char *text, size_t len)
 {
@@ -59,15 +66,23 @@ static json_t *model_json(const struct seer_model *m)
     json_object_set_new(o, "train_samples", json_integer(m->train_samples));
     json_object_set_new(o, "test_samples", json_integer(m->test_samples));
     json_object_set_new(o, "selector_gather_labels", json_integer(m->selector_gather_labels));
-    json_object_set_new(o, "chosen", json_pack("{s:{s:i,s:i,s:f},s:{s:i,s:i,s:f},s:{s:i,s:i}}",
-                                               "known", "max_depth", m->depth[0],
+    json_object_set_new(o, "split", json_string(m->opt.split < 0 ? "chosen" : SPLIT[m->opt.split]));
+    json_object_set_new(o, "chosen", json_pack("{s:{s:s,s:i,s:i,s:f},s:{s:s,s:i,s:i,s:f},"
+                                               "s:{s:s,s:i,s:i}}", "known", "split",
+                                               SPLIT[m->split[0]], "max_depth", m->depth[0],
                                                "min_samples_leaf", m->leaf[0],
                                                "oof_oracle_fraction", m->cv_score[0],
-                                               "gathered", "max_depth", m->depth[1],
+                                               "gathered", "split", SPLIT[m->split[1]],
+                                               "max_depth", m->depth[1],
                                                "min_samples_leaf", m->leaf[1],
                                                "oof_oracle_fraction", m->cv_score[1], "selector",
-                                               "max_depth", m->depth[2], "min_samples_leaf",
-                                               m->leaf[2]));
+                                               "split", SPLIT[m->split[2]], "max_depth",
+                                               m->depth[2], "min_samples_leaf", m->leaf[2]));
+    json_object_set_new(o, "risk", json_real(m->opt.risk));
+    const char *tree[3] = { "known", "gathered", "selector" };
+    for (int g = 0; g < 3; g++) /* 0: any kernel; else the worst training ratio allowed */
+        json_object_set_new(json_object_get(json_object_get(o, "chosen"), tree[g]), "risk",
+                            json_real(m->risk[g]));
     return o;
 }
 
@@ -208,6 +223,9 @@ static int load_fields(struct seer_model *m, json_t *o, const char *path)
     m->opt.max_depth = (int)json_integer_value(json_object_get(o, "max_depth"));
     m->opt.min_samples_leaf = (int)json_integer_value(json_object_get(o, "min_samples_leaf"));
     m->opt.folds = (int)json_integer_value(json_object_get(o, "folds"));
+    m->opt.split = split_by_name(json_string_value(json_object_get(o, "split")));
+    m->opt.risk = json_is_number(json_object_get(o, "risk"))
+                      ? json_number_value(json_object_get(o, "risk")) : -1;
     m->train_matrices = (int)json_integer_value(json_object_get(o, "train_matrices"));
     m->train_samples = (int)json_integer_value(json_object_get(o, "train_samples"));
     m->test_samples = (int)json_integer_value(json_object_get(o, "test_samples"));
@@ -220,6 +238,9 @@ static int load_fields(struct seer_model *m, json_t *o, const char *path)
         json_t *c = json_object_get(json_object_get(o, "chosen"), tree[g]);
         m->depth[g] = (int)json_integer_value(json_object_get(c, "max_depth"));
         m->leaf[g] = (int)json_integer_value(json_object_get(c, "min_samples_leaf"));
+        m->split[g] = split_by_name(json_string_value(json_object_get(c, "split")));
+        m->split[g] = m->split[g] < 0 ? SEER_SPLIT_GINI : m->split[g];
+        m->risk[g] = json_number_value(json_object_get(c, "risk"));
         if (g < 2)
             m->cv_score[g] = json_number_value(json_object_get(c, "oof_oracle_fraction"));
     }

@@ -60,6 +60,12 @@ $(B)/bin/lscat-seer-gpu: $(patsubst seer/%.cu,$(B)/seer/%.cu.o,$(SEER_GPU_SRCS))
                          $(B)/tune/timing.cu.o $(B)/tune/stats.cu-host.o
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCC_FLAGS) -o $@ $^ -lcusparse -Xlinker -rpath=$(CUDA_HOME)/lib64
+# What gathering the features costs, shipped path against one-launch variants
+# (scripts/device-seer-features.sh; docs/seer.md "Session 6").
+TEST_PROGRAMS += $(B)/tests/seer/support/seer_feature_cost
+$(B)/tests/seer/support/seer_feature_cost: tests/seer/support/feature_cost.cu seer/seer_features.cuh
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCC_FLAGS) -o $@ $< -Xlinker -rpath=$(CUDA_HOME)/lib64
 endif
 else
 SKIPPED += lscat-seer-gpu seer-gpu-tests

@@ -159,17 +159,82 @@ static void classes(struct seer_model *m, const struct seer_table *t)
     }
 }
 
-/* CART with the given depth and leaf size, then cost-sensitive leaf labels (cost: n x k). */
+/* One grid point: the worst case a kernel may have to be chosen (0: any kernel), how the tree
+ * is split (SEER_SPLIT_*), its depth and leaf size. */
+struct shape {
+    double risk;
+    int split, depth, leaf;
+};
+
+/* Costs (n x k) in which a class whose worst ratio to the cheapest class over these samples
+ * exceeds risk costs 4 x each sample's dearest class, so no leaf chooses it. */
+static double *risk_costs(const double *cost, int n, int k, double risk)
+{
+    double *c = xmalloc((size_t)n * (size_t)k * sizeof(double)), worst[SEER_K_COUNT] = { 0 };
+    for (int i = 0; i < n; i++) {
+        const double *ci = cost + (size_t)i * (size_t)k;
+        double lo = INFINITY;
+        for (int q = 0; q < k; q++)
+            lo = ci[q] < lo ? ci[q] : lo;
+        for (int q = 0; q < k && lo > 0; q++)
+            worst[q] = ci[q] / lo > worst[q] ? ci[q] / lo : worst[q];
+    }
+    for (int i = 0; i < n; i++) {
+        const double *ci = cost + (size_t)i * (size_t)k;
+        double hi = 0;
+        for (int q = 0; q < k; q++)
+            hi = ci[q] > hi ? ci[q] : hi;
+        for (int q = 0; q < k; q++)
+            c[(size_t)i * (size_t)k + (size_t)q] = worst[q] > risk ? 4 * hi : ci[q];
+    }
+    return c;
+}
+
+/* A tree of the given shape on costs (n x k): CART's gini splits then cost-sensitive leaf
+ * labels, or splits on the summed cost itself. */
 static int fit(struct learn_tree **out, const double *X, int n, int d, const int *y, int k,
-               const double *cost, int depth, int leaf)
+               const double *cost, struct shape sh)
 {
     struct learn_tree_options lo = LEARN_TREE_OPTIONS_INIT;
-    lo.max_depth = depth;
-    lo.min_samples_leaf = leaf;
-    int rc = learn_tree_fit(out, X, n, d, y, k, NULL, &lo);
-    if (rc == 0 && cost)
-        rc = learn_tree_relabel_by_cost(*out, X, n, cost);
+    double *rc_cost = sh.risk > 0 ? risk_costs(cost, n, k, sh.risk) : NULL;
+    const double *c = rc_cost ? rc_cost : cost;
+    int rc;
+    lo.max_depth = sh.depth;
+    lo.min_samples_leaf = sh.leaf;
+    if (sh.split == SEER_SPLIT_COST) {
+        rc = learn_tree_fit_cost(out, X, n, d, c, k, &lo);
+    } else {
+        rc = learn_tree_fit(out, X, n, d, y, k, NULL, &lo);
+        if (rc == 0)
+            rc = learn_tree_relabel_by_cost(*out, X, n, c);
+    }
+    free(rc_cost);
     return rc;
+}
+
+static const double RISKS[] = { 0, 100, 20 };
+static const int SPLITS[] = { SEER_SPLIT_GINI, SEER_SPLIT_COST }, DEPTHS[] = { 2, 4, 6, 8, 12 },
+                 LEAVES[] = { 1, 3, 5, 10, 20 };
+#define GRID_RISKS 3
+#define GRID_SPLITS 2
+#define GRID_DEPTHS 5
+#define GRID_LEAVES 5
+
+/* Grid point g of the grid the options leave open (fixed options shrink a dimension to one
+ * value; risks 1: any kernel only); returns 0 past its end. Order: risk, split, depth, leaf
+ * size, each from the first, so the first best on ties takes any kernel, gini and the smaller
+ * tree. */
+static int grid_point(struct shape *sh, const struct seer_train_options *o, int risks, int g)
+{
+    int nr = o->risk >= 0 ? 1 : risks, ns = o->split >= 0 ? 1 : GRID_SPLITS;
+    int nd = o->max_depth >= 0 ? 1 : GRID_DEPTHS, nl = o->min_samples_leaf > 0 ? 1 : GRID_LEAVES;
+    if (g >= nr * ns * nd * nl)
+        return 0;
+    sh->risk = o->risk >= 0 ? o->risk : RISKS[g / (ns * nd * nl)];
+    sh->split = ns == 1 ? o->split : SPLITS[g / (nd * nl) % ns];
+    sh->depth = nd == 1 ? o->max_depth : DEPTHS[g / nl % nd];
+    sh->leaf = nl == 1 ? o->min_samples_leaf : LEAVES[g % nl];
+    return 1;
 }
 
 /* Sample i's total time with class c, gathering or not (feature cost added). */
@@ -210,7 +275,7 @@ static void take(struct samples *dst, const struct samples *s, const int *mask)
  * matrix's picks come from a tree fitted without it (fold = place in the shuffled training
  * order modulo folds; one fold: fitted and predicted on everything). */
 static int out_of_fold(int *pick, const struct seer_model *m, const struct samples *s,
-                       const int *fold_of_row, int folds, int g, int depth, int leaf)
+                       const int *fold_of_row, int folds, int g, struct shape sh)
 {
     int *mask = xmalloc((size_t)(s->n ? s->n : 1) * sizeof(int)), rc = 0, d = g ? SEER_NG : SEER_NK;
     for (int f = 0; f < folds && rc == 0; f++) {
@@ -219,8 +284,7 @@ static int out_of_fold(int *pick, const struct seer_model *m, const struct sampl
         for (int i = 0; i < s->n; i++)
             mask[i] = folds == 1 || fold_of_row[s->row[i]] != f;
         take(&tr, s, mask);
-        if (tr.n > 0 && (rc = fit(&tree, g ? tr.xg : tr.xk, tr.n, d, tr.y, m->k, tr.cost, depth,
-                                  leaf)) == 0)
+        if (tr.n > 0 && (rc = fit(&tree, g ? tr.xg : tr.xk, tr.n, d, tr.y, m->k, tr.cost, sh)) == 0)
             for (int i = 0; i < s->n; i++)
                 if (folds == 1 || fold_of_row[s->row[i]] == f)
                     pick[i] = learn_tree_predict(tree, (g ? s->xg : s->xk) + (size_t)i * (size_t)d);
@@ -245,33 +309,34 @@ static double picks_score(const struct seer_model *m, const struct seer_table *t
     return sum / m->opt.niter;
 }
 
-static const int DEPTHS[] = { 4, 6, 8, 12 }, LEAVES[] = { 1, 3, 5 };
-
-/* Depth and leaf size of the known (g = 0) or gathered tree: the grid point whose out-of-fold
- * picks give the best score (the first on ties: shallower, then smaller leaves); its picks are
- * kept in pick. Fixed options shrink the grid to one value. */
+/* Split, depth and leaf size of the known (g = 0) or gathered tree: the grid point whose
+ * out-of-fold picks give the best score (the first on ties); its picks are kept in pick. */
 static int choose(struct seer_model *m, const struct seer_table *t, const struct samples *s,
                   const int *fold_of_row, int folds, int g, int *pick)
 {
-    int nd = m->opt.max_depth >= 0 ? 1 : 4, nl = m->opt.min_samples_leaf > 0 ? 1 : 3, rc = 0;
-    int *p = xmalloc((size_t)(s->n ? s->n : 1) * sizeof(int));
+    int *p = xmalloc((size_t)(s->n ? s->n : 1) * sizeof(int)), rc = 0;
+    struct shape sh;
     m->cv_score[g] = -1;
-    for (int a = 0; a < nd && rc == 0; a++)
-        for (int b = 0; b < nl && rc == 0; b++) {
-            int depth = nd == 1 ? m->opt.max_depth : DEPTHS[a];
-            int leaf = nl == 1 ? m->opt.min_samples_leaf : LEAVES[b];
-            if ((rc = out_of_fold(p, m, s, fold_of_row, folds, g, depth, leaf)) < 0)
-                break;
-            double sc = picks_score(m, t, s, p, g);
-            if (sc > m->cv_score[g]) {
-                m->cv_score[g] = sc;
-                m->depth[g] = depth;
-                m->leaf[g] = leaf;
-                memcpy(pick, p, (size_t)s->n * sizeof(int));
-            }
+    for (int gp = 0; rc == 0 && grid_point(&sh, &m->opt, GRID_RISKS, gp); gp++) {
+        if ((rc = out_of_fold(p, m, s, fold_of_row, folds, g, sh)) < 0)
+            break;
+        double sc = picks_score(m, t, s, p, g);
+        if (sc > m->cv_score[g]) {
+            m->cv_score[g] = sc;
+            m->risk[g] = sh.risk;
+            m->split[g] = sh.split;
+            m->depth[g] = sh.depth;
+            m->leaf[g] = sh.leaf;
+            memcpy(pick, p, (size_t)s->n * sizeof(int));
         }
+    }
     free(p);
     return rc;
+}
+
+static struct shape chosen(const struct seer_model *m, int g)
+{
+    return (struct shape){ m->risk[g], m->split[g], m->depth[g], m->leaf[g] };
 }
 
 /* Accuracies of the three trees on a sample set (the selector against whether gathering pays
@@ -311,8 +376,8 @@ static void selector_samples(int *lab, double *cost, const struct seer_model *m,
 /* Out-of-fold summed cost of a selector of this depth and leaf size (each matrix decided by a
  * selector fitted without it). */
 static int selector_oof_cost(double *out, const struct samples *s, const int *lab,
-                             const double *cost, const int *fold_of_row, int folds, int depth,
-                             int leaf)
+                             const double *cost, const int *fold_of_row, int folds,
+                             struct shape sh)
 {
     int *mask = xmalloc((size_t)(s->n ? s->n : 1) * sizeof(int)), rc = 0;
     int *lt = xmalloc((size_t)(s->n ? s->n : 1) * sizeof(int));
@@ -329,7 +394,7 @@ static int selector_oof_cost(double *out, const struct samples *s, const int *la
                 n++;
             }
         take(&tr, s, mask);
-        if (tr.n > 0 && (rc = fit(&tree, tr.xk, tr.n, SEER_NK, lt, 2, ct, depth, leaf)) == 0)
+        if (tr.n > 0 && (rc = fit(&tree, tr.xk, tr.n, SEER_NK, lt, 2, ct, sh)) == 0)
             for (int i = 0; i < s->n; i++)
                 if (folds == 1 || fold_of_row[s->row[i]] == f)
                     *out += cost[2 * i + (learn_tree_predict(tree, s->xk + (size_t)i * SEER_NK) == 1)];
@@ -349,24 +414,22 @@ static int fit_selector(struct seer_model *m, const struct seer_table *t, const 
 {
     int *lab = xcalloc((size_t)(s->n ? s->n : 1), sizeof(int)), rc = 0;
     double *cost = xmalloc((size_t)(s->n ? s->n : 1) * 2 * sizeof(double)), best = INFINITY;
-    int nd = m->opt.max_depth >= 0 ? 1 : 4, nl = m->opt.min_samples_leaf > 0 ? 1 : 3;
+    struct shape sh;
     selector_samples(lab, cost, m, t, s, pk, pg);
     for (int i = 0; i < s->n; i++)
         m->selector_gather_labels += lab[i];
-    for (int a = 0; a < nd && rc == 0; a++)
-        for (int b = 0; b < nl && rc == 0; b++) {
-            int depth = nd == 1 ? m->opt.max_depth : DEPTHS[a];
-            int leaf = nl == 1 ? m->opt.min_samples_leaf : LEAVES[b];
-            double c = 0;
-            if ((rc = selector_oof_cost(&c, s, lab, cost, fold_of_row, folds, depth, leaf)) == 0 &&
-                c < best) {
-                best = c;
-                m->depth[2] = depth;
-                m->leaf[2] = leaf;
-            }
+    for (int gp = 0; rc == 0 && grid_point(&sh, &m->opt, 1, gp); gp++) {
+        double c = 0;
+        if ((rc = selector_oof_cost(&c, s, lab, cost, fold_of_row, folds, sh)) == 0 && c < best) {
+            best = c;
+            m->risk[2] = sh.risk;
+            m->split[2] = sh.split;
+            m->depth[2] = sh.depth;
+            m->leaf[2] = sh.leaf;
         }
+    }
     if (rc == 0)
-        rc = fit(&m->selector, s->xk, s->n, SEER_NK, lab, 2, cost, m->depth[2], m->leaf[2]);
+        rc = fit(&m->selector, s->xk, s->n, SEER_NK, lab, 2, cost, chosen(m, 2));
     free(lab);
     free(cost);
     return rc;
@@ -382,10 +445,9 @@ static int fit_all(struct seer_model *m, const struct seer_table *t, const struc
     if (rc == 0)
         rc = choose(m, t, tr, fold_of_row, folds, 1, pg);
     if (rc == 0)
-        rc = fit(&m->known, tr->xk, tr->n, SEER_NK, tr->y, m->k, tr->cost, m->depth[0], m->leaf[0]);
+        rc = fit(&m->known, tr->xk, tr->n, SEER_NK, tr->y, m->k, tr->cost, chosen(m, 0));
     if (rc == 0)
-        rc = fit(&m->gathered, tr->xg, tr->n, SEER_NG, tr->y, m->k, tr->cost, m->depth[1],
-                 m->leaf[1]);
+        rc = fit(&m->gathered, tr->xg, tr->n, SEER_NG, tr->y, m->k, tr->cost, chosen(m, 1));
     if (rc == 0)
         rc = fit_selector(m, t, tr, pk, pg, fold_of_row, folds);
     free(pk);

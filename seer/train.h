@@ -34,11 +34,17 @@ struct seer_train_options {
     int max_depth;        /* 0 = unlimited; -1 = chosen by out-of-fold total time */
     int min_samples_leaf; /* 0 = chosen by out-of-fold total time */
     int folds;            /* for the selector's out-of-fold labels */
+    int split;            /* SEER_SPLIT_*; -1 = chosen by out-of-fold total time */
+    double risk;          /* known and gathered trees choose only kernels whose worst ratio to
+                             the Oracle on the training samples is <= risk (0: any kernel);
+                             -1 = chosen by out-of-fold total time */
 };
+enum { SEER_SPLIT_GINI = 0, SEER_SPLIT_COST = 1 };
 #define SEER_TRAIN_OPTIONS_INIT                                                              \
     {                                                                                        \
         .iterations = { 1, 10, 100, 1000, 10000 }, .niter = 5, .seed = 42,                   \
         .test_fraction = 0.25, .max_depth = -1, .min_samples_leaf = 0, .folds = 5,           \
+        .split = -1, .risk = -1,                                                                  \
     }
 
 struct seer_model {
@@ -53,7 +59,8 @@ struct seer_model {
     double train_known, train_gathered, train_selector; /* on the training samples */
     int train_matrices, train_samples, test_samples;
     int selector_gather_labels;         /* training samples labelled "gather" */
-    int depth[3], leaf[3];              /* known, gathered, selector */
+    int split[3], depth[3], leaf[3];    /* known, gathered, selector */
+    double risk[3];
     double cv_score[2];                 /* their out-of-fold Oracle / total, mean over counts */
 };
 

@@ -54,7 +54,10 @@ static void test_seer_train__splits_by_matrix_with_a_fixed_seed(void)
     CHECK_OK(learn_tree_to_json(&a, m.selector));
     CHECK_OK(learn_tree_to_json(&b, m2.selector));
     CHECK_STR(a.data, b.data);
-    CHECK(m.acc_known > 1.0 / m.k && m.acc_gathered > 1.0 / m.k && m.acc_selector > 0.5);
+    CHECK(m.acc_known > 1.0 / m.k && m.acc_gathered > 1.0 / m.k);
+    /* the trees aim at total time, not accuracy (the selector's may fall below one half):
+     * out of fold on the training matrices they come within 10% of the Oracle's time */
+    CHECK(m.cv_score[0] > 0.9 && m.cv_score[1] > 0.9);
     buf_release(&a);
     buf_release(&b);
     seer_model_release(&m);
@@ -92,8 +95,9 @@ static int run(const char *const *argv, struct proc_result *r)
 }
 
 /* Every sample of predictions.csv, as the headers compiled with cc decide it, equals what the
- * trees decide (learn_tree_predict on the same 8 features). */
-static void test_seer_train__exported_headers_agree_with_the_trees_on_every_sample(void)
+ * trees decide (learn_tree_predict on the same 8 features): with the shapes chosen out of fold
+ * and with trees grown on cost under a risk bound. */
+static void headers_agree(const struct seer_train_options *o, const char *name)
 {
     struct store *s;
     struct seer_table t;
@@ -101,8 +105,8 @@ static void test_seer_train__exported_headers_agree_with_the_trees_on_every_samp
     const char *dir = test_tmpdir();
     char out[600], drv[700], bin[700], pred[700];
     load_fixture(&t, &s);
-    train(&m, &t);
-    snprintf(out, sizeof(out), "%s/model", dir);
+    CHECK_OK(seer_train(&m, &t, o));
+    snprintf(out, sizeof(out), "%s/%s", dir, name);
     CHECK_OK(seer_model_save(&m, &t, out));
     snprintf(drv, sizeof(drv), "%s/drv.c", dir);
     snprintf(bin, sizeof(bin), "%s/drv", dir);
@@ -133,11 +137,21 @@ static void test_seer_train__exported_headers_agree_with_the_trees_on_every_samp
             n++;
         }
     CHECK_INT(n, ==, 208 * 5);
-    fprintf(stderr, "# %d samples: headers and trees agree\n", n);
+    fprintf(stderr, "# %s: %d samples, headers and trees agree (known tree split %s)\n", name, n,
+            m.split[0] == SEER_SPLIT_COST ? "cost" : "gini");
     proc_result_release(&r);
     seer_model_release(&m);
     seer_table_release(&t);
     store_free(s);
+}
+
+static void test_seer_train__exported_headers_agree_with_the_trees_on_every_sample(void)
+{
+    struct seer_train_options o = SEER_TRAIN_OPTIONS_INIT;
+    headers_agree(&o, "chosen");
+    o.split = SEER_SPLIT_COST;
+    o.risk = 100;
+    headers_agree(&o, "cost");
 }
 
 
@@ -228,8 +242,11 @@ static void test_seer_train__trees_decide_as_sklearn_on_the_same_samples(void)
     struct seer_table t;
     struct seer_model m;
     char out[600], costs[700];
+    struct seer_train_options o = SEER_TRAIN_OPTIONS_INIT;
+    o.split = SEER_SPLIT_GINI; /* sklearn has CART's gini splits, not the cost split */
+    o.risk = 0;
     load_fixture(&t, &s);
-    train(&m, &t);
+    CHECK_OK(seer_train(&m, &t, &o));
     snprintf(out, sizeof(out), "%s/model", test_tmpdir());
     CHECK_OK(seer_model_save(&m, &t, out));
     char pred[700];
@@ -261,9 +278,11 @@ static void test_seer_eval__the_oracle_bounds_every_strategy_and_kernel(void)
     CHECK_INT(back.ntest, ==, m.ntest);
     CHECK_INT(back.k, ==, m.k);
     CHECK(back.acc_selector == m.acc_selector);
-    for (int g = 0; g < 3; g++) { /* known, gathered, selector: the chosen sizes are recorded */
+    for (int g = 0; g < 3; g++) { /* known, gathered, selector: the chosen shapes are recorded */
         CHECK_INT(back.depth[g], ==, m.depth[g]);
         CHECK_INT(back.leaf[g], ==, m.leaf[g]);
+        CHECK_INT(back.split[g], ==, m.split[g]);
+        CHECK(back.risk[g] == m.risk[g]);
     }
     CHECK_OK(seer_eval_run(&e, &back, &t));
     CHECK_INT(e.n_test, ==, 52);
@@ -307,8 +326,11 @@ static void test_seer_train__the_selector_size_is_chosen_out_of_fold_unless_give
     struct seer_model m, f;
     load_fixture(&t, &s);
     train(&m, &t);
-    CHECK(m.depth[2] == 4 || m.depth[2] == 6 || m.depth[2] == 8 || m.depth[2] == 12);
-    CHECK(m.leaf[2] == 1 || m.leaf[2] == 3 || m.leaf[2] == 5);
+    CHECK(m.depth[2] == 2 || m.depth[2] == 4 || m.depth[2] == 6 || m.depth[2] == 8 ||
+          m.depth[2] == 12);
+    CHECK(m.leaf[2] == 1 || m.leaf[2] == 3 || m.leaf[2] == 5 || m.leaf[2] == 10 ||
+          m.leaf[2] == 20);
+    CHECK(m.risk[2] == 0); /* the selector chooses between two strategies, not kernels */
     CHECK(learn_tree_depth(m.selector) <= m.depth[2]);
     struct seer_train_options o = SEER_TRAIN_OPTIONS_INIT;
     o.max_depth = 2;
@@ -321,6 +343,53 @@ static void test_seer_train__the_selector_size_is_chosen_out_of_fold_unless_give
     CHECK(learn_tree_depth(f.selector) <= 2);
     seer_model_release(&m);
     seer_model_release(&f);
+    seer_table_release(&t);
+    store_free(s);
+}
+
+/* With a risk bound the known and gathered trees never pick a kernel whose worst ratio to the
+ * Oracle on a training sample exceeds it; both split kinds grow trees that do. */
+static void test_seer_train__a_risk_bound_keeps_kernels_with_bad_worst_cases_out_of_the_trees(void)
+{
+    struct store *s;
+    struct seer_table t;
+    load_fixture(&t, &s);
+    for (int split = 0; split < 2; split++) {
+        struct seer_train_options o = SEER_TRAIN_OPTIONS_INIT;
+        struct seer_model m;
+        o.split = split;
+        o.risk = 3;
+        o.max_depth = 8;
+        o.min_samples_leaf = 1;
+        CHECK_OK(seer_train(&m, &t, &o));
+        double worst[SEER_K_COUNT] = { 0 };
+        int risky = 0, picked_risky = 0;
+        for (int i = 0; i < t.n; i++)
+            for (int j = 0; j < m.opt.niter && !seer_model_is_test(&m, t.rows[i].name); j++) {
+                double it = m.opt.iterations[j];
+                double best = seer_total_ns(&t.rows[i], m.class_kernel[seer_best_class(&m, &t.rows[i], it)], it);
+                for (int c = 0; c < m.k; c++) {
+                    double r = seer_total_ns(&t.rows[i], m.class_kernel[c], it) / best;
+                    worst[c] = r > worst[c] ? r : worst[c];
+                }
+            }
+        for (int c = 0; c < m.k; c++)
+            risky += worst[c] > 3;
+        for (int i = 0; i < t.n; i++)
+            for (int j = 0; j < m.opt.niter; j++) {
+                double x[SEER_NG];
+                seer_gathered_x(x, &t.rows[i], m.opt.iterations[j]);
+                picked_risky += worst[learn_tree_predict(m.known, x)] > 3;
+                picked_risky += worst[learn_tree_predict(m.gathered, x)] > 3;
+            }
+        CHECK_INT(risky, >=, 2);
+        CHECK_INT(risky, <, m.k);
+        CHECK_INT(picked_risky, ==, 0);
+        CHECK_INT(m.split[0], ==, split);
+        CHECK(m.risk[0] == 3 && m.risk[1] == 3);
+        CHECK_INT(learn_tree_criterion(m.known), ==, split ? LEARN_COST : LEARN_GINI);
+        seer_model_release(&m);
+    }
     seer_table_release(&t);
     store_free(s);
 }
@@ -350,6 +419,7 @@ int main(void)
     TEST_RUN(test_seer_train__splits_by_matrix_with_a_fixed_seed);
     TEST_RUN(test_seer_train__exported_headers_agree_with_the_trees_on_every_sample);
     TEST_RUN(test_seer_train__trees_decide_as_sklearn_on_the_same_samples);
+    TEST_RUN(test_seer_train__a_risk_bound_keeps_kernels_with_bad_worst_cases_out_of_the_trees);
     TEST_RUN(test_seer_train__the_selector_size_is_chosen_out_of_fold_unless_given);
     TEST_RUN(test_seer_eval__the_oracle_bounds_every_strategy_and_kernel);
     TEST_RUN(test_seer_import__refuses_a_bad_row_naming_file_and_line);
