@@ -38,9 +38,11 @@ static const struct cli_opt opts[] = {
       "32x32 and 64..1024 in steps of 64)", OPT_SPACE },
     { "blocks", 0, "LIST", "block shapes for every kernel instead, X (1D), XxY or XxYxZ",
       OPT_BLOCKS },
-    { "timeout", 0, "S", "per-configuration timeout in seconds (default 30)", OPT_TIMEOUT },
+    { "timeout", 0, "S", "per-configuration timeout in seconds (default 30; a long kernel's "
+      "is extended from its smaller sizes, a fast kernel's hang is killed after 5 x what its "
+      "ok configurations need, at least 5 s)", OPT_TIMEOUT },
     { "startup-timeout", 0, "S", "extra seconds for a harness's first configuration "
-      "(context creation; default 10)", OPT_STARTUP },
+      "(context creation, while the runner has none yet; default 10)", OPT_STARTUP },
     { "max-failures", 0, "N", "harness crashes/timeouts/sticky errors before a kernel is "
       "given up on a GPU (default 5); a block shape's first sticky error is not counted: that "
       "shape is skipped at the kernel's larger sizes instead", OPT_MAX_FAILURES },
