@@ -1,6 +1,7 @@
 /* File-system helpers: mkdir -p, atomic writes (write, fsync, rename), rm -rf, the clean-up of
  * temporaries that killed processes left behind, an atomic swap of two folders, UTC stamps. */
 #include "common/fs.h"
+#include "common/buf.h"
 
 #include "common/error.h"
 #include "common/log.h"
@@ -82,6 +83,16 @@ int fs_write_atomic(const char *path, const void *data, size_t len)
         unlink(tmp);
 done:
     free(tmp);
+    return rc;
+}
+
+int fs_copy_atomic(const char *from, const char *to)
+{
+    struct buf b = BUF_INIT;
+    int rc = buf_read_file(&b, from);
+    if (rc == 0)
+        rc = fs_write_atomic(to, b.data, b.len);
+    buf_release(&b);
     return rc;
 }
 

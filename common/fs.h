@@ -11,6 +11,8 @@ int fs_mkdirs(const char *path, unsigned mode);
 int fs_mkdirs_parent(const char *file_path);
 /* Write to "<path>.tmp.<pid>", fsync, rename over `path`. */
 int fs_write_atomic(const char *path, const void *data, size_t len);
+/* Copy the whole file `from` to `to` through fs_write_atomic (read into memory: small files). */
+int fs_copy_atomic(const char *from, const char *to);
 int fs_exists(const char *path);
 int fs_is_dir(const char *path);
 /* rm -rf; refuses "", "/" and paths with "..". */

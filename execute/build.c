@@ -532,16 +532,6 @@ done:
     return go_on;
 }
 
-static int copy_file(const char *from, const char *to)
-{
-    struct buf b = BUF_INIT;
-    int rc = buf_read_file(&b, from);
-    if (rc == 0)
-        rc = fs_write_atomic(to, b.data, b.len);
-    buf_release(&b);
-    return rc;
-}
-
 int build_kernel(struct build_result *out, const struct build_env *env, const char *key,
                  const char *kernel_dir, const char *repo_root, int slot)
 {
@@ -563,7 +553,7 @@ int build_kernel(struct build_result *out, const struct build_env *env, const ch
     if (rc == 0)
         rc = buf_read_file(&src, ksrc);
     if (rc == 0)
-        rc = copy_file(hsrc, hdst);
+        rc = fs_copy_atomic(hsrc, hdst);
     for (int n = 1; rc == 0 && n <= env->max_attempts; n++)
         if (!attempt(out, &src, &a, repo_root, n, &rc))
             break;

@@ -51,16 +51,6 @@ int chunkstore_template(const char *path)
     return rc < 0 ? lscat_error_wrap("making the chunk store template '%s'", path) : 0;
 }
 
-static int copy_file(const char *from, const char *to)
-{
-    struct buf b = BUF_INIT;
-    int rc = buf_read_file(&b, from);
-    if (rc == 0)
-        rc = fs_write_atomic(to, b.data, b.len);
-    buf_release(&b);
-    return rc;
-}
-
 static int cut_table(struct store *s, const struct cut_step *st)
 {
     char *cols = NULL;
@@ -126,7 +116,7 @@ int chunkstore_cut(struct chunkstore_mark *mark, const char *path, const char *t
 {
     struct store *s = NULL;
     *mark = (struct chunkstore_mark){ 0 };
-    int rc = copy_file(template_path, path);
+    int rc = fs_copy_atomic(template_path, path);
     if (rc == 0)
         rc = store_open(&s, path, 0);
     if (rc == 0)

@@ -43,6 +43,22 @@ static void test_fs__write_atomic_replaces_content_and_leaves_no_temp(void)
     free(p);
 }
 
+static void test_fs__copy_atomic_copies_the_bytes_and_says_when_the_source_is_missing(void)
+{
+    char *from = fs_join(test_tmpdir(), "from.bin"), *to = fs_join(test_tmpdir(), "to.bin");
+    CHECK_OK(fs_write_atomic(from, "a\0b", 3));
+    CHECK_OK(fs_write_atomic(to, "older and longer", 16));
+    CHECK_OK(fs_copy_atomic(from, to));
+    struct buf b = BUF_INIT;
+    CHECK_OK(buf_read_file(&b, to));
+    CHECK_INT((int)b.len, ==, 3);
+    CHECK(memcmp(b.data, "a\0b", 3) == 0);
+    buf_release(&b);
+    CHECK_INT(fs_copy_atomic("/nonexistent-dir/x", to), <, 0);
+    free(from);
+    free(to);
+}
+
 static void test_fs__remove_tree_removes_everything_and_refuses_dangerous_paths(void)
 {
     char *root = fs_join(test_tmpdir(), "tree");
@@ -174,6 +190,7 @@ static void test_progress__without_a_terminal_prints_one_summary_line(void)
 int main(void)
 {
     TEST_RUN(test_fs__mkdirs_creates_nested_folders_and_is_idempotent);
+    TEST_RUN(test_fs__copy_atomic_copies_the_bytes_and_says_when_the_source_is_missing);
     TEST_RUN(test_fs__write_atomic_replaces_content_and_leaves_no_temp);
     TEST_RUN(test_fs__remove_tree_removes_everything_and_refuses_dangerous_paths);
     TEST_RUN(test_fs__join_handles_slashes);
