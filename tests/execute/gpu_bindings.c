@@ -24,43 +24,6 @@ static struct fixture_env env;
 static char ids[2][65];
 static int ready, tuned;
 
-static void copy_file(const char *from, const char *to)
-{
-    struct buf b = BUF_INIT;
-    CHECK_OK(buf_read_file(&b, from));
-    CHECK_OK(fs_write_atomic(to, b.data, b.len));
-    chmod(to, 0644);
-    buf_release(&b);
-}
-
-/* Add golden kernel `name` as isolate would have: its folder and its parameter model. */
-static void add_golden(const char *name, char id_out[65])
-{
-    char *g = xasprintf("%s/tests/isolate/fixtures/harness-golden/%s", env.root, name);
-    char *seed = xasprintf("golden:%s", name);
-    sha256_hex(id_out, seed, strlen(seed));
-    char *rel = xasprintf("kernels/%.2s/%s", id_out, id_out);
-    char *dir = fs_join(env.work, rel);
-    CHECK_OK(fs_mkdirs(dir, 0755));
-    const char *files[] = { "kernel.cu", "harness.cu", "params.json" };
-    for (int i = 0; i < 3; i++) {
-        char *a = fs_join(g, files[i]), *b = fs_join(dir, files[i]);
-        copy_file(a, b);
-        free(a);
-        free(b);
-    }
-    struct buf params = BUF_INIT;
-    char *pj = fs_join(dir, "params.json");
-    CHECK_OK(buf_read_file(&params, pj));
-    CHECK_OK(store_run(env.s, "INSERT INTO kernels(id, name, dir, params, param_count, "
-                       "created_at) VALUES (?, ?, ?, ?, 4, 'now')", "tttt", id_out, name, rel,
-                       params.data));
-    CHECK_OK(store_run(env.s, "INSERT INTO kernel_occurrences(kernel_id, source_id, path, line) "
-                       "VALUES (?, 1, ?, 1)", "tt", id_out, name));
-    buf_release(&params);
-    free(pj); free(g); free(seed); free(rel); free(dir);
-}
-
 static char *text(const char *sql, const char *id)
 {
     char *v = NULL;
@@ -82,8 +45,11 @@ static void test_gpu_bindings__execute_probes_the_golden_kernels(void)
     if (!fixture_have_nvcc())
         test_skip("nvcc not found");
     CHECK_OK(fixture_env_init(&env));
-    for (int i = 0; i < 2; i++)
-        add_golden(names[i], ids[i]);
+    for (int i = 0; i < 2; i++) {
+        char *seed = xasprintf("golden:%s", names[i]);
+        CHECK_OK(fixture_add_golden(&env, names[i], seed, 4, ids[i]));
+        free(seed);
+    }
     struct execute_options o = EXECUTE_OPTIONS_INIT;
     struct execute_counts c;
     o.jobs = 2;

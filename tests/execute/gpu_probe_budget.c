@@ -26,42 +26,6 @@ static char id[65];
 static double budget_wall_s;
 static int ready;
 
-static void copy_file(const char *from, const char *to)
-{
-    struct buf b = BUF_INIT;
-    CHECK_OK(buf_read_file(&b, from));
-    CHECK_OK(fs_write_atomic(to, b.data, b.len));
-    chmod(to, 0644);
-    buf_release(&b);
-}
-
-/* The golden kernel `name` as isolate would have added it: its folder and parameter model. */
-static void add_golden(const char *name, const char *seed_text, char id_out[65])
-{
-    char *g = xasprintf("%s/tests/isolate/fixtures/harness-golden/%s", env.root, name);
-    sha256_hex(id_out, seed_text, strlen(seed_text));
-    char *rel = xasprintf("kernels/%.2s/%s", id_out, id_out);
-    char *dir = fs_join(env.work, rel);
-    CHECK_OK(fs_mkdirs(dir, 0755));
-    const char *files[] = { "kernel.cu", "harness.cu", "params.json" };
-    for (int i = 0; i < 3; i++) {
-        char *a = fs_join(g, files[i]), *b = fs_join(dir, files[i]);
-        copy_file(a, b);
-        free(a);
-        free(b);
-    }
-    struct buf params = BUF_INIT;
-    char *pj = fs_join(dir, "params.json");
-    CHECK_OK(buf_read_file(&params, pj));
-    CHECK_OK(store_run(env.s, "INSERT INTO kernels(id, name, dir, params, param_count, "
-                       "created_at) VALUES (?, ?, ?, ?, 3, 'now')", "tttt", id_out, name, rel,
-                       params.data));
-    CHECK_OK(store_run(env.s, "INSERT INTO kernel_occurrences(kernel_id, source_id, path, line) "
-                       "VALUES (?, 1, ?, 1)", "tt", id_out, name));
-    buf_release(&params);
-    free(pj); free(g); free(rel); free(dir);
-}
-
 static char *text(const char *sql, const char *kid)
 {
     char *v = NULL;
@@ -76,7 +40,7 @@ static void test_gpu_probe_budget__a_kernel_too_slow_under_area_ends_fast_and_ke
     if (!fixture_have_nvcc())
         test_skip("nvcc not found");
     CHECK_OK(fixture_env_init(&env));
-    add_golden("sum_all_slow", "golden:sum_all_slow", id);
+    CHECK_OK(fixture_add_golden(&env, "sum_all_slow", "golden:sum_all_slow", 3, id));
     struct execute_options o = EXECUTE_OPTIONS_INIT;
     struct execute_counts c;
     o.jobs = 2;
@@ -104,7 +68,7 @@ static void test_gpu_probe_budget__without_the_budget_the_same_probe_takes_longe
     if (!ready)
         test_fail(__FILE__, __LINE__, "the probe run with the budget did not complete");
     char old[65];
-    add_golden("sum_all_slow", "golden:sum_all_slow:old", old); /* a second copy, unprobed */
+    CHECK_OK(fixture_add_golden(&env, "sum_all_slow", "golden:sum_all_slow:old", 3, old)); /* a second copy, unprobed */
     struct execute_options o = EXECUTE_OPTIONS_INIT;
     struct execute_counts c;
     o.jobs = 2;

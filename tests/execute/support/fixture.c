@@ -139,3 +139,37 @@ void fixture_env_release(struct fixture_env *env)
     free(env->root);
     memset(env, 0, sizeof(*env));
 }
+
+int fixture_add_golden(struct fixture_env *env, const char *name, const char *seed,
+                       int param_count, char id_out[65])
+{
+    char *g = xasprintf("%s/tests/isolate/fixtures/harness-golden/%s", env->root, name);
+    sha256_hex(id_out, seed, strlen(seed));
+    char *rel = xasprintf("kernels/%.2s/%s", id_out, id_out);
+    char *dir = fs_join(env->work, rel), *pj = fs_join(dir, "params.json");
+    struct buf params = BUF_INIT;
+    const char *files[] = { "kernel.cu", "harness.cu", "params.json" };
+    int rc = fs_mkdirs(dir, 0755);
+    for (int i = 0; rc >= 0 && i < 3; i++) {
+        char *a = fs_join(g, files[i]), *b = fs_join(dir, files[i]);
+        if ((rc = fs_copy_atomic(a, b)) >= 0)
+            chmod(b, 0644);
+        free(a);
+        free(b);
+    }
+    if (rc >= 0)
+        rc = buf_read_file(&params, pj);
+    if (rc >= 0)
+        rc = store_run(env->s, "INSERT INTO kernels(id, name, dir, params, param_count, "
+                       "created_at) VALUES (?, ?, ?, ?, ?, 'now')", "tttti", id_out, name, rel,
+                       params.data, (int64_t)param_count);
+    if (rc >= 0)
+        rc = store_run(env->s, "INSERT INTO kernel_occurrences(kernel_id, source_id, path, "
+                       "line) VALUES (?, 1, ?, 1)", "tt", id_out, name);
+    buf_release(&params);
+    free(pj);
+    free(g);
+    free(rel);
+    free(dir);
+    return rc < 0 ? rc : 0;
+}

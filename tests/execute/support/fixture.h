@@ -22,6 +22,11 @@ int fixture_add_kernel(struct fixture_env *env, const char *name, char id_out[65
 /* The same with a chosen id (e.g. several copies of one fixture under a common id prefix, for
  * --kernel). */
 int fixture_add_kernel_as(struct fixture_env *env, const char *name, const char *id);
+/* Add the golden isolated kernel `name` (tests/isolate/fixtures/harness-golden/<name>: its
+ * folder and parameter model, as isolate would have), its id the SHA-256 of `seed`. Returns 0 or
+ * a negative code. */
+int fixture_add_golden(struct fixture_env *env, const char *name, const char *seed,
+                       int param_count, char id_out[65]);
 /* Close the store, remove the folder. */
 void fixture_env_release(struct fixture_env *env);
 /* Whether nvcc can be found (the same search as execute). */
