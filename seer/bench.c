@@ -159,7 +159,12 @@ static int on_line(struct seer_bench_result *r, struct chunk_state *c, struct st
         r->refused++;
         c->last_item = item;
         log_error("%s", jtext(o, "error") ? jtext(o, "error") : "a matrix was refused");
+    } else if (!strcmp(ev, "features_error")) {
+        r->faults++;
+        log_error("the feature kernel failed on item %d: %s", item,
+                  jtext(o, "error") ? jtext(o, "error") : "?");
     } else if (!strcmp(ev, "features")) {
+        r->features++;
         if (!json_integer_value(json_object_get(o, "agrees")))
             log_warn("the GPU features of item %d differ from the CPU features", item);
         rc = seer_db_put_feature_cost(s, c->matrix_id[item], c->gpu_id, jnum(o, "feature_ns"),
@@ -187,6 +192,8 @@ static void worker_argv(struct buf *store_args, const char **argv, int *argc,
         argv[n++] = "--kernels";
         argv[n++] = o->kernels;
     }
+    if (o->features_only)
+        argv[n++] = "--features-only";
     buf_addf(store_args, "%ld%c%d%c%g%c%g", start, 0, o->samples, 0, o->min_sample_ms, 0,
              o->max_ell_gb);
     const char *p = store_args->data;
@@ -342,8 +349,10 @@ static int pending_items(char ***out, int *n, struct store *s, int64_t gpu,
     *n = 0;
     for (int i = 0; i < o->nitems; i++) {
         char *name = item_name(o->items[i]);
-        int done = gpu && !o->force ? seer_db_matrix_complete(s, name, gpu, pl->kernels, pl->nk,
-                                                              pl->prec, pl->np) : 0;
+        int done = !gpu || o->force ? 0
+                   : o->features_only ? seer_db_matrix_has_feature_cost(s, name, gpu)
+                                      : seer_db_matrix_complete(s, name, gpu, pl->kernels, pl->nk,
+                                                                pl->prec, pl->np);
         free(name);
         if (done < 0) {
             free(p);

@@ -1,7 +1,8 @@
 /* lscat seer bench: every matrix x kernel x precision timed by the GPU worker (lscat-seer-gpu,
  * run as a child process so that a kernel that kills its CUDA context costs one restart, not
  * the run), recorded in the store as the worker reports it, then written out as CSV.
- * Resumable: a matrix whose every slot is stored for this GPU is skipped. */
+ * Resumable: a matrix whose every slot is stored for this GPU is skipped. With features_only
+ * it times the feature kernel alone (a matrix with a feature cost for this GPU is skipped). */
 #ifndef LSCAT_SEER_BENCH_H
 #define LSCAT_SEER_BENCH_H
 
@@ -20,6 +21,7 @@ struct seer_bench_options {
     double max_ell_gb;        /* 0 = the worker's default (4) */
     int chunk;                /* matrices per worker process */
     int force;                /* measure again what is stored */
+    int features_only;        /* time only the feature kernel (no SpMV kernel) */
     int64_t run_id;
     const char *csv_path;     /* NULL: no CSV */
     double timeout_s;         /* per worker process */
@@ -29,7 +31,7 @@ struct seer_bench_options {
     {                                                                                        \
         .items = NULL, .nitems = 0, .worker = NULL, .precisions = "float,double",            \
         .kernels = NULL, .samples = 0, .min_sample_ms = 0, .max_ell_gb = 0, .chunk = 8,      \
-        .force = 0, .run_id = 0, .csv_path = NULL, .timeout_s = 3600, .budget_s = 0,         \
+        .force = 0, .features_only = 0, .run_id = 0, .csv_path = NULL, .timeout_s = 3600, .budget_s = 0,         \
     }
 
 struct seer_bench_result {
@@ -39,6 +41,7 @@ struct seer_bench_result {
     int skipped;          /* already complete in the store */
     int refused;          /* files the reader refused (messages logged) */
     int ok, faults, wrong, unsupported;
+    int features;         /* feature costs measured */
     int restarts;         /* worker restarts after a fault */
     int left;             /* matrices not started because the time budget ran out */
     int64_t csv_rows;

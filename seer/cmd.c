@@ -31,6 +31,7 @@ enum {
     OPT_MATRICES = 1, OPT_GENERATE, OPT_PRECISION, OPT_KERNELS, OPT_SAMPLES, OPT_MIN_SAMPLE_MS,
     OPT_MAX_ELL, OPT_CHUNK, OPT_FORCE, OPT_CSV, OPT_WORKER, OPT_OUT, OPT_GPU, OPT_ITER, OPT_SEED,
     OPT_TEST_FRACTION, OPT_MAX_DEPTH, OPT_MIN_LEAF, OPT_BUDGET, OPT_SPLIT, OPT_RISK,
+    OPT_FEATURES_ONLY,
 };
 
 static const struct cli_opt bench_opts[] = {
@@ -50,6 +51,8 @@ static const struct cli_opt bench_opts[] = {
     { "time-budget", 0, "S", "start no new worker chunk after S seconds (what is measured is "
       "kept; run again to resume)", OPT_BUDGET },
     { "force", 0, NULL, "measure again what the store already holds", OPT_FORCE },
+    { "features-only", 0, NULL, "time only the GPU feature kernel (feature_ns), no SpMV kernel; "
+      "a matrix with a feature cost on this GPU is skipped", OPT_FEATURES_ONLY },
     { "csv", 0, "FILE", "write the bench table here (default <work>/seer/bench.csv)", OPT_CSV },
     { "worker", 0, "PATH", "the GPU worker (default: lscat-seer-gpu beside this program)",
       OPT_WORKER },
@@ -192,6 +195,7 @@ static int on_opt(void *ctx, int id, const char *arg)
         return 0;
     case OPT_KERNELS: o->b.kernels = arg; return 0;
     case OPT_FORCE: o->b.force = 1; return 0;
+    case OPT_FEATURES_ONLY: o->b.features_only = 1; return 0;
     case OPT_CSV: o->b.csv_path = arg; return 0;
     case OPT_WORKER: o->b.worker = arg; return 0;
     case OPT_OUT: o->out = arg; return 0;
@@ -300,10 +304,10 @@ static int run_bench(struct cli *cli, struct opts *o, int argc, char **argv)
         code = r.refused ? LSCAT_EXIT_FAILURES : LSCAT_EXIT_OK;
     } else {
         log_info("seer bench on %s: %d matrices measured, %d already complete, %d refused; "
-                 "kernels: %d ok, %d unsupported, %d faults, %d wrong; %d worker restarts; "
-                 "%lld CSV rows in %s", r.device, r.matrices, r.skipped, r.refused, r.ok,
-                 r.unsupported, r.faults, r.wrong, r.restarts, (long long)r.csv_rows,
-                 o->b.csv_path);
+                 "kernels: %d ok, %d unsupported, %d faults, %d wrong; %d feature costs; "
+                 "%d worker restarts; %lld CSV rows in %s", r.device, r.matrices, r.skipped,
+                 r.refused, r.ok, r.unsupported, r.faults, r.wrong, r.features, r.restarts,
+                 (long long)r.csv_rows, o->b.csv_path);
         if (r.left)
             log_info("seer bench: the time budget (%g s) ran out with %d matrices not measured; "
                      "run the same command again to measure them", o->b.budget_s, r.left);

@@ -89,6 +89,16 @@ int seer_db_matrix_complete(struct store *s, const char *name, int64_t gpu_id,
     return n > 0;
 }
 
+int seer_db_matrix_has_feature_cost(struct store *s, const char *name, int64_t gpu_id)
+{
+    int64_t n = 0;
+    if (store_query_int(&n, s, "SELECT count(*) FROM seer_feature_costs f JOIN seer_matrices m "
+                        "ON m.id = f.matrix_id WHERE m.name = ? AND f.gpu_id = ?", "ti", name,
+                        gpu_id) < 0)
+        return LSCAT_ERR;
+    return n > 0;
+}
+
 /* ---- CSV */
 
 

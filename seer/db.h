@@ -40,6 +40,9 @@ int seer_db_matrix_complete(struct store *s, const char *name, int64_t gpu_id,
                             const int *kernels, int nkernels, const char *const *precisions,
                             int nprec);
 
+/* 1 when matrix `name` has a feature cost on this GPU, else 0; negative on error. */
+int seer_db_matrix_has_feature_cost(struct store *s, const char *name, int64_t gpu_id);
+
 #define SEER_CSV_HEADER                                                                      \
     "matrix,source,spec,rows,cols,nnz,row_max,row_min,row_mean,row_var,gpu,gpu_uuid,"         \
     "feature_ns,kernel,precision,status,preprocess_ns,iter_ns,max_rel_err,error"

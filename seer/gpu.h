@@ -14,7 +14,7 @@ struct seer_dev_matrix {
     int *rp, *ci;
     double *vd, *xd, *yd;
     float *vf, *xf, *yf;
-    struct seer_feature_acc *acc; /* scratch of the feature kernel */
+    struct seer_features_ctx *feat; /* the feature kernel's context (one per worker) */
     void *sparse;                 /* cusparseHandle_t, created once per worker */
     double max_ell_bytes;         /* ELL larger than this is 'unsupported' */
 };

@@ -59,7 +59,7 @@ static unsigned blocks_for(long long n, int threads)
 static int longest_row(int *out, const struct seer_dev_matrix *m)
 {
     double f[4] = { 0, 0, 0, 0 };
-    int e = seer_features_gather(f, m->rp, m->rows, m->acc, 0);
+    int e = seer_features_gather(f, m->feat, m->rp, m->rows, 0);
     *out = (int)f[0];
     return e;
 }

@@ -27,6 +27,8 @@ struct worker {
     unsigned long long seed;
     struct timing_options to;
     cusparseHandle_t sparse;
+    struct seer_features_ctx *feat;
+    int features_only;          /* time the feature kernel only, no SpMV kernel */
 };
 
 static void jstr(const char *s)
@@ -52,7 +54,7 @@ static int usage(void)
 {
     fprintf(stderr, "usage: lscat-seer-gpu [--precision float,double] [--kernels LIST] "
             "[--start N] [--samples N] [--min-sample-ms X] [--max-ell-gb X] [--seed N] "
-            "file:PATH|gen:SPEC...\n(internal: run by lscat seer bench)\n");
+            "[--features-only] file:PATH|gen:SPEC...\n(internal: run by lscat seer bench)\n");
     return 2;
 }
 
@@ -76,6 +78,11 @@ static int parse_args(struct worker *w, int argc, char **argv)
     int i = 1;
     for (; i < argc && !strncmp(argv[i], "--", 2); i += 2) {
         const char *o = argv[i];
+        if (!strcmp(o, "--features-only")) {
+            w->features_only = 1;
+            i--; /* a flag: one argument, not two */
+            continue;
+        }
         if (i + 1 >= argc)
             return -1;
         char *v = argv[i + 1];
@@ -197,7 +204,6 @@ static void dev_free(struct seer_dev_matrix *m)
     cudaFree(m->vf);
     cudaFree(m->xf);
     cudaFree(m->yf);
-    cudaFree(m->acc);
 }
 
 template <class T> static int put(T **d, const T *h, size_t n)
@@ -217,8 +223,7 @@ static int upload(struct seer_dev_matrix *m, const struct seer_csr *a, const std
     if ((e = put(&m->rp, a->row_ptr, nr + 1)) || (e = put(&m->ci, a->col, nz)) ||
         (e = put(&m->vd, a->val, nz)) || (e = put(&m->vf, vf.data(), nz)) ||
         (e = put(&m->xd, x.data(), nc)) || (e = put(&m->xf, xf.data(), nc)) ||
-        (e = cudaMalloc(&m->yd, nr * sizeof(double))) || (e = cudaMalloc(&m->yf, nr * sizeof(float))) ||
-        (e = cudaMalloc(&m->acc, sizeof(*m->acc))))
+        (e = cudaMalloc(&m->yd, nr * sizeof(double))) || (e = cudaMalloc(&m->yf, nr * sizeof(float))))
         return e;
     return 0;
 }
@@ -231,7 +236,7 @@ struct feat_ctx {
 static int feat_fn(void *ctx)
 {
     struct feat_ctx *c = (struct feat_ctx *)ctx;
-    return seer_features_gather(c->f, c->m->rp, c->m->rows, c->m->acc, 0);
+    return seer_features_gather(c->f, c->m->feat, c->m->rp, c->m->rows, 0);
 }
 
 static int close_rel(double a, double b)
@@ -239,8 +244,8 @@ static int close_rel(double a, double b)
     return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)) + 1e-12;
 }
 
-/* The GPU feature kernel: its cost (host clock around kernel + copy back, median of 10) and
- * whether it agrees with the CPU features. */
+/* The GPU feature kernel: its cost (host clock around the launch and the synchronisation,
+ * median of the timing core's samples) and whether it agrees with the CPU features. */
 static int measure_features(const struct seer_dev_matrix *m, const struct seer_csr *a, int item)
 {
     struct feat_ctx c = { m, { 0, 0, 0, 0 } };
@@ -303,6 +308,26 @@ static int run_slots(const struct worker *w, const struct seer_dev_matrix *m,
     return 0;
 }
 
+/* --features-only: upload row_ptr alone and time the feature kernel. */
+static int run_features_only(const struct worker *w, const struct seer_csr *a, int item)
+{
+    struct seer_dev_matrix m;
+    memset(&m, 0, sizeof(m));
+    m.rows = a->rows;
+    m.feat = w->feat;
+    int e = put(&m.rp, a->row_ptr, (size_t)a->rows + 1);
+    if (!e)
+        e = measure_features(&m, a, item);
+    if (e) {
+        printf("{\"event\":\"features_error\",\"item\":%d,\"error\":", item);
+        jstr(cudaGetErrorString((cudaError_t)e));
+        printf("}\n");
+        fflush(stdout);
+    }
+    cudaFree(m.rp);
+    return e && seer_gpu_is_sticky(e) ? 4 : 0;
+}
+
 static int run_matrix(const struct worker *w, const struct seer_csr *a, int item, long start)
 {
     std::vector<double> x((size_t)a->cols), y((size_t)a->rows), abs_((size_t)a->rows);
@@ -310,6 +335,7 @@ static int run_matrix(const struct worker *w, const struct seer_csr *a, int item
     struct seer_dev_matrix m;
     memset(&m, 0, sizeof(m));
     m.sparse = (void *)w->sparse;
+    m.feat = w->feat;
     m.max_ell_bytes = w->max_ell_bytes;
     random_x(x, w->seed);
     seer_csr_spmv_ref(y.data(), abs_.data(), a, x.data());
@@ -336,8 +362,17 @@ int main(int argc, char **argv)
     if (first < 0)
         return usage();
     int have_gpu = print_device();
+    struct seer_features_ctx feat = {};
+    int fe = have_gpu ? seer_features_ctx_init(&feat) : 0;
+    if (fe) {
+        fprintf(stderr, "lscat-seer-gpu: cannot set up the feature kernel: %s\n",
+                cudaGetErrorString((cudaError_t)fe));
+        return 3;
+    }
+    w.feat = &feat;
     if (have_gpu && cusparseCreate(&w.sparse) != CUSPARSE_STATUS_SUCCESS) {
         fprintf(stderr, "lscat-seer-gpu: cannot create a cuSPARSE handle\n");
+        seer_features_ctx_release(&feat);
         return 3;
     }
     int rc = 0;
@@ -354,12 +389,15 @@ int main(int argc, char **argv)
             continue;
         }
         print_matrix(i - first, name, source, argv[i], &a, now_s() - t0);
-        if (have_gpu)
+        if (have_gpu && w.features_only)
+            rc = run_features_only(&w, &a, i - first);
+        else if (have_gpu)
             rc = run_matrix(&w, &a, i - first, i == first ? w.start : 0);
         seer_csr_release(&a);
     }
     if (have_gpu) {
         cusparseDestroy(w.sparse);
+        seer_features_ctx_release(&feat);
         timing_release_process_state();
     }
     return rc;

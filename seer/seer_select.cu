@@ -10,7 +10,26 @@
 #include "seer_known.h"
 #include "seer_selector.h"
 
-static __device__ struct seer_feature_acc seer_scratch;
+#define SEER_SELECT_MAX_DEVICES 64
+
+/* One feature context per device, set up on its first gathering and kept for the process (a
+ * few KB of device scratch and one mapped pinned result). */
+static struct seer_features_ctx seer_ctx[SEER_SELECT_MAX_DEVICES];
+static int seer_ctx_ready[SEER_SELECT_MAX_DEVICES];
+
+static int features_ctx(struct seer_features_ctx **out)
+{
+    int dev = 0, e = (int)cudaGetDevice(&dev);
+    if (e != 0)
+        return e;
+    if (dev < 0 || dev >= SEER_SELECT_MAX_DEVICES)
+        return (int)cudaErrorInvalidDevice;
+    if (!seer_ctx_ready[dev] && (e = seer_features_ctx_init(&seer_ctx[dev])) != 0)
+        return e;
+    seer_ctx_ready[dev] = 1;
+    *out = &seer_ctx[dev];
+    return 0;
+}
 
 const char *seer_kernel_id_name(int kernel)
 {
@@ -44,10 +63,10 @@ extern "C" int seer_select(struct seer_choice *out, const int *d_row_ptr, int ro
     out->name = seer_kernel_id_name(out->kernel);
     if (seer_selector_predict(x) != 1)
         return 0;
-    struct seer_feature_acc *acc = 0;
-    int e = (int)cudaGetSymbolAddress((void **)&acc, seer_scratch);
+    struct seer_features_ctx *c = 0;
+    int e = features_ctx(&c);
     if (e == 0)
-        e = seer_features_gather(g, d_row_ptr, rows, acc, (cudaStream_t)stream);
+        e = seer_features_gather(g, c, d_row_ptr, rows, (cudaStream_t)stream);
     if (e != 0)
         return e;
     x[5] = g[0]; /* longest, shortest row; g[2], the mean, is x[4] */
