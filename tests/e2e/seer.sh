@@ -63,4 +63,45 @@ if [ -x "$LSCAT_BIN/lscat-seer-gpu" ]; then
 else
     t_skip seer__bench_records_a_refused_matrix_as_a_failure "lscat-seer-gpu not built here (no nvcc, or a sanitizer build)"
 fi
+# bench --features-only through a stand-in worker (a script speaking the worker's JSON lines;
+# the real worker's kernel is checked on a GPU by gpu_seer_features.sh): the flag reaches the
+# worker, feature costs are stored for its GPU with no kernel result, a second run skips the
+# matrices, --force measures them again, and a failed feature kernel is a recorded failure.
+W=$T_TMP/work-features
+FAKE=$T_TMP/fake-worker
+cat >"$FAKE" <<'SH'
+#!/usr/bin/env bash
+echo "$*" >>"${0}.log"
+echo '{"event":"device","ok":1,"name":"Stand-in GPU","uuid":"GPU-stand-in","cc":"9.0","memory_bytes":1,"sm_count":1,"driver":"0","cuda_runtime":13000}'
+i=0
+for a in "$@"; do
+    case $a in gen:*) ;; *) continue ;; esac
+    printf '{"event":"matrix","item":%d,"name":"%s","source":"generated","spec":"%s","rows":10,"cols":10,"nnz":20,"row_max":2,"row_min":2,"row_mean":2,"row_var":0,"read_s":0}\n' "$i" "${a#gen:}" "${a#gen:}"
+    case $a in
+    *rows=77,*) printf '{"event":"features_error","item":%d,"error":"an injected failure"}\n' "$i" ;;
+    *) printf '{"event":"features","item":%d,"feature_ns":%d,"agrees":1}\n' "$i" $((1000 + i)) ;;
+    esac
+    i=$((i + 1))
+done
+SH
+chmod +x "$FAKE"
+G=(--generate banded:rows=50 --generate uniform:rows=100,avg=3)
+t_expect seer__features_only_bench_runs 0 lscat --work "$W" seer bench --features-only \
+    --worker "$FAKE" "${G[@]}" &&
+    t_contains seer__features_only_reaches_the_worker "$FAKE.log" "--features-only --start 0 gen:banded:rows=50"
+fc=$(sqlite3 "$W/lscat.db" "SELECT group_concat(f.feature_ns, ' ') FROM seer_feature_costs f JOIN
+     gpus g ON g.id = f.gpu_id WHERE g.uuid = 'GPU-stand-in' ORDER BY f.feature_ns")
+nr=$(sqlite3 "$W/lscat.db" "SELECT count(*) FROM seer_results")
+if { [ "$fc" = "1000.0 1001.0" ] || [ "$fc" = "1000 1001" ]; } && [ "$nr" = 0 ]; then
+    t_ok seer__features_only_stores_feature_costs_and_no_kernel_result
+else t_fail seer__features_only_stores_feature_costs_and_no_kernel_result "costs '$fc', results $nr"; fi
+t_expect seer__features_only_again_measures_nothing 0 lscat --work "$W" seer bench \
+    --features-only --worker "$FAKE" "${G[@]}" &&
+    t_contains seer__the_stored_feature_costs_are_skipped "$T_ERR" " 0 matrices measured, 2 already complete"
+t_expect seer__features_only_force_measures_again 0 lscat --work "$W" seer bench \
+    --features-only --force --worker "$FAKE" "${G[@]}" &&
+    t_contains seer__force_measures_both_again "$T_ERR" "2 feature costs"
+t_expect seer__a_failed_feature_kernel_is_a_recorded_failure 1 lscat --work "$W" seer bench \
+    --features-only --worker "$FAKE" --generate banded:rows=77 &&
+    t_contains seer__the_failure_is_named "$T_ERR" "an injected failure"
 t_done
