@@ -12,8 +12,8 @@
 
 #define SEER_SELECT_MAX_DEVICES 64
 
-/* One feature context per device, set up on its first gathering and kept for the process (a
- * few KB of device scratch and one mapped pinned result). */
+/* One feature context per device, set up on its first gathering and kept for the process (about
+ * 24 KB of device scratch and one mapped pinned result). */
 static struct seer_features_ctx seer_ctx[SEER_SELECT_MAX_DEVICES];
 static int seer_ctx_ready[SEER_SELECT_MAX_DEVICES];
 
