@@ -49,7 +49,7 @@ print(f"table {sys.argv[1]}: {len(seen)} matrices, {len(files)} files found in {
       f"{len(missing)} missing, {len(specs)} generated")
 PY
 mapfile -t ITEMS <"$OUT/items"
-timeout -k 10 $((BENCH_S + 120)) lscat --work "$W" seer bench --features-only "${ITEMS[@]}" \
+timeout -k 10 $((BENCH_S + 120)) lscat --work "$W" seer bench --features-only --chunk 32 "${ITEMS[@]}" \
     --time-budget "$BENCH_S" --csv "$OUT/features-store.csv" >"$OUT/bench.log" 2>&1
 note "bench --features-only exit $? after $(( $(date +%s) - t0 )) s: $(grep 'seer bench' "$OUT/bench.log" | tail -1 | sed 's/^lscat-seer: //')"
 grep -h 'time budget' "$OUT/bench.log" | sed 's/^lscat-seer: //' >>"$S"
