@@ -373,6 +373,35 @@ static void test_extract__instantiates_a_functor_template_from_the_trees_call_si
     free(root);
 }
 
+static void test_extract__instantiates_an_enumeration_template_parameter(void)
+{
+    char *root = realpath(test_tmpdir(), NULL);
+    struct buf out = BUF_INIT, list = BUF_INIT;
+    extract_src(&out, root, "e.cu",
+                "namespace ns { enum class Algo { kSum = 3, kMax = 7 }; }\n"
+                "enum Mode { ModeA = 2, ModeB };\n"
+                "template <class T, ns::Algo A, Mode M, int N>\n"
+                "__global__ void reduce(T *x, int n)\n"
+                "{ if (A == ns::Algo::kMax && M == ModeB) x[0] = N; else x[threadIdx.x] = n; }\n"
+                "template <Mode M> __global__ void unlaunched(float *x) { x[0] = M; }\n"
+                "void host(float *x)\n"
+                "{ reduce<float, ns::Algo::kMax, ModeB, 5><<<1, 32>>>(x, 32); }\n", NULL, 0);
+    kernel_tparams(&list, &out);
+    /* no call site: the first enumerator, cast so that the harness can name it */
+    CHECK_CONTAINS(list.data, "unlaunched: value M (Mode)2\n|enum Mode");
+    const char *cuda = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
+    char *rt = fs_join(cuda, "include/cuda.h");
+    if (fs_exists(rt)) /* the call site's values, with launches parsed (the toolkit's headers) */
+        CHECK_CONTAINS(list.data, "reduce: type T float\nvalue A (ns::Algo)7\nvalue M (Mode)3\n"
+                                  "value N 5\n|");
+    else
+        CHECK_CONTAINS(list.data, "reduce: type T float\nvalue A (ns::Algo)3\nvalue M (Mode)2\n");
+    free(rt);
+    buf_release(&list);
+    buf_release(&out);
+    free(root);
+}
+
 static void test_sysinc__finds_openmp_and_lscats_own_helper_headers(void)
 {
     struct sysinc si;
@@ -432,6 +461,7 @@ int main(void)
     TEST_RUN(test_srctext__widens_an_extent_to_whole_conditional_blocks);
     TEST_RUN(test_extract__a_trees_own_cuda_h_does_not_hide_the_toolkits);
     TEST_RUN(test_extract__a_missing_header_costs_only_the_kernels_that_use_what_it_declares);
+    TEST_RUN(test_extract__instantiates_an_enumeration_template_parameter);
     TEST_RUN(test_extract__instantiates_a_functor_template_from_the_trees_call_sites);
     TEST_RUN(test_sysinc__finds_openmp_and_lscats_own_helper_headers);
     TEST_RUN(test_extract__keeps_a_conditional_block_around_a_declaration_whole);
