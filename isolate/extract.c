@@ -264,6 +264,43 @@ static void report_bodiless(struct ctx *x)
     }
 }
 
+struct inactive {
+    struct ctx *x;
+    const char *path;
+};
+
+static void note_inactive(void *arg, unsigned line, const char *name)
+{
+    struct inactive *in = arg;
+    char *m = xasprintf("%s:%u: kernel '%s' is in a preprocessor branch this parse does not "
+                        "take (#if/#ifdef false with the tree's own macros and no -D); not "
+                        "isolated: define the macro the branch tests to build it",
+                        in->path, line, name);
+    extract_note(in->x, "kernel_inactive_branch", m);
+    free(m);
+}
+
+/* Kernel definitions of the parsed file that the preprocessor skipped (`#ifdef WITH_X`, the
+ * `#else` of an `#if __CUDA_ARCH__` test, a debug variant): a note each, so that a kernel is
+ * never missing without a row. Only the main file: a header reports its own when parsed alone. */
+static void report_inactive(struct ctx *x)
+{
+    CXFile f = clang_getFile(x->tu, x->o->file);
+    size_t n = 0;
+    const char *text = f ? clang_getFileContents(x->tu, f, &n) : NULL;
+    CXSourceRangeList *sk = text && extract_in_tree(x, f) ? clang_getSkippedRanges(x->tu, f) : NULL;
+    struct inactive in = { x, extract_rel_path(x, f) };
+    for (unsigned i = 0; sk && i < sk->count; i++) {
+        unsigned a, b, l, col;
+        clang_getSpellingLocation(clang_getRangeStart(sk->ranges[i]), NULL, &l, &col, &a);
+        clang_getSpellingLocation(clang_getRangeEnd(sk->ranges[i]), NULL, &l, &col, &b);
+        if (a < b && b <= n)
+            srctext_kernels_in(text, n, a, b, note_inactive, &in);
+    }
+    if (sk)
+        clang_disposeSourceRangeList(sk);
+}
+
 /* Does clang's message say a name is not declared (what a missing header leaves behind)? */
 static int says_undeclared(const char *msg)
 {
@@ -498,6 +535,7 @@ int extract_file(struct buf *out, const struct extract_options *o)
         for (size_t i = 0; i < x.nkernels; i++)
             emit_kernel(&x, x.kernels[i]);
         report_bodiless(&x);
+        report_inactive(&x);
     }
     if (x.tu)
         clang_disposeTranslationUnit(x.tu);

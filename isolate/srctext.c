@@ -1,6 +1,7 @@
 /* Text helpers of the isolate worker: refusing #includes that leave the tree before libclang
- * reads them, and rewriting invalid UTF-8 (nvcc rejects it even inside string literals) so an
- * isolated kernel with Latin-1 comments still builds. */
+ * reads them, rewriting invalid UTF-8 (nvcc rejects it even inside string literals) so an
+ * isolated kernel with Latin-1 comments still builds, and finding kernel definitions in the
+ * ranges the preprocessor skipped (so that they are recorded, not silently missing). */
 #include "isolate/srctext.h"
 
 #include "common/utf8.h"
@@ -212,4 +213,71 @@ int srctext_balance_conditionals(const char *text, size_t n, unsigned *start, un
         }
     }
     return moved;
+}
+
+/* Where the kernel whose `__global__` is at text[at] opens its body ('{' before a ';' at
+ * depth 0, at most 4,000 bytes on, and before `end`); writes its name. 0 when none. */
+static int kernel_body_after(const char *text, size_t at, size_t end, char name[128],
+                             size_t *name_at)
+{
+    int depth = 0;
+    name[0] = '\0';
+    for (size_t i = at + 10; i < end && i < at + 4000; i++) {
+        char c = text[i];
+        if (c == '(' && depth++ == 0 && !name[0]) {
+            size_t e = i;
+            while (e > at && (text[e - 1] == ' ' || text[e - 1] == '\t' || text[e - 1] == '\n'))
+                e--;
+            size_t b = e;
+            while (b > at && (isalnum((unsigned char)text[b - 1]) || text[b - 1] == '_'))
+                b--;
+            if (e > b && e - b < 128) {
+                memcpy(name, text + b, e - b);
+                name[e - b] = '\0';
+                *name_at = b;
+            }
+            if (strcmp(name, "__launch_bounds__") == 0)
+                name[0] = '\0'; /* the name follows its parentheses */
+        } else if (c == ')') {
+            depth--;
+        } else if (depth == 0 && c == ';') {
+            return 0;
+        } else if (depth == 0 && c == '{') {
+            return name[0] != '\0';
+        }
+    }
+    return 0;
+}
+
+void srctext_kernels_in(const char *text, size_t n, size_t start, size_t end,
+                        void (*cb)(void *arg, unsigned line, const char *name), void *arg)
+{
+    unsigned line = 1;
+    int block = 0; /* inside a block comment */
+    end = end < n ? end : n;
+    for (size_t i = 0; i < end; i++) {
+        if (text[i] == '\n') {
+            line++;
+        } else if (block) {
+            block = !(text[i] == '*' && i + 1 < n && text[i + 1] == '/');
+        } else if (text[i] == '/' && i + 1 < n && text[i + 1] == '*') {
+            block = 1;
+            i++;
+        } else if (text[i] == '/' && i + 1 < n && text[i + 1] == '/') {
+            while (i + 1 < end && text[i + 1] != '\n')
+                i++;
+        } else if (i >= start && text[i] == '_' && end - i >= 10 &&
+                   memcmp(text + i, "__global__", 10) == 0 &&
+                   (i == 0 || !(isalnum((unsigned char)text[i - 1]) || text[i - 1] == '_'))) {
+            char name[128];
+            size_t at = i;
+            unsigned nl = 0;
+            if (kernel_body_after(text, i, end, name, &at)) {
+                for (size_t j = i; j < at; j++)
+                    nl += text[j] == '\n';
+                cb(arg, line + nl, name); /* the name's line, as a kernel's location */
+            }
+            i += 9;
+        }
+    }
 }

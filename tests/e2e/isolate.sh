@@ -151,15 +151,25 @@ C=$T_TMP/repos/cppkern; mkdir -p "$C"
 printf '#include <hip/hip_runtime.h>\n#define TBSIZE 256\ntemplate <class T>\n__global__ void triad(T *a, const T *b, T s, int n)\n{ int i = blockIdx.x * TBSIZE + threadIdx.x; if (i < n) a[i] = s * b[i]; }\nvoid run(float *a, float *b, int n) { hipLaunchKernelGGL(triad<float>, dim3(n / TBSIZE), dim3(TBSIZE), 0, 0, a, b, 2.0f, n); }\n' > "$C/port.cpp"
 printf 'int main() { return 0; }\n' > "$C/host.cpp"
 printf 'enum class Op { kAdd, kMul };\ntemplate <Op OP, int N>\n__global__ void combine(float *x, const float *y, int n)\n{ int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] = OP == Op::kMul ? x[i] * y[i] : x[i] + y[i] + N; }\nvoid go(float *x, float *y, int n) { combine<Op::kMul, 2><<<n / 128, 128>>>(x, y, n); }\n' > "$C/enum.cu"
+printf '#ifdef USE_OPT\n__global__ void opt_k(float *x) { x[threadIdx.x] = 1; }\n#endif\n' > "$C/opt.cuh"
+printf '#define USE_OPT\n#include "opt.cuh"\n#ifdef DEBUG_K\n__global__ void dbg_k(float *x) { x[0] = 0; }\n#endif\n' > "$C/dbg.cu"
 WC=$T_TMP/work-cppkern
 lscat-isolate --work "$WC" --path "$C" -j2 -q >/dev/null 2>&1
 got=$(sqlite3 "$WC/lscat.db" "SELECT name || COALESCE(template_args, '') FROM kernels ORDER BY 1" | tr '\n' ' ')
-if [ $HAVE_CUDA = 1 ]; then want="combine<(Op)1, 2> triad<float> "; else want="combine<(Op)0, 1> triad<float> "; fi
+if [ $HAVE_CUDA = 1 ]; then want="combine<(Op)1, 2> opt_k triad<float> "; else want="combine<(Op)0, 1> opt_k triad<float> "; fi
 [ "$got" = "$want" ] && t_ok isolate__kernels_in_cpp_files_and_enumeration_templates_are_found \
     || t_fail isolate__kernels_in_cpp_files_and_enumeration_templates_are_found "got '$got', want '$want'"
 got=$(sqlite3 "$WC/lscat.db" "SELECT path FROM parses ORDER BY 1" | tr '\n' ' ')
-[ "$got" = "enum.cu port.cpp " ] && t_ok isolate__a_cpp_file_without_kernels_is_not_parsed \
+[ "$got" = "dbg.cu enum.cu opt.cuh port.cpp " ] && t_ok isolate__a_cpp_file_without_kernels_is_not_parsed \
     || t_fail isolate__a_cpp_file_without_kernels_is_not_parsed "got '$got'"
+# A kernel in a branch no parse takes is recorded; one its header's own parse skips but an
+# includer's takes is isolated and not recorded.
+got=$(sqlite3 "$WC/lscat.db" "SELECT message FROM failures WHERE class = 'kernel_inactive_branch'")
+case "$got" in
+"dbg.cu:4: kernel 'dbg_k' is in a preprocessor branch this parse does not take"*)
+    t_ok isolate__a_kernel_in_a_branch_no_parse_takes_is_recorded_once ;;
+*)  t_fail isolate__a_kernel_in_a_branch_no_parse_takes_is_recorded_once "got '$got'" ;;
+esac
 
 # Every isolated kernel + harness compiles with nvcc (escape_kernel needs the refused header).
 NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}

@@ -402,6 +402,44 @@ static void test_extract__instantiates_an_enumeration_template_parameter(void)
     free(root);
 }
 
+static void test_extract__a_kernel_in_a_skipped_preprocessor_branch_is_recorded(void)
+{
+    char *root = realpath(test_tmpdir(), NULL);
+    struct buf out = BUF_INIT, kernels = BUF_INIT, notes = BUF_INIT;
+    extract_src(&out, root, "branches.cu",
+                "#define FAST\n"
+                "#ifdef WITH_EXTRA\n"
+                "template <int N> __global__ __launch_bounds__(N, 8)\n"
+                "void extra(float *x) { x[threadIdx.x] = N; }\n"
+                "__global__ void declared_only(float *x);\n"
+                "// __global__ void commented(float *x) { }\n"
+                "#endif\n"
+                "#ifdef FAST\n"
+                "__global__ void variant(float *x) { x[0] = 1; }\n"
+                "#else\n"
+                "__global__ void\n"
+                "variant(float *x, int debug) { x[0] = debug; }\n"
+                "#endif\n", NULL, 0);
+    size_t pos = 0;
+    struct record r;
+    while (record_next(&r, out.data, out.len, &pos) == 1)
+        if (strcmp(r.type, "kernel") == 0)
+            buf_addf(&kernels, "%s ", record_str(&r, "name"));
+        else if (strcmp(r.type, "note") == 0 &&
+                 strcmp(record_str(&r, "class"), "kernel_inactive_branch") == 0)
+            buf_addf(&notes, "%s\n", record_str(&r, "message"));
+    CHECK_STR(kernels.data, "variant ");
+    /* one note per skipped definition, at its name's line; no declaration, no comment */
+    CHECK_CONTAINS(notes.data, "branches.cu:4: kernel 'extra' is in a preprocessor branch this "
+                               "parse does not take");
+    CHECK_CONTAINS(notes.data, "\nbranches.cu:12: kernel 'variant' is in a preprocessor branch");
+    CHECK(strstr(notes.data, "declared_only") == NULL && strstr(notes.data, "commented") == NULL);
+    buf_release(&kernels);
+    buf_release(&notes);
+    buf_release(&out);
+    free(root);
+}
+
 static void test_sysinc__finds_openmp_and_lscats_own_helper_headers(void)
 {
     struct sysinc si;
@@ -462,6 +500,7 @@ int main(void)
     TEST_RUN(test_extract__a_trees_own_cuda_h_does_not_hide_the_toolkits);
     TEST_RUN(test_extract__a_missing_header_costs_only_the_kernels_that_use_what_it_declares);
     TEST_RUN(test_extract__instantiates_an_enumeration_template_parameter);
+    TEST_RUN(test_extract__a_kernel_in_a_skipped_preprocessor_branch_is_recorded);
     TEST_RUN(test_extract__instantiates_a_functor_template_from_the_trees_call_sites);
     TEST_RUN(test_sysinc__finds_openmp_and_lscats_own_helper_headers);
     TEST_RUN(test_extract__keeps_a_conditional_block_around_a_declaration_whole);
