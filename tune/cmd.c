@@ -27,6 +27,7 @@ enum {
     OPT_REMEASURE, OPT_KERNEL, OPT_LIMIT, OPT_WARMUP, OPT_SAMPLES, OPT_MIN_SAMPLE_MS,
     OPT_TARGET_REL_MAD, OPT_L2_FLUSH, OPT_LOCK_CLOCKS, OPT_I_OWN, OPT_NO_PRESTART, OPT_FOLLOW,
     OPT_NO_RUNNER, OPT_RUNNER_KERNELS, OPT_NO_GRAPH, OPT_CONFIG_BUDGET, OPT_SHARD, OPT_SPACE,
+    OPT_SIZE_FAULTS,
 };
 static const struct cli_opt opts[] = {
     { "gpus", 0, "LIST", "GPUs to use: 'all' (default) or CUDA indices, e.g. 0,1", OPT_GPUS },
@@ -46,6 +47,10 @@ static const struct cli_opt opts[] = {
     { "max-failures", 0, "N", "harness crashes/timeouts/sticky errors before a kernel is "
       "given up on a GPU (default 5); a block shape's first sticky error is not counted: that "
       "shape is skipped at the kernel's larger sizes instead", OPT_MAX_FAILURES },
+    { "size-faults", 0, "N", "once a kernel's output-check reference block has failed, a size "
+      "where N shapes failed with sticky CUDA errors and none ran ok has its other shapes "
+      "recorded 'skipped', saying why, instead of faulting each (default 2; 0: never)",
+      OPT_SIZE_FAULTS },
     { "remeasure", 0, NULL, "measure again what is already measured (old rows are kept, "
       "marked superseded)", OPT_REMEASURE },
     { "no-prestart", 0, NULL, "start each harness only when its kernel's turn comes (default: "
@@ -90,7 +95,7 @@ struct args {
     struct tune_space space, space_2d; /* from sizes, --space and blocks, parsed once in main */
     double timeout_s, startup_s, config_budget_s;
     long samples;
-    long max_failures, limit, lock_mhz, runner_kernels;
+    long max_failures, size_faults, limit, lock_mhz, runner_kernels;
     int remeasure, i_own, l2_flush, no_prestart, follow, no_runner, no_graph;
     struct shard shard;
     struct tune_timing_args timing;
@@ -121,6 +126,7 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_TIMEOUT: return cli_parse_double(&a->timeout_s, "--timeout", arg, 0.1, 86400);
     case OPT_STARTUP: return cli_parse_double(&a->startup_s, "--startup-timeout", arg, 0, 3600);
     case OPT_MAX_FAILURES: return cli_parse_int(&a->max_failures, "--max-failures", arg, 1, 1000);
+    case OPT_SIZE_FAULTS: return cli_parse_int(&a->size_faults, "--size-faults", arg, 0, 1000);
     case OPT_LIMIT: return cli_parse_int(&a->limit, "--limit", arg, 1, 1L << 30);
     case OPT_LOCK_CLOCKS: return cli_parse_int(&a->lock_mhz, "--lock-clocks", arg, 100, 10000);
     case OPT_WARMUP: return tune_timing_args_add(&a->timing, "--warmup", arg);
@@ -214,12 +220,14 @@ static void print_summary(const struct tune_counts *c)
 {
     printf("tune: %d GPU(s), %d kernel run(s) planned: %d done, %d given up; %d of %d "
            "configurations reported (%d ok, %d cuda_error, %d invalid_config, %d crashed, "
-           "%d timeout, %d skipped after %d block shape(s) failed stickily); output check of "
+           "%d timeout, %d skipped after %d block shape(s) failed stickily and %d size(s) had "
+           "only faults after a failed reference); output check of "
            "the ok ones: %d match, %d mismatch, %d nondeterministic, %d not_checked (%.2f s; "
            "%d kernel(s) unchecked from a size where their reference block failed)%s\n",
            c->gpus, c->kernels_planned, c->kernels_done, c->kernels_given_up,
            c->configs_reported, c->configs_planned, c->ok, c->cuda_error, c->invalid_config,
-           c->crashed, c->timeout, c->skipped, c->shapes_failed, c->match, c->mismatch,
+           c->crashed, c->timeout, c->skipped, c->shapes_failed, c->sizes_skipped, c->match,
+           c->mismatch,
            c->nondeterministic, c->not_checked, (double)c->check_ns / 1e9, c->ref_failures,
            c->interrupted ? "; interrupted" : "");
 }
@@ -256,6 +264,7 @@ static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, 
     o.config_timeout_s = a->timeout_s;
     o.startup_s = a->startup_s;
     o.max_failures = (int)a->max_failures;
+    o.size_faults = (int)a->size_faults;
     o.remeasure = a->remeasure;
     o.no_prestart = a->no_prestart;
     runner = a->no_runner ? NULL : runner_path();
@@ -302,6 +311,7 @@ int main(int argc, char **argv)
     a.config_budget_s = 10;
     a.startup_s = 10;
     a.max_failures = 5;
+    a.size_faults = 2;
     int rc = cli_parse(&cli, "lscat-tune", argc, argv, opts, on_opt, &a);
     if (rc == CLI_HELP) {
         help();

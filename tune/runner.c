@@ -189,6 +189,8 @@ struct skipper {
      * (held = 1) and it runs again with --no-check, as does the rest of the kernel's run. */
     int check_off, held;
     char ref_error[344];
+    /* The size of the last result and what happened there (size_faults). */
+    int size_w, size_h, size_ok, size_err;
 };
 
 #define REF_FAILED "output check: "
@@ -218,6 +220,13 @@ static int sk_result(void *ctx, const struct tune_result *r)
     }
     k->last = *r;
     k->have_last = 1;
+    if (r->cfg.w != k->size_w || r->cfg.h != k->size_h) {
+        k->size_w = r->cfg.w;
+        k->size_h = r->cfg.h;
+        k->size_ok = k->size_err = 0;
+    }
+    k->size_ok += strcmp(r->status, "ok") == 0;
+    k->size_err += strcmp(r->status, "cuda_error") == 0;
     if (k->check_off && strcmp(r->check, "not_checked") == 0) {
         snprintf(k->last.check_why, sizeof(k->last.check_why), "%.340s: the check is off "
                  "from that size on", k->ref_error);
@@ -274,6 +283,37 @@ static int apply_skips(struct runner_summary *out, struct skipper *k, struct tun
         rc = runner_record_failure(k->cb, out, &todo[j], "skipped", msg);
     }
     *n = kept;
+    return rc;
+}
+
+/* size_faults (docs/tune.md "Skipped sizes"): once the output check's reference block failed, a
+ * size where o->size_faults shapes failed with sticky errors and none ran ok is not worth its
+ * other shapes' faults (about a second each): they are reported `skipped`, saying why. Only
+ * the current size; never predicts a result. Returns 0 or <0 (callback). */
+static int skip_size(struct runner_summary *out, const struct runner_options *o,
+                     struct skipper *k, struct tune_config *todo, int *n, int i)
+{
+    if (o->size_faults <= 0 || !k->check_off || k->size_ok > 0 || k->size_err < o->size_faults ||
+        i >= *n || todo[i].w != k->size_w || todo[i].h != k->size_h)
+        return 0;
+    int kept = i, rc = 0, skipped = 0;
+    char msg[600];
+    snprintf(msg, sizeof(msg), "not run: %.300s (the output check's), and at %dx%d the %d "
+             "shapes run since failed with sticky CUDA errors and none ran ok, so the size's "
+             "other shapes are skipped (--size-faults %d)", k->ref_error, k->size_w, k->size_h,
+             k->size_err, o->size_faults);
+    for (int j = i; j < *n; j++) {
+        if (rc == 0 && todo[j].w == k->size_w && todo[j].h == k->size_h) {
+            out->skipped++;
+            skipped++;
+            rc = runner_record_failure(k->cb, out, &todo[j], "skipped", msg);
+            continue;
+        }
+        todo[kept++] = todo[j];
+    }
+    *n = kept;
+    out->sizes_skipped += skipped > 0;
+    runner_trace("size_skipped %dx%d configs=%d", k->size_w, k->size_h, skipped);
     return rc;
 }
 
@@ -354,7 +394,7 @@ static int run_todo(struct runner_summary *out, const struct runner_options *o,
         }
         if (out->sticky_errors > sticky) {
             int src = note_sticky(out, k, todo, &n, i, out->results > results, &counted);
-            if (src < 0)
+            if (src < 0 || (src = skip_size(out, o, k, todo, &n, i)) < 0)
                 return src;
         }
         if (rc == RUNNER_FAILED && counted && ++failures >= o->max_failures && i < n) {

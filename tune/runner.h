@@ -82,11 +82,14 @@ struct runner_options {
     int samples;                   /* the harness's samples and the timing core's budget per */
     double budget_s;               /* configuration (LSCAT_TIMING_BUDGET_S), for deadlines */
     int no_deadline_plan;          /* 1: every configuration gets config_timeout_s (before) */
+    int size_faults;               /* once the output check's reference block failed: this many
+                                      sticky errors at a size with nothing ok there skip the
+                                      size's other shapes (0: never) */
 };
 #define RUNNER_OPTIONS_INIT { .harness = NULL, .extra_args = NULL, .env = NULL, .device = 0, \
     .config_timeout_s = 30.0, .startup_s = 10.0, .max_failures = 5, .want_occupancy = 0, \
     .stop = NULL, .prestarted = NULL, .host = NULL, .harness_so = NULL, .skips = NULL, \
-    .nskips = 0, .samples = 10, .budget_s = 0, .no_deadline_plan = 0 }
+    .nskips = 0, .samples = 10, .budget_s = 0, .no_deadline_plan = 0, .size_faults = 2 }
 
 struct runner_summary {
     int results;       /* configurations reported (any status) */
@@ -98,6 +101,7 @@ struct runner_summary {
     int shapes_failed; /* sticky errors that were a block shape's first: not counted toward
                           max_failures; its larger sizes were skipped */
     int skipped;       /* configurations reported `skipped` */
+    int sizes_skipped; /* sizes whose other shapes were skipped by size_faults */
     int ref_failures;  /* the output check's reference block failed stickily (once at most):
                           the configuration in flight ran again, the rest with --no-check */
     int given_up;      /* 1 when the kernel was given up; reason says why */

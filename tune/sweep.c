@@ -326,6 +326,7 @@ static int prep_init(struct prep *p, struct sweep_worker *w, const struct plan_i
     ro.budget_s = o->config_budget_s;
     ro.startup_s = o->startup_s;
     ro.max_failures = o->max_failures;
+    ro.size_faults = o->size_faults;
     ro.want_occupancy = occ == 0;
     ro.stop = o->stop;
     ro.host = p->so ? w->host : NULL;
@@ -371,6 +372,7 @@ static int run_kernel(struct sweep_worker *w, struct prep *p)
     w->sh->counts->runner_kernels += sum.in_runner;
     w->sh->counts->runner_fallbacks += sum.fell_back;
     w->sh->counts->shapes_failed += sum.shapes_failed;
+    w->sh->counts->sizes_skipped += sum.sizes_skipped;
     w->sh->counts->ref_failures += sum.ref_failures;
     w->sh->counts->budget_cut += sum.budget_cut;
     w->sh->counts->deadline_extended += sum.deadline_extended;
@@ -591,7 +593,7 @@ void tune_counts_json(char *out, int size, const struct tune_counts *c)
              "{\"gpus\":%d,\"models\":%d,\"kernels_planned\":%d,\"kernels_done\":%d,"
              "\"kernels_given_up\":%d,\"configs_planned\":%d,\"configs_reported\":%d,\"ok\":%d,"
              "\"cuda_error\":%d,\"invalid_config\":%d,\"crashed\":%d,\"timeout\":%d,"
-             "\"skipped\":%d,\"shapes_failed\":%d,\"ref_failures\":%d,"
+             "\"skipped\":%d,\"shapes_failed\":%d,\"sizes_skipped\":%d,\"ref_failures\":%d,"
              "\"match\":%d,\"mismatch\":%d,\"nondeterministic\":%d,\"not_checked\":%d,"
              "\"check_s\":%.3f,"
              "\"processes\":%d,\"runner_kernels\":%d,\"runner_fallbacks\":%d,"
@@ -599,7 +601,8 @@ void tune_counts_json(char *out, int size, const struct tune_counts *c)
              "\"spare_takeovers\":%d,\"interrupted\":%d}",
              c->gpus, c->models, c->kernels_planned, c->kernels_done, c->kernels_given_up,
              c->configs_planned, c->configs_reported, c->ok, c->cuda_error, c->invalid_config,
-             c->crashed, c->timeout, c->skipped, c->shapes_failed, c->ref_failures, c->match,
+             c->crashed, c->timeout, c->skipped, c->shapes_failed, c->sizes_skipped, c->ref_failures,
+             c->match,
              c->mismatch, c->nondeterministic, c->not_checked, (double)c->check_ns / 1e9,
              c->processes,
              c->runner_kernels, c->runner_fallbacks, c->budget_cut, c->deadline_extended,

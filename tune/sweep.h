@@ -22,6 +22,7 @@ struct tune_options {
     double config_timeout_s;       /* per configuration (default 30) */
     double startup_s;              /* extra for a harness's first configuration (default 10) */
     int max_failures;              /* harness failures before a kernel is given up (5) */
+    int size_faults;               /* runner_options.size_faults (2; 0: never) */
     int remeasure;                 /* measure again what is measured (old rows superseded) */
     const char *kernel_prefix;     /* only kernels whose id starts with this; NULL = all */
     int limit_kernels;             /* 0 = no limit */
@@ -46,6 +47,7 @@ struct tune_options {
 };
 /* The defaults; the rest is zero (NULL, no limit, off). */
 #define TUNE_OPTIONS_INIT { .config_timeout_s = 30, .startup_s = 10, .max_failures = 5, \
+                            .size_faults = 2, \
                             .runner_kernels = 200, .follow_interval_s = 1.0, \
                             .follow_grace_s = 30.0 }
 
@@ -57,6 +59,7 @@ struct tune_counts {
     int skipped;       /* configurations not run: their block shape failed stickily at a
                           smaller size of the kernel (runner.h, struct tune_skip) */
     int shapes_failed; /* block shapes whose sticky failure made such skips */
+    int sizes_skipped; /* kernel sizes whose other shapes --size-faults skipped */
     int ref_failures;  /* kernels whose output-check reference block failed stickily: their
                           configurations from that size on ran with --no-check */
     int match, mismatch, nondeterministic, not_checked; /* output checks of ok configurations */

@@ -431,6 +431,53 @@ static void test_runner__a_failing_reference_block_turns_the_check_off_not_the_c
     CHECK_INT(count_in_log(h, "cfg 496 496 16 16 1"), ==, 2); /* once failed, once measured */
 }
 
+/* A kernel that faults at 496 whatever its block: the reference block fails there, then the
+ * two shapes run after it (--size-faults 2), so the size's third shape is not run but recorded
+ * `skipped` saying why; the shapes that failed are skipped at 784 as usual, and 784's third
+ * shape runs (unchecked). With --size-faults 0 the third shape at 496 faults as well. */
+static void test_runner__a_size_where_the_reference_and_every_shape_fault_is_cut_short(void)
+{
+    for (int off = 0; off <= 1; off++) {
+        struct runner_summary sum;
+        struct seen s;
+        struct runner_options o = RUNNER_OPTIONS_INIT;
+        struct runner_callbacks cb = { on_header, on_occupancy, on_result, &s };
+        const char *h = fake("badfault 496 496 * *\n");
+        o.harness = h;
+        o.config_timeout_s = 10;
+        o.startup_s = 0.5;
+        o.max_failures = 5;
+        o.size_faults = off ? 0 : 2;
+        memset(&s, 0, sizeof(s));
+        CHECK_OK(runner_run(&sum, &o, cfgs9, 9, &cb));
+        CHECK(!sum.given_up);
+        CHECK_INT(s.n, ==, 9);
+        CHECK_INT(count_status(&s, "ok"), ==, off ? 3 : 4);
+        /* reported in this order: a shape's skips at 784 as soon as it failed at 496 */
+        static const char *want[2][9] = {
+            { "ok", "ok", "ok", "cuda_error", "skipped", "cuda_error", "skipped", "skipped", "ok" },
+            { "ok", "ok", "ok", "cuda_error", "skipped", "cuda_error", "skipped", "cuda_error",
+              "skipped" },
+        };
+        for (int j = 0; j < s.n && j < 9; j++)
+            CHECK_STR(s.r[j].status, want[off][j]);
+        CHECK_INT(s.r[7].cfg.w, ==, 496);
+        CHECK_INT(s.r[7].cfg.bx, ==, 128);
+        CHECK_INT(count_in_log(h, "cfg 496 496 128 1 1"), ==, off ? 1 : 0);
+        if (!off) {
+            CHECK_CONTAINS(s.r[7].error, "the reference block 256x1x1 failed at 496x496");
+            CHECK_CONTAINS(s.r[7].error, "at 496x496 the 2 shapes run since failed");
+            CHECK_CONTAINS(s.r[7].error, "--size-faults 2");
+        }
+        CHECK_INT(sum.sizes_skipped, ==, off ? 0 : 1);
+        CHECK_CONTAINS(s.r[4].error, "block 16x16x1 failed with a sticky CUDA error at 496x496");
+        CHECK_INT(s.r[8].cfg.w, ==, 784);
+        if (!off)
+            CHECK_STR(s.r[8].check, "not_checked");
+        CHECK_INT(sum.ref_failures, ==, 1);
+    }
+}
+
 static char runner_prog[1024];
 
 static struct runner_host *host(int max_kernels)
@@ -795,6 +842,7 @@ int main(void)
     TEST_RUN(test_runner__crashes_and_repeated_sticky_failures_still_count);
     TEST_RUN(test_runner__a_fast_kernels_hang_is_killed_sooner_than_the_timeout);
     TEST_RUN(test_runner__a_failing_reference_block_turns_the_check_off_not_the_configuration);
+    TEST_RUN(test_runner__a_size_where_the_reference_and_every_shape_fault_is_cut_short);
     TEST_RUN(test_runner__skips_known_before_the_run_apply_at_once);
     TEST_RUN(test_runner__a_harness_that_refuses_its_input_is_given_up_at_once);
     TEST_RUN(test_runner__stop_flag_kills_the_child_and_returns);

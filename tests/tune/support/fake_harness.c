@@ -16,6 +16,8 @@
  *   badref W H BX BY   the output check's reference block fails stickily at that size (a
  *                      cuda_error "output check: the reference block ... failed", exit 4);
  *                      with --no-check the configuration runs ok, not_checked
+ *   badfault W H BX BY as badref, but with --no-check it fails stickily too (a kernel that
+ *                      faults at that size whatever its block)
  * Ok lines carry "check":"match" and "check_ns":1000, the first of each size also
  * "check_ref_ns":4000 (the reference's runs), as a real harness's output check does.
  * `sticky * * * 1` fails every 1D block (BY = 1) stickily and runs 2D ones: a 2D kernel with a
@@ -203,7 +205,8 @@ static int fake_main(int argc, char **argv)
         if (!strcmp(act, "hang"))
             while (1)
                 pause();
-        if (!strcmp(act, "badref") && check) {
+        int badfault = !strcmp(act, "badfault");
+        if ((!strcmp(act, "badref") || badfault) && check) {
             fprintf(out, "{\"w\":%d,\"h\":%d,\"block\":[%d,%d,%d],\"grid\":[%d,%d,1],"
                     "\"status\":\"cuda_error\",\"error\":\"output check: the reference block "
                     "256x1x1 failed at %dx%d: an illegal memory access was encountered\"}\n",
@@ -211,8 +214,8 @@ static int fake_main(int argc, char **argv)
             fflush(out);
             return 4;
         }
-        if (!strcmp(act, "sticky") || !strcmp(act, "invalid") || !strcmp(act, "oom")) {
-            int sticky = !strcmp(act, "sticky"), oom = !strcmp(act, "oom");
+        if (!strcmp(act, "sticky") || badfault || !strcmp(act, "invalid") || !strcmp(act, "oom")) {
+            int sticky = !strcmp(act, "sticky") || badfault, oom = !strcmp(act, "oom");
             fprintf(out, "{\"w\":%d,\"h\":%d,\"block\":[%d,%d,%d],\"grid\":[%d,%d,1],"
                     "\"status\":\"%s\",\"error\":\"%s\"}\n", w, h, bx, by, bz, gx, gy,
                     sticky || oom ? "cuda_error" : "invalid_config",
