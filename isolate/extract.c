@@ -264,41 +264,81 @@ static void report_bodiless(struct ctx *x)
     }
 }
 
-struct inactive {
+struct unseen {
     struct ctx *x;
     const char *path;
+    unsigned *lines;   /* lines of the kernels the parse found, then of skipped ranges' ends */
+    size_t nlines, nfound, cap;
 };
 
 static void note_inactive(void *arg, unsigned line, const char *name)
 {
-    struct inactive *in = arg;
+    struct unseen *u = arg;
     char *m = xasprintf("%s:%u: kernel '%s' is in a preprocessor branch this parse does not "
                         "take (#if/#ifdef false with the tree's own macros and no -D); not "
                         "isolated: define the macro the branch tests to build it",
-                        in->path, line, name);
-    extract_note(in->x, "kernel_inactive_branch", m);
+                        u->path, line, name);
+    extract_note(u->x, "kernel_inactive_branch", m);
     free(m);
 }
 
-/* Kernel definitions of the parsed file that the preprocessor skipped (`#ifdef WITH_X`, the
- * `#else` of an `#if __CUDA_ARCH__` test, a debug variant): a note each, so that a kernel is
- * never missing without a row. Only the main file: a header reports its own when parsed alone. */
-static void report_inactive(struct ctx *x)
+/* A definition in the text that is neither a kernel of the AST nor in a skipped range. */
+static void note_unparsed(void *arg, unsigned line, const char *name)
+{
+    struct unseen *u = arg;
+    for (size_t i = 0; i < u->nfound; i++)
+        if (u->lines[i] == line)
+            return;
+    for (size_t i = u->nfound; i + 1 < u->nlines; i += 2)
+        if (u->lines[i] <= line && line <= u->lines[i + 1])
+            return;
+    char *m = xasprintf("%s:%u: kernel '%s' is defined in the text but the parse has no valid "
+                        "declaration of it (first error: %s); not isolated", u->path, line, name,
+                        u->x->first_error);
+    extract_note(u->x, "kernel_unparsed", m);
+    free(m);
+}
+
+static void add_line(struct unseen *u, unsigned line)
+{
+    XGROW(u->lines, u->nlines + 1, u->cap);
+    u->lines[u->nlines++] = line;
+}
+
+/* Kernel definitions of the parsed file's text that no kernel of the AST stands for, a note
+ * each, so that a kernel is never missing without a row: in ranges the preprocessor skipped
+ * (`#ifdef WITH_X`, the `#else` of an `#if __CUDA_ARCH__` test, a debug variant), and, when the
+ * parse had errors, anywhere else (a declaration clang dropped). Only the main file: a header
+ * reports its own when parsed alone. */
+static void report_unseen(struct ctx *x)
 {
     CXFile f = clang_getFile(x->tu, x->o->file);
     size_t n = 0;
     const char *text = f ? clang_getFileContents(x->tu, f, &n) : NULL;
-    CXSourceRangeList *sk = text && extract_in_tree(x, f) ? clang_getSkippedRanges(x->tu, f) : NULL;
-    struct inactive in = { x, extract_rel_path(x, f) };
+    if (!text || !extract_in_tree(x, f))
+        return;
+    struct unseen u = { x, extract_rel_path(x, f), NULL, 0, 0, 0 };
+    for (size_t i = 0; i < x->nkernels; i++) {
+        unsigned line = 0;
+        if (extract_location_file(x->kernels[i], &line) == f)
+            add_line(&u, line);
+    }
+    u.nfound = u.nlines;
+    CXSourceRangeList *sk = clang_getSkippedRanges(x->tu, f);
     for (unsigned i = 0; sk && i < sk->count; i++) {
-        unsigned a, b, l, col;
-        clang_getSpellingLocation(clang_getRangeStart(sk->ranges[i]), NULL, &l, &col, &a);
-        clang_getSpellingLocation(clang_getRangeEnd(sk->ranges[i]), NULL, &l, &col, &b);
+        unsigned a, b, la, lb, col;
+        clang_getSpellingLocation(clang_getRangeStart(sk->ranges[i]), NULL, &la, &col, &a);
+        clang_getSpellingLocation(clang_getRangeEnd(sk->ranges[i]), NULL, &lb, &col, &b);
         if (a < b && b <= n)
-            srctext_kernels_in(text, n, a, b, note_inactive, &in);
+            srctext_kernels_in(text, n, a, b, note_inactive, &u);
+        add_line(&u, la);
+        add_line(&u, lb);
     }
     if (sk)
         clang_disposeSourceRangeList(sk);
+    if (x->first_error)
+        srctext_kernels_in(text, n, 0, n, note_unparsed, &u);
+    free(u.lines);
 }
 
 /* Does clang's message say a name is not declared (what a missing header leaves behind)? */
@@ -369,11 +409,12 @@ static void report_diagnostics(struct ctx *x, double parse_s)
     char tmp[32];
     snprintf(tmp, sizeof tmp, "%.3f", parse_s);
     record_field_str(x->out, "parse_s", tmp);
-    free(first);
+    x->first_error = first;
 }
 
 static void ctx_release(struct ctx *x)
 {
+    free(x->first_error);
     for (size_t i = 0; i < x->nfiles; i++)
         free(x->files[i].path);
     for (size_t i = 0; i < x->nmacros; i++)
@@ -535,7 +576,7 @@ int extract_file(struct buf *out, const struct extract_options *o)
         for (size_t i = 0; i < x.nkernels; i++)
             emit_kernel(&x, x.kernels[i]);
         report_bodiless(&x);
-        report_inactive(&x);
+        report_unseen(&x);
     }
     if (x.tu)
         clang_disposeTranslationUnit(x.tu);

@@ -33,7 +33,8 @@
                               * block-size roles, the output check; 7: a kernel needing what
                               * a missing header declares is left out, recorded; 8: enumeration
                               * template values, C++ files holding kernels parsed alone,
-                              * kernels in skipped preprocessor branches recorded */
+                              * kernels in skipped preprocessor branches or dropped by
+                              * errors recorded */
 
 extern const char harness_body_text[];
 
@@ -612,14 +613,14 @@ static int check_bodiless(struct run *r)
     return rc;
 }
 
-/* A kernel left out of one parse for a missing header (a header parsed on its own) or a
- * preprocessor branch that parse skipped, but isolated from another file that includes it
+/* A kernel left out of one parse for a missing header (a header parsed on its own), a
+ * preprocessor branch that parse skipped or a declaration it dropped, but isolated from another file that includes it
  * with what it needs: not a failure. */
 static int settle_missing(struct run *r)
 {
     static const char where[] =
         "FROM failures AS f WHERE f.stage = 'isolate' AND f.class IN ('kernel_missing_header', "
-        "'kernel_inactive_branch') AND "
+        "'kernel_inactive_branch', 'kernel_unparsed') AND "
         "EXISTS (SELECT 1 FROM kernel_occurrences o JOIN sources s ON s.id = o.source_id WHERE "
         "f.subject LIKE 'file:' || s.root || '/%' AND "
         "f.message LIKE o.path || ':' || o.line || ': kernel %')";

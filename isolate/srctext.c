@@ -249,25 +249,43 @@ static int kernel_body_after(const char *text, size_t at, size_t end, char name[
     return 0;
 }
 
+/* Past the literal opening at text[i] (a '"' or '\''), not past `end` nor a line's end. */
+static size_t skip_literal(const char *text, size_t i, size_t end)
+{
+    char q = text[i];
+    for (i++; i < end && text[i] != q && text[i] != '\n'; i++)
+        if (text[i] == '\\' && i + 1 < end && text[i + 1] != '\n')
+            i++;
+    return i;
+}
+
 void srctext_kernels_in(const char *text, size_t n, size_t start, size_t end,
                         void (*cb)(void *arg, unsigned line, const char *name), void *arg)
 {
     unsigned line = 1;
-    int block = 0; /* inside a block comment */
+    int block = 0, bol = 1; /* inside a block comment; at a line's start (spaces aside) */
     end = end < n ? end : n;
     for (size_t i = 0; i < end; i++) {
-        if (text[i] == '\n') {
+        char c = text[i];
+        if (c == '\n') {
             line++;
+            bol = 1;
         } else if (block) {
-            block = !(text[i] == '*' && i + 1 < n && text[i + 1] == '/');
-        } else if (text[i] == '/' && i + 1 < n && text[i + 1] == '*') {
+            if (c == '*' && i + 1 < end && text[i + 1] == '/')
+                block = 0, i++;
+        } else if (c == '/' && i + 1 < end && text[i + 1] == '*') {
             block = 1;
             i++;
-        } else if (text[i] == '/' && i + 1 < n && text[i + 1] == '/') {
-            while (i + 1 < end && text[i + 1] != '\n')
-                i++;
-        } else if (i >= start && text[i] == '_' && end - i >= 10 &&
-                   memcmp(text + i, "__global__", 10) == 0 &&
+        } else if ((c == '/' && i + 1 < end && text[i + 1] == '/') || (c == '#' && bol)) {
+            /* a comment or a directive (a macro's body is no definition): to the line's end,
+             * continuation lines included */
+            while (i + 1 < end && (text[i + 1] != '\n' || text[i] == '\\'))
+                line += text[++i] == '\n';
+        } else if (c == '"' || c == '\'') {
+            size_t e = skip_literal(text, i, end);
+            i = e < end && text[e] == '\n' ? e - 1 : e; /* the loop counts the newline */
+            bol = 0;
+        } else if (i >= start && c == '_' && end - i >= 10 && memcmp(text + i, "__global__", 10) == 0 &&
                    (i == 0 || !(isalnum((unsigned char)text[i - 1]) || text[i - 1] == '_'))) {
             char name[128];
             size_t at = i;
@@ -278,6 +296,9 @@ void srctext_kernels_in(const char *text, size_t n, size_t start, size_t end,
                 cb(arg, line + nl, name); /* the name's line, as a kernel's location */
             }
             i += 9;
+            bol = 0;
+        } else if (c != ' ' && c != '\t' && c != '\r') {
+            bol = 0;
         }
     }
 }

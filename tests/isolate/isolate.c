@@ -440,6 +440,37 @@ static void test_extract__a_kernel_in_a_skipped_preprocessor_branch_is_recorded(
     free(root);
 }
 
+static void test_extract__a_kernel_the_parse_drops_is_recorded_as_unparsed(void)
+{
+    char *root = realpath(test_tmpdir(), NULL);
+    struct buf out = BUF_INIT, kernels = BUF_INIT, notes = BUF_INIT;
+    extract_src(&out, root, "dropped.cu",
+                "namespace at { namespace native {\n"
+                "template <typename T>\n"
+                "__global__ void dropped(nosuch::Info<T> dst, int n) { }\n"
+                "} }\n"
+                "__global__ void kept(float *x) { x[0] = 1; }\n"
+                "#define MAKE(n) __global__ void n(float *x) \\\n { x[0] = 2; }\n"
+                "MAKE(made)\n"
+                "const char *src = \"__global__ void in_string(float *x) { }\";\n", NULL, 0);
+    size_t pos = 0;
+    struct record r;
+    while (record_next(&r, out.data, out.len, &pos) == 1)
+        if (strcmp(r.type, "kernel") == 0)
+            buf_addf(&kernels, "%s ", record_str(&r, "name"));
+        else if (strcmp(r.type, "note") == 0 && strcmp(record_str(&r, "class"), "kernel_unparsed") == 0)
+            buf_addf(&notes, "%s\n", record_str(&r, "message"));
+    CHECK_STR(kernels.data, "kept made ");
+    /* the dropped definition only: not a kernel of the AST, a macro's body or a string */
+    CHECK_CONTAINS(notes.data, "dropped.cu:3: kernel 'dropped' is defined in the text but the parse "
+                               "has no valid declaration of it (first error: dropped.cu:3: error:");
+    CHECK(strchr(notes.data, '\n') == notes.data + notes.len - 1);
+    buf_release(&kernels);
+    buf_release(&notes);
+    buf_release(&out);
+    free(root);
+}
+
 static void test_sysinc__finds_openmp_and_lscats_own_helper_headers(void)
 {
     struct sysinc si;
@@ -501,6 +532,7 @@ int main(void)
     TEST_RUN(test_extract__a_missing_header_costs_only_the_kernels_that_use_what_it_declares);
     TEST_RUN(test_extract__instantiates_an_enumeration_template_parameter);
     TEST_RUN(test_extract__a_kernel_in_a_skipped_preprocessor_branch_is_recorded);
+    TEST_RUN(test_extract__a_kernel_the_parse_drops_is_recorded_as_unparsed);
     TEST_RUN(test_extract__instantiates_a_functor_template_from_the_trees_call_sites);
     TEST_RUN(test_sysinc__finds_openmp_and_lscats_own_helper_headers);
     TEST_RUN(test_extract__keeps_a_conditional_block_around_a_declaration_whole);
