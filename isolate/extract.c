@@ -267,13 +267,25 @@ static void report_bodiless(struct ctx *x)
 struct unseen {
     struct ctx *x;
     const char *path;
-    unsigned *lines;   /* lines of the kernels the parse found, then of skipped ranges' ends */
-    size_t nlines, nfound, cap;
+    unsigned *lines;   /* first and last line of each skipped range */
+    size_t nlines, cap;
+    struct buf names;  /* "\nname\n" of each kernel the parse found in the file */
 };
+
+/* Did the parse find a kernel of this name in the file (the variant of another branch)? */
+static int found_name(struct unseen *u, const char *name)
+{
+    char *key = xasprintf("\n%s\n", name);
+    int found = u->names.len && strstr(u->names.data, key) != NULL;
+    free(key);
+    return found;
+}
 
 static void note_inactive(void *arg, unsigned line, const char *name)
 {
     struct unseen *u = arg;
+    if (found_name(u, name))
+        return;
     char *m = xasprintf("%s:%u: kernel '%s' is in a preprocessor branch this parse does not "
                         "take (#if/#ifdef false with the tree's own macros and no -D); not "
                         "isolated: define the macro the branch tests to build it",
@@ -286,10 +298,9 @@ static void note_inactive(void *arg, unsigned line, const char *name)
 static void note_unparsed(void *arg, unsigned line, const char *name)
 {
     struct unseen *u = arg;
-    for (size_t i = 0; i < u->nfound; i++)
-        if (u->lines[i] == line)
-            return;
-    for (size_t i = u->nfound; i + 1 < u->nlines; i += 2)
+    if (found_name(u, name))
+        return;
+    for (size_t i = 0; i + 1 < u->nlines; i += 2)
         if (u->lines[i] <= line && line <= u->lines[i + 1])
             return;
     char *m = xasprintf("%s:%u: kernel '%s' is defined in the text but the parse has no valid "
@@ -305,11 +316,12 @@ static void add_line(struct unseen *u, unsigned line)
     u->lines[u->nlines++] = line;
 }
 
-/* Kernel definitions of the parsed file's text that no kernel of the AST stands for, a note
- * each, so that a kernel is never missing without a row: in ranges the preprocessor skipped
- * (`#ifdef WITH_X`, the `#else` of an `#if __CUDA_ARCH__` test, a debug variant), and, when the
- * parse had errors, anywhere else (a declaration clang dropped). Only the main file: a header
- * reports its own when parsed alone. */
+/* Kernel definitions of the parsed file's text that no kernel of the AST stands for (by name:
+ * the other variant of a kernel found in the file is no loss), a note each, so that a kernel
+ * is never missing without a row: in ranges the preprocessor skipped (`#ifdef WITH_X`, a
+ * kernel only the `#else` of an `#if __CUDA_ARCH__` test defines), and, when the parse had
+ * errors, anywhere else (a declaration clang dropped). Only the main file: a header reports
+ * its own when parsed alone. */
 static void report_unseen(struct ctx *x)
 {
     CXFile f = clang_getFile(x->tu, x->o->file);
@@ -317,13 +329,14 @@ static void report_unseen(struct ctx *x)
     const char *text = f ? clang_getFileContents(x->tu, f, &n) : NULL;
     if (!text || !extract_in_tree(x, f))
         return;
-    struct unseen u = { x, extract_rel_path(x, f), NULL, 0, 0, 0 };
+    struct unseen u = { x, extract_rel_path(x, f), NULL, 0, 0, BUF_INIT };
     for (size_t i = 0; i < x->nkernels; i++) {
-        unsigned line = 0;
-        if (extract_location_file(x->kernels[i], &line) == f)
-            add_line(&u, line);
+        if (extract_location_file(x->kernels[i], NULL) != f)
+            continue;
+        CXString sp = clang_getCursorSpelling(x->kernels[i]);
+        buf_addf(&u.names, "\n%s\n", clang_getCString(sp) ? clang_getCString(sp) : "");
+        clang_disposeString(sp);
     }
-    u.nfound = u.nlines;
     CXSourceRangeList *sk = clang_getSkippedRanges(x->tu, f);
     for (unsigned i = 0; sk && i < sk->count; i++) {
         unsigned a, b, la, lb, col;
@@ -339,6 +352,7 @@ static void report_unseen(struct ctx *x)
     if (x->first_error)
         srctext_kernels_in(text, n, 0, n, note_unparsed, &u);
     free(u.lines);
+    buf_release(&u.names);
 }
 
 /* Does clang's message say a name is not declared (what a missing header leaves behind)? */

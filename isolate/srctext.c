@@ -216,7 +216,9 @@ int srctext_balance_conditionals(const char *text, size_t n, unsigned *start, un
 }
 
 /* Where the kernel whose `__global__` is at text[at] opens its body ('{' before a ';' at
- * depth 0, at most 4,000 bytes on, and before `end`); writes its name. 0 when none. */
+ * depth 0, at most 4,000 bytes on, and before `end`); writes its name: the identifier before
+ * the last parenthesised group at depth 0 (`__global__ void LAUNCH_BOUNDS(256, 2) k(...)`
+ * names k). 0 when none. */
 static int kernel_body_after(const char *text, size_t at, size_t end, char name[128],
                              size_t *name_at)
 {
@@ -224,7 +226,7 @@ static int kernel_body_after(const char *text, size_t at, size_t end, char name[
     name[0] = '\0';
     for (size_t i = at + 10; i < end && i < at + 4000; i++) {
         char c = text[i];
-        if (c == '(' && depth++ == 0 && !name[0]) {
+        if (c == '(' && depth++ == 0) {
             size_t e = i;
             while (e > at && (text[e - 1] == ' ' || text[e - 1] == '\t' || text[e - 1] == '\n'))
                 e--;
@@ -236,8 +238,6 @@ static int kernel_body_after(const char *text, size_t at, size_t end, char name[
                 name[e - b] = '\0';
                 *name_at = b;
             }
-            if (strcmp(name, "__launch_bounds__") == 0)
-                name[0] = '\0'; /* the name follows its parentheses */
         } else if (c == ')') {
             depth--;
         } else if (depth == 0 && c == ';') {

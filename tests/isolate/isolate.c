@@ -419,6 +419,8 @@ static void test_extract__a_kernel_in_a_skipped_preprocessor_branch_is_recorded(
                 "#else\n"
                 "__global__ void\n"
                 "variant(float *x, int debug) { x[0] = debug; }\n"
+                "__global__ void LAUNCH_BOUNDS(256, 2)\n"
+                "slow_only(float *x) { x[0] = 2; }\n"
                 "#endif\n", NULL, 0);
     size_t pos = 0;
     struct record r;
@@ -429,11 +431,13 @@ static void test_extract__a_kernel_in_a_skipped_preprocessor_branch_is_recorded(
                  strcmp(record_str(&r, "class"), "kernel_inactive_branch") == 0)
             buf_addf(&notes, "%s\n", record_str(&r, "message"));
     CHECK_STR(kernels.data, "variant ");
-    /* one note per skipped definition, at its name's line; no declaration, no comment */
+    /* one note per skipped definition, at its name's line (after a macro such as
+     * LAUNCH_BOUNDS(...)); no declaration, no comment, no other variant of a found kernel */
     CHECK_CONTAINS(notes.data, "branches.cu:4: kernel 'extra' is in a preprocessor branch this "
                                "parse does not take");
-    CHECK_CONTAINS(notes.data, "\nbranches.cu:12: kernel 'variant' is in a preprocessor branch");
+    CHECK_CONTAINS(notes.data, "\nbranches.cu:14: kernel 'slow_only' is in a preprocessor branch");
     CHECK(strstr(notes.data, "declared_only") == NULL && strstr(notes.data, "commented") == NULL);
+    CHECK(strstr(notes.data, "variant") == NULL);
     buf_release(&kernels);
     buf_release(&notes);
     buf_release(&out);
