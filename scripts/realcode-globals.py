@@ -4,6 +4,7 @@
 # and parses, each line given one cause.
 # Usage: python3 scripts/realcode-globals.py STORE.db [--list CAUSE] [--repo NAME]
 #   causes: found; not_definition (comment, macro, string, or a prototype ending in `;`);
+#   variant_of_found (a kernel of the same name was found in the file: another #if branch);
 #   a failure class whose message names the line (kernel_missing_header, unsupported_template,
 #   kernel_without_body, ...); file_<class> (a file-level failure row of the file: missing_header,
 #   include_refused, file_skipped); not_parsed (no parse of the file: a .cpp/.cc file, or a
@@ -45,31 +46,37 @@ def strip_comments(text):
     return "".join(out)
 
 
-def is_definition(code, lines, ln):
-    """A `__global__` at line ln (1-based) of comment-free code opens a function body."""
+def definition_name(code, lines, ln):
+    """The kernel's name when the `__global__` at line ln (1-based) of comment-free code opens
+    a function body (the identifier before the last parenthesised group), else None."""
     line = lines[ln - 1]
-    if "__global__" not in line:
-        return False
-    if line.lstrip().startswith("#"):
-        return False
+    if "__global__" not in line or line.lstrip().startswith("#"):
+        return None
     start = sum(len(x) + 1 for x in lines[:ln - 1]) + line.index("__global__")
-    depth = 0
-    for ch in code[start:start + 4000]:
+    depth, name = 0, None
+    for i in range(start + 10, min(len(code), start + 4000)):
+        ch = code[i]
         if ch == "(":
+            if depth == 0:
+                m = re.search(r"([A-Za-z_]\w*)\s*$", code[start + 10:i])
+                name = m.group(1) if m else name
             depth += 1
         elif ch == ")":
             depth -= 1
         elif depth == 0 and ch == ";":
-            return False
+            return None
         elif depth == 0 and ch == "{":
-            return True
-    return False
+            return name or "?"
+    return None
 
 
 sources = q("SELECT id, root FROM sources ORDER BY id")
 occ = collections.defaultdict(list)
-for sid, path, line in q("SELECT source_id, path, line FROM kernel_occurrences"):
+occ_names = collections.defaultdict(set)
+for sid, path, line, name in q("SELECT o.source_id, o.path, o.line, k.name FROM "
+                               "kernel_occurrences o JOIN kernels k ON k.id = o.kernel_id"):
     occ[(sid, path)].append(line)
+    occ_names[(sid, path)].add(name.split("::")[-1])
 rows = collections.defaultdict(list)     # (sid, path) -> [(line, class)]
 filerows = collections.defaultdict(list)  # (sid, path) -> [class]
 root_of = {r: s for s, r in sources}
@@ -113,7 +120,8 @@ for sid, root in sources:
             code = strip_comments(text)
             lines = code.split("\n")
             glines = [i + 1 for i, t in enumerate(raw) if "__global__" in t]
-            defs = [ln for ln in glines if is_definition(code, lines, ln)]
+            names = {ln: definition_name(code, lines, ln) for ln in glines}
+            defs = [ln for ln in glines if names[ln]]
             found = set()
             for ol in occ.get((sid, rel), []):
                 near = [ln for ln in defs if ln <= ol and ol - ln <= 8]
@@ -125,7 +133,9 @@ for sid, root in sources:
                     cause = "found"
                 else:
                     hit = [c for l2, c in rows.get((sid, rel), []) if 0 <= l2 - ln <= 8]
-                    if hit:
+                    if names[ln] in occ_names.get((sid, rel), ()):
+                        cause = "variant_of_found"  # the other #if/#else branch of a kernel found
+                    elif hit:
                         cause = hit[0]
                     elif filerows.get((sid, rel)):
                         cause = "file_" + sorted(set(filerows[(sid, rel)]))[0]
@@ -146,8 +156,11 @@ print("__global__ lines: %d; definitions: %d; found: %d (%.1f%% of lines, %.1f%%
 print("by cause:", dict(causes.most_common()))
 # What a tree alone can give: definitions less those in branches no parse takes and those that
 # need a header the tree does not ship (cute/cutlass, torch, oneflow: never fetched nor shipped).
-own = defs_n - causes["kernel_inactive_branch"] - causes["kernel_missing_header"]
-print("definitions in active code needing nothing outside the tree: %d; found: %d (%.1f%%)"
+var = causes["variant_of_found"]
+print("distinct definitions (less %d other-branch variants of a kernel found in the same file): "
+      "%d; found: %.1f%%" % (var, defs_n - var, 100.0 * causes["found"] / max(defs_n - var, 1)))
+own = defs_n - var - causes["kernel_inactive_branch"] - causes["kernel_missing_header"]
+print("of them in active code needing nothing outside the tree: %d; found: %d (%.1f%%)"
       % (own, causes["found"], 100.0 * causes["found"] / max(own, 1)))
 print("%-44s %6s %6s %6s  %s" % ("repository", "lines", "defs", "found", "not found, by cause"))
 for repo in sorted(per_repo):
