@@ -264,6 +264,97 @@ static void report_bodiless(struct ctx *x)
     }
 }
 
+struct unseen {
+    struct ctx *x;
+    const char *path;
+    unsigned *lines;   /* first and last line of each skipped range */
+    size_t nlines, cap;
+    struct buf names;  /* "\nname\n" of each kernel the parse found in the file */
+};
+
+/* Did the parse find a kernel of this name in the file (the variant of another branch)? */
+static int found_name(struct unseen *u, const char *name)
+{
+    char *key = xasprintf("\n%s\n", name);
+    int found = u->names.len && strstr(u->names.data, key) != NULL;
+    free(key);
+    return found;
+}
+
+static void note_inactive(void *arg, unsigned line, const char *name)
+{
+    struct unseen *u = arg;
+    if (found_name(u, name))
+        return;
+    char *m = xasprintf("%s:%u: kernel '%s' is in a preprocessor branch this parse does not "
+                        "take (#if/#ifdef false with the tree's own macros and no -D); not "
+                        "isolated: define the macro the branch tests to build it",
+                        u->path, line, name);
+    extract_note(u->x, "kernel_inactive_branch", m);
+    free(m);
+}
+
+/* A definition in the text that is neither a kernel of the AST nor in a skipped range. */
+static void note_unparsed(void *arg, unsigned line, const char *name)
+{
+    struct unseen *u = arg;
+    if (found_name(u, name))
+        return;
+    for (size_t i = 0; i + 1 < u->nlines; i += 2)
+        if (u->lines[i] <= line && line <= u->lines[i + 1])
+            return;
+    char *m = xasprintf("%s:%u: kernel '%s' is defined in the text but the parse has no valid "
+                        "declaration of it (first error: %s); not isolated", u->path, line, name,
+                        u->x->first_error);
+    extract_note(u->x, "kernel_unparsed", m);
+    free(m);
+}
+
+static void add_line(struct unseen *u, unsigned line)
+{
+    XGROW(u->lines, u->nlines + 1, u->cap);
+    u->lines[u->nlines++] = line;
+}
+
+/* Kernel definitions of the parsed file's text that no kernel of the AST stands for (by name:
+ * the other variant of a kernel found in the file is no loss), a note each, so that a kernel
+ * is never missing without a row: in ranges the preprocessor skipped (`#ifdef WITH_X`, a
+ * kernel only the `#else` of an `#if __CUDA_ARCH__` test defines), and, when the parse had
+ * errors, anywhere else (a declaration clang dropped). Only the main file: a header reports
+ * its own when parsed alone. */
+static void report_unseen(struct ctx *x)
+{
+    CXFile f = clang_getFile(x->tu, x->o->file);
+    size_t n = 0;
+    const char *text = f ? clang_getFileContents(x->tu, f, &n) : NULL;
+    if (!text || !extract_in_tree(x, f))
+        return;
+    struct unseen u = { x, extract_rel_path(x, f), NULL, 0, 0, BUF_INIT };
+    for (size_t i = 0; i < x->nkernels; i++) {
+        if (extract_location_file(x->kernels[i], NULL) != f)
+            continue;
+        CXString sp = clang_getCursorSpelling(x->kernels[i]);
+        buf_addf(&u.names, "\n%s\n", clang_getCString(sp) ? clang_getCString(sp) : "");
+        clang_disposeString(sp);
+    }
+    CXSourceRangeList *sk = clang_getSkippedRanges(x->tu, f);
+    for (unsigned i = 0; sk && i < sk->count; i++) {
+        unsigned a, b, la, lb, col;
+        clang_getSpellingLocation(clang_getRangeStart(sk->ranges[i]), NULL, &la, &col, &a);
+        clang_getSpellingLocation(clang_getRangeEnd(sk->ranges[i]), NULL, &lb, &col, &b);
+        if (a < b && b <= n)
+            srctext_kernels_in(text, n, a, b, note_inactive, &u);
+        add_line(&u, la);
+        add_line(&u, lb);
+    }
+    if (sk)
+        clang_disposeSourceRangeList(sk);
+    if (x->first_error)
+        srctext_kernels_in(text, n, 0, n, note_unparsed, &u);
+    free(u.lines);
+    buf_release(&u.names);
+}
+
 /* Does clang's message say a name is not declared (what a missing header leaves behind)? */
 static int says_undeclared(const char *msg)
 {
@@ -332,11 +423,12 @@ static void report_diagnostics(struct ctx *x, double parse_s)
     char tmp[32];
     snprintf(tmp, sizeof tmp, "%.3f", parse_s);
     record_field_str(x->out, "parse_s", tmp);
-    free(first);
+    x->first_error = first;
 }
 
 static void ctx_release(struct ctx *x)
 {
+    free(x->first_error);
     for (size_t i = 0; i < x->nfiles; i++)
         free(x->files[i].path);
     for (size_t i = 0; i < x->nmacros; i++)
@@ -498,6 +590,7 @@ int extract_file(struct buf *out, const struct extract_options *o)
         for (size_t i = 0; i < x.nkernels; i++)
             emit_kernel(&x, x.kernels[i]);
         report_bodiless(&x);
+        report_unseen(&x);
     }
     if (x.tu)
         clang_disposeTranslationUnit(x.tu);

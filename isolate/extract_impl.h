@@ -75,6 +75,7 @@ struct ctx {
     struct buf missing;     /* headers not found, "'a.h', 'b.h'" (empty: none) */
     struct lack *lacks;     /* undeclared names in the tree, kept only when a header is missing */
     size_t nlacks, lacks_cap;
+    char *first_error;      /* the parse's first error, relative paths (NULL: none) */
 };
 
 /* What one kernel (or one looked-up declaration) needs from the translation unit. */

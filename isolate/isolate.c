@@ -26,12 +26,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ISOLATE_VERSION "7" /* 3: closures bring function template specialisations; 4: a
+#define ISOLATE_VERSION "8" /* 3: closures bring function template specialisations; 4: a
                               * named matrix's dimension (wA, hB, nA) keeps its role; 5: whole
                               * conditional blocks, toolkit headers first, OpenMP/MPI/compat
                               * fallbacks; 6: the kernel's indexing (grids, planned shapes),
                               * block-size roles, the output check; 7: a kernel needing what
-                              * a missing header declares is left out, recorded */
+                              * a missing header declares is left out, recorded; 8: enumeration
+                              * template values, C++ files holding kernels parsed alone,
+                              * kernels in skipped preprocessor branches or dropped by
+                              * errors recorded */
 
 extern const char harness_body_text[];
 
@@ -92,10 +95,12 @@ static int has_ext(const char *name, const char *const *exts)
 }
 
 static const char *const source_exts[] = { "cu", NULL };
-static const char *const header_exts[] = { "cuh", "h", "hpp", "hh", "hxx", "inl", "cuhpp", "inc",
-                                           NULL };
+/* Parsed alone only when their text mentions __global__: headers, and C++ files that hold
+ * kernels (a HIP port, a .cpp built with `nvcc -x cu`). */
+static const char *const alone_exts[] = { "cuh", "h", "hpp", "hh", "hxx", "inl", "cuhpp", "inc",
+                                          "cpp", "cc", "cxx", NULL };
 
-/* Does the file's text contain "__global__"? (headers are parsed alone only then) */
+/* Does the file's text contain "__global__"? (other files than .cu are parsed only then) */
 static int mentions_global(const char *path)
 {
     struct buf b = BUF_INIT;
@@ -136,7 +141,7 @@ static void walk(struct run *r, struct tree *t, const char *rel, int depth)
         } else if (lstat(full, &st) == 0 && S_ISREG(st.st_mode)) {
             if (has_ext(e->d_name, source_exts))
                 add_task(r, t, sub);
-            else if (has_ext(e->d_name, header_exts) && mentions_global(full))
+            else if (has_ext(e->d_name, alone_exts) && mentions_global(full))
                 add_task(r, t, sub);
         }
         free(sub);
@@ -608,12 +613,14 @@ static int check_bodiless(struct run *r)
     return rc;
 }
 
-/* A kernel left out of one parse for a missing header (a header parsed on its own) but
- * isolated from another file that includes it with what it needs: not a failure. */
+/* A kernel left out of one parse for a missing header (a header parsed on its own), a
+ * preprocessor branch that parse skipped or a declaration it dropped, but isolated from another file that includes it
+ * with what it needs: not a failure. */
 static int settle_missing(struct run *r)
 {
     static const char where[] =
-        "FROM failures AS f WHERE f.stage = 'isolate' AND f.class = 'kernel_missing_header' AND "
+        "FROM failures AS f WHERE f.stage = 'isolate' AND f.class IN ('kernel_missing_header', "
+        "'kernel_inactive_branch', 'kernel_unparsed') AND "
         "EXISTS (SELECT 1 FROM kernel_occurrences o JOIN sources s ON s.id = o.source_id WHERE "
         "f.subject LIKE 'file:' || s.root || '/%' AND "
         "f.message LIKE o.path || ':' || o.line || ': kernel %')";

@@ -1,7 +1,7 @@
 /* Parameter model and template parameters of one kernel, from libclang: each parameter's
  * written and canonical type, kind and role (isolate/params.c), and the instantiation rule of
  * each template parameter (float for types, the swept block size for block/tile names, the
- * default argument or 1 for other integers). */
+ * default argument or 1 for other integers, the first enumerator for enumerations). */
 #include "isolate/kparams.h"
 
 #include "common/xalloc.h"
@@ -112,6 +112,31 @@ static char *default_arg(CXCursor param)
     return buf_detach(&t, NULL);
 }
 
+static enum CXChildVisitResult first_enumerator(CXCursor c, CXCursor p, void *d)
+{
+    (void)p;
+    if (clang_getCursorKind(c) != CXCursor_EnumConstantDecl)
+        return CXChildVisit_Continue;
+    *(long long *)d = clang_getEnumConstantDeclValue(c);
+    return CXChildVisit_Break;
+}
+
+/* The value of an enumeration template parameter of type t, as one token the harness writes
+ * as a template argument: "(ns::Algo)0", the enumeration's first enumerator cast to it (a
+ * cast keeps the call-site value rewrite of tinst.c simple: it replaces the number). NULL when
+ * the type cannot be named at file scope (local, anonymous). */
+static char *enum_value(CXType t)
+{
+    char *name = type_str(clang_getCanonicalType(t));
+    long long v = 0;
+    clang_visitChildren(clang_getTypeDeclaration(t), first_enumerator, &v);
+    char *r = NULL;
+    if (*name && !strchr(name, ' ') && !strchr(name, '(') && strlen(name) < 100)
+        r = xasprintf("(%s)%lld", name, v);
+    free(name);
+    return r;
+}
+
 static enum CXChildVisitResult kparam_visit(CXCursor c, CXCursor parent, void *d)
 {
     (void)parent;
@@ -130,7 +155,7 @@ static enum CXChildVisitResult kparam_visit(CXCursor c, CXCursor parent, void *d
         buf_addf(&kp->tparams, "type %s float\n", name);
     } else if (k == CXCursor_NonTypeTemplateParameter) {
         CXType t = clang_getCanonicalType(clang_getCursorType(c));
-        char *def = default_arg(c);
+        char *def = default_arg(c), *ev = NULL;
         if (params_is_block_name(name) && t.kind != CXType_Bool)
             buf_addf(&kp->tparams, "block %s BX\n", name);
         else if (def)
@@ -139,8 +164,11 @@ static enum CXChildVisitResult kparam_visit(CXCursor c, CXCursor parent, void *d
             buf_addf(&kp->tparams, "value %s false\n", name);
         else if (t.kind >= CXType_Char_U && t.kind <= CXType_Int128)
             buf_addf(&kp->tparams, "value %s 1\n", name);
+        else if (t.kind == CXType_Enum && (ev = enum_value(t)))
+            buf_addf(&kp->tparams, "value %s %s\n", name, ev);
         else
             kp->unsupported = 1;
+        free(ev);
         free(def);
     } else if (k == CXCursor_TemplateTemplateParameter) {
         kp->unsupported = 1;

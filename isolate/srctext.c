@@ -1,6 +1,7 @@
 /* Text helpers of the isolate worker: refusing #includes that leave the tree before libclang
- * reads them, and rewriting invalid UTF-8 (nvcc rejects it even inside string literals) so an
- * isolated kernel with Latin-1 comments still builds. */
+ * reads them, rewriting invalid UTF-8 (nvcc rejects it even inside string literals) so an
+ * isolated kernel with Latin-1 comments still builds, and finding kernel definitions in the
+ * ranges the preprocessor skipped (so that they are recorded, not silently missing). */
 #include "isolate/srctext.h"
 
 #include "common/utf8.h"
@@ -212,4 +213,92 @@ int srctext_balance_conditionals(const char *text, size_t n, unsigned *start, un
         }
     }
     return moved;
+}
+
+/* Where the kernel whose `__global__` is at text[at] opens its body ('{' before a ';' at
+ * depth 0, at most 4,000 bytes on, and before `end`); writes its name: the identifier before
+ * the last parenthesised group at depth 0 (`__global__ void LAUNCH_BOUNDS(256, 2) k(...)`
+ * names k). 0 when none. */
+static int kernel_body_after(const char *text, size_t at, size_t end, char name[128],
+                             size_t *name_at)
+{
+    int depth = 0;
+    name[0] = '\0';
+    for (size_t i = at + 10; i < end && i < at + 4000; i++) {
+        char c = text[i];
+        if (c == '(' && depth++ == 0) {
+            size_t e = i;
+            while (e > at && (text[e - 1] == ' ' || text[e - 1] == '\t' || text[e - 1] == '\n'))
+                e--;
+            size_t b = e;
+            while (b > at && (isalnum((unsigned char)text[b - 1]) || text[b - 1] == '_'))
+                b--;
+            if (e > b && e - b < 128) {
+                memcpy(name, text + b, e - b);
+                name[e - b] = '\0';
+                *name_at = b;
+            }
+        } else if (c == ')') {
+            depth--;
+        } else if (depth == 0 && c == ';') {
+            return 0;
+        } else if (depth == 0 && c == '{') {
+            return name[0] != '\0';
+        }
+    }
+    return 0;
+}
+
+/* Past the literal opening at text[i] (a '"' or '\''), not past `end` nor a line's end. */
+static size_t skip_literal(const char *text, size_t i, size_t end)
+{
+    char q = text[i];
+    for (i++; i < end && text[i] != q && text[i] != '\n'; i++)
+        if (text[i] == '\\' && i + 1 < end && text[i + 1] != '\n')
+            i++;
+    return i;
+}
+
+void srctext_kernels_in(const char *text, size_t n, size_t start, size_t end,
+                        void (*cb)(void *arg, unsigned line, const char *name), void *arg)
+{
+    unsigned line = 1;
+    int block = 0, bol = 1; /* inside a block comment; at a line's start (spaces aside) */
+    end = end < n ? end : n;
+    for (size_t i = 0; i < end; i++) {
+        char c = text[i];
+        if (c == '\n') {
+            line++;
+            bol = 1;
+        } else if (block) {
+            if (c == '*' && i + 1 < end && text[i + 1] == '/')
+                block = 0, i++;
+        } else if (c == '/' && i + 1 < end && text[i + 1] == '*') {
+            block = 1;
+            i++;
+        } else if ((c == '/' && i + 1 < end && text[i + 1] == '/') || (c == '#' && bol)) {
+            /* a comment or a directive (a macro's body is no definition): to the line's end,
+             * continuation lines included */
+            while (i + 1 < end && (text[i + 1] != '\n' || text[i] == '\\'))
+                line += text[++i] == '\n';
+        } else if (c == '"' || c == '\'') {
+            size_t e = skip_literal(text, i, end);
+            i = e < end && text[e] == '\n' ? e - 1 : e; /* the loop counts the newline */
+            bol = 0;
+        } else if (i >= start && c == '_' && end - i >= 10 && memcmp(text + i, "__global__", 10) == 0 &&
+                   (i == 0 || !(isalnum((unsigned char)text[i - 1]) || text[i - 1] == '_'))) {
+            char name[128];
+            size_t at = i;
+            unsigned nl = 0;
+            if (kernel_body_after(text, i, end, name, &at)) {
+                for (size_t j = i; j < at; j++)
+                    nl += text[j] == '\n';
+                cb(arg, line + nl, name); /* the name's line, as a kernel's location */
+            }
+            i += 9;
+            bol = 0;
+        } else if (c != ' ' && c != '\t' && c != '\r') {
+            bol = 0;
+        }
+    }
 }

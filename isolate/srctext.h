@@ -35,4 +35,11 @@ size_t srctext_fix_utf8(struct buf *out, const char *src, size_t n);
  * sits in an #ifdef keeps the #ifdef). Returns 1 when a bound moved. */
 int srctext_balance_conditionals(const char *text, size_t n, unsigned *start, unsigned *end);
 
+/* The kernel definitions that start inside [start, end) of text (n bytes): a `__global__`
+ * outside comments followed, before any `;` at parenthesis depth 0, by a `{`. For each, cb gets
+ * the 1-based line of its name (as a kernel's location) and the name (the identifier before
+ * the parameter list, at most 127 bytes). Used on the ranges the preprocessor skipped. */
+void srctext_kernels_in(const char *text, size_t n, size_t start, size_t end,
+                        void (*cb)(void *arg, unsigned line, const char *name), void *arg);
+
 #endif

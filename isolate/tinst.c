@@ -136,8 +136,11 @@ static void rewrite_line(struct buf *out, const char *line, CXCursor spec, unsig
         free(sp);
     } else if (strcmp(kind, "value") == 0 && ak == CXTemplateArgumentKind_Integral) {
         long long v = clang_Cursor_getTemplateArgumentValue(spec, i);
-        char text[32];
-        if (strcmp(value, "false") == 0 || strcmp(value, "true") == 0)
+        char text[160];
+        const char *cast = value[0] == '(' ? strchr(value, ')') : NULL; /* "(Enum)0" */
+        if (cast)
+            snprintf(text, sizeof text, "%.*s%lld", (int)(cast + 1 - value), value, v);
+        else if (strcmp(value, "false") == 0 || strcmp(value, "true") == 0)
             snprintf(text, sizeof text, "%s", v ? "true" : "false");
         else
             snprintf(text, sizeof text, "%lld", v);

@@ -14,7 +14,8 @@
 #      (BLOCK_SIZE 8,16,32 x the 20 sizes 4 times: 240 records, one round), where the
 #      launcher's fixed start weighs less;
 #   3. a worker's lscat-tune killed 8 s into the MPI tune: what was lost and the wall it cost.
-# lscat-mpi's breakdown ("mpi: time" lines: store cuts, children, results, shipping, idle waits,
+# MPI_QUICK=1: steps 0 and 1's two small rounds only (round 2 with LSCAT_TUNE_TRACE: the gaps
+# between results, plain and MPI). lscat-mpi's breakdown ("mpi: time" lines: store cuts, children, results, shipping, idle waits,
 # rank 0's merges) follows each MPI run. Then the gpu_mpi test. Usage: scripts/device-mpi.sh OUT_DIR (from the source root, with
 # build/bin and build/tests carried along). The summary is printed last.
 set -uo pipefail
@@ -48,8 +49,9 @@ for round in 1 2; do
     for mode in plain mpi; do
         db=$OUT/work/tune-$mode-$round.db; seed "$db"
         t0=$(now)
-        if [ $mode = plain ]; then LSCAT_DB=$db lscat tune --gpus 0 >"$OUT/tune-$mode-$round.log" 2>&1
-        else LSCAT_DB=$db mpirun -np 2 lscat tune --mpi --chunk 8 >"$OUT/tune-$mode-$round.log" 2>&1; fi
+        tr=(); [ $round = 2 ] && tr=(LSCAT_TUNE_TRACE="$OUT/trace-$mode.txt") # where the seconds go
+        if [ $mode = plain ]; then env "${tr[@]}" LSCAT_DB=$db lscat tune --gpus 0 >"$OUT/tune-$mode-$round.log" 2>&1
+        else env "${tr[@]}" LSCAT_DB=$db mpirun -np 2 lscat tune --mpi --chunk 8 >"$OUT/tune-$mode-$round.log" 2>&1; fi
         w=$(secs "$t0" "$(now)"); n=$(sql "$db" "select count(*) from measurements where status = 'ok'")
         note "tune $mode round $round: $n ok configurations in $w s ($(python3 -c "print(round($n / $w, 1))")/s)"
         grep -h "mpi: time" "$OUT/tune-$mode-$round.log" | sed 's/^/    /' >>"$S"
@@ -57,6 +59,30 @@ for round in 1 2; do
     done
 done
 note "== tune rate mpi/plain: $(python3 -c "print(round((${tune_n[mpi]} / ${tune_s[mpi]}) / (${tune_n[plain]} / ${tune_s[plain]}), 4))") (aim >= 0.97)"
+# round 2's traces (LSCAT_TUNE_TRACE): the gaps between one kernel's last result and the next
+# kernel's first, over 0.2 s, and what came between (the MPI run's chunk turns)
+for mode in plain mpi; do
+    python3 - "$OUT/trace-$mode.txt" <<'PY' >>"$S" 2>&1
+import sys
+ev = [l.strip().split(None, 2) for l in open(sys.argv[1]) if l.count(" ") >= 2]
+ev.sort(key=lambda e: float(e[0]))
+gaps, prev = [], None
+for e in ev:
+    if prev is not None and e[2].startswith("result") and float(e[0]) - prev[0] > 0.2:
+        gaps.append((float(e[0]) - prev[0], prev[1][:60], e[2][:60]))
+    if e[2].startswith("result"):
+        prev = (float(e[0]), e[2])
+print("  trace %s: %d events, %.1f s from first to last, %d gaps > 0.2 s between results summing %.1f s"
+      % (sys.argv[1].rsplit("/", 1)[-1], len(ev), float(ev[-1][0]) - float(ev[0][0]) if ev else 0,
+         len(gaps), sum(g[0] for g in gaps)))
+for g in sorted(gaps, reverse=True)[:8]:
+    print("    %.2f s after %s before %s" % g)
+PY
+done
+if [ "${MPI_QUICK:-0}" = 1 ]; then  # the tune rounds only (about 3 minutes)
+    tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log *.txt 2>/dev/null)
+    cat "$S"; exit 0
+fi
 model=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 big=$OUT/work/tune-big-base.db; seed "$big" 20
 python3 tests/tune/support/big_store.py "$big" 3000 128,256,512,1024 16x16,32x8,64,128,256 "$model" given_up
@@ -126,4 +152,5 @@ note "== killed worker: exit $rc, $n ok configurations (plain: ${tune_n[plain]} 
 LSCAT_ROOT=$PWD timeout 150 bash tests/e2e/gpu_mpi.sh >"$OUT/gpu_mpi.log" 2>&1
 note "== gpu_mpi: $(grep -c '^ok' "$OUT/gpu_mpi.log") ok, $(grep -c '^not ok' "$OUT/gpu_mpi.log") not ok"
 grep '^not ok' "$OUT/gpu_mpi.log" >>"$S"
+tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log *.txt 2>/dev/null)  # 8 files come back
 cat "$S"

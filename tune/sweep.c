@@ -13,6 +13,7 @@
 #include "store/store.h"
 #include "tune/plan.h"
 #include "tune/runner.h"
+#include "tune/runner_proc.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -405,10 +406,13 @@ static int run_kernel(struct sweep_worker *w, struct prep *p)
 static int run_locked(struct sweep_worker *w, struct prep *p)
 {
     struct gpulock l;
-    double waited = 0;
+    double waited = 0, t0 = fs_mono_s();
     int rc = gpulock_baton(w->sh->o->stop); /* under lscat-mpi: the previous chunk is done */
+    double t1 = fs_mono_s();
     if (rc == 0)
         rc = gpulock_acquire(&l, w->gpu->uuid, 1, w->sh->o->stop, -1, &waited);
+    runner_trace("gpu_turn kernel=%.12s baton_wait=%.3f lock_wait=%.3f", p->k->id, t1 - t0,
+                 waited);
     if (rc == LSCAT_EBUSY)
         return 0;
     if (rc < 0)
@@ -501,8 +505,10 @@ static void *worker_main(void *arg)
     prep_release(&cur);
     prep_release(&next);
     pthread_mutex_lock(&sh->mu);
-    if (--sh->measuring == 0)
+    if (--sh->measuring == 0) {
         gpulock_baton_release();
+        runner_trace("baton_released");
+    }
     pthread_mutex_unlock(&sh->mu);
     if (w->host) {
         pthread_mutex_lock(&sh->mu);
@@ -545,6 +551,7 @@ int tune_sweep(struct tune_counts *out, struct store *s, const struct tune_optio
     sh.o = o;
     sh.plan_store = s;
     sh.t_start = fs_mono_s();
+    runner_trace("sweep_start gpus=%d", n);
     sh.counts = out;
     sh.nworkers = n;
     sh.workers = xcalloc((size_t)(n ? n : 1), sizeof(*sh.workers));

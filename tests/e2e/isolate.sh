@@ -144,6 +144,33 @@ case "$got" in
 *)  t_fail isolate__a_kernel_lacking_a_header_is_recorded_once_with_the_header "got '$got'" ;;
 esac
 
+# A C++ file holding a kernel (a HIP port whose runtime header is missing here) is parsed alone
+# like a header; a C++ file without one is not parsed; a kernel templated on an enumeration is
+# instantiated (the first enumerator, or the value of the tree's own launch).
+C=$T_TMP/repos/cppkern; mkdir -p "$C"
+printf '#include <hip/hip_runtime.h>\n#define TBSIZE 256\ntemplate <class T>\n__global__ void triad(T *a, const T *b, T s, int n)\n{ int i = blockIdx.x * TBSIZE + threadIdx.x; if (i < n) a[i] = s * b[i]; }\nvoid run(float *a, float *b, int n) { hipLaunchKernelGGL(triad<float>, dim3(n / TBSIZE), dim3(TBSIZE), 0, 0, a, b, 2.0f, n); }\n' > "$C/port.cpp"
+printf 'int main() { return 0; }\n' > "$C/host.cpp"
+printf 'enum class Op { kAdd, kMul };\ntemplate <Op OP, int N>\n__global__ void combine(float *x, const float *y, int n)\n{ int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] = OP == Op::kMul ? x[i] * y[i] : x[i] + y[i] + N; }\nvoid go(float *x, float *y, int n) { combine<Op::kMul, 2><<<n / 128, 128>>>(x, y, n); }\n' > "$C/enum.cu"
+printf '#ifdef USE_OPT\n__global__ void opt_k(float *x) { x[threadIdx.x] = 1; }\n#endif\n' > "$C/opt.cuh"
+printf '#define USE_OPT\n#include "opt.cuh"\n#ifdef DEBUG_K\n__global__ void dbg_k(float *x) { x[0] = 0; }\n#endif\n' > "$C/dbg.cu"
+WC=$T_TMP/work-cppkern
+lscat-isolate --work "$WC" --path "$C" -j2 -q >/dev/null 2>&1
+got=$(sqlite3 "$WC/lscat.db" "SELECT name || COALESCE(template_args, '') FROM kernels ORDER BY 1" | tr '\n' ' ')
+if [ $HAVE_CUDA = 1 ]; then want="combine<(Op)1, 2> opt_k triad<float> "; else want="combine<(Op)0, 1> opt_k triad<float> "; fi
+[ "$got" = "$want" ] && t_ok isolate__kernels_in_cpp_files_and_enumeration_templates_are_found \
+    || t_fail isolate__kernels_in_cpp_files_and_enumeration_templates_are_found "got '$got', want '$want'"
+got=$(sqlite3 "$WC/lscat.db" "SELECT path FROM parses ORDER BY 1" | tr '\n' ' ')
+[ "$got" = "dbg.cu enum.cu opt.cuh port.cpp " ] && t_ok isolate__a_cpp_file_without_kernels_is_not_parsed \
+    || t_fail isolate__a_cpp_file_without_kernels_is_not_parsed "got '$got'"
+# A kernel in a branch no parse takes is recorded; one its header's own parse skips but an
+# includer's takes is isolated and not recorded.
+got=$(sqlite3 "$WC/lscat.db" "SELECT message FROM failures WHERE class = 'kernel_inactive_branch'")
+case "$got" in
+"dbg.cu:4: kernel 'dbg_k' is in a preprocessor branch this parse does not take"*)
+    t_ok isolate__a_kernel_in_a_branch_no_parse_takes_is_recorded_once ;;
+*)  t_fail isolate__a_kernel_in_a_branch_no_parse_takes_is_recorded_once "got '$got'" ;;
+esac
+
 # Every isolated kernel + harness compiles with nvcc (escape_kernel needs the refused header).
 NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
 if [ ! -x "$NVCC" ]; then
@@ -158,6 +185,11 @@ else
     if [ -s "$B/failed" ]; then
         t_fail isolate__every_harness_compiles_with_nvcc "$(tr '\n' ' ' < "$B/failed"): $(cat "$B/$(head -1 "$B/failed").log" | grep -m3 error)"
     else t_ok isolate__every_harness_compiles_with_nvcc; fi
+    sqlite3 "$WC/lscat.db" "SELECT name || ' ' || dir FROM kernels" > "$B/list-cpp"
+    W=$WC xargs -P 2 -L 1 sh -c 'cd "$W/$1" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" -c harness.cu -o "$B/cpp-$0.o" >"$B/cpp-$0.log" 2>&1 || echo "$0"' < "$B/list-cpp" > "$B/failed-cpp"
+    if [ -s "$B/failed-cpp" ] || [ ! -s "$B/list-cpp" ]; then
+        t_fail isolate__cpp_and_enumeration_kernels_compile_with_nvcc "$(tr '\n' ' ' < "$B/failed-cpp"): $(grep -hm3 error "$B"/cpp-*.log)"
+    else t_ok isolate__cpp_and_enumeration_kernels_compile_with_nvcc; fi
     # The documented build command, whole, for one kernel.
     d=$(q "SELECT dir FROM kernels WHERE name = 'reduce'")
     if (cd "$W/$d" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$ROOT/tune/timing.cu" "$ROOT/tune/stats.c" -o "$B/harness" >"$B/link.log" 2>&1); then

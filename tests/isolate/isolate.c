@@ -373,6 +373,108 @@ static void test_extract__instantiates_a_functor_template_from_the_trees_call_si
     free(root);
 }
 
+static void test_extract__instantiates_an_enumeration_template_parameter(void)
+{
+    char *root = realpath(test_tmpdir(), NULL);
+    struct buf out = BUF_INIT, list = BUF_INIT;
+    extract_src(&out, root, "e.cu",
+                "namespace ns { enum class Algo { kSum = 3, kMax = 7 }; }\n"
+                "enum Mode { ModeA = 2, ModeB };\n"
+                "template <class T, ns::Algo A, Mode M, int N>\n"
+                "__global__ void reduce(T *x, int n)\n"
+                "{ if (A == ns::Algo::kMax && M == ModeB) x[0] = N; else x[threadIdx.x] = n; }\n"
+                "template <Mode M> __global__ void unlaunched(float *x) { x[0] = M; }\n"
+                "void host(float *x)\n"
+                "{ reduce<float, ns::Algo::kMax, ModeB, 5><<<1, 32>>>(x, 32); }\n", NULL, 0);
+    kernel_tparams(&list, &out);
+    /* no call site: the first enumerator, cast so that the harness can name it */
+    CHECK_CONTAINS(list.data, "unlaunched: value M (Mode)2\n|enum Mode");
+    const char *cuda = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
+    char *rt = fs_join(cuda, "include/cuda.h");
+    if (fs_exists(rt)) /* the call site's values, with launches parsed (the toolkit's headers) */
+        CHECK_CONTAINS(list.data, "reduce: type T float\nvalue A (ns::Algo)7\nvalue M (Mode)3\n"
+                                  "value N 5\n|");
+    else
+        CHECK_CONTAINS(list.data, "reduce: type T float\nvalue A (ns::Algo)3\nvalue M (Mode)2\n");
+    free(rt);
+    buf_release(&list);
+    buf_release(&out);
+    free(root);
+}
+
+static void test_extract__a_kernel_in_a_skipped_preprocessor_branch_is_recorded(void)
+{
+    char *root = realpath(test_tmpdir(), NULL);
+    struct buf out = BUF_INIT, kernels = BUF_INIT, notes = BUF_INIT;
+    extract_src(&out, root, "branches.cu",
+                "#define FAST\n"
+                "#ifdef WITH_EXTRA\n"
+                "template <int N> __global__ __launch_bounds__(N, 8)\n"
+                "void extra(float *x) { x[threadIdx.x] = N; }\n"
+                "__global__ void declared_only(float *x);\n"
+                "// __global__ void commented(float *x) { }\n"
+                "#endif\n"
+                "#ifdef FAST\n"
+                "__global__ void variant(float *x) { x[0] = 1; }\n"
+                "#else\n"
+                "__global__ void\n"
+                "variant(float *x, int debug) { x[0] = debug; }\n"
+                "__global__ void LAUNCH_BOUNDS(256, 2)\n"
+                "slow_only(float *x) { x[0] = 2; }\n"
+                "#endif\n", NULL, 0);
+    size_t pos = 0;
+    struct record r;
+    while (record_next(&r, out.data, out.len, &pos) == 1)
+        if (strcmp(r.type, "kernel") == 0)
+            buf_addf(&kernels, "%s ", record_str(&r, "name"));
+        else if (strcmp(r.type, "note") == 0 &&
+                 strcmp(record_str(&r, "class"), "kernel_inactive_branch") == 0)
+            buf_addf(&notes, "%s\n", record_str(&r, "message"));
+    CHECK_STR(kernels.data, "variant ");
+    /* one note per skipped definition, at its name's line (after a macro such as
+     * LAUNCH_BOUNDS(...)); no declaration, no comment, no other variant of a found kernel */
+    CHECK_CONTAINS(notes.data, "branches.cu:4: kernel 'extra' is in a preprocessor branch this "
+                               "parse does not take");
+    CHECK_CONTAINS(notes.data, "\nbranches.cu:14: kernel 'slow_only' is in a preprocessor branch");
+    CHECK(strstr(notes.data, "declared_only") == NULL && strstr(notes.data, "commented") == NULL);
+    CHECK(strstr(notes.data, "variant") == NULL);
+    buf_release(&kernels);
+    buf_release(&notes);
+    buf_release(&out);
+    free(root);
+}
+
+static void test_extract__a_kernel_the_parse_drops_is_recorded_as_unparsed(void)
+{
+    char *root = realpath(test_tmpdir(), NULL);
+    struct buf out = BUF_INIT, kernels = BUF_INIT, notes = BUF_INIT;
+    extract_src(&out, root, "dropped.cu",
+                "namespace at { namespace native {\n"
+                "template <typename T>\n"
+                "__global__ void dropped(nosuch::Info<T> dst, int n) { }\n"
+                "} }\n"
+                "__global__ void kept(float *x) { x[0] = 1; }\n"
+                "#define MAKE(n) __global__ void n(float *x) \\\n { x[0] = 2; }\n"
+                "MAKE(made)\n"
+                "const char *src = \"__global__ void in_string(float *x) { }\";\n", NULL, 0);
+    size_t pos = 0;
+    struct record r;
+    while (record_next(&r, out.data, out.len, &pos) == 1)
+        if (strcmp(r.type, "kernel") == 0)
+            buf_addf(&kernels, "%s ", record_str(&r, "name"));
+        else if (strcmp(r.type, "note") == 0 && strcmp(record_str(&r, "class"), "kernel_unparsed") == 0)
+            buf_addf(&notes, "%s\n", record_str(&r, "message"));
+    CHECK_STR(kernels.data, "kept made ");
+    /* the dropped definition only: not a kernel of the AST, a macro's body or a string */
+    CHECK_CONTAINS(notes.data, "dropped.cu:3: kernel 'dropped' is defined in the text but the parse "
+                               "has no valid declaration of it (first error: dropped.cu:3: error:");
+    CHECK(strchr(notes.data, '\n') == notes.data + notes.len - 1);
+    buf_release(&kernels);
+    buf_release(&notes);
+    buf_release(&out);
+    free(root);
+}
+
 static void test_sysinc__finds_openmp_and_lscats_own_helper_headers(void)
 {
     struct sysinc si;
@@ -432,6 +534,9 @@ int main(void)
     TEST_RUN(test_srctext__widens_an_extent_to_whole_conditional_blocks);
     TEST_RUN(test_extract__a_trees_own_cuda_h_does_not_hide_the_toolkits);
     TEST_RUN(test_extract__a_missing_header_costs_only_the_kernels_that_use_what_it_declares);
+    TEST_RUN(test_extract__instantiates_an_enumeration_template_parameter);
+    TEST_RUN(test_extract__a_kernel_in_a_skipped_preprocessor_branch_is_recorded);
+    TEST_RUN(test_extract__a_kernel_the_parse_drops_is_recorded_as_unparsed);
     TEST_RUN(test_extract__instantiates_a_functor_template_from_the_trees_call_sites);
     TEST_RUN(test_sysinc__finds_openmp_and_lscats_own_helper_headers);
     TEST_RUN(test_extract__keeps_a_conditional_block_around_a_declaration_whole);

@@ -48,9 +48,12 @@ static int on_result(void *ctx, const struct tune_result *r)
 static const char *fake(const char *behavior)
 {
     static char path[1024];
+    static int copies;
     char cmd[4096];
     const char *tb = getenv("LSCAT_TEST_BIN");
-    snprintf(path, sizeof(path), "%s/harness", test_tmpdir());
+    /* a new name each time: a harness that reported everything is left to exit on its own,
+     * and copying over a program that still runs fails (ETXTBSY) */
+    snprintf(path, sizeof(path), "%s/harness-%d", test_tmpdir(), ++copies);
     snprintf(cmd, sizeof(cmd), "cp %s/tune/support/fake_harness %s && cp "
              "%s/tune/support/fake_harness.so %s.so", tb && *tb ? tb : "build/tests", path,
              tb && *tb ? tb : "build/tests", path);
@@ -435,9 +438,9 @@ static void test_runner__a_failing_reference_block_turns_the_check_off_not_the_c
  * two shapes run after it (--size-faults 2), so the size's third shape is not run but recorded
  * `skipped` saying why; the shapes that failed are skipped at 784 as usual, and 784's third
  * shape runs (unchecked). With --size-faults 0 the third shape at 496 faults as well. */
-static void test_runner__a_size_where_the_reference_and_every_shape_fault_is_cut_short(void)
+static void size_faults_case(int off)
 {
-    for (int off = 0; off <= 1; off++) {
+    {
         struct runner_summary sum;
         struct seen s;
         struct runner_options o = RUNNER_OPTIONS_INIT;
@@ -476,6 +479,16 @@ static void test_runner__a_size_where_the_reference_and_every_shape_fault_is_cut
             CHECK_STR(s.r[8].check, "not_checked");
         CHECK_INT(sum.ref_failures, ==, 1);
     }
+}
+
+static void test_runner__a_size_where_the_reference_and_every_shape_fault_is_cut_short(void)
+{
+    size_faults_case(0);
+}
+
+static void test_runner__size_faults_0_runs_every_shape_of_such_a_size(void)
+{
+    size_faults_case(1);
 }
 
 static char runner_prog[1024];
@@ -843,6 +856,7 @@ int main(void)
     TEST_RUN(test_runner__a_fast_kernels_hang_is_killed_sooner_than_the_timeout);
     TEST_RUN(test_runner__a_failing_reference_block_turns_the_check_off_not_the_configuration);
     TEST_RUN(test_runner__a_size_where_the_reference_and_every_shape_fault_is_cut_short);
+    TEST_RUN(test_runner__size_faults_0_runs_every_shape_of_such_a_size);
     TEST_RUN(test_runner__skips_known_before_the_run_apply_at_once);
     TEST_RUN(test_runner__a_harness_that_refuses_its_input_is_given_up_at_once);
     TEST_RUN(test_runner__stop_flag_kills_the_child_and_returns);
