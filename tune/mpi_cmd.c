@@ -11,6 +11,7 @@
 
 #include <limits.h>
 #include <mpi.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,6 +217,31 @@ static int run(struct mpi_job *job, int rank, int size)
     return code;
 }
 
+/* mpirun binds each rank to a core when it starts 2 (a socket for more), and children inherit
+ * it: a worker's lscat-tune, lscat-runner and harness (or all of a sweep's nvcc builds) shared
+ * one core, which cost tune about 6% of its rate on an H200 (docs/mpi.md "Binding"). A rank
+ * here is a dispatcher for a node's worth of work, so it takes every CPU its cpuset allows
+ * (the kernel keeps only those); LSCAT_MPI_KEEP_BINDING=1 keeps mpirun's binding. */
+static void unbind(int rank)
+{
+    cpu_set_t was, all;
+    const char *keep = getenv("LSCAT_MPI_KEEP_BINDING");
+    if ((keep && !strcmp(keep, "1")) || sched_getaffinity(0, sizeof(was), &was) != 0)
+        return;
+    CPU_ZERO(&all);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        CPU_SET(c, &all);
+    if (sched_setaffinity(0, sizeof(all), &all) != 0 || sched_getaffinity(0, sizeof(all), &all))
+        return;
+    if (CPU_COUNT(&all) != CPU_COUNT(&was)) {
+        char r[16], a[16], b[16];
+        snprintf(r, sizeof(r), "%d", rank);
+        snprintf(a, sizeof(a), "%d", CPU_COUNT(&was));
+        snprintf(b, sizeof(b), "%d", CPU_COUNT(&all));
+        log_event(LOG_DEBUG, "mpi_unbound", "rank", r, "cpus_bound", a, "cpus_now", b, NULL);
+    }
+}
+
 int main(int argc, char **argv)
 {
     struct mpi_job job = { .max_tries = 3, .gpus = MPI_GPUS_LOCAL };
@@ -244,6 +270,7 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    unbind(rank);
     if (size < 2) {
         code = usage_error("%s", "--mpi needs at least 2 ranks (rank 0 serves, the others "
                                  "work): mpirun -np 2 or more; for one process leave out --mpi");

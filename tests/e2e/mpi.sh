@@ -164,6 +164,13 @@ print(q("select count(*) from measurements"), q("select count(*) from measuremen
       q("select count(*) from (select 1 from measurements group by kernel_id, width, height, block_x, block_y, block_z having count(*) > 1)"))
 PY
 )
+# mpirun -np 2 binds each rank to one core (children inherit it): a worker's harnesses must
+# run on every CPU of the machine, not on its rank's core.
+ncpu=$(nproc)
+cpus=$(cat "$LSCAT_WORK"/builds/t*/harness.log 2>/dev/null | awk '$1 == "cpus" { print $2 }' | sort -u | tr '\n' ' ')
+if [ "$ncpu" -lt 2 ]; then t_skip mpi__a_workers_harnesses_run_on_every_cpu "one CPU: binding cannot show"
+elif [ "$cpus" = "$ncpu " ]; then t_ok mpi__a_workers_harnesses_run_on_every_cpu
+else t_fail mpi__a_workers_harnesses_run_on_every_cpu "harnesses saw CPU counts '$cpus', the machine has $ncpu"; fi
 if [ "$most" -ge 2 ]; then t_ok mpi__tune_worker_runs_two_chunks_at_once
 else t_fail mpi__tune_worker_runs_two_chunks_at_once "at most $most lscat-tune at once"; fi
 if [ "$rc" = 0 ] && [ "$ok" = 72 ] && [ "$total" = 72 ] && [ "$doubled" = 0 ]; then

@@ -29,8 +29,10 @@
  * Built a second time as fake_harness.so (-fPIC -shared): lscat-runner loads it and calls
  * lscat_harness_main, as it does a real harness.so; argv[0] is then `<dir>/<name>.so`, and the
  * .behavior and .log files are those of `<dir>/<name>`, so one copy of each plays both ways.
- * `start <pid>` in the log tells processes from kernels run in one runner. With
+ * `start <pid>` in the log tells processes from kernels run in one runner; `cpus N` how many
+ * CPUs it may run on. With
  * LSCAT_TEST_DUMP_ENV set, an `env K=V ...` line records the environment it was given. */
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +158,9 @@ static int fake_main(int argc, char **argv)
     FILE *lf = fopen(logp, "a");
     if (lf) {
         fprintf(lf, "bind %s\n", binding);
+        cpu_set_t cpus; /* the CPUs it may run on: lscat-mpi must not leave it on one core */
+        if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0)
+            fprintf(lf, "cpus %d\n", CPU_COUNT(&cpus));
         if (getenv("LSCAT_TEST_DUMP_ENV")) { /* what a kernel's host code could read */
             fprintf(lf, "env");
             for (char **e = environ; *e; e++)
