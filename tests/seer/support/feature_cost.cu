@@ -19,9 +19,7 @@
 
 /* ---- session 6's paths, kept for comparison */
 
-/* Session 6's pass: grid-stride over the rows, a warp reduction; lane 0 of each warp holds the
- * warp's sums in *a on return (the two comparison kernels below add them in differently). */
-static __device__ void before_warp_pass(const int *row_ptr, int rows, struct seer_feature_acc *a)
+static __global__ void before_kernel(const int *row_ptr, int rows, struct seer_feature_acc *acc)
 {
     unsigned long long sum = 0, sumsq = 0;
     int mx = 0, mn = INT_MAX;
@@ -40,15 +38,6 @@ static __device__ void before_warp_pass(const int *row_ptr, int rows, struct see
         mx = omx > mx ? omx : mx;
         mn = omn < mn ? omn : mn;
     }
-    *a = (struct seer_feature_acc){ sum, sumsq, mx, mn };
-}
-
-static __global__ void before_kernel(const int *row_ptr, int rows, struct seer_feature_acc *acc)
-{
-    struct seer_feature_acc w;
-    before_warp_pass(row_ptr, rows, &w);
-    unsigned long long sum = w.sum, sumsq = w.sumsq;
-    int mx = w.max_len, mn = w.min_len;
     if ((threadIdx.x & 31) == 0) {
         atomicAdd(&acc->sum, sum);
         atomicAdd(&acc->sumsq, sumsq);
@@ -83,10 +72,23 @@ struct acc_once {
 static __global__ void features_once(const int *row_ptr, int rows, struct acc_once *acc,
                                      struct seer_feature_acc *out)
 {
-    struct seer_feature_acc w;
-    before_warp_pass(row_ptr, rows, &w);
-    unsigned long long sum = w.sum, sumsq = w.sumsq;
-    int mx = w.max_len, mn = w.min_len;
+    unsigned long long sum = 0, sumsq = 0;
+    int mx = 0, mn = INT_MAX;
+    for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < rows;
+         r += (long long)gridDim.x * blockDim.x) {
+        int len = row_ptr[r + 1] - row_ptr[r];
+        sum += (unsigned long long)len;
+        sumsq += (unsigned long long)len * (unsigned long long)len;
+        mx = len > mx ? len : mx;
+        mn = len < mn ? len : mn;
+    }
+    for (int off = 16; off > 0; off >>= 1) {
+        sum += __shfl_down_sync(0xffffffffu, sum, off);
+        sumsq += __shfl_down_sync(0xffffffffu, sumsq, off);
+        int omx = __shfl_down_sync(0xffffffffu, mx, off), omn = __shfl_down_sync(0xffffffffu, mn, off);
+        mx = omx > mx ? omx : mx;
+        mn = omn < mn ? omn : mn;
+    }
     if ((threadIdx.x & 31) == 0) {
         atomicAdd(&acc->a.sum, sum);
         atomicAdd(&acc->a.sumsq, sumsq);
