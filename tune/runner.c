@@ -189,8 +189,8 @@ struct skipper {
      * (held = 1) and it runs again with --no-check, as does the rest of the kernel's run. */
     int check_off, held;
     char ref_error[344];
-    /* The size of the last result and what happened there (size_faults). */
-    int size_w, size_h, size_ok, size_err;
+    /* The size of the last result and what happened there (runner_options.size_faults). */
+    int size_faults, size_w, size_h, size_ok, size_err;
 };
 
 #define REF_FAILED "output check: "
@@ -265,55 +265,73 @@ static const struct tune_skip *skip_for(const struct skipper *k, const struct tu
     return NULL;
 }
 
-/* Report every configuration of todo[from..*n) that a rule covers as skipped and drop it from
- * todo (the rest keep their order). Returns 0 or <0 (callback). */
-static int apply_skips(struct runner_summary *out, struct skipper *k, struct tune_config *todo,
-                       int *n, int from)
+/* A skip rule: 1 (with the row's error in msg) when it covers c. */
+typedef int (*skip_rule)(const struct skipper *k, const struct tune_config *c, char *msg,
+                         size_t size);
+
+/* Report every configuration of todo[from..*n) that `covers` as skipped and drop it from todo
+ * (the rest keep their order); *dropped counts them. Returns 0 or <0 (callback). */
+static int drop_covered(struct runner_summary *out, struct skipper *k, struct tune_config *todo,
+                        int *n, int from, skip_rule covers, int *dropped)
 {
     int kept = from, rc = 0;
-    for (int j = from; j < *n; j++) {
-        const struct tune_skip *s = rc == 0 ? skip_for(k, &todo[j]) : NULL;
-        if (!s) {
-            todo[kept++] = todo[j];
-            continue;
-        }
-        char msg[512];
-        tune_skip_describe(msg, sizeof(msg), s);
-        out->skipped++;
-        rc = runner_record_failure(k->cb, out, &todo[j], "skipped", msg);
-    }
-    *n = kept;
-    return rc;
-}
-
-/* size_faults (docs/tune.md "Skipped sizes"): once the output check's reference block failed, a
- * size where o->size_faults shapes failed with sticky errors and none ran ok is not worth its
- * other shapes' faults (about a second each): they are reported `skipped`, saying why. Only
- * the current size; never predicts a result. Returns 0 or <0 (callback). */
-static int skip_size(struct runner_summary *out, const struct runner_options *o,
-                     struct skipper *k, struct tune_config *todo, int *n, int i)
-{
-    if (o->size_faults <= 0 || !k->check_off || k->size_ok > 0 || k->size_err < o->size_faults ||
-        i >= *n || todo[i].w != k->size_w || todo[i].h != k->size_h)
-        return 0;
-    int kept = i, rc = 0, skipped = 0;
     char msg[600];
-    snprintf(msg, sizeof(msg), "not run: %.300s (the output check's), and at %dx%d the %d "
-             "shapes run since failed with sticky CUDA errors and none ran ok, so the size's "
-             "other shapes are skipped (--size-faults %d)", k->ref_error, k->size_w, k->size_h,
-             k->size_err, o->size_faults);
-    for (int j = i; j < *n; j++) {
-        if (rc == 0 && todo[j].w == k->size_w && todo[j].h == k->size_h) {
+    for (int j = from; j < *n; j++) {
+        if (rc == 0 && covers(k, &todo[j], msg, sizeof(msg))) {
             out->skipped++;
-            skipped++;
+            (*dropped)++;
             rc = runner_record_failure(k->cb, out, &todo[j], "skipped", msg);
             continue;
         }
         todo[kept++] = todo[j];
     }
     *n = kept;
-    out->sizes_skipped += skipped > 0;
-    runner_trace("size_skipped %dx%d configs=%d", k->size_w, k->size_h, skipped);
+    return rc;
+}
+
+/* A block shape that failed stickily at a size at most c's ("Skipped shapes"). */
+static int shape_rule(const struct skipper *k, const struct tune_config *c, char *msg,
+                      size_t size)
+{
+    const struct tune_skip *s = skip_for(k, c);
+    if (s)
+        tune_skip_describe(msg, size, s);
+    return s != NULL;
+}
+
+static int apply_skips(struct runner_summary *out, struct skipper *k, struct tune_config *todo,
+                       int *n, int from)
+{
+    int dropped = 0;
+    return drop_covered(out, k, todo, n, from, shape_rule, &dropped);
+}
+
+/* The size whose reference and size_faults shapes failed (skip_size). */
+static int size_rule(const struct skipper *k, const struct tune_config *c, char *msg,
+                     size_t size)
+{
+    if (c->w != k->size_w || c->h != k->size_h)
+        return 0;
+    snprintf(msg, size, "not run: %.300s (the output check's), and at %dx%d the %d shapes run "
+             "since failed with sticky CUDA errors and none ran ok, so the size's other shapes "
+             "are skipped (--size-faults %d)", k->ref_error, k->size_w, k->size_h, k->size_err,
+             k->size_faults);
+    return 1;
+}
+
+/* size_faults (docs/tune.md "Skipped sizes"): once the output check's reference block failed, a
+ * size where o->size_faults shapes failed with sticky errors and none ran ok is not worth its
+ * other shapes' faults (about a second each): they are reported `skipped`, saying why. Only
+ * the current size; never predicts a result. Returns 0 or <0 (callback). */
+static int skip_size(struct runner_summary *out, struct skipper *k, struct tune_config *todo,
+                     int *n, int i)
+{
+    if (k->size_faults <= 0 || !k->check_off || k->size_ok > 0 || k->size_err < k->size_faults ||
+        i >= *n || todo[i].w != k->size_w || todo[i].h != k->size_h)
+        return 0;
+    int dropped = 0, rc = drop_covered(out, k, todo, n, i, size_rule, &dropped);
+    out->sizes_skipped += dropped > 0;
+    runner_trace("size_skipped %dx%d configs=%d", k->size_w, k->size_h, dropped);
     return rc;
 }
 
@@ -394,7 +412,7 @@ static int run_todo(struct runner_summary *out, const struct runner_options *o,
         }
         if (out->sticky_errors > sticky) {
             int src = note_sticky(out, k, todo, &n, i, out->results > results, &counted);
-            if (src < 0 || (src = skip_size(out, o, k, todo, &n, i)) < 0)
+            if (src < 0 || (src = skip_size(out, k, todo, &n, i)) < 0)
                 return src;
         }
         if (rc == RUNNER_FAILED && counted && ++failures >= o->max_failures && i < n) {
@@ -429,6 +447,7 @@ int runner_run(struct runner_summary *out, const struct runner_options *o,
     out->budget_s = o->budget_s;
     memset(&k, 0, sizeof(k));
     k.cb = cb;
+    k.size_faults = o->size_faults;
     for (int j = 0; j < o->nskips; j++) {
         XGROW(k.v, (size_t)k.n + 1, k.cap);
         k.v[k.n++] = o->skips[j];
