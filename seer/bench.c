@@ -16,6 +16,7 @@
 
 #include <dirent.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -164,11 +165,15 @@ static int on_line(struct seer_bench_result *r, struct chunk_state *c, struct st
         log_error("the feature kernel failed on item %d: %s", item,
                   jtext(o, "error") ? jtext(o, "error") : "?");
     } else if (!strcmp(ev, "features")) {
+        /* async_*_ns: the exposed cost of seer_gather_async() (absent from older workers) */
+        json_t *af = json_object_get(o, "async_float_ns"), *ad = json_object_get(o, "async_double_ns");
+        double async_ns[2] = { json_is_number(af) ? json_number_value(af) : NAN,
+                               json_is_number(ad) ? json_number_value(ad) : NAN };
         r->features++;
         if (!json_integer_value(json_object_get(o, "agrees")))
             log_warn("the GPU features of item %d differ from the CPU features", item);
         rc = seer_db_put_feature_cost(s, c->matrix_id[item], c->gpu_id, jnum(o, "feature_ns"),
-                                      (int)json_integer_value(json_object_get(o, "agrees")));
+                                      async_ns, (int)json_integer_value(json_object_get(o, "agrees")));
     } else if (!strcmp(ev, "begin")) {
         c->begun_item = item;
         c->begun_slot = (int)jnum(o, "slot");

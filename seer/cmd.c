@@ -31,7 +31,7 @@ enum {
     OPT_MATRICES = 1, OPT_GENERATE, OPT_PRECISION, OPT_KERNELS, OPT_SAMPLES, OPT_MIN_SAMPLE_MS,
     OPT_MAX_ELL, OPT_CHUNK, OPT_FORCE, OPT_CSV, OPT_WORKER, OPT_OUT, OPT_GPU, OPT_ITER, OPT_SEED,
     OPT_TEST_FRACTION, OPT_MAX_DEPTH, OPT_MIN_LEAF, OPT_BUDGET, OPT_SPLIT, OPT_RISK,
-    OPT_FEATURES_ONLY,
+    OPT_FEATURES_ONLY, OPT_FEATURE_COST,
 };
 
 static const struct cli_opt bench_opts[] = {
@@ -77,6 +77,9 @@ static const struct cli_opt model_opts[] = {
     { "risk", 0, "X", "train: the known and gathered trees pick only kernels whose worst time "
       "on a training sample is <= X times the fastest; 0 = any (default: chosen from 0, 100, 20 "
       "likewise)", OPT_RISK },
+    { "feature-cost", 0, "KIND", "train: the gathering cost to learn and charge: sync (one "
+      "launch + stream synchronisation, default) or async (seer_gather_async() before the x "
+      "upload; measured by bench since session 8) (eval: the model's)", OPT_FEATURE_COST },
     CLI_OPT_END,
 };
 
@@ -95,6 +98,7 @@ struct opts {
     const char **matrices, **specs;
     int nmatrices, nspecs;
     const char *out, *gpu, *precision;
+    int feature_cost; /* SEER_COST_* */
 };
 
 static int parse_iterations(struct seer_train_options *t, const char *arg)
@@ -196,6 +200,11 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_KERNELS: o->b.kernels = arg; return 0;
     case OPT_FORCE: o->b.force = 1; return 0;
     case OPT_FEATURES_ONLY: o->b.features_only = 1; return 0;
+    case OPT_FEATURE_COST:
+        if ((o->feature_cost = seer_cost_by_name(arg)) < 0)
+            return lscat_error_setc(LSCAT_EINVALID, "--feature-cost must be sync or async, not "
+                                    "'%s'", arg);
+        return 0;
     case OPT_CSV: o->b.csv_path = arg; return 0;
     case OPT_WORKER: o->b.worker = arg; return 0;
     case OPT_OUT: o->out = arg; return 0;
@@ -349,8 +358,9 @@ static int run_import(struct cli *cli, int argc, char **argv)
 
 static void print_model(const struct seer_model *m, const char *dir)
 {
-    printf("seer train: %s, %s precision: %d kernels, %d training matrices (%d samples), %d test "
-           "matrices (%d samples)\n", m->gpu, m->precision, m->k, m->train_matrices,
+    printf("seer train: %s, %s precision, %s feature cost: %d kernels, %d training matrices (%d "
+           "samples), %d test matrices (%d samples)\n", m->gpu, m->precision,
+           seer_cost_name(m->feature_cost), m->k, m->train_matrices,
            m->train_samples, m->ntest, m->test_samples);
     printf("test accuracy: known %.1f%%, gathered %.1f%%, selector %.1f%% (training: %.1f%%, "
            "%.1f%%, %.1f%%); %d of %d training samples labelled 'gather'\n",
@@ -364,7 +374,8 @@ static int train_into(struct store *s, struct opts *o, const char *dir, int quie
 {
     struct seer_table t;
     struct seer_model m;
-    int rc = seer_table_load(&t, s, o->gpu, o->precision ? o->precision : "double");
+    int rc = seer_table_load(&t, s, o->gpu, o->precision ? o->precision : "double",
+                             o->feature_cost);
     if (rc == 0 && (rc = seer_train(&m, &t, &o->t)) == 0) {
         rc = seer_model_save(&m, &t, dir);
         if (rc == 0 && !quiet)
@@ -390,7 +401,7 @@ static int run_eval(struct store *s, struct opts *o, const char *dir)
     free(model);
     if (rc < 0 || (rc = seer_model_load(&m, dir)) < 0)
         return rc;
-    rc = seer_table_load(&t, s, o->gpu ? o->gpu : m.gpu, m.precision);
+    rc = seer_table_load(&t, s, o->gpu ? o->gpu : m.gpu, m.precision, m.feature_cost);
     if (rc == 0) {
         if ((rc = seer_eval_run(&e, &m, &t)) == 0 && (rc = seer_eval_write(&e, &m, dir)) == 0) {
             struct buf md = BUF_INIT;

@@ -61,13 +61,18 @@ int seer_db_put_result(struct store *s, int64_t matrix_id, int64_t gpu_id,
 }
 
 int seer_db_put_feature_cost(struct store *s, int64_t matrix_id, int64_t gpu_id,
-                             double feature_ns, int agrees)
+                             double feature_ns, const double async_ns[2], int agrees)
 {
     char now[32];
     fs_utc_now(now);
-    return store_run(s, "INSERT OR REPLACE INTO seer_feature_costs(matrix_id, gpu_id, feature_ns, "
-                     "agrees, measured_at) VALUES (?,?,?,?,?)", "iidIt", matrix_id, gpu_id,
-                     feature_ns, agrees, now) < 0 ? LSCAT_ERR : 0;
+    return store_run(s, "INSERT INTO seer_feature_costs(matrix_id, gpu_id, feature_ns, "
+                     "async_float_ns, async_double_ns, agrees, measured_at) VALUES (?,?,?,?,?,?,?) "
+                     "ON CONFLICT(matrix_id, gpu_id) DO UPDATE SET feature_ns = excluded.feature_ns, "
+                     "async_float_ns = coalesce(excluded.async_float_ns, async_float_ns), "
+                     "async_double_ns = coalesce(excluded.async_double_ns, async_double_ns), "
+                     "agrees = excluded.agrees, measured_at = excluded.measured_at",
+                     "iidddIt", matrix_id, gpu_id, feature_ns, async_ns[0], async_ns[1], agrees,
+                     now) < 0 ? LSCAT_ERR : 0;
 }
 
 int seer_db_matrix_complete(struct store *s, const char *name, int64_t gpu_id,
@@ -118,12 +123,11 @@ static void csv_field(struct buf *b, const char *s, int last)
     buf_addch(b, last ? '\n' : ',');
 }
 
-static void csv_num(struct buf *b, struct store_stmt *st, int col)
+static void csv_num(struct buf *b, struct store_stmt *st, int col, int last)
 {
-    if (store_col_is_null(st, col))
-        buf_addch(b, ',');
-    else
-        buf_addf(b, "%.17g,", store_col_double(st, col));
+    if (!store_col_is_null(st, col))
+        buf_addf(b, "%.17g", store_col_double(st, col));
+    buf_addch(b, last ? '\n' : ',');
 }
 
 int seer_db_export_csv(struct store *s, const char *path, const char *gpu_filter, int64_t *rows)
@@ -135,8 +139,9 @@ int seer_db_export_csv(struct store *s, const char *path, const char *gpu_filter
     buf_addf(&b, "%s\n", SEER_CSV_HEADER);
     rc = store_prepare(&st, s, "SELECT m.name, m.source, m.spec, m.rows, m.cols, m.nnz, m.row_max, "
                        "m.row_min, m.row_mean, m.row_var, g.name, g.uuid, f.feature_ns, r.kernel, "
-                       "r.precision, r.status, r.preprocess_ns, r.iter_ns, r.max_rel_err, r.error "
-                       "FROM seer_results r JOIN seer_matrices m ON m.id = r.matrix_id "
+                       "r.precision, r.status, r.preprocess_ns, r.iter_ns, r.max_rel_err, r.error, "
+                       "CASE r.precision WHEN 'float' THEN f.async_float_ns ELSE f.async_double_ns "
+                       "END FROM seer_results r JOIN seer_matrices m ON m.id = r.matrix_id "
                        "JOIN gpus g ON g.id = r.gpu_id LEFT JOIN seer_feature_costs f "
                        "ON f.matrix_id = r.matrix_id AND f.gpu_id = r.gpu_id "
                        "WHERE ? IS NULL OR instr(lower(g.name), lower(?)) > 0 "
@@ -149,7 +154,7 @@ int seer_db_export_csv(struct store *s, const char *path, const char *gpu_filter
             if (text)
                 csv_field(&b, store_col_text(st, c), c == SEER_CSV_COLS - 1);
             else
-                csv_num(&b, st, c);
+                csv_num(&b, st, c, c == SEER_CSV_COLS - 1);
         }
         (*rows)++;
     }

@@ -32,8 +32,11 @@ int seer_db_put_gpu(int64_t *id_out, struct store *s, const struct seer_db_gpu *
 int seer_db_put_matrix(int64_t *id_out, struct store *s, const struct seer_db_matrix *m);
 int seer_db_put_result(struct store *s, int64_t matrix_id, int64_t gpu_id,
                        const struct seer_db_result *r, int64_t run_id);
+/* async_ns[0] / [1]: the exposed cost of asynchronous gathering with a float / double x
+ * (docs/seer.md "Session 8"); NAN = not measured: a stored value is kept (import fills
+ * them one precision per CSV line), else NULL. */
 int seer_db_put_feature_cost(struct store *s, int64_t matrix_id, int64_t gpu_id,
-                             double feature_ns, int agrees);
+                             double feature_ns, const double async_ns[2], int agrees);
 /* 1 when matrix `name` has a feature cost and a result for every kernel x precision asked on
  * this GPU (bench skips it), else 0; negative on error. */
 int seer_db_matrix_complete(struct store *s, const char *name, int64_t gpu_id,
@@ -45,15 +48,22 @@ int seer_db_matrix_has_feature_cost(struct store *s, const char *name, int64_t g
 
 #define SEER_CSV_HEADER                                                                      \
     "matrix,source,spec,rows,cols,nnz,row_max,row_min,row_mean,row_var,gpu,gpu_uuid,"         \
+    "feature_ns,kernel,precision,status,preprocess_ns,iter_ns,max_rel_err,error,"             \
+    "feature_async_ns"
+#define SEER_CSV_COLS 21
+/* The form before session 8 (no feature_async_ns), still read by import. */
+#define SEER_CSV_HEADER_V7                                                                   \
+    "matrix,source,spec,rows,cols,nnz,row_max,row_min,row_mean,row_var,gpu,gpu_uuid,"         \
     "feature_ns,kernel,precision,status,preprocess_ns,iter_ns,max_rel_err,error"
-#define SEER_CSV_COLS 20
 
 /* Every result of the GPUs whose name contains gpu_filter (NULL = all) as CSV, header first:
  * matrix,source,spec,rows,cols,nnz,row_max,row_min,row_mean,row_var,gpu,gpu_uuid,feature_ns,
- * kernel,precision,status,preprocess_ns,iter_ns,max_rel_err,error. Written atomically. */
+ * kernel,precision,status,preprocess_ns,iter_ns,max_rel_err,error,feature_async_ns (the
+ * asynchronous gathering's exposed cost in the row's precision; empty when not measured).
+ * Written atomically. */
 int seer_db_export_csv(struct store *s, const char *path, const char *gpu_filter, int64_t *rows);
-/* Read such a CSV into the store (matrices, GPUs, results, feature costs; existing rows are
- * replaced). Errors name the file and line. */
+/* Read such a CSV (or one of the 20-column form before session 8) into the store (matrices,
+ * GPUs, results, feature costs; existing rows are replaced). Errors name the file and line. */
 int seer_db_import_csv(struct store *s, const char *path, int64_t *rows);
 
 /* One matrix of a table: features, feature cost and each kernel's times (ok[k] = 0 when the
@@ -61,7 +71,7 @@ int seer_db_import_csv(struct store *s, const char *path, int64_t *rows);
 struct seer_row {
     char *name;
     struct seer_features f;
-    double feature_ns;
+    double feature_ns; /* the cost the table was loaded with (struct seer_table.feature_cost) */
     int ok[SEER_K_COUNT];
     double pre_ns[SEER_K_COUNT], iter_ns[SEER_K_COUNT];
 };
@@ -69,14 +79,24 @@ struct seer_row {
 struct seer_table {
     char *gpu;       /* the GPU model's name */
     char *precision; /* "float" or "double" */
+    int feature_cost; /* SEER_COST_SYNC or SEER_COST_ASYNC: which cost feature_ns holds */
     int n;
     struct seer_row *rows; /* sorted by name; only matrices with a feature cost and an ok kernel */
 };
 
+/* The feature cost a table charges: SYNC = launch + stream synchronisation (feature_ns, what
+ * seer_select() pays alone); ASYNC = the exposed cost when seer_gather_async() enqueued the
+ * kernel before the caller's x upload (async_<precision>_ns, clamped at 0). */
+enum { SEER_COST_SYNC = 0, SEER_COST_ASYNC = 1 };
+/* "sync" / "async"; seer_cost_by_name: -1 when unknown. */
+const char *seer_cost_name(int cost);
+int seer_cost_by_name(const char *name);
+
 /* Load the results of one GPU model (the first whose name contains gpu_filter, NULL = the one
- * with the most results) in one precision. LSCAT_ENOTFOUND when there is nothing. */
+ * with the most results) in one precision, charging feature cost `cost` (SEER_COST_*).
+ * LSCAT_ENOTFOUND when there is nothing, or (ASYNC) when a matrix has no asynchronous cost. */
 int seer_table_load(struct seer_table *out, struct store *s, const char *gpu_filter,
-                    const char *precision);
+                    const char *precision, int cost);
 void seer_table_release(struct seer_table *t);
 
 #endif

@@ -177,6 +177,12 @@ void seer_eval_markdown(struct buf *b, const struct seer_eval *e, const struct s
              "prediction: known %.0f ns, gathered %.0f ns, selector %.0f ns (lscat's tree walk).\n\n",
              100 * m->acc_known, 100 * m->acc_gathered, 100 * m->acc_selector,
              e->inference_ns[0], e->inference_ns[1], e->inference_ns[2]);
+    buf_addf(b, "Feature cost charged: **%s** (%s).\n\n", seer_cost_name(m->feature_cost),
+             m->feature_cost == SEER_COST_ASYNC
+                 ? "seer_gather_async() enqueued before the caller's x upload; the measured "
+                   "exposed cost of that flow, docs/seer.md Session 8"
+                 : "one feature launch + a stream synchronisation inside seer_select(), as "
+                   "measured by bench");
     buf_adds(b, "Totals over the test matrices (preprocessing + iterations x per-iteration time; "
              "the gathered and selector strategies include the GPU feature cost where they "
              "gather; every strategy includes its trees' inference):\n\n");

@@ -239,29 +239,115 @@ static int feat_fn(void *ctx)
     return seer_features_gather(c->f, c->m->feat, c->m->rp, c->m->rows, 0);
 }
 
+/* The exposed cost of asynchronous gathering, in one defined caller flow (docs/seer.md,
+ * Session 8): the matrix is on the GPU; the caller uploads x (cols values of the precision,
+ * pageable host memory, cudaMemcpyAsync on the stream), selects, and launches its SpMV (here an
+ * empty kernel that takes x: the SpMV itself is the same with and without gathering), then
+ * waits for the stream. "base" is that flow without gathering; "async" enqueues the feature
+ * kernel first (seer_gather_async()) and waits for its result before the launch (what
+ * seer_select() does). The cost is the median over paired runs of async - base. */
+struct flow_ctx {
+    const struct seer_dev_matrix *m;
+    void *d_x;
+    const void *h_x;
+    size_t x_bytes;
+    double f[4];
+};
+
+static __global__ void seer_flow_spmv_stand_in(const void *x)
+{
+    (void)x;
+}
+
+static int flow_run(struct flow_ctx *c, int gather)
+{
+    unsigned int seq = 0;
+    int e = gather ? seer_features_launch(&seq, c->m->feat, c->m->rp, c->m->rows, 0) : 0;
+    if (e == 0)
+        e = (int)cudaMemcpyAsync(c->d_x, c->h_x, c->x_bytes, cudaMemcpyHostToDevice, 0);
+    if (e == 0 && gather && (e = seer_features_wait(c->m->feat, seq, 0)) == 0)
+        e = seer_features_finish(c->f, c->m->feat, c->m->rows, seq);
+    if (e == 0) {
+        seer_flow_spmv_stand_in<<<1, 32>>>(c->d_x);
+        e = (int)cudaGetLastError();
+    }
+    return e ? e : (int)cudaStreamSynchronize(0);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+#define FLOW_PAIRS 31
+
+/* Median of FLOW_PAIRS paired differences (async - base, the order alternating), after two
+ * warm-up pairs; each run is timed on the host clock and followed by cudaDeviceSynchronize. */
+static int flow_cost(double *ns, struct flow_ctx *c)
+{
+    double d[FLOW_PAIRS];
+    for (int i = -2; i < FLOW_PAIRS; i++) {
+        double t[2];
+        for (int j = 0; j < 2; j++) {
+            int gather = (i & 1) ? !j : j;
+            double t0 = now_s();
+            int e = flow_run(c, gather);
+            t[gather] = now_s() - t0;
+            if (e || (e = (int)cudaDeviceSynchronize()))
+                return e;
+        }
+        if (i >= 0)
+            d[i] = (t[1] - t[0]) * 1e9;
+    }
+    qsort(d, FLOW_PAIRS, sizeof(d[0]), cmp_double);
+    *ns = d[FLOW_PAIRS / 2];
+    return 0;
+}
+
+/* The asynchronous cost with a float x (ns[0]) and a double x (ns[1]); d_x holds cols doubles. */
+static int measure_async(double ns[2], const struct seer_dev_matrix *m, void *d_x)
+{
+    std::vector<double> hd((size_t)m->cols, 0.5);
+    std::vector<float> hf((size_t)m->cols, 0.5f);
+    struct flow_ctx c = { m, d_x, hf.data(), hf.size() * sizeof(float), { 0, 0, 0, 0 } };
+    int e = flow_cost(&ns[0], &c);
+    c.h_x = hd.data();
+    c.x_bytes = hd.size() * sizeof(double);
+    return e ? e : flow_cost(&ns[1], &c);
+}
+
 static int close_rel(double a, double b)
 {
     return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)) + 1e-12;
 }
 
 /* The GPU feature kernel: its cost (host clock around the launch and the synchronisation,
- * median of the timing core's samples) and whether it agrees with the CPU features. */
-static int measure_features(const struct seer_dev_matrix *m, const struct seer_csr *a, int item)
+ * median of the timing core's samples), the asynchronous path's exposed cost in both
+ * precisions (measure_async; d_x: cols doubles on the GPU) and whether it agrees with the CPU
+ * features. */
+static int measure_features(const struct seer_dev_matrix *m, const struct seer_csr *a, int item,
+                            void *d_x)
 {
     struct feat_ctx c = { m, { 0, 0, 0, 0 } };
     struct timing_options o = TIMING_OPTIONS_INIT;
     struct timing_stats st;
     struct seer_features f;
+    double async_ns[2];
     o.warmup = 2;
     int e = timing_measure_host(&st, &o, feat_fn, &c);
+    if (e == 0)
+        e = measure_async(async_ns, m, d_x);
     if (e)
         return e;
     seer_csr_features(&f, a);
     int agrees = close_rel(c.f[0], f.row_max) && close_rel(c.f[1], f.row_min) &&
                  close_rel(c.f[2], f.row_mean) && close_rel(c.f[3], f.row_var);
     printf("{\"event\":\"features\",\"item\":%d,\"feature_ns\":%.17g,\"agrees\":%d,"
+           "\"async_float_ns\":%.17g,\"async_double_ns\":%.17g,"
            "\"gpu_row_max\":%.17g,\"gpu_row_min\":%.17g,\"gpu_row_mean\":%.17g,"
-           "\"gpu_row_var\":%.17g}\n", item, st.median_ns, agrees, c.f[0], c.f[1], c.f[2], c.f[3]);
+           "\"gpu_row_var\":%.17g}\n", item, st.median_ns, agrees, async_ns[0], async_ns[1],
+           c.f[0], c.f[1], c.f[2], c.f[3]);
     fflush(stdout);
     return 0;
 }
@@ -308,16 +394,19 @@ static int run_slots(const struct worker *w, const struct seer_dev_matrix *m,
     return 0;
 }
 
-/* --features-only: upload row_ptr alone and time the feature kernel. */
+/* --features-only: upload row_ptr alone (and room for x) and time the feature kernel. */
 static int run_features_only(const struct worker *w, const struct seer_csr *a, int item)
 {
     struct seer_dev_matrix m;
     memset(&m, 0, sizeof(m));
     m.rows = a->rows;
+    m.cols = a->cols;
     m.feat = w->feat;
     int e = put(&m.rp, a->row_ptr, (size_t)a->rows + 1);
     if (!e)
-        e = measure_features(&m, a, item);
+        e = cudaMalloc(&m.xd, ((size_t)a->cols + 1) * sizeof(double));
+    if (!e)
+        e = measure_features(&m, a, item, m.xd);
     if (e) {
         printf("{\"event\":\"features_error\",\"item\":%d,\"error\":", item);
         jstr(cudaGetErrorString((cudaError_t)e));
@@ -325,6 +414,7 @@ static int run_features_only(const struct worker *w, const struct seer_csr *a, i
         fflush(stdout);
     }
     cudaFree(m.rp);
+    cudaFree(m.xd);
     return e && seer_gpu_is_sticky(e) ? 4 : 0;
 }
 
@@ -343,7 +433,7 @@ static int run_matrix(const struct worker *w, const struct seer_csr *a, int item
         len[(size_t)r] = a->row_ptr[r + 1] - a->row_ptr[r];
     struct seer_host_ref ref = { y.data(), abs_.data(), len.data() };
     int e = upload(&m, a, x);
-    if (!e && start == 0 && (e = measure_features(&m, a, item)) && seer_gpu_is_sticky(e))
+    if (!e && start == 0 && (e = measure_features(&m, a, item, m.xd)) && seer_gpu_is_sticky(e))
         return 4;
     int rc = run_slots(w, &m, &ref, item, start, e);
     if (rc == 0)

@@ -48,6 +48,7 @@ static json_t *model_json(const struct seer_model *m)
     json_object_set_new(o, "version", json_integer(1));
     json_object_set_new(o, "gpu", json_string(m->gpu));
     json_object_set_new(o, "precision", json_string(m->precision));
+    json_object_set_new(o, "feature_cost", json_string(seer_cost_name(m->feature_cost)));
     json_object_set_new(o, "classes", cls);
     json_object_set_new(o, "iterations", its);
     json_object_set_new(o, "seed", json_integer((json_int_t)m->opt.seed));
@@ -204,6 +205,10 @@ static int load_fields(struct seer_model *m, json_t *o, const char *path)
                                 "train)", path);
     m->gpu = xstrdup(json_string_value(json_object_get(o, "gpu")) ?: "?");
     m->precision = xstrdup(json_string_value(json_object_get(o, "precision")) ?: "double");
+    const char *cost = json_string_value(json_object_get(o, "feature_cost"));
+    if ((m->feature_cost = cost ? seer_cost_by_name(cost) : SEER_COST_SYNC) < 0)
+        return lscat_error_setc(LSCAT_EINVALID, "%s: feature_cost '%s' is neither sync nor async",
+                                path, cost);
     m->k = (int)json_array_size(cls);
     for (int c = 0; c < m->k; c++) {
         int k = seer_kernel_by_name(json_string_value(json_array_get(cls, (size_t)c)) ?: "");

@@ -238,23 +238,35 @@ static inline int seer_features_gather(double out[4], struct seer_features_ctx *
     return e ? e : seer_features_finish(out, c, rows, seq);
 }
 
-/* The same, waiting by spinning on the mapped result's seq instead of synchronising (the
- * stream is queried every 4096 spins so that a failed kernel ends the wait). */
+/* Wait until call `seq` (launched on `stream`) has written its result, spinning on the mapped
+ * result's seq: no CUDA call at all when it is already there (the asynchronous path's usual
+ * case). The stream is queried every 4096 spins so that a failed kernel ends the wait (its
+ * error), and so does a stream that went idle without the result (cudaErrorUnknown). */
+static inline int seer_features_wait(const struct seer_features_ctx *c, unsigned int seq,
+                                     cudaStream_t stream)
+{
+    volatile unsigned int *done = &c->h_result->seq;
+    for (unsigned long spins = 1; *done != seq; spins++) {
+        if (spins % 4096 == 0) {
+            cudaError_t q = cudaStreamQuery(stream);
+            if (q == cudaSuccess && *done != seq)
+                return (int)cudaErrorUnknown;
+            if (q != cudaSuccess && q != cudaErrorNotReady)
+                return (int)q;
+        }
+    }
+    return 0;
+}
+
+/* The same as seer_features_gather, waiting by spinning (seer_features_wait) instead of
+ * synchronising the stream. */
 static inline int seer_features_gather_spin(double out[4], struct seer_features_ctx *c,
                                             const int *d_row_ptr, int rows, cudaStream_t stream)
 {
     unsigned int seq;
     int e = seer_features_launch(&seq, c, d_row_ptr, rows, stream);
-    volatile unsigned int *done = &c->h_result->seq;
-    for (unsigned long spins = 1; e == 0 && *done != seq; spins++) {
-        if (spins % 4096 == 0) {
-            cudaError_t q = cudaStreamQuery(stream);
-            if (q == cudaSuccess && *done != seq)
-                e = (int)cudaErrorUnknown;
-            else if (q != cudaSuccess && q != cudaErrorNotReady)
-                e = (int)q;
-        }
-    }
+    if (e == 0)
+        e = seer_features_wait(c, seq, stream);
     return e ? e : seer_features_finish(out, c, rows, seq);
 }
 

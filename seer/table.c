@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Split one CSV line into at most SEER_CSV_COLS fields (in place); the count, or -1. */
-static int csv_split(char **f, char *line)
+/* Split one CSV line into at most ncols fields (in place); the count, or -1. */
+static int csv_split(char **f, char *line, int ncols)
 {
     int n = 0;
     char *w = line, *p = line;
-    while (n < SEER_CSV_COLS) {
+    while (n < ncols) {
         f[n++] = w;
         if (*p == '"') {
             for (p++;; p++) {
@@ -59,8 +59,9 @@ static int num(double *out, const char *s, int allow_empty)
     return *end || errno ? -1 : 0;
 }
 
-/* Fields 3..9 and 12, 16..18 as numbers (features required, times may be empty). */
-static int parse_numbers(double *v, char **f)
+/* Fields 3..9 and 12, 16..18 and 20 (when ncols has it) as numbers (features required, times
+ * may be empty; v[20] is NAN in the 20-column form). */
+static int parse_numbers(double *v, char **f, int ncols)
 {
     for (int c = 3; c <= 9; c++)
         if (num(&v[c], f[c], 0) < 0)
@@ -68,6 +69,9 @@ static int parse_numbers(double *v, char **f)
     for (int c = 12; c <= 18; c++)
         if (c != 13 && c != 14 && c != 15 && num(&v[c], f[c], 1) < 0)
             return c;
+    v[20] = NAN;
+    if (ncols > 20 && num(&v[20], f[20], 1) < 0)
+        return 20;
     return -1;
 }
 
@@ -85,18 +89,20 @@ static int check_words(char **f)
     return -1;
 }
 
-static int import_line(struct store *s, char **f)
+static int import_line(struct store *s, char **f, int ncols)
 {
     double v[SEER_CSV_COLS];
     int64_t gid = 0, mid = 0;
-    parse_numbers(v, f);
+    parse_numbers(v, f, ncols);
+    int dbl = !strcmp(f[14], "double");
+    double async_ns[2] = { dbl ? NAN : v[20], dbl ? v[20] : NAN };
     struct seer_db_gpu g = { f[11], f[10], NULL, NULL, 0, 0, 0 };
     struct seer_db_matrix m = { f[0], f[1], NULL, *f[2] ? f[2] : NULL,
                                 { v[3], v[4], v[5], v[6], v[7], v[8], v[9] } };
     struct seer_db_result r = { f[13], f[14], f[15], *f[19] ? f[19] : NULL, v[16], v[17], v[17],
                                 NAN, v[18], 0, 0 };
     if (seer_db_put_gpu(&gid, s, &g) < 0 || seer_db_put_matrix(&mid, s, &m) < 0 ||
-        (!isnan(v[12]) && seer_db_put_feature_cost(s, mid, gid, v[12], 1) < 0))
+        (!isnan(v[12]) && seer_db_put_feature_cost(s, mid, gid, v[12], async_ns, 1) < 0))
         return LSCAT_ERR;
     return seer_db_put_result(s, mid, gid, &r, 0);
 }
@@ -107,26 +113,27 @@ static int import_stream(struct store *s, FILE *in, const char *path, int64_t *r
     size_t cap = 0;
     long no = 0;
     ssize_t len;
-    int rc = 0;
+    int rc = 0, ncols = SEER_CSV_COLS;
     while (rc == 0 && (len = getline(&line, &cap, in)) >= 0) {
         no++;
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
             line[--len] = '\0';
         if (no == 1) {
-            if (strcmp(line, SEER_CSV_HEADER))
+            ncols = !strcmp(line, SEER_CSV_HEADER_V7) ? SEER_CSV_COLS - 1 : SEER_CSV_COLS;
+            if (ncols == SEER_CSV_COLS && strcmp(line, SEER_CSV_HEADER))
                 rc = lscat_error_setc(LSCAT_EINVALID, "%s:1: not a seer bench table: the header "
                                       "must read '%s'", path, SEER_CSV_HEADER);
             continue;
         }
         double v[SEER_CSV_COLS];
         int bad;
-        if (csv_split(f, line) != SEER_CSV_COLS)
+        if (csv_split(f, line, ncols) != ncols)
             rc = lscat_error_setc(LSCAT_EINVALID, "%s:%ld: expected %d comma-separated fields",
-                                  path, no, SEER_CSV_COLS);
-        else if ((bad = parse_numbers(v, f)) >= 0 || (bad = check_words(f)) >= 0)
+                                  path, no, ncols);
+        else if ((bad = parse_numbers(v, f, ncols)) >= 0 || (bad = check_words(f)) >= 0)
             rc = lscat_error_setc(LSCAT_EINVALID, "%s:%ld: field %d ('%s') is not valid there",
                                   path, no, bad + 1, f[bad]);
-        else if ((rc = import_line(s, f)) == 0)
+        else if ((rc = import_line(s, f, ncols)) == 0)
             (*rows)++;
     }
     if (rc == 0 && no == 0)
@@ -181,19 +188,40 @@ static struct seer_row *row_for(struct seer_table *t, int *cap, const char *name
     return r;
 }
 
+const char *seer_cost_name(int cost)
+{
+    return cost == SEER_COST_ASYNC ? "async" : "sync";
+}
+
+int seer_cost_by_name(const char *name)
+{
+    return !strcmp(name, "sync") ? SEER_COST_SYNC : !strcmp(name, "async") ? SEER_COST_ASYNC : -1;
+}
+
+/* Column 8 is the cost asked for (NULL: an asynchronous cost not measured -> NAN). */
 static void fill_row(struct seer_row *r, struct store_stmt *st)
 {
     r->f = (struct seer_features){ store_col_double(st, 1), store_col_double(st, 2),
                                    store_col_double(st, 3), store_col_double(st, 4),
                                    store_col_double(st, 5), store_col_double(st, 6),
                                    store_col_double(st, 7) };
-    r->feature_ns = store_col_double(st, 8);
+    r->feature_ns = store_col_is_null(st, 8) ? NAN : fmax(0, store_col_double(st, 8));
     int k = seer_kernel_by_name(store_col_text(st, 9));
     if (k < 0 || strcmp(store_col_text(st, 10), "ok") || store_col_is_null(st, 12))
         return;
     r->ok[k] = 1;
     r->pre_ns[k] = store_col_is_null(st, 11) ? 0 : store_col_double(st, 11);
     r->iter_ns[k] = store_col_double(st, 12);
+}
+
+/* Matrices of t without a feature cost (an asynchronous one not measured). */
+static int count_missing_cost(const struct seer_table *t, const char **first)
+{
+    int n = 0;
+    for (int i = 0; i < t->n; i++)
+        if (isnan(t->rows[i].feature_ns) && n++ == 0)
+            *first = t->rows[i].name;
+    return n;
 }
 
 /* Drop matrices without any ok kernel (nothing to learn from them). */
@@ -213,8 +241,9 @@ static void drop_empty(struct seer_table *t)
 }
 
 int seer_table_load(struct seer_table *out, struct store *s, const char *gpu_filter,
-                    const char *precision)
+                    const char *precision, int cost)
 {
+    const char *first = NULL;
     struct store_stmt *st = NULL;
     int64_t gpu = 0;
     int cap = 0, rc;
@@ -222,12 +251,15 @@ int seer_table_load(struct seer_table *out, struct store *s, const char *gpu_fil
     if ((rc = pick_gpu(&gpu, &out->gpu, s, gpu_filter)) < 0)
         return rc;
     out->precision = xstrdup(precision);
+    out->feature_cost = cost;
     rc = store_prepare(&st, s, "SELECT m.name, m.rows, m.cols, m.nnz, m.row_max, m.row_min, "
-                       "m.row_mean, m.row_var, f.feature_ns, r.kernel, r.status, r.preprocess_ns, "
+                       "m.row_mean, m.row_var, CASE WHEN ?3 = 0 THEN f.feature_ns WHEN ?2 = "
+                       "'float' THEN f.async_float_ns ELSE f.async_double_ns END, r.kernel, "
+                       "r.status, r.preprocess_ns, "
                        "r.iter_ns FROM seer_results r JOIN seer_matrices m ON m.id = r.matrix_id "
                        "JOIN seer_feature_costs f ON f.matrix_id = r.matrix_id AND f.gpu_id = "
-                       "r.gpu_id WHERE r.gpu_id = ? AND r.precision = ? ORDER BY m.name");
-    if (rc == 0 && (rc = store_bind(st, "it", gpu, precision)) == 0)
+                       "r.gpu_id WHERE r.gpu_id = ?1 AND r.precision = ?2 ORDER BY m.name");
+    if (rc == 0 && (rc = store_bind(st, "itI", gpu, precision, cost)) == 0)
         while ((rc = store_step(st)) == STORE_ROW)
             fill_row(row_for(out, &cap, store_col_text(st, 0)), st);
     store_finalize(st);
@@ -236,6 +268,15 @@ int seer_table_load(struct seer_table *out, struct store *s, const char *gpu_fil
         return rc;
     }
     drop_empty(out);
+    int missing = count_missing_cost(out, &first);
+    if (missing > 0) {
+        rc = lscat_error_setc(LSCAT_ENOTFOUND, "%d of %d matrices (first: %s) have no "
+                              "asynchronous feature cost on %s in %s precision: measure it on the "
+                              "GPU with lscat seer bench --features-only --force, or train with "
+                              "--feature-cost sync", missing, out->n, first, out->gpu, precision);
+        seer_table_release(out);
+        return rc;
+    }
     if (out->n == 0) {
         seer_table_release(out);
         return lscat_error_setc(LSCAT_ENOTFOUND, "no %s-precision seer results with feature "

@@ -483,6 +483,7 @@ int seer_train(struct seer_model *out, const struct seer_table *t,
                                 "2 are needed (one to train on, one to test)", t->n);
     m.gpu = xstrdup(t->gpu);
     m.precision = xstrdup(t->precision);
+    m.feature_cost = t->feature_cost;
     m.opt = *o;
     classes(&m, t);
     int *order = xmalloc((size_t)t->n * sizeof(int)), *train_rows = xmalloc((size_t)t->n * sizeof(int));

@@ -49,6 +49,7 @@ enum { SEER_SPLIT_GINI = 0, SEER_SPLIT_COST = 1 };
 
 struct seer_model {
     char *gpu, *precision;
+    int feature_cost;                   /* SEER_COST_*: the feature cost trained and charged */
     int k;                              /* classes */
     int class_kernel[SEER_K_COUNT];     /* class -> enum seer_kernel */
     struct seer_train_options opt;

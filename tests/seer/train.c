@@ -25,7 +25,7 @@ static void load_fixture(struct seer_table *t, struct store **s)
     CHECK_OK(store_open(s, db, STORE_CREATE));
     CHECK_OK(seer_db_import_csv(*s, test_data("seer/costmodel.csv"), &rows));
     CHECK_INT(rows, ==, 4576);
-    CHECK_OK(seer_table_load(t, *s, NULL, "double"));
+    CHECK_OK(seer_table_load(t, *s, NULL, "double", SEER_COST_SYNC));
     CHECK_INT(t->n, ==, 208);
 }
 
@@ -401,7 +401,7 @@ static void test_seer_import__refuses_a_bad_row_naming_file_and_line(void)
     int64_t rows = 0;
     snprintf(db, sizeof(db), "%s/lscat.db", test_tmpdir());
     snprintf(csv, sizeof(csv), "%s/bad.csv", test_tmpdir());
-    const char text[] = SEER_CSV_HEADER "\n"
+    const char text[] = SEER_CSV_HEADER_V7 "\n" /* the 20-column form before session 8 */
         "a,file,,3,3,3,1,1,1,0,G,u,100,csr_warp,double,ok,0,5,0,\n"
         "b,file,,3,3,3,1,1,1,0,G,u,100,csr_magic,double,ok,0,5,0,\n";
     test_write_file(csv, text, sizeof(text) - 1);

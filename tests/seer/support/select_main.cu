@@ -1,7 +1,10 @@
 /* The end-to-end check of seer_select() (run by tests/e2e/gpu_seer.sh on a GPU): for a few
  * generated CSR matrices uploaded to the GPU it calls seer_select() for 1 and 100,000
  * iterations and checks the choice is a kernel, equals what the exported trees decide on the
- * host, and, when the selector gathered, that the GPU features equal the CPU's.
+ * host, and, when the selector gathered, that the GPU features equal the CPU's. The same again
+ * through seer_gather_async() (enqueued before an x upload; seer_select() must then read that
+ * result, gathered = 2, exactly when the selector says gather), and with a gathering enqueued
+ * for another matrix (seer_select() must gather its own, gathered = 1).
  * Built against a folder lscat seer train wrote: nvcc -I DIR select_main.cu DIR/libseer_select.a */
 #include "seer_classes.h"
 #include "seer_gathered.h"
@@ -36,12 +39,30 @@ static std::vector<int> make_row_ptr(int rows, int cols)
     return rp;
 }
 
-static void one(int rows, int cols, long long iterations)
+enum { SYNC, ASYNC, ASYNC_OTHER };
+
+/* Select on a (rows x cols) matrix: plainly (SYNC), after seer_gather_async() on it and an x
+ * upload (ASYNC), or after seer_gather_async() on another matrix (ASYNC_OTHER). */
+static void one(int rows, int cols, long long iterations, int how)
 {
     std::vector<int> rp = make_row_ptr(rows, cols);
-    int *d = 0;
+    std::vector<double> hx((size_t)cols, 1.0);
+    int *d = 0, *other = 0, started = -1;
+    double *dx = 0;
     cudaMalloc(&d, rp.size() * sizeof(int));
+    cudaMalloc(&other, rp.size() * sizeof(int));
+    cudaMalloc(&dx, hx.size() * sizeof(double));
     cudaMemcpy(d, rp.data(), rp.size() * sizeof(int), cudaMemcpyHostToDevice);
+    std::vector<int> rp_other(rp.size()); /* rows of one entry: other features than d's */
+    for (size_t r = 0; r < rp_other.size(); r++)
+        rp_other[r] = (int)r;
+    cudaMemcpy(other, rp_other.data(), rp.size() * sizeof(int), cudaMemcpyHostToDevice);
+    if (how != SYNC) {
+        int e = seer_gather_async(&started, how == ASYNC ? d : other, rows, cols,
+                                  rp[(size_t)rows], iterations, 0);
+        check(e == 0, "seer_gather_async returns 0", rows);
+        cudaMemcpyAsync(dx, hx.data(), hx.size() * sizeof(double), cudaMemcpyHostToDevice, 0);
+    }
     struct seer_choice c;
     int e = seer_select(&c, d, rows, cols, rp[(size_t)rows], iterations, 0);
     check(e == 0, "seer_select returns 0", rows);
@@ -52,6 +73,11 @@ static void one(int rows, int cols, long long iterations)
                     rows > 0 ? (double)rp[(size_t)rows] / rows : 0, 0, 0, 0 };
     for (int i = 0; i < 5; i++)
         check(c.features[i] == x[i], "the known features as the trees read them", rows);
+    int says = seer_selector_predict(x) == 1;
+    if (how != SYNC)
+        check(started == says, "seer_gather_async enqueues exactly when the selector says", rows);
+    check(c.gathered == (!says ? 0 : how == ASYNC ? 2 : 1),
+          "gathered = 2 reading the async result, 1 gathering here, 0 not at all", rows);
     if (c.gathered) {
         double mx = 0, mn = 1e300, sum = 0, ss = 0;
         for (int r = 0; r < rows; r++) {
@@ -74,18 +100,22 @@ static void one(int rows, int cols, long long iterations)
         check(seer_selector_predict(x) == 0, "selector said known", rows);
         check(c.kernel == seer_class_kernel[seer_known_predict(x)], "known tree's pick", rows);
     }
-    printf("rows %d, %lld iterations: %s%s\n", rows, iterations, c.name,
-           c.gathered ? " (gathered)" : "");
+    printf("rows %d, %lld iterations, %s: %s%s\n", rows, iterations,
+           how == SYNC ? "seer_select" : how == ASYNC ? "async first" : "async on another matrix",
+           c.name, c.gathered == 2 ? " (gathered early)" : c.gathered ? " (gathered)" : "");
     cudaFree(d);
+    cudaFree(other);
+    cudaFree(dx);
 }
 
 int main(void)
 {
     int sizes[] = { 1, 1000, 150000, 2000000 };
-    for (int i = 0; i < 4; i++) {
-        one(sizes[i], sizes[i] > 1 ? sizes[i] : 1, 1);
-        one(sizes[i], sizes[i] > 1 ? sizes[i] : 1, 100000);
-    }
+    for (int how = SYNC; how <= ASYNC_OTHER; how++)
+        for (int i = 0; i < 4; i++) {
+            one(sizes[i], sizes[i] > 1 ? sizes[i] : 1, 1, how);
+            one(sizes[i], sizes[i] > 1 ? sizes[i] : 1, 100000, how);
+        }
     printf("%s\n", fails ? "seer_select: FAILED" : "seer_select: all checks passed");
     return fails ? 1 : 0;
 }
