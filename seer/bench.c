@@ -80,6 +80,12 @@ static double jnum(json_t *o, const char *k)
     return json_number_value(json_object_get(o, k));
 }
 
+static double jnum_or_nan(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
 static int on_device(struct seer_bench_result *r, struct chunk_state *c, struct store *s, json_t *o)
 {
     if (!json_is_true(json_object_get(o, "ok")) && jnum(o, "ok") != 1) {
@@ -165,15 +171,16 @@ static int on_line(struct seer_bench_result *r, struct chunk_state *c, struct st
         log_error("the feature kernel failed on item %d: %s", item,
                   jtext(o, "error") ? jtext(o, "error") : "?");
     } else if (!strcmp(ev, "features")) {
-        /* async_*_ns: the exposed cost of seer_gather_async() (absent from older workers) */
-        json_t *af = json_object_get(o, "async_float_ns"), *ad = json_object_get(o, "async_double_ns");
-        double async_ns[2] = { json_is_number(af) ? json_number_value(af) : NAN,
-                               json_is_number(ad) ? json_number_value(ad) : NAN };
+        /* the exposed costs of seer_gather_async() (absent from older workers) */
+        struct seer_async_costs a = { { jnum_or_nan(o, "async_float_ns"),
+                                        jnum_or_nan(o, "async_double_ns") },
+                                      { jnum_or_nan(o, "resident_float_ns"),
+                                        jnum_or_nan(o, "resident_double_ns") } };
         r->features++;
         if (!json_integer_value(json_object_get(o, "agrees")))
             log_warn("the GPU features of item %d differ from the CPU features", item);
         rc = seer_db_put_feature_cost(s, c->matrix_id[item], c->gpu_id, jnum(o, "feature_ns"),
-                                      async_ns, (int)json_integer_value(json_object_get(o, "agrees")));
+                                      &a, (int)json_integer_value(json_object_get(o, "agrees")));
     } else if (!strcmp(ev, "begin")) {
         c->begun_item = item;
         c->begun_slot = (int)jnum(o, "slot");

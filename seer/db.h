@@ -32,11 +32,16 @@ int seer_db_put_gpu(int64_t *id_out, struct store *s, const struct seer_db_gpu *
 int seer_db_put_matrix(int64_t *id_out, struct store *s, const struct seer_db_matrix *m);
 int seer_db_put_result(struct store *s, int64_t matrix_id, int64_t gpu_id,
                        const struct seer_db_result *r, int64_t run_id);
-/* async_ns[0] / [1]: the exposed cost of asynchronous gathering with a float / double x
- * (docs/seer.md "Session 8"); NAN = not measured: a stored value is kept (import fills
- * them one precision per CSV line), else NULL. */
+/* The exposed costs of asynchronous gathering (docs/seer.md "Session 8"), in float and double. */
+struct seer_async_costs {
+    double upload[2];   /* flow "async": the CSR uploaded from the host, gathered after row_ptr */
+    double resident[2]; /* flow "async-resident": the matrix on the GPU, gathered before x */
+};
+#define SEER_ASYNC_COSTS_NONE { { NAN, NAN }, { NAN, NAN } }
+/* a: NAN = not measured: a stored value is kept (import fills them one precision per CSV
+ * line), else NULL. */
 int seer_db_put_feature_cost(struct store *s, int64_t matrix_id, int64_t gpu_id,
-                             double feature_ns, const double async_ns[2], int agrees);
+                             double feature_ns, const struct seer_async_costs *a, int agrees);
 /* 1 when matrix `name` has a feature cost and a result for every kernel x precision asked on
  * this GPU (bench skips it), else 0; negative on error. */
 int seer_db_matrix_complete(struct store *s, const char *name, int64_t gpu_id,
@@ -49,18 +54,19 @@ int seer_db_matrix_has_feature_cost(struct store *s, const char *name, int64_t g
 #define SEER_CSV_HEADER                                                                      \
     "matrix,source,spec,rows,cols,nnz,row_max,row_min,row_mean,row_var,gpu,gpu_uuid,"         \
     "feature_ns,kernel,precision,status,preprocess_ns,iter_ns,max_rel_err,error,"             \
-    "feature_async_ns"
-#define SEER_CSV_COLS 21
+    "feature_async_ns,feature_resident_ns"
+#define SEER_CSV_COLS 22
 /* The form before session 8 (no feature_async_ns), still read by import. */
 #define SEER_CSV_HEADER_V7                                                                   \
     "matrix,source,spec,rows,cols,nnz,row_max,row_min,row_mean,row_var,gpu,gpu_uuid,"         \
     "feature_ns,kernel,precision,status,preprocess_ns,iter_ns,max_rel_err,error"
+#define SEER_CSV_COLS_V7 20
 
 /* Every result of the GPUs whose name contains gpu_filter (NULL = all) as CSV, header first:
  * matrix,source,spec,rows,cols,nnz,row_max,row_min,row_mean,row_var,gpu,gpu_uuid,feature_ns,
- * kernel,precision,status,preprocess_ns,iter_ns,max_rel_err,error,feature_async_ns (the
- * asynchronous gathering's exposed cost in the row's precision; empty when not measured).
- * Written atomically. */
+ * kernel,precision,status,preprocess_ns,iter_ns,max_rel_err,error,feature_async_ns,
+ * feature_resident_ns (the asynchronous gathering's exposed costs in the row's precision, flows
+ * "async" and "async-resident"; empty when not measured). Written atomically. */
 int seer_db_export_csv(struct store *s, const char *path, const char *gpu_filter, int64_t *rows);
 /* Read such a CSV (or one of the 20-column form before session 8) into the store (matrices,
  * GPUs, results, feature costs; existing rows are replaced). Errors name the file and line. */
@@ -85,10 +91,11 @@ struct seer_table {
 };
 
 /* The feature cost a table charges: SYNC = launch + stream synchronisation (feature_ns, what
- * seer_select() pays alone); ASYNC = the exposed cost when seer_gather_async() enqueued the
- * kernel before the caller's x upload (async_<precision>_ns, clamped at 0). */
-enum { SEER_COST_SYNC = 0, SEER_COST_ASYNC = 1 };
-/* "sync" / "async"; seer_cost_by_name: -1 when unknown. */
+ * seer_select() pays alone); ASYNC / ASYNC_RESIDENT = the exposed cost when seer_gather_async()
+ * enqueued the kernel early, in the flow "async" (CSR uploaded from the host) or
+ * "async-resident" (matrix already on the GPU) (async_ / resident_<precision>_ns, clamped at 0). */
+enum { SEER_COST_SYNC = 0, SEER_COST_ASYNC = 1, SEER_COST_ASYNC_RESIDENT = 2 };
+/* "sync" / "async" / "async-resident"; seer_cost_by_name: -1 when unknown. */
 const char *seer_cost_name(int cost);
 int seer_cost_by_name(const char *name);
 

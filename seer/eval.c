@@ -177,12 +177,15 @@ void seer_eval_markdown(struct buf *b, const struct seer_eval *e, const struct s
              "prediction: known %.0f ns, gathered %.0f ns, selector %.0f ns (lscat's tree walk).\n\n",
              100 * m->acc_known, 100 * m->acc_gathered, 100 * m->acc_selector,
              e->inference_ns[0], e->inference_ns[1], e->inference_ns[2]);
+    static const char *const how[] = {
+        "one feature launch + a stream synchronisation inside seer_select(), as measured by bench",
+        "seer_gather_async() right after the caller uploads row_ptr, before the column indices, "
+        "values and x; the measured exposed cost of that flow, docs/seer.md Session 8",
+        "seer_gather_async() with the matrix already on the GPU, before the caller uploads x; "
+        "the measured exposed cost of that flow, docs/seer.md Session 8",
+    };
     buf_addf(b, "Feature cost charged: **%s** (%s).\n\n", seer_cost_name(m->feature_cost),
-             m->feature_cost == SEER_COST_ASYNC
-                 ? "seer_gather_async() enqueued before the caller's x upload; the measured "
-                   "exposed cost of that flow, docs/seer.md Session 8"
-                 : "one feature launch + a stream synchronisation inside seer_select(), as "
-                   "measured by bench");
+             how[m->feature_cost]);
     buf_adds(b, "Totals over the test matrices (preprocessing + iterations x per-iteration time; "
              "the gathered and selector strategies include the GPU feature cost where they "
              "gather; every strategy includes its trees' inference):\n\n");

@@ -228,6 +228,11 @@ static int upload(struct seer_dev_matrix *m, const struct seer_csr *a, const std
     return 0;
 }
 
+/* The exposed costs of asynchronous gathering: [0] float, [1] double (measure_async). */
+struct seer_async_out {
+    double upload[2], resident[2];
+};
+
 struct feat_ctx {
     const struct seer_dev_matrix *m;
     double f[4];
@@ -239,18 +244,23 @@ static int feat_fn(void *ctx)
     return seer_features_gather(c->f, c->m->feat, c->m->rp, c->m->rows, 0);
 }
 
-/* The exposed cost of asynchronous gathering, in one defined caller flow (docs/seer.md,
- * Session 8): the matrix is on the GPU; the caller uploads x (cols values of the precision,
- * pageable host memory, cudaMemcpyAsync on the stream), selects, and launches its SpMV (here an
- * empty kernel that takes x: the SpMV itself is the same with and without gathering), then
- * waits for the stream. "base" is that flow without gathering; "async" enqueues the feature
- * kernel first (seer_gather_async()) and waits for its result before the launch (what
- * seer_select() does). The cost is the median over paired runs of async - base. */
+/* The exposed cost of asynchronous gathering in two defined caller flows (docs/seer.md,
+ * Session 8), on one stream (the default one), every host array pageable (std::vector) and
+ * uploaded with cudaMemcpyAsync:
+ *   upload:   the CSR is in host memory: upload row_ptr, [seer_gather_async()], upload the
+ *             column indices, the values and x;
+ *   resident: the matrix is already on the GPU: [seer_gather_async()], upload x;
+ * then [seer_select()'s wait for the result], the SpMV launch (here an empty kernel taking x:
+ * the SpMV itself is the same with and without gathering) and a stream synchronisation. The
+ * cost is the median over paired runs of the flow with the bracketed steps minus without. */
 struct flow_ctx {
-    const struct seer_dev_matrix *m;
-    void *d_x;
-    const void *h_x;
-    size_t x_bytes;
+    const struct seer_dev_matrix *m; /* rp, rows, nnz, the feature context */
+    const struct seer_csr *a;        /* the host CSR */
+    int upload;                      /* 1: flow "upload", 0: "resident" */
+    int *d_ci;
+    void *d_val, *d_x;
+    const void *h_val, *h_x;
+    size_t val_bytes, x_bytes;
     double f[4];
 };
 
@@ -261,12 +271,22 @@ static __global__ void seer_flow_spmv_stand_in(const void *x)
 
 static int flow_run(struct flow_ctx *c, int gather)
 {
+    const struct seer_dev_matrix *m = c->m;
     unsigned int seq = 0;
-    int e = gather ? seer_features_launch(&seq, c->m->feat, c->m->rp, c->m->rows, 0) : 0;
+    int e = 0;
+    if (c->upload)
+        e = (int)cudaMemcpyAsync(m->rp, c->a->row_ptr, ((size_t)m->rows + 1) * sizeof(int),
+                                 cudaMemcpyHostToDevice, 0);
+    if (e == 0 && gather)
+        e = seer_features_launch(&seq, m->feat, m->rp, m->rows, 0);
+    if (e == 0 && c->upload &&
+        (e = (int)cudaMemcpyAsync(c->d_ci, c->a->col, (size_t)m->nnz * sizeof(int),
+                                  cudaMemcpyHostToDevice, 0)) == 0)
+        e = (int)cudaMemcpyAsync(c->d_val, c->h_val, c->val_bytes, cudaMemcpyHostToDevice, 0);
     if (e == 0)
         e = (int)cudaMemcpyAsync(c->d_x, c->h_x, c->x_bytes, cudaMemcpyHostToDevice, 0);
-    if (e == 0 && gather && (e = seer_features_wait(c->m->feat, seq, 0)) == 0)
-        e = seer_features_finish(c->f, c->m->feat, c->m->rows, seq);
+    if (e == 0 && gather && (e = seer_features_wait(m->feat, seq, 0)) == 0)
+        e = seer_features_finish(c->f, m->feat, m->rows, seq);
     if (e == 0) {
         seer_flow_spmv_stand_in<<<1, 32>>>(c->d_x);
         e = (int)cudaGetLastError();
@@ -280,41 +300,74 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-#define FLOW_PAIRS 31
+#define FLOW_MAX_PAIRS 31
+#define FLOW_MIN_PAIRS 5
+#define FLOW_BUDGET_S 0.15 /* per flow and precision, once past the minimum */
 
-/* Median of FLOW_PAIRS paired differences (async - base, the order alternating), after two
- * warm-up pairs; each run is timed on the host clock and followed by cudaDeviceSynchronize. */
+/* One timed run (host clock, then cudaDeviceSynchronize as the timing core's host shape). */
+static int flow_time(double *s, struct flow_ctx *c, int gather)
+{
+    double t0 = now_s();
+    int e = flow_run(c, gather);
+    *s = now_s() - t0;
+    return e ? e : (int)cudaDeviceSynchronize();
+}
+
+/* Median of the paired differences (with - without gathering, the order alternating) after
+ * one warm-up pair: FLOW_MAX_PAIRS pairs, fewer (at least FLOW_MIN_PAIRS) when the flow is so
+ * slow (a large matrix's upload) that they would take more than FLOW_BUDGET_S. */
 static int flow_cost(double *ns, struct flow_ctx *c)
 {
-    double d[FLOW_PAIRS];
-    for (int i = -2; i < FLOW_PAIRS; i++) {
-        double t[2];
+    double d[FLOW_MAX_PAIRS], t[2];
+    int n = FLOW_MAX_PAIRS, e = flow_time(&t[0], c, 0);
+    if (e || (e = flow_time(&t[1], c, 1)))
+        return e;
+    if ((t[0] + t[1]) * n > FLOW_BUDGET_S)
+        n = (int)(FLOW_BUDGET_S / (t[0] + t[1]));
+    n = n < FLOW_MIN_PAIRS ? FLOW_MIN_PAIRS : n;
+    for (int i = 0; i < n; i++) {
         for (int j = 0; j < 2; j++) {
             int gather = (i & 1) ? !j : j;
-            double t0 = now_s();
-            int e = flow_run(c, gather);
-            t[gather] = now_s() - t0;
-            if (e || (e = (int)cudaDeviceSynchronize()))
+            if ((e = flow_time(&t[gather], c, gather)))
                 return e;
         }
-        if (i >= 0)
-            d[i] = (t[1] - t[0]) * 1e9;
+        d[i] = (t[1] - t[0]) * 1e9;
     }
-    qsort(d, FLOW_PAIRS, sizeof(d[0]), cmp_double);
-    *ns = d[FLOW_PAIRS / 2];
+    qsort(d, (size_t)n, sizeof(d[0]), cmp_double);
+    *ns = n % 2 ? d[n / 2] : 0.5 * (d[n / 2 - 1] + d[n / 2]);
     return 0;
 }
 
-/* The asynchronous cost with a float x (ns[0]) and a double x (ns[1]); d_x holds cols doubles. */
-static int measure_async(double ns[2], const struct seer_dev_matrix *m, void *d_x)
+/* Both flows in float and double, into device buffers of their own (m->rp is uploaded again
+ * with the same bytes; the bench's own x and values stay untouched). */
+static int measure_async(struct seer_async_out *out, const struct seer_dev_matrix *m,
+                         const struct seer_csr *a)
 {
-    std::vector<double> hd((size_t)m->cols, 0.5);
-    std::vector<float> hf((size_t)m->cols, 0.5f);
-    struct flow_ctx c = { m, d_x, hf.data(), hf.size() * sizeof(float), { 0, 0, 0, 0 } };
-    int e = flow_cost(&ns[0], &c);
-    c.h_x = hd.data();
-    c.x_bytes = hd.size() * sizeof(double);
-    return e ? e : flow_cost(&ns[1], &c);
+    std::vector<double> xd((size_t)a->cols, 0.5);
+    std::vector<float> xf((size_t)a->cols, 0.5f), vf(a->val, a->val + a->nnz);
+    struct flow_ctx c;
+    memset(&c, 0, sizeof(c));
+    c.m = m, c.a = a;
+    int e = (int)cudaMalloc(&c.d_ci, ((size_t)a->nnz + 1) * sizeof(int));
+    if (e == 0)
+        e = (int)cudaMalloc(&c.d_val, ((size_t)a->nnz + 1) * sizeof(double));
+    if (e == 0)
+        e = (int)cudaMalloc(&c.d_x, ((size_t)a->cols + 1) * sizeof(double));
+    for (int dbl = 0; dbl < 2 && e == 0; dbl++) {
+        c.h_val = dbl ? (const void *)a->val : (const void *)vf.data();
+        c.val_bytes = (size_t)a->nnz * (dbl ? sizeof(double) : sizeof(float));
+        c.h_x = dbl ? (const void *)xd.data() : (const void *)xf.data();
+        c.x_bytes = (size_t)a->cols * (dbl ? sizeof(double) : sizeof(float));
+        c.upload = 1;
+        if ((e = flow_cost(&out->upload[dbl], &c)) == 0) {
+            c.upload = 0;
+            e = flow_cost(&out->resident[dbl], &c);
+        }
+    }
+    cudaFree(c.d_ci);
+    cudaFree(c.d_val);
+    cudaFree(c.d_x);
+    return e;
 }
 
 static int close_rel(double a, double b)
@@ -326,28 +379,28 @@ static int close_rel(double a, double b)
  * median of the timing core's samples), the asynchronous path's exposed cost in both
  * precisions (measure_async; d_x: cols doubles on the GPU) and whether it agrees with the CPU
  * features. */
-static int measure_features(const struct seer_dev_matrix *m, const struct seer_csr *a, int item,
-                            void *d_x)
+static int measure_features(const struct seer_dev_matrix *m, const struct seer_csr *a, int item)
 {
     struct feat_ctx c = { m, { 0, 0, 0, 0 } };
     struct timing_options o = TIMING_OPTIONS_INIT;
     struct timing_stats st;
     struct seer_features f;
-    double async_ns[2];
+    struct seer_async_out as;
     o.warmup = 2;
     int e = timing_measure_host(&st, &o, feat_fn, &c);
     if (e == 0)
-        e = measure_async(async_ns, m, d_x);
+        e = measure_async(&as, m, a);
     if (e)
         return e;
     seer_csr_features(&f, a);
     int agrees = close_rel(c.f[0], f.row_max) && close_rel(c.f[1], f.row_min) &&
                  close_rel(c.f[2], f.row_mean) && close_rel(c.f[3], f.row_var);
     printf("{\"event\":\"features\",\"item\":%d,\"feature_ns\":%.17g,\"agrees\":%d,"
-           "\"async_float_ns\":%.17g,\"async_double_ns\":%.17g,"
-           "\"gpu_row_max\":%.17g,\"gpu_row_min\":%.17g,\"gpu_row_mean\":%.17g,"
-           "\"gpu_row_var\":%.17g}\n", item, st.median_ns, agrees, async_ns[0], async_ns[1],
-           c.f[0], c.f[1], c.f[2], c.f[3]);
+           "\"async_float_ns\":%.17g,\"async_double_ns\":%.17g,\"resident_float_ns\":%.17g,"
+           "\"resident_double_ns\":%.17g,\"gpu_row_max\":%.17g,\"gpu_row_min\":%.17g,"
+           "\"gpu_row_mean\":%.17g,\"gpu_row_var\":%.17g}\n", item, st.median_ns, agrees,
+           as.upload[0], as.upload[1], as.resident[0], as.resident[1], c.f[0], c.f[1], c.f[2],
+           c.f[3]);
     fflush(stdout);
     return 0;
 }
@@ -394,19 +447,19 @@ static int run_slots(const struct worker *w, const struct seer_dev_matrix *m,
     return 0;
 }
 
-/* --features-only: upload row_ptr alone (and room for x) and time the feature kernel. */
+/* --features-only: upload row_ptr alone and time the feature kernel (measure_async uploads the
+ * rest of the matrix into buffers of its own). */
 static int run_features_only(const struct worker *w, const struct seer_csr *a, int item)
 {
     struct seer_dev_matrix m;
     memset(&m, 0, sizeof(m));
     m.rows = a->rows;
     m.cols = a->cols;
+    m.nnz = a->nnz;
     m.feat = w->feat;
     int e = put(&m.rp, a->row_ptr, (size_t)a->rows + 1);
     if (!e)
-        e = cudaMalloc(&m.xd, ((size_t)a->cols + 1) * sizeof(double));
-    if (!e)
-        e = measure_features(&m, a, item, m.xd);
+        e = measure_features(&m, a, item);
     if (e) {
         printf("{\"event\":\"features_error\",\"item\":%d,\"error\":", item);
         jstr(cudaGetErrorString((cudaError_t)e));
@@ -414,7 +467,6 @@ static int run_features_only(const struct worker *w, const struct seer_csr *a, i
         fflush(stdout);
     }
     cudaFree(m.rp);
-    cudaFree(m.xd);
     return e && seer_gpu_is_sticky(e) ? 4 : 0;
 }
 
@@ -433,7 +485,7 @@ static int run_matrix(const struct worker *w, const struct seer_csr *a, int item
         len[(size_t)r] = a->row_ptr[r + 1] - a->row_ptr[r];
     struct seer_host_ref ref = { y.data(), abs_.data(), len.data() };
     int e = upload(&m, a, x);
-    if (!e && start == 0 && (e = measure_features(&m, a, item, m.xd)) && seer_gpu_is_sticky(e))
+    if (!e && start == 0 && (e = measure_features(&m, a, item)) && seer_gpu_is_sticky(e))
         return 4;
     int rc = run_slots(w, &m, &ref, item, start, e);
     if (rc == 0)

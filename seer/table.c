@@ -59,8 +59,8 @@ static int num(double *out, const char *s, int allow_empty)
     return *end || errno ? -1 : 0;
 }
 
-/* Fields 3..9 and 12, 16..18 and 20 (when ncols has it) as numbers (features required, times
- * may be empty; v[20] is NAN in the 20-column form). */
+/* Fields 3..9 and 12, 16..18, 20 and 21 (when ncols has them) as numbers (features required,
+ * times may be empty; v[20], v[21] are NAN in the 20-column form). */
 static int parse_numbers(double *v, char **f, int ncols)
 {
     for (int c = 3; c <= 9; c++)
@@ -69,9 +69,11 @@ static int parse_numbers(double *v, char **f, int ncols)
     for (int c = 12; c <= 18; c++)
         if (c != 13 && c != 14 && c != 15 && num(&v[c], f[c], 1) < 0)
             return c;
-    v[20] = NAN;
-    if (ncols > 20 && num(&v[20], f[20], 1) < 0)
-        return 20;
+    for (int c = 20; c < SEER_CSV_COLS; c++) {
+        v[c] = NAN;
+        if (c < ncols && num(&v[c], f[c], 1) < 0)
+            return c;
+    }
     return -1;
 }
 
@@ -95,14 +97,16 @@ static int import_line(struct store *s, char **f, int ncols)
     int64_t gid = 0, mid = 0;
     parse_numbers(v, f, ncols);
     int dbl = !strcmp(f[14], "double");
-    double async_ns[2] = { dbl ? NAN : v[20], dbl ? v[20] : NAN };
+    struct seer_async_costs a = SEER_ASYNC_COSTS_NONE;
+    a.upload[dbl] = v[20];
+    a.resident[dbl] = v[21];
     struct seer_db_gpu g = { f[11], f[10], NULL, NULL, 0, 0, 0 };
     struct seer_db_matrix m = { f[0], f[1], NULL, *f[2] ? f[2] : NULL,
                                 { v[3], v[4], v[5], v[6], v[7], v[8], v[9] } };
     struct seer_db_result r = { f[13], f[14], f[15], *f[19] ? f[19] : NULL, v[16], v[17], v[17],
                                 NAN, v[18], 0, 0 };
     if (seer_db_put_gpu(&gid, s, &g) < 0 || seer_db_put_matrix(&mid, s, &m) < 0 ||
-        (!isnan(v[12]) && seer_db_put_feature_cost(s, mid, gid, v[12], async_ns, 1) < 0))
+        (!isnan(v[12]) && seer_db_put_feature_cost(s, mid, gid, v[12], &a, 1) < 0))
         return LSCAT_ERR;
     return seer_db_put_result(s, mid, gid, &r, 0);
 }
@@ -119,7 +123,7 @@ static int import_stream(struct store *s, FILE *in, const char *path, int64_t *r
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
             line[--len] = '\0';
         if (no == 1) {
-            ncols = !strcmp(line, SEER_CSV_HEADER_V7) ? SEER_CSV_COLS - 1 : SEER_CSV_COLS;
+            ncols = !strcmp(line, SEER_CSV_HEADER_V7) ? SEER_CSV_COLS_V7 : SEER_CSV_COLS;
             if (ncols == SEER_CSV_COLS && strcmp(line, SEER_CSV_HEADER))
                 rc = lscat_error_setc(LSCAT_EINVALID, "%s:1: not a seer bench table: the header "
                                       "must read '%s'", path, SEER_CSV_HEADER);
@@ -190,12 +194,16 @@ static struct seer_row *row_for(struct seer_table *t, int *cap, const char *name
 
 const char *seer_cost_name(int cost)
 {
-    return cost == SEER_COST_ASYNC ? "async" : "sync";
+    return cost == SEER_COST_ASYNC ? "async" : cost == SEER_COST_ASYNC_RESIDENT ? "async-resident"
+                                                                                : "sync";
 }
 
 int seer_cost_by_name(const char *name)
 {
-    return !strcmp(name, "sync") ? SEER_COST_SYNC : !strcmp(name, "async") ? SEER_COST_ASYNC : -1;
+    for (int c = SEER_COST_SYNC; c <= SEER_COST_ASYNC_RESIDENT; c++)
+        if (!strcmp(name, seer_cost_name(c)))
+            return c;
+    return -1;
 }
 
 /* Column 8 is the cost asked for (NULL: an asynchronous cost not measured -> NAN). */
@@ -253,8 +261,10 @@ int seer_table_load(struct seer_table *out, struct store *s, const char *gpu_fil
     out->precision = xstrdup(precision);
     out->feature_cost = cost;
     rc = store_prepare(&st, s, "SELECT m.name, m.rows, m.cols, m.nnz, m.row_max, m.row_min, "
-                       "m.row_mean, m.row_var, CASE WHEN ?3 = 0 THEN f.feature_ns WHEN ?2 = "
-                       "'float' THEN f.async_float_ns ELSE f.async_double_ns END, r.kernel, "
+                       "m.row_mean, m.row_var, CASE WHEN ?3 = 0 THEN f.feature_ns WHEN ?3 = 1 THEN "
+                       "(CASE ?2 WHEN 'float' THEN f.async_float_ns ELSE f.async_double_ns END) "
+                       "ELSE (CASE ?2 WHEN 'float' THEN f.resident_float_ns ELSE "
+                       "f.resident_double_ns END) END, r.kernel, "
                        "r.status, r.preprocess_ns, "
                        "r.iter_ns FROM seer_results r JOIN seer_matrices m ON m.id = r.matrix_id "
                        "JOIN seer_feature_costs f ON f.matrix_id = r.matrix_id AND f.gpu_id = "
@@ -271,9 +281,10 @@ int seer_table_load(struct seer_table *out, struct store *s, const char *gpu_fil
     int missing = count_missing_cost(out, &first);
     if (missing > 0) {
         rc = lscat_error_setc(LSCAT_ENOTFOUND, "%d of %d matrices (first: %s) have no "
-                              "asynchronous feature cost on %s in %s precision: measure it on the "
-                              "GPU with lscat seer bench --features-only --force, or train with "
-                              "--feature-cost sync", missing, out->n, first, out->gpu, precision);
+                              "'%s' feature cost on %s in %s precision: measure it on the GPU "
+                              "with lscat seer bench --features-only --force, or train with "
+                              "--feature-cost sync", missing, out->n, first, seer_cost_name(cost),
+                              out->gpu, precision);
         seer_table_release(out);
         return rc;
     }

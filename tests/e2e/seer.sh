@@ -29,7 +29,27 @@ for f in model.json known.json gathered.json selector.json seer_known.h seer_gat
 done
 [ -s "$D/Makefile" ] && t_ok seer__train_writes_every_file
 t_expect seer__evaluates_the_held_back_matrices 0 lscat --work "$W" seer eval --out "$D" &&
-    t_contains seer__eval_writes_the_summary "$D/eval.md" "| iterations | Oracle (ms)"
+    t_contains seer__eval_writes_the_summary "$D/eval.md" "| iterations | Oracle (ms)" &&
+    t_contains seer__eval_names_the_synchronous_feature_cost_by_default "$D/eval.md" \
+        "Feature cost charged: **sync**"
+# The asynchronous feature cost (seer_gather_async(), docs/seer.md Session 8): refused while the
+# store has none, then charged once the store has one (here stand-in values written by SQL: a
+# quarter of the synchronous cost; measured ones come from bench on a GPU).
+FAST=(--max-depth 4 --min-samples-leaf 5 --split gini --risk 0)
+t_expect seer__an_unknown_feature_cost_is_a_usage_error 2 \
+    lscat --work "$W" seer train --feature-cost later --out "$T_TMP/later"
+t_expect seer__the_async_cost_unmeasured_fails_saying_what_to_run 3 \
+    lscat --work "$W" seer train --feature-cost async "${FAST[@]}" --out "$T_TMP/async" &&
+    t_contains seer__the_message_names_the_bench_command "$T_ERR" "bench --features-only --force"
+sqlite3 "$W/lscat.db" "UPDATE seer_feature_costs SET async_float_ns = feature_ns / 4,
+                       async_double_ns = feature_ns / 4"
+t_expect seer__trains_on_the_async_cost 0 lscat --work "$W" seer train --feature-cost async \
+    --precision float "${FAST[@]}" --out "$T_TMP/async" &&
+    t_contains seer__train_says_which_cost "$T_OUT" "float precision, async feature cost" &&
+    t_contains seer__model_json_records_the_async_cost "$T_TMP/async/model.json" '"feature_cost": "async"'
+t_expect seer__eval_of_the_async_model 0 lscat --work "$W" seer eval --out "$T_TMP/async" &&
+    t_contains seer__eval_names_the_async_feature_cost "$T_TMP/async/eval.md" \
+        "Feature cost charged: **async**"
 if command -v gnuplot >/dev/null; then
     for f in speedup-1.png speedup-1.svg speedup-10000.png oracle.png oracle.svg; do
         [ -s "$D/$f" ] || { t_fail seer__eval_draws_png_and_svg_plots "$f missing"; break; }
@@ -79,7 +99,8 @@ for a in "$@"; do
     printf '{"event":"matrix","item":%d,"name":"%s","source":"generated","spec":"%s","rows":10,"cols":10,"nnz":20,"row_max":2,"row_min":2,"row_mean":2,"row_var":0,"read_s":0}\n' "$i" "${a#gen:}" "${a#gen:}"
     case $a in
     *rows=77,*) printf '{"event":"features_error","item":%d,"error":"an injected failure"}\n' "$i" ;;
-    *) printf '{"event":"features","item":%d,"feature_ns":%d,"agrees":1}\n' "$i" $((1000 + i)) ;;
+    *) printf '{"event":"features","item":%d,"feature_ns":%d,"async_float_ns":%d,"async_double_ns":%d,"resident_float_ns":%d,"resident_double_ns":%d,"agrees":1}\n' \
+           "$i" $((1000 + i)) $((200 + i)) $((300 + i)) $((400 + i)) $((500 + i)) ;;
     esac
     i=$((i + 1))
 done
@@ -95,6 +116,11 @@ nr=$(sqlite3 "$W/lscat.db" "SELECT count(*) FROM seer_results")
 if { [ "$fc" = "1000.0 1001.0" ] || [ "$fc" = "1000 1001" ]; } && [ "$nr" = 0 ]; then
     t_ok seer__features_only_stores_feature_costs_and_no_kernel_result
 else t_fail seer__features_only_stores_feature_costs_and_no_kernel_result "costs '$fc', results $nr"; fi
+ac=$(sqlite3 "$W/lscat.db" "SELECT group_concat(CAST(async_float_ns AS INT) || '/' ||
+     CAST(async_double_ns AS INT) || '/' || CAST(resident_float_ns AS INT) || '/' ||
+     CAST(resident_double_ns AS INT), ' ') FROM seer_feature_costs ORDER BY feature_ns")
+if [ "$ac" = "200/300/400/500 201/301/401/501" ]; then t_ok seer__features_only_stores_the_async_costs_of_both_precisions
+else t_fail seer__features_only_stores_the_async_costs_of_both_precisions "async float/double '$ac'"; fi
 t_expect seer__features_only_again_measures_nothing 0 lscat --work "$W" seer bench \
     --features-only --worker "$FAKE" "${G[@]}" &&
     t_contains seer__the_stored_feature_costs_are_skipped "$T_ERR" " 0 matrices measured, 2 already complete"

@@ -1,8 +1,8 @@
 /* Tests of which feature cost Seer charges (docs/seer.md, Session 8): the asynchronous
- * gathering's exposed cost (async_float_ns / async_double_ns, migration 008) read from a bench
- * CSV per precision and written back, loaded into a table instead of the synchronous cost when
- * asked (negative measurements clamped at 0; a matrix without one is an error saying what to
- * run), recorded in model.json, and charged by eval. Real SQLite store; the costmodel fixture
+ * gathering's exposed costs (flows "async" and "async-resident", migration 008) read from a
+ * bench CSV per precision and written back, loaded into a table instead of the synchronous cost
+ * when asked (negative measurements clamped at 0; a matrix without one is an error saying what
+ * to run), recorded in model.json, and charged by eval. Real SQLite store; the costmodel fixture
  * (times from a cost model, not a GPU). */
 #include "tests/support/test.h"
 
@@ -23,14 +23,14 @@ static struct store *open_store(const char *name)
     return s;
 }
 
-/* Two matrices, both precisions, two kernels; b has no asynchronous cost in double. */
+/* Two matrices, both precisions, two kernels; b has no asynchronous costs in double. */
 static const char TABLE[] = SEER_CSV_HEADER "\n"
-    "a,file,,3,3,6,2,2,2,0,G,u,20000,csr_warp,double,ok,0,5000,0,,-500\n"
-    "a,file,,3,3,6,2,2,2,0,G,u,20000,csr_thread,double,ok,0,6000,0,,-500\n"
-    "a,file,,3,3,6,2,2,2,0,G,u,20000,csr_warp,float,ok,0,4000,0,,3000\n"
-    "a,file,,3,3,6,2,2,2,0,G,u,20000,csr_thread,float,ok,0,4500,0,,3000\n"
-    "b,file,,4,4,4,1,1,1,0,G,u,15000,csr_warp,double,ok,0,5000,0,,\n"
-    "b,file,,4,4,4,1,1,1,0,G,u,15000,csr_warp,float,ok,0,4000,0,,2500\n";
+    "a,file,,3,3,6,2,2,2,0,G,u,20000,csr_warp,double,ok,0,5000,0,,-500,7000\n"
+    "a,file,,3,3,6,2,2,2,0,G,u,20000,csr_thread,double,ok,0,6000,0,,-500,7000\n"
+    "a,file,,3,3,6,2,2,2,0,G,u,20000,csr_warp,float,ok,0,4000,0,,3000,6000\n"
+    "a,file,,3,3,6,2,2,2,0,G,u,20000,csr_thread,float,ok,0,4500,0,,3000,6000\n"
+    "b,file,,4,4,4,1,1,1,0,G,u,15000,csr_warp,double,ok,0,5000,0,,,\n"
+    "b,file,,4,4,4,1,1,1,0,G,u,15000,csr_warp,float,ok,0,4000,0,,2500,5500\n";
 
 static char *read_text(const char *path)
 {
@@ -63,6 +63,10 @@ static void test_seer_table__loads_the_async_cost_of_its_precision_clamped_at_ze
     CHECK_INT(t.feature_cost, ==, SEER_COST_ASYNC);
     CHECK(t.rows[0].feature_ns == 3000 && t.rows[1].feature_ns == 2500);
     seer_table_release(&t);
+    CHECK_OK(seer_table_load(&t, s, NULL, "float", SEER_COST_ASYNC_RESIDENT));
+    CHECK_INT(t.feature_cost, ==, SEER_COST_ASYNC_RESIDENT);
+    CHECK(t.rows[0].feature_ns == 6000 && t.rows[1].feature_ns == 5500);
+    seer_table_release(&t);
     CHECK_OK(seer_table_load(&t, s, NULL, "float", SEER_COST_SYNC));
     CHECK(t.rows[0].feature_ns == 20000 && t.rows[1].feature_ns == 15000);
     seer_table_release(&t);
@@ -81,9 +85,14 @@ static void test_seer_table__a_matrix_without_an_async_cost_is_an_error_saying_w
     struct seer_table t;
     import_table(s, "t.csv", TABLE, sizeof(TABLE) - 1);
     CHECK_INT(seer_table_load(&t, s, NULL, "double", SEER_COST_ASYNC), ==, LSCAT_ENOTFOUND);
-    CHECK_CONTAINS(lscat_error_last(), "1 of 2 matrices (first: b) have no asynchronous");
+    CHECK_CONTAINS(lscat_error_last(), "1 of 2 matrices (first: b) have no 'async' feature cost");
     CHECK_CONTAINS(lscat_error_last(), "bench --features-only --force");
     CHECK(t.rows == NULL);
+    CHECK_INT(seer_table_load(&t, s, NULL, "double", SEER_COST_ASYNC_RESIDENT), ==,
+              LSCAT_ENOTFOUND);
+    CHECK_CONTAINS(lscat_error_last(), "have no 'async-resident' feature cost");
+    CHECK_OK(seer_table_load(&t, s, NULL, "float", SEER_COST_ASYNC)); /* float: both have one */
+    seer_table_release(&t);
     store_free(s);
 }
 
@@ -98,17 +107,21 @@ static void test_seer_csv__the_async_cost_goes_out_and_back_in_per_precision(voi
     CHECK_INT(rows, ==, 6);
     text = read_text(out);
     CHECK_CONTAINS(text, SEER_CSV_HEADER "\n");
-    CHECK_CONTAINS(text, ",csr_warp,double,ok,0,5000,0,,-500\n");
-    CHECK_CONTAINS(text, ",csr_warp,float,ok,0,4000,0,,3000\n");
-    CHECK_CONTAINS(text, "b,file,,4,4,4,1,1,1,0,G,u,15000,csr_warp,double,ok,0,5000,0,,\n");
+    CHECK_CONTAINS(text, ",csr_warp,double,ok,0,5000,0,,-500,7000\n");
+    CHECK_CONTAINS(text, ",csr_warp,float,ok,0,4000,0,,3000,6000\n");
+    CHECK_CONTAINS(text, "b,file,,4,4,4,1,1,1,0,G,u,15000,csr_warp,double,ok,0,5000,0,,,\n");
     CHECK_OK(seer_db_import_csv(s2, out, &rows));
-    int64_t a = 0, b = 0;
+    int64_t a = 0, b = 0, r = 0;
     CHECK_OK(store_query_int(&a, s2, "SELECT count(*) FROM seer_feature_costs WHERE "
-                             "async_float_ns IS NOT NULL AND async_double_ns IS NULL", ""));
+                             "async_float_ns IS NOT NULL AND async_double_ns IS NULL AND "
+                             "resident_float_ns IS NOT NULL AND resident_double_ns IS NULL", ""));
     CHECK_OK(store_query_int(&b, s2, "SELECT sum(async_float_ns) + sum(async_double_ns) FROM "
                              "seer_feature_costs", ""));
+    CHECK_OK(store_query_int(&r, s2, "SELECT sum(resident_float_ns) + sum(resident_double_ns) "
+                             "FROM seer_feature_costs", ""));
     CHECK_INT(a, ==, 1);  /* b: float only */
     CHECK_INT(b, ==, 5000); /* float 3000 + 2500, double -500 (b's is NULL) */
+    CHECK_INT(r, ==, 18500); /* float 6000 + 5500, double 7000 */
     free(text);
     store_free(s);
     store_free(s2);
@@ -121,7 +134,8 @@ static void fixture_with_async(struct store **s, struct seer_table *sync, struct
     CHECK_OK(seer_db_import_csv(*s, test_data("seer/costmodel.csv"), &rows));
     /* stand-in asynchronous costs: a quarter of the synchronous one minus 3 us (some negative) */
     CHECK_OK(store_run(*s, "UPDATE seer_feature_costs SET async_float_ns = feature_ns / 4 - 3000, "
-                       "async_double_ns = feature_ns / 4 - 3000", ""));
+                       "async_double_ns = feature_ns / 4 - 3000, resident_float_ns = feature_ns, "
+                       "resident_double_ns = feature_ns", ""));
     CHECK_OK(seer_table_load(sync, *s, NULL, "double", SEER_COST_SYNC));
     CHECK_OK(seer_table_load(async, *s, NULL, "double", SEER_COST_ASYNC));
     CHECK_INT(sync->n, ==, async->n);

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Seer's 1-iteration goal with asynchronous gathering (seer_gather_async(), docs/seer.md
+# "Session 8"), on a lent GPU in one call of about 4-6 minutes: `lscat seer bench
+# --features-only` re-measures, for the 384 matrices of tests/data/seer/bench-h200.csv (128
+# SuiteSparse files + 256 generated specs regenerated from their recorded seeds), the
+# synchronous feature cost (feature_ns: one launch + stream synchronisation) and the exposed
+# cost of the asynchronous path in the defined caller flow (async_float_ns / async_double_ns);
+# writes the table with both (OUT/bench-new.csv; every kernel time is the table's), then imports,
+# trains and evaluates both precisions three ways: the table as it was (sync cost of session 7),
+# the new sync cost, the new async cost (--feature-cost async), and prints the Oracle fractions
+# at 1-10000 iterations side by side, with the costs by rows (summary printed last).
+# Usage (from the source root; build/ carried; programs built on the CPU machine):
+#   scripts/device-seer-async.sh OUT_DIR [MATRIX_DIR]
+# MATRIX_DIR holds the 128 SuiteSparse .mtx files (default .dev/mat, else build/seer-matrices,
+# else ../shared/data/matrices). Resumable: the bench store is SEER_WORK (default OUT_DIR/work);
+# when BENCH_S (default 270) runs out, carry that folder back and call again with SEER_WORK=it.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:?usage: scripts/device-seer-async.sh OUT_DIR [MATRIX_DIR]}
+MAT=${2:-.dev/mat}
+for m in "$MAT" build/seer-matrices ../shared/data/matrices; do [ -d "$m" ] && { MAT=$m; break; }; done
+CSV=${SEER_TABLE:-tests/data/seer/bench-h200.csv}
+BENCH_S=${BENCH_S:-270}
+PY=${LSCAT_PYTHON:-python3}
+export PATH="$PWD/build/bin:$PATH" LSCAT_NO_PROGRESS=1
+mkdir -p "$OUT"
+W=${SEER_WORK:-$OUT/work}
+S=$OUT/summary.md
+note() { echo "$*" >>"$S"; }
+: >"$S"
+t0=$(date +%s)
+note "# lscat seer asynchronous gathering on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
+"$PY" - "$CSV" "$MAT" "$OUT/items" <<'PY' >>"$S"
+import csv, os, sys
+seen, files, specs, missing = set(), [], [], []
+for r in csv.DictReader(open(sys.argv[1])):
+    if r["matrix"] in seen:
+        continue
+    seen.add(r["matrix"])
+    if r["source"] == "file":
+        p = os.path.join(sys.argv[2], r["matrix"] + ".mtx")
+        (files if os.path.exists(p) else missing).append(p)
+    else:
+        specs.append(r["spec"])
+with open(sys.argv[3], "w") as f:
+    for p in files:
+        f.write("--matrices\n" + p + "\n")
+    for s in specs:
+        f.write("--generate\n" + s + "\n")
+print(f"table {sys.argv[1]}: {len(seen)} matrices, {len(files)} files found in {sys.argv[2]}, "
+      f"{len(missing)} missing, {len(specs)} generated")
+PY
+mapfile -t ITEMS <"$OUT/items"
+timeout -k 10 $((BENCH_S + 120)) lscat --work "$W" seer bench --features-only --chunk 32 "${ITEMS[@]}" \
+    --time-budget "$BENCH_S" --csv "$OUT/features-store.csv" >"$OUT/bench.log" 2>&1
+note "bench --features-only exit $? after $(( $(date +%s) - t0 )) s: $(grep 'seer bench' "$OUT/bench.log" | tail -1 | sed 's/^lscat-seer: //')"
+grep -h 'time budget' "$OUT/bench.log" | sed 's/^lscat-seer: //' >>"$S"
+# The table with the new costs (matrices not re-measured keep their sync cost and get no async
+# one, so --feature-cost async refuses the table until they are measured: the count is printed).
+"$PY" - "$CSV" "$W/lscat.db" "$OUT/bench-new.csv" <<'PY' >>"$S" 2>&1
+import csv, sqlite3, statistics as st, sys
+db = sqlite3.connect(sys.argv[2])
+new = {n: (ns, ag, rows, nnz, af, ad) for n, ns, ag, rows, nnz, af, ad in db.execute(
+    "SELECT m.name, f.feature_ns, f.agrees, m.rows, m.nnz, f.async_float_ns, f.async_double_ns "
+    "FROM seer_feature_costs f JOIN seer_matrices m ON m.id = f.matrix_id")}
+old, out = {}, []
+rd = csv.DictReader(open(sys.argv[1]))
+fields = list(rd.fieldnames) + ([] if "feature_async_ns" in rd.fieldnames else ["feature_async_ns"])
+for r in rd:
+    old[r["matrix"]] = (float(r["feature_ns"]), int(r["rows"]), int(r["nnz"]))
+    r.setdefault("feature_async_ns", "")
+    if r["matrix"] in new:
+        n = new[r["matrix"]]
+        r["feature_ns"] = "%.17g" % n[0]
+        a = n[4] if r["precision"] == "float" else n[5]
+        r["feature_async_ns"] = "" if a is None else "%.17g" % a
+    out.append(r)
+with open(sys.argv[3], "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
+    w.writeheader()
+    w.writerows(out)
+both = [n for n in old if n in new]
+print(f"re-measured {len(both)} of {len(old)} matrices; GPU features disagree with the CPU on "
+      f"{sum(1 for n in both if not new[n][1])}; shape differs from the table on "
+      f"{sum(1 for n in both if (new[n][2], new[n][3]) != old[n][1:])}; no async cost on "
+      f"{sum(1 for n in both if new[n][4] is None or new[n][5] is None)}")
+print("\nFeature cost in us, median (min-max): the table's sync (session 7), sync now, and the "
+      "asynchronous path's exposed cost with a float / double x (negative = the flow with "
+      "gathering was faster; charged as 0)\n")
+print("| rows | matrices | table sync | sync now | async, float x | async, double x |")
+print("|---|---|---|---|---|---|")
+def cell(v):
+    v = [x / 1e3 for x in v if x is not None]
+    return f"{st.median(v):.2f} ({min(v):.2f} to {max(v):.2f})" if v else "-"
+for lo, hi in ((0, 1e4), (1e4, 1e5), (1e5, 1e6), (1e6, 1e9), (0, 1e9)):
+    ns = [n for n in both if lo <= old[n][1] < hi]
+    if ns:
+        label = "all" if (lo, hi) == (0, 1e9) else f"{lo:.0f}-{hi:.0f}"
+        print(f"| {label} | {len(ns)} | {cell([old[n][0] for n in ns])} | "
+              f"{cell([new[n][0] for n in ns])} | {cell([new[n][4] for n in ns])} | "
+              f"{cell([new[n][5] for n in ns])} |")
+PY
+# import + train + eval as docs/seer.md: the table as it was, then the new table charged the
+# sync cost and the async cost.
+for t in before sync async; do
+    T=$OUT/bench-new.csv
+    [ "$t" = before ] && T=$CSV
+    E=$OUT/eval-$t
+    rm -rf "$E"
+    mkdir -p "$E"
+    lscat --work "$E/w" seer import "$T" >"$E/import.log" 2>&1 || note "$t: import failed"
+    for p in double float; do
+        lscat --work "$E/w" seer train --precision "$p" --feature-cost "${t/before/sync}" \
+            --out "$E/$p" >"$E/train-$p.log" 2>&1 &&
+            lscat --work "$E/w" seer eval --out "$E/$p" >"$E/eval-$p.log" 2>&1 ||
+            note "$t $p: train/eval failed: $(tail -c 300 "$E/train-$p.log" "$E/eval-$p.log" 2>/dev/null | tr '\n' ' ')"
+    done
+done
+"$PY" - "$OUT" <<'PY' >>"$S" 2>&1
+import re, sys
+def rows(path):
+    r, cost = {}, "?"
+    for line in open(path):
+        m = re.search(r"Feature cost charged: \*\*(\w+)\*\*", line)
+        if m:
+            cost = m.group(1)
+        c = [x.strip() for x in line.split("|")]
+        if len(c) > 12 and re.fullmatch(r"\d+", c[1]):
+            r[int(c[1])] = (c[8], c[11])  # Oracle / selector, gathered / paid
+    return r, cost
+print("\nOracle / selector on the 96 held-back matrices (seed 42); goal >= 0.909\n")
+print("| precision | table | cost charged | 1 | 10 | 100 | 1000 | 10000 | gathered / paid at 1 |")
+print("|---|---|---|---|---|---|---|---|---|")
+its = [1, 10, 100, 1000, 10000]
+for p in ("double", "float"):
+    for t in ("before", "sync", "async"):
+        try:
+            r, cost = rows(f"{sys.argv[1]}/eval-{t}/{p}/eval.md")
+        except OSError:
+            print(f"| {p} | {t} | (no eval) |")
+            continue
+        print(f"| {p} | {t} | {cost} | " + " | ".join(r.get(i, ("-",))[0] for i in its) +
+              f" | {r.get(1, ('', '-'))[1]} |")
+PY
+note "total $(( $(date +%s) - t0 )) s"
+tail -c 6000 "$S"
