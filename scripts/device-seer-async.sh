@@ -4,11 +4,13 @@
 # --features-only` re-measures, for the 384 matrices of tests/data/seer/bench-h200.csv (128
 # SuiteSparse files + 256 generated specs regenerated from their recorded seeds), the
 # synchronous feature cost (feature_ns: one launch + stream synchronisation) and the exposed
-# cost of the asynchronous path in the defined caller flow (async_float_ns / async_double_ns);
-# writes the table with both (OUT/bench-new.csv; every kernel time is the table's), then imports,
-# trains and evaluates both precisions three ways: the table as it was (sync cost of session 7),
-# the new sync cost, the new async cost (--feature-cost async), and prints the Oracle fractions
-# at 1-10000 iterations side by side, with the costs by rows (summary printed last).
+# cost of the asynchronous path in the two defined caller flows (async: the CSR uploaded from
+# the host, gathered right after row_ptr; async-resident: the matrix on the GPU, gathered before
+# the x upload), per precision; writes the table with all of them (OUT/bench-new.csv; every
+# kernel time is the table's), then imports, trains and evaluates both precisions four ways: the
+# table as it was (session 7's sync cost), and the new table charged the new sync, async and
+# async-resident costs (--feature-cost), and prints the Oracle fractions at 1-10000 iterations
+# side by side, with the costs by rows (summary printed last).
 # Usage (from the source root; build/ carried; programs built on the CPU machine):
 #   scripts/device-seer-async.sh OUT_DIR [MATRIX_DIR]
 # MATRIX_DIR holds the 128 SuiteSparse .mtx files (default .dev/mat, else build/seer-matrices,
@@ -60,20 +62,26 @@ grep -h 'time budget' "$OUT/bench.log" | sed 's/^lscat-seer: //' >>"$S"
 "$PY" - "$CSV" "$W/lscat.db" "$OUT/bench-new.csv" <<'PY' >>"$S" 2>&1
 import csv, sqlite3, statistics as st, sys
 db = sqlite3.connect(sys.argv[2])
-new = {n: (ns, ag, rows, nnz, af, ad) for n, ns, ag, rows, nnz, af, ad in db.execute(
-    "SELECT m.name, f.feature_ns, f.agrees, m.rows, m.nnz, f.async_float_ns, f.async_double_ns "
+new = {r[0]: r[1:] for r in db.execute(
+    "SELECT m.name, f.feature_ns, f.agrees, m.rows, m.nnz, f.async_float_ns, f.async_double_ns, "
+    "f.resident_float_ns, f.resident_double_ns "
     "FROM seer_feature_costs f JOIN seer_matrices m ON m.id = f.matrix_id")}
 old, out = {}, []
 rd = csv.DictReader(open(sys.argv[1]))
-fields = list(rd.fieldnames) + ([] if "feature_async_ns" in rd.fieldnames else ["feature_async_ns"])
+fields = list(rd.fieldnames)
+for c in ("feature_async_ns", "feature_resident_ns"):
+    if c not in fields:
+        fields.append(c)
 for r in rd:
     old[r["matrix"]] = (float(r["feature_ns"]), int(r["rows"]), int(r["nnz"]))
     r.setdefault("feature_async_ns", "")
+    r.setdefault("feature_resident_ns", "")
     if r["matrix"] in new:
         n = new[r["matrix"]]
         r["feature_ns"] = "%.17g" % n[0]
-        a = n[4] if r["precision"] == "float" else n[5]
-        r["feature_async_ns"] = "" if a is None else "%.17g" % a
+        d = r["precision"] == "double"
+        for c, v in (("feature_async_ns", n[4 + d]), ("feature_resident_ns", n[6 + d])):
+            r[c] = "" if v is None else "%.17g" % v
     out.append(r)
 with open(sys.argv[3], "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
@@ -83,12 +91,13 @@ both = [n for n in old if n in new]
 print(f"re-measured {len(both)} of {len(old)} matrices; GPU features disagree with the CPU on "
       f"{sum(1 for n in both if not new[n][1])}; shape differs from the table on "
       f"{sum(1 for n in both if (new[n][2], new[n][3]) != old[n][1:])}; no async cost on "
-      f"{sum(1 for n in both if new[n][4] is None or new[n][5] is None)}")
-print("\nFeature cost in us, median (min-max): the table's sync (session 7), sync now, and the "
-      "asynchronous path's exposed cost with a float / double x (negative = the flow with "
-      "gathering was faster; charged as 0)\n")
-print("| rows | matrices | table sync | sync now | async, float x | async, double x |")
-print("|---|---|---|---|---|---|")
+      f"{sum(1 for n in both if None in new[n][4:])}")
+print("\nFeature cost in us, median (min to max): the table's sync (session 7), sync now, and the "
+      "asynchronous path's exposed cost in the flows async and async-resident, float / double "
+      "(negative = the flow with gathering was faster; charged as 0)\n")
+print("| rows | matrices | table sync | sync now | async float | async double | "
+      "resident float | resident double |")
+print("|---|---|---|---|---|---|---|---|")
 def cell(v):
     v = [x / 1e3 for x in v if x is not None]
     return f"{st.median(v):.2f} ({min(v):.2f} to {max(v):.2f})" if v else "-"
@@ -97,12 +106,12 @@ for lo, hi in ((0, 1e4), (1e4, 1e5), (1e5, 1e6), (1e6, 1e9), (0, 1e9)):
     if ns:
         label = "all" if (lo, hi) == (0, 1e9) else f"{lo:.0f}-{hi:.0f}"
         print(f"| {label} | {len(ns)} | {cell([old[n][0] for n in ns])} | "
-              f"{cell([new[n][0] for n in ns])} | {cell([new[n][4] for n in ns])} | "
-              f"{cell([new[n][5] for n in ns])} |")
+              f"{cell([new[n][0] for n in ns])} | " +
+              " | ".join(cell([new[n][k] for n in ns]) for k in (4, 5, 6, 7)) + " |")
 PY
-# import + train + eval as docs/seer.md: the table as it was, then the new table charged the
-# sync cost and the async cost.
-for t in before sync async; do
+# import + train + eval as docs/seer.md: the table as it was, then the new table charged each
+# feature cost.
+for t in before sync async async-resident; do
     T=$OUT/bench-new.csv
     [ "$t" = before ] && T=$CSV
     E=$OUT/eval-$t
@@ -121,19 +130,19 @@ import re, sys
 def rows(path):
     r, cost = {}, "?"
     for line in open(path):
-        m = re.search(r"Feature cost charged: \*\*(\w+)\*\*", line)
+        m = re.search(r"Feature cost charged: \*\*([\w-]+)\*\*", line)
         if m:
             cost = m.group(1)
         c = [x.strip() for x in line.split("|")]
         if len(c) > 12 and re.fullmatch(r"\d+", c[1]):
             r[int(c[1])] = (c[8], c[11])  # Oracle / selector, gathered / paid
     return r, cost
-print("\nOracle / selector on the 96 held-back matrices (seed 42); goal >= 0.909\n")
+print("\nOracle / selector on the held-back matrices (seed 42; the table as it was = session 7); goal >= 0.909\n")
 print("| precision | table | cost charged | 1 | 10 | 100 | 1000 | 10000 | gathered / paid at 1 |")
 print("|---|---|---|---|---|---|---|---|---|")
 its = [1, 10, 100, 1000, 10000]
 for p in ("double", "float"):
-    for t in ("before", "sync", "async"):
+    for t in ("before", "sync", "async", "async-resident"):
         try:
             r, cost = rows(f"{sys.argv[1]}/eval-{t}/{p}/eval.md")
         except OSError:

@@ -1,6 +1,7 @@
 /* lscat-seer-gpu: the benchmark worker behind `lscat seer bench` (the only Seer program that
  * links CUDA). For each matrix item (file:PATH or gen:SPEC) it reads or generates the matrix,
- * prints its features, uploads it, times the GPU feature kernel and every kernel x precision
+ * prints its features, uploads it, times the GPU feature kernel (synchronously, and the exposed
+ * cost of enqueueing it early in two caller flows: measure_async) and every kernel x precision
  * slot, one JSON line per event on stdout. A sticky CUDA fault ends it with exit 4 after the
  * fault's line; the driver (seer/bench.c) restarts it after the slot that faulted. */
 extern "C" {

@@ -5,7 +5,8 @@
 # rows of five kinds (i % 7, all empty, one huge row among empty ones, 90% empty, all equal),
 # on an aligned and an unaligned row_ptr, over 850 successive calls with both ways of waiting
 # (so the ticket is reset every time); then `lscat seer bench --features-only` stores feature
-# costs that agree with the CPU features, and a second run skips them.
+# costs that agree with the CPU features and the asynchronous path's exposed costs, and a second
+# run skips them.
 source "$(dirname "$0")/lib.sh"
 ROOT=${LSCAT_ROOT:-$PWD}
 TB=${LSCAT_TEST_BIN:-$ROOT/build/tests}
@@ -33,6 +34,15 @@ for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2]): print("|".join(map(s
 got=$(q "SELECT count(*), sum(agrees), min(feature_ns) > 0 FROM seer_feature_costs")
 if [ "$got" = "4|4|1" ]; then t_ok gpu_seer_features__bench_features_only_stores_agreeing_costs
 else t_fail gpu_seer_features__bench_features_only_stores_agreeing_costs "count|agree|positive: $got"; fi
+# the asynchronous path's exposed costs (docs/seer.md Session 8): both flows, both precisions,
+# each a difference of two timed flows, so finite and far below a second (it may be negative)
+got=$(q "SELECT count(*) FROM seer_feature_costs WHERE abs(async_float_ns) < 1e9 AND
+         abs(async_double_ns) < 1e9 AND abs(resident_float_ns) < 1e9 AND abs(resident_double_ns) < 1e9")
+if [ "$got" = 4 ]; then t_ok gpu_seer_features__bench_stores_the_async_costs_of_both_flows
+else t_fail gpu_seer_features__bench_stores_the_async_costs_of_both_flows "$got of 4 matrices"; fi
+echo "# async / resident exposed costs (us), float and double: $(q "SELECT group_concat(printf('%.1f/%.1f %.1f/%.1f',
+     async_float_ns / 1e3, async_double_ns / 1e3, resident_float_ns / 1e3, resident_double_ns / 1e3), '; ')
+     FROM seer_feature_costs")" >&2
 t_expect gpu_seer_features__a_second_features_only_run_skips 0 \
     lscat --work "$W" seer bench --features-only "${G[@]}" &&
     t_contains gpu_seer_features__all_four_are_skipped "$T_ERR" " 0 matrices measured, 4 already complete"
