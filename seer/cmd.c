@@ -51,8 +51,9 @@ static const struct cli_opt bench_opts[] = {
     { "time-budget", 0, "S", "start no new worker chunk after S seconds (what is measured is "
       "kept; run again to resume)", OPT_BUDGET },
     { "force", 0, NULL, "measure again what the store already holds", OPT_FORCE },
-    { "features-only", 0, NULL, "time only the GPU feature kernel (feature_ns), no SpMV kernel; "
-      "a matrix with a feature cost on this GPU is skipped", OPT_FEATURES_ONLY },
+    { "features-only", 0, NULL, "time only the GPU feature kernel (feature_ns and the "
+      "asynchronous costs), no SpMV kernel; a matrix with a feature cost on this GPU is skipped",
+      OPT_FEATURES_ONLY },
     { "csv", 0, "FILE", "write the bench table here (default <work>/seer/bench.csv)", OPT_CSV },
     { "worker", 0, "PATH", "the GPU worker (default: lscat-seer-gpu beside this program)",
       OPT_WORKER },
@@ -223,7 +224,8 @@ static void help(void)
            "looking at it (docs/seer.md).\n\n"
            "bench   Time every kernel (CSR thread/warp/block/merge-path, ELL, COO, adaptive CSR,\n"
            "        cuSPARSE) in float and double on every matrix: preprocessing, per-iteration\n"
-           "        median (the timing core), and the GPU feature kernel's cost; checked against\n"
+           "        median (the timing core), and the GPU feature kernel's cost (synchronous, and\n"
+           "        the exposed cost of seer_gather_async() in two caller flows); checked against\n"
            "        a double CPU reference. Into the store and a CSV. Resumable. Needs a CUDA\n"
            "        device and lscat-seer-gpu; without a device it stores the matrices' features\n"
            "        and says so. Malformed matrices are reported with file and line.\n"
