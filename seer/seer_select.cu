@@ -44,7 +44,8 @@ static int device_state(struct seer_device_state **out)
  * so wait for it (on one stream the launches run in order). */
 static int settle(const struct seer_device_state *d, cudaStream_t stream)
 {
-    if (!d->pending || d->stream == stream || d->ctx.h_result->seq == d->seq)
+    volatile unsigned int *done = &d->ctx.h_result->seq; /* written by the GPU */
+    if (!d->pending || d->stream == stream || *done == d->seq)
         return 0;
     return seer_features_wait(&d->ctx, d->seq, d->stream);
 }
