@@ -303,7 +303,7 @@ static int cmp_double(const void *a, const void *b)
 
 #define FLOW_MAX_PAIRS 31
 #define FLOW_MIN_PAIRS 5
-#define FLOW_BUDGET_S 0.15 /* per flow and precision, once past the minimum */
+#define FLOW_BUDGET_S 0.1 /* per flow and precision, once past the minimum */
 
 /* One timed run (host clock, then cudaDeviceSynchronize as the timing core's host shape). */
 static int flow_time(double *s, struct flow_ctx *c, int gather)
