@@ -3,14 +3,14 @@
 # "Session 8"), on a lent GPU in one call of about 4-6 minutes: `lscat seer bench
 # --features-only` re-measures, for the 384 matrices of tests/data/seer/bench-h200.csv (128
 # SuiteSparse files + 256 generated specs regenerated from their recorded seeds), the
-# synchronous feature cost (feature_ns: one launch + stream synchronisation) and the exposed
-# cost of the asynchronous path in the two defined caller flows (async: the CSR uploaded from
-# the host, gathered right after row_ptr; async-resident: the matrix on the GPU, gathered before
-# the x upload), per precision; writes the table with all of them (OUT/bench-new.csv; every
-# kernel time is the table's), then imports, trains and evaluates both precisions four ways: the
-# table as it was (session 7's sync cost), and the new table charged the new sync, async and
-# async-resident costs (--feature-cost), and prints the Oracle fractions at 1-10000 iterations
-# side by side, with the costs by rows (summary printed last).
+# synchronous feature cost timed alone (feature_ns: one launch + stream synchronisation) and the
+# exposed costs in defined caller flows, per precision: async (the CSR uploaded from the host,
+# gathered right after row_ptr), async-resident (the matrix on the GPU, gathered before the x
+# upload) and sync-upload (the flow of async, seer_select() gathering itself after the uploads);
+# writes the table with all of them (OUT/bench-new.csv; every kernel time is the table's), then
+# imports, trains and evaluates both precisions five ways: the table as it was (session 7's sync
+# cost), and the new table charged each of the four costs (--feature-cost), and prints the
+# Oracle fractions at 1-10000 iterations side by side, with the costs by rows (summary last).
 # Usage (from the source root; build/ carried; programs built on the CPU machine):
 #   scripts/device-seer-async.sh OUT_DIR [MATRIX_DIR]
 # MATRIX_DIR holds the 128 SuiteSparse .mtx files (default .dev/mat, else build/seer-matrices,
@@ -64,23 +64,25 @@ import csv, sqlite3, statistics as st, sys
 db = sqlite3.connect(sys.argv[2])
 new = {r[0]: r[1:] for r in db.execute(
     "SELECT m.name, f.feature_ns, f.agrees, m.rows, m.nnz, f.async_float_ns, f.async_double_ns, "
-    "f.resident_float_ns, f.resident_double_ns "
+    "f.resident_float_ns, f.resident_double_ns, f.sync_upload_float_ns, f.sync_upload_double_ns "
     "FROM seer_feature_costs f JOIN seer_matrices m ON m.id = f.matrix_id")}
 old, out = {}, []
 rd = csv.DictReader(open(sys.argv[1]))
 fields = list(rd.fieldnames)
-for c in ("feature_async_ns", "feature_resident_ns"):
+for c in ("feature_async_ns", "feature_resident_ns", "feature_sync_upload_ns"):
     if c not in fields:
         fields.append(c)
 for r in rd:
     old[r["matrix"]] = (float(r["feature_ns"]), int(r["rows"]), int(r["nnz"]))
     r.setdefault("feature_async_ns", "")
     r.setdefault("feature_resident_ns", "")
+    r.setdefault("feature_sync_upload_ns", "")
     if r["matrix"] in new:
         n = new[r["matrix"]]
         r["feature_ns"] = "%.17g" % n[0]
         d = r["precision"] == "double"
-        for c, v in (("feature_async_ns", n[4 + d]), ("feature_resident_ns", n[6 + d])):
+        for c, v in (("feature_async_ns", n[4 + d]), ("feature_resident_ns", n[6 + d]),
+                     ("feature_sync_upload_ns", n[8 + d])):
             r[c] = "" if v is None else "%.17g" % v
     out.append(r)
 with open(sys.argv[3], "w", newline="") as f:
@@ -92,12 +94,12 @@ print(f"re-measured {len(both)} of {len(old)} matrices; GPU features disagree wi
       f"{sum(1 for n in both if not new[n][1])}; shape differs from the table on "
       f"{sum(1 for n in both if (new[n][2], new[n][3]) != old[n][1:])}; no async cost on "
       f"{sum(1 for n in both if None in new[n][4:])}")
-print("\nFeature cost in us, median (min to max): the table's sync (session 7), sync now, and the "
-      "asynchronous path's exposed cost in the flows async and async-resident, float / double "
-      "(negative = the flow with gathering was faster; charged as 0)\n")
+print("\nFeature cost in us, median (min to max): the table's sync (session 7), sync now (timed "
+      "alone), and the exposed costs in the caller flows async, async-resident and sync-upload, "
+      "float / double (negative = the flow with gathering was faster; charged as 0)\n")
 print("| rows | matrices | table sync | sync now | async float | async double | "
-      "resident float | resident double |")
-print("|---|---|---|---|---|---|---|---|")
+      "resident float | resident double | sync-upload float | sync-upload double |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 def cell(v):
     v = [x / 1e3 for x in v if x is not None]
     return f"{st.median(v):.2f} ({min(v):.2f} to {max(v):.2f})" if v else "-"
@@ -107,11 +109,11 @@ for lo, hi in ((0, 1e4), (1e4, 1e5), (1e5, 1e6), (1e6, 1e9), (0, 1e9)):
         label = "all" if (lo, hi) == (0, 1e9) else f"{lo:.0f}-{hi:.0f}"
         print(f"| {label} | {len(ns)} | {cell([old[n][0] for n in ns])} | "
               f"{cell([new[n][0] for n in ns])} | " +
-              " | ".join(cell([new[n][k] for n in ns]) for k in (4, 5, 6, 7)) + " |")
+              " | ".join(cell([new[n][k] for n in ns]) for k in (4, 5, 6, 7, 8, 9)) + " |")
 PY
 # import + train + eval as docs/seer.md: the table as it was, then the new table charged each
 # feature cost.
-for t in before sync async async-resident; do
+for t in before sync async async-resident sync-upload; do
     T=$OUT/bench-new.csv
     [ "$t" = before ] && T=$CSV
     E=$OUT/eval-$t
@@ -142,7 +144,7 @@ print("| precision | table | cost charged | 1 | 10 | 100 | 1000 | 10000 | gather
 print("|---|---|---|---|---|---|---|---|---|")
 its = [1, 10, 100, 1000, 10000]
 for p in ("double", "float"):
-    for t in ("before", "sync", "async", "async-resident"):
+    for t in ("before", "sync", "async", "async-resident", "sync-upload"):
         try:
             r, cost = rows(f"{sys.argv[1]}/eval-{t}/{p}/eval.md")
         except OSError:

@@ -175,7 +175,9 @@ static int on_line(struct seer_bench_result *r, struct chunk_state *c, struct st
         struct seer_async_costs a = { { jnum_or_nan(o, "async_float_ns"),
                                         jnum_or_nan(o, "async_double_ns") },
                                       { jnum_or_nan(o, "resident_float_ns"),
-                                        jnum_or_nan(o, "resident_double_ns") } };
+                                        jnum_or_nan(o, "resident_double_ns") },
+                                      { jnum_or_nan(o, "sync_upload_float_ns"),
+                                        jnum_or_nan(o, "sync_upload_double_ns") } };
         r->features++;
         if (!json_integer_value(json_object_get(o, "agrees")))
             log_warn("the GPU features of item %d differ from the CPU features", item);

@@ -80,8 +80,9 @@ static const struct cli_opt model_opts[] = {
       "likewise)", OPT_RISK },
     { "feature-cost", 0, "KIND", "train: the gathering cost to learn and charge: sync (one "
       "launch + stream synchronisation in seer_select(), default), async (seer_gather_async() "
-      "right after uploading row_ptr) or async-resident (the matrix already on the GPU, "
-      "seer_gather_async() before uploading x); the async costs are measured by bench since "
+      "right after uploading row_ptr), async-resident (the matrix already on the GPU, "
+      "seer_gather_async() before uploading x) or sync-upload (seer_select() gathering after "
+      "the CSR and x uploads); the last three are measured in a caller's flow by bench since "
       "session 8 (eval: the model's)", OPT_FEATURE_COST },
     CLI_OPT_END,
 };
@@ -205,8 +206,8 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_FEATURES_ONLY: o->b.features_only = 1; return 0;
     case OPT_FEATURE_COST:
         if ((o->feature_cost = seer_cost_by_name(arg)) < 0)
-            return lscat_error_setc(LSCAT_EINVALID, "--feature-cost must be sync, async or "
-                                    "async-resident, not '%s'", arg);
+            return lscat_error_setc(LSCAT_EINVALID, "--feature-cost must be sync, async, "
+                                    "async-resident or sync-upload, not '%s'", arg);
         return 0;
     case OPT_CSV: o->b.csv_path = arg; return 0;
     case OPT_WORKER: o->b.worker = arg; return 0;

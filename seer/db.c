@@ -66,16 +66,21 @@ int seer_db_put_feature_cost(struct store *s, int64_t matrix_id, int64_t gpu_id,
     char now[32];
     fs_utc_now(now);
     return store_run(s, "INSERT INTO seer_feature_costs(matrix_id, gpu_id, feature_ns, "
-                     "async_float_ns, async_double_ns, resident_float_ns, resident_double_ns, agrees, "
-                     "measured_at) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(matrix_id, gpu_id) DO "
+                     "async_float_ns, async_double_ns, resident_float_ns, resident_double_ns, "
+                     "sync_upload_float_ns, sync_upload_double_ns, agrees, measured_at) VALUES "
+                     "(?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(matrix_id, gpu_id) DO "
                      "UPDATE SET feature_ns = excluded.feature_ns, "
                      "async_float_ns = coalesce(excluded.async_float_ns, async_float_ns), "
                      "async_double_ns = coalesce(excluded.async_double_ns, async_double_ns), "
                      "resident_float_ns = coalesce(excluded.resident_float_ns, resident_float_ns), "
                      "resident_double_ns = coalesce(excluded.resident_double_ns, resident_double_ns), "
+                     "sync_upload_float_ns = coalesce(excluded.sync_upload_float_ns, "
+                     "sync_upload_float_ns), sync_upload_double_ns = "
+                     "coalesce(excluded.sync_upload_double_ns, sync_upload_double_ns), "
                      "agrees = excluded.agrees, measured_at = excluded.measured_at",
-                     "iidddddIt", matrix_id, gpu_id, feature_ns, a->upload[0], a->upload[1],
-                     a->resident[0], a->resident[1], agrees, now) < 0 ? LSCAT_ERR : 0;
+                     "iidddddddIt", matrix_id, gpu_id, feature_ns, a->upload[0], a->upload[1],
+                     a->resident[0], a->resident[1], a->sync_upload[0], a->sync_upload[1], agrees,
+                     now) < 0 ? LSCAT_ERR : 0;
 }
 
 int seer_db_matrix_complete(struct store *s, const char *name, int64_t gpu_id,
@@ -145,7 +150,8 @@ int seer_db_export_csv(struct store *s, const char *path, const char *gpu_filter
                        "r.precision, r.status, r.preprocess_ns, r.iter_ns, r.max_rel_err, r.error, "
                        "CASE r.precision WHEN 'float' THEN f.async_float_ns ELSE f.async_double_ns "
                        "END, CASE r.precision WHEN 'float' THEN f.resident_float_ns ELSE "
-                       "f.resident_double_ns END FROM seer_results r JOIN seer_matrices m ON m.id = r.matrix_id "
+                       "f.resident_double_ns END, CASE r.precision WHEN 'float' THEN "
+                       "f.sync_upload_float_ns ELSE f.sync_upload_double_ns END FROM seer_results r JOIN seer_matrices m ON m.id = r.matrix_id "
                        "JOIN gpus g ON g.id = r.gpu_id LEFT JOIN seer_feature_costs f "
                        "ON f.matrix_id = r.matrix_id AND f.gpu_id = r.gpu_id "
                        "WHERE ? IS NULL OR instr(lower(g.name), lower(?)) > 0 "

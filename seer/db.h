@@ -36,8 +36,9 @@ int seer_db_put_result(struct store *s, int64_t matrix_id, int64_t gpu_id,
 struct seer_async_costs {
     double upload[2];   /* flow "async": the CSR uploaded from the host, gathered after row_ptr */
     double resident[2]; /* flow "async-resident": the matrix on the GPU, gathered before x */
+    double sync_upload[2]; /* flow "async" without early gathering: seer_select() gathers */
 };
-#define SEER_ASYNC_COSTS_NONE { { NAN, NAN }, { NAN, NAN } }
+#define SEER_ASYNC_COSTS_NONE { { NAN, NAN }, { NAN, NAN }, { NAN, NAN } }
 /* a: NAN = not measured: a stored value is kept (import fills them one precision per CSV
  * line), else NULL. */
 int seer_db_put_feature_cost(struct store *s, int64_t matrix_id, int64_t gpu_id,
@@ -54,8 +55,8 @@ int seer_db_matrix_has_feature_cost(struct store *s, const char *name, int64_t g
 #define SEER_CSV_HEADER                                                                      \
     "matrix,source,spec,rows,cols,nnz,row_max,row_min,row_mean,row_var,gpu,gpu_uuid,"         \
     "feature_ns,kernel,precision,status,preprocess_ns,iter_ns,max_rel_err,error,"             \
-    "feature_async_ns,feature_resident_ns"
-#define SEER_CSV_COLS 22
+    "feature_async_ns,feature_resident_ns,feature_sync_upload_ns"
+#define SEER_CSV_COLS 23
 /* The form before session 8 (no feature_async_ns), still read by import. */
 #define SEER_CSV_HEADER_V7                                                                   \
     "matrix,source,spec,rows,cols,nnz,row_max,row_min,row_mean,row_var,gpu,gpu_uuid,"         \
@@ -65,8 +66,9 @@ int seer_db_matrix_has_feature_cost(struct store *s, const char *name, int64_t g
 /* Every result of the GPUs whose name contains gpu_filter (NULL = all) as CSV, header first:
  * matrix,source,spec,rows,cols,nnz,row_max,row_min,row_mean,row_var,gpu,gpu_uuid,feature_ns,
  * kernel,precision,status,preprocess_ns,iter_ns,max_rel_err,error,feature_async_ns,
- * feature_resident_ns (the asynchronous gathering's exposed costs in the row's precision, flows
- * "async" and "async-resident"; empty when not measured). Written atomically. */
+ * feature_resident_ns,feature_sync_upload_ns (the gathering's exposed costs in the row's
+ * precision, SEER_COST_ASYNC, _ASYNC_RESIDENT, _SYNC_UPLOAD; empty when not measured). Written
+ * atomically. */
 int seer_db_export_csv(struct store *s, const char *path, const char *gpu_filter, int64_t *rows);
 /* Read such a CSV (or one of the 20-column form before session 8) into the store (matrices,
  * GPUs, results, feature costs; existing rows are replaced). Errors name the file and line. */
@@ -90,12 +92,14 @@ struct seer_table {
     struct seer_row *rows; /* sorted by name; only matrices with a feature cost and an ok kernel */
 };
 
-/* The feature cost a table charges: SYNC = launch + stream synchronisation (feature_ns, what
- * seer_select() pays alone); ASYNC / ASYNC_RESIDENT = the exposed cost when seer_gather_async()
- * enqueued the kernel early, in the flow "async" (CSR uploaded from the host) or
- * "async-resident" (matrix already on the GPU) (async_ / resident_<precision>_ns, clamped at 0). */
-enum { SEER_COST_SYNC = 0, SEER_COST_ASYNC = 1, SEER_COST_ASYNC_RESIDENT = 2 };
-/* "sync" / "async" / "async-resident"; seer_cost_by_name: -1 when unknown. */
+/* The feature cost a table charges: SYNC = launch + stream synchronisation timed alone
+ * (feature_ns, what seer_select() pays); ASYNC / ASYNC_RESIDENT = the exposed cost when
+ * seer_gather_async() enqueued the kernel early, in the flow "async" (CSR uploaded from the host)
+ * or "async-resident" (matrix already on the GPU); SYNC_UPLOAD = seer_select()'s own gathering
+ * inside the flow "async" (async_ / resident_ / sync_upload_<precision>_ns, clamped at 0). */
+enum { SEER_COST_SYNC = 0, SEER_COST_ASYNC, SEER_COST_ASYNC_RESIDENT, SEER_COST_SYNC_UPLOAD,
+       SEER_COST_KINDS };
+/* "sync", "async", "async-resident", "sync-upload"; seer_cost_by_name: -1 when unknown. */
 const char *seer_cost_name(int cost);
 int seer_cost_by_name(const char *name);
 

@@ -183,9 +183,11 @@ void seer_eval_markdown(struct buf *b, const struct seer_eval *e, const struct s
         "values and x; the measured exposed cost of that flow, docs/seer.md Session 8",
         "seer_gather_async() with the matrix already on the GPU, before the caller uploads x; "
         "the measured exposed cost of that flow, docs/seer.md Session 8",
+        "seer_select() gathering synchronously after the caller uploaded the CSR and x; the "
+        "measured exposed cost in that flow, docs/seer.md Session 8",
     };
-    buf_addf(b, "Feature cost charged: **%s** (%s).\n\n", seer_cost_name(m->feature_cost),
-             how[m->feature_cost]);
+    int k = m->feature_cost >= 0 && m->feature_cost < SEER_COST_KINDS ? m->feature_cost : 0;
+    buf_addf(b, "Feature cost charged: **%s** (%s).\n\n", seer_cost_name(k), how[k]);
     buf_adds(b, "Totals over the test matrices (preprocessing + iterations x per-iteration time; "
              "the gathered and selector strategies include the GPU feature cost where they "
              "gather; every strategy includes its trees' inference):\n\n");

@@ -229,9 +229,9 @@ static int upload(struct seer_dev_matrix *m, const struct seer_csr *a, const std
     return 0;
 }
 
-/* The exposed costs of asynchronous gathering: [0] float, [1] double (measure_async). */
+/* The exposed costs of gathering in a caller's flow: [0] float, [1] double (measure_async). */
 struct seer_async_out {
-    double upload[2], resident[2];
+    double upload[2], resident[2], sync_upload[2];
 };
 
 struct feat_ctx {
@@ -245,15 +245,18 @@ static int feat_fn(void *ctx)
     return seer_features_gather(c->f, c->m->feat, c->m->rp, c->m->rows, 0);
 }
 
-/* The exposed cost of asynchronous gathering in two defined caller flows (docs/seer.md,
- * Session 8), on one stream (the default one), every host array pageable (std::vector) and
- * uploaded with cudaMemcpyAsync:
+/* The exposed cost of gathering in two defined caller flows (docs/seer.md, Session 8), on one
+ * stream (the default one), every host array pageable (std::vector) and uploaded with
+ * cudaMemcpyAsync:
  *   upload:   the CSR is in host memory: upload row_ptr, [seer_gather_async()], upload the
  *             column indices, the values and x;
  *   resident: the matrix is already on the GPU: [seer_gather_async()], upload x;
  * then [seer_select()'s wait for the result], the SpMV launch (here an empty kernel taking x:
  * the SpMV itself is the same with and without gathering) and a stream synchronisation. The
- * cost is the median over paired runs of the flow with the bracketed steps minus without. */
+ * cost is the median over paired runs of the flow with the bracketed steps minus without.
+ * FLOW_SYNC instead gathers where seer_select() does without an early gathering: launch +
+ * stream synchronisation after the uploads. */
+enum { FLOW_NONE, FLOW_EARLY, FLOW_SYNC };
 struct flow_ctx {
     const struct seer_dev_matrix *m; /* rp, rows, nnz, the feature context */
     const struct seer_csr *a;        /* the host CSR */
@@ -270,11 +273,11 @@ static __global__ void seer_flow_spmv_stand_in(const void *x)
     (void)x;
 }
 
-static int flow_run(struct flow_ctx *c, int gather)
+static int flow_run(struct flow_ctx *c, int mode)
 {
     const struct seer_dev_matrix *m = c->m;
     unsigned int seq = 0;
-    int e = 0;
+    int e = 0, gather = mode == FLOW_EARLY;
     if (c->upload)
         e = (int)cudaMemcpyAsync(m->rp, c->a->row_ptr, ((size_t)m->rows + 1) * sizeof(int),
                                  cudaMemcpyHostToDevice, 0);
@@ -288,6 +291,8 @@ static int flow_run(struct flow_ctx *c, int gather)
         e = (int)cudaMemcpyAsync(c->d_x, c->h_x, c->x_bytes, cudaMemcpyHostToDevice, 0);
     if (e == 0 && gather && (e = seer_features_wait(m->feat, seq, 0)) == 0)
         e = seer_features_finish(c->f, m->feat, m->rows, seq);
+    if (e == 0 && mode == FLOW_SYNC)
+        e = seer_features_gather(c->f, m->feat, m->rp, m->rows, 0);
     if (e == 0) {
         seer_flow_spmv_stand_in<<<1, 32>>>(c->d_x);
         e = (int)cudaGetLastError();
@@ -306,22 +311,23 @@ static int cmp_double(const void *a, const void *b)
 #define FLOW_BUDGET_S 0.1 /* per flow and precision, once past the minimum */
 
 /* One timed run (host clock, then cudaDeviceSynchronize as the timing core's host shape). */
-static int flow_time(double *s, struct flow_ctx *c, int gather)
+static int flow_time(double *s, struct flow_ctx *c, int mode)
 {
     double t0 = now_s();
-    int e = flow_run(c, gather);
+    int e = flow_run(c, mode);
     *s = now_s() - t0;
     return e ? e : (int)cudaDeviceSynchronize();
 }
 
-/* Median of the paired differences (with - without gathering, the order alternating) after
- * one warm-up pair: FLOW_MAX_PAIRS pairs, fewer (at least FLOW_MIN_PAIRS) when the flow is so
- * slow (a large matrix's upload) that they would take more than FLOW_BUDGET_S. */
-static int flow_cost(double *ns, struct flow_ctx *c)
+/* Median of the paired differences (with gathering the `mode` way - without, the order
+ * alternating) after one warm-up pair: FLOW_MAX_PAIRS pairs, fewer (at least FLOW_MIN_PAIRS)
+ * when the flow is so slow (a large matrix's upload) that they would take more than
+ * FLOW_BUDGET_S. */
+static int flow_cost(double *ns, struct flow_ctx *c, int mode)
 {
     double d[FLOW_MAX_PAIRS], t[2];
-    int n = FLOW_MAX_PAIRS, e = flow_time(&t[0], c, 0);
-    if (e || (e = flow_time(&t[1], c, 1)))
+    int n = FLOW_MAX_PAIRS, e = flow_time(&t[0], c, FLOW_NONE);
+    if (e || (e = flow_time(&t[1], c, mode)))
         return e;
     if ((t[0] + t[1]) * n > FLOW_BUDGET_S)
         n = (int)(FLOW_BUDGET_S / (t[0] + t[1]));
@@ -329,7 +335,7 @@ static int flow_cost(double *ns, struct flow_ctx *c)
     for (int i = 0; i < n; i++) {
         for (int j = 0; j < 2; j++) {
             int gather = (i & 1) ? !j : j;
-            if ((e = flow_time(&t[gather], c, gather)))
+            if ((e = flow_time(&t[gather], c, gather ? mode : FLOW_NONE)))
                 return e;
         }
         d[i] = (t[1] - t[0]) * 1e9;
@@ -339,8 +345,9 @@ static int flow_cost(double *ns, struct flow_ctx *c)
     return 0;
 }
 
-/* Both flows in float and double, into device buffers of their own (m->rp is uploaded again
- * with the same bytes; the bench's own x and values stay untouched). */
+/* Both flows (and the upload flow with seer_select()'s own gathering) in float and double, into
+ * device buffers of their own (m->rp is uploaded again with the same bytes; the bench's own x
+ * and values stay untouched). */
 static int measure_async(struct seer_async_out *out, const struct seer_dev_matrix *m,
                          const struct seer_csr *a)
 {
@@ -360,9 +367,10 @@ static int measure_async(struct seer_async_out *out, const struct seer_dev_matri
         c.h_x = dbl ? (const void *)xd.data() : (const void *)xf.data();
         c.x_bytes = (size_t)a->cols * (dbl ? sizeof(double) : sizeof(float));
         c.upload = 1;
-        if ((e = flow_cost(&out->upload[dbl], &c)) == 0) {
+        if ((e = flow_cost(&out->upload[dbl], &c, FLOW_EARLY)) == 0 &&
+            (e = flow_cost(&out->sync_upload[dbl], &c, FLOW_SYNC)) == 0) {
             c.upload = 0;
-            e = flow_cost(&out->resident[dbl], &c);
+            e = flow_cost(&out->resident[dbl], &c, FLOW_EARLY);
         }
     }
     cudaFree(c.d_ci);
@@ -398,10 +406,11 @@ static int measure_features(const struct seer_dev_matrix *m, const struct seer_c
                  close_rel(c.f[2], f.row_mean) && close_rel(c.f[3], f.row_var);
     printf("{\"event\":\"features\",\"item\":%d,\"feature_ns\":%.17g,\"agrees\":%d,"
            "\"async_float_ns\":%.17g,\"async_double_ns\":%.17g,\"resident_float_ns\":%.17g,"
-           "\"resident_double_ns\":%.17g,\"gpu_row_max\":%.17g,\"gpu_row_min\":%.17g,"
+           "\"resident_double_ns\":%.17g,\"sync_upload_float_ns\":%.17g,"
+           "\"sync_upload_double_ns\":%.17g,\"gpu_row_max\":%.17g,\"gpu_row_min\":%.17g,"
            "\"gpu_row_mean\":%.17g,\"gpu_row_var\":%.17g}\n", item, st.median_ns, agrees,
-           as.upload[0], as.upload[1], as.resident[0], as.resident[1], c.f[0], c.f[1], c.f[2],
-           c.f[3]);
+           as.upload[0], as.upload[1], as.resident[0], as.resident[1], as.sync_upload[0],
+           as.sync_upload[1], c.f[0], c.f[1], c.f[2], c.f[3]);
     fflush(stdout);
     return 0;
 }

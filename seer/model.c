@@ -207,8 +207,8 @@ static int load_fields(struct seer_model *m, json_t *o, const char *path)
     m->precision = xstrdup(json_string_value(json_object_get(o, "precision")) ?: "double");
     const char *cost = json_string_value(json_object_get(o, "feature_cost"));
     if ((m->feature_cost = cost ? seer_cost_by_name(cost) : SEER_COST_SYNC) < 0)
-        return lscat_error_setc(LSCAT_EINVALID, "%s: feature_cost '%s' is not sync, async or "
-                                "async-resident", path, cost);
+        return lscat_error_setc(LSCAT_EINVALID, "%s: feature_cost '%s' is not sync, async, "
+                                "async-resident or sync-upload", path, cost);
     m->k = (int)json_array_size(cls);
     for (int c = 0; c < m->k; c++) {
         int k = seer_kernel_by_name(json_string_value(json_array_get(cls, (size_t)c)) ?: "");

@@ -59,8 +59,8 @@ static int num(double *out, const char *s, int allow_empty)
     return *end || errno ? -1 : 0;
 }
 
-/* Fields 3..9 and 12, 16..18, 20 and 21 (when ncols has them) as numbers (features required,
- * times may be empty; v[20], v[21] are NAN in the 20-column form). */
+/* Fields 3..9 and 12, 16..18 and 20.. (when ncols has them) as numbers (features required,
+ * times may be empty; v[20].. are NAN in the 20-column form). */
 static int parse_numbers(double *v, char **f, int ncols)
 {
     for (int c = 3; c <= 9; c++)
@@ -100,6 +100,7 @@ static int import_line(struct store *s, char **f, int ncols)
     struct seer_async_costs a = SEER_ASYNC_COSTS_NONE;
     a.upload[dbl] = v[20];
     a.resident[dbl] = v[21];
+    a.sync_upload[dbl] = v[22];
     struct seer_db_gpu g = { f[11], f[10], NULL, NULL, 0, 0, 0 };
     struct seer_db_matrix m = { f[0], f[1], NULL, *f[2] ? f[2] : NULL,
                                 { v[3], v[4], v[5], v[6], v[7], v[8], v[9] } };
@@ -194,13 +195,14 @@ static struct seer_row *row_for(struct seer_table *t, int *cap, const char *name
 
 const char *seer_cost_name(int cost)
 {
-    return cost == SEER_COST_ASYNC ? "async" : cost == SEER_COST_ASYNC_RESIDENT ? "async-resident"
-                                                                                : "sync";
+    static const char *const names[SEER_COST_KINDS] = { "sync", "async", "async-resident",
+                                                        "sync-upload" };
+    return cost > 0 && cost < SEER_COST_KINDS ? names[cost] : names[0];
 }
 
 int seer_cost_by_name(const char *name)
 {
-    for (int c = SEER_COST_SYNC; c <= SEER_COST_ASYNC_RESIDENT; c++)
+    for (int c = SEER_COST_SYNC; c < SEER_COST_KINDS; c++)
         if (!strcmp(name, seer_cost_name(c)))
             return c;
     return -1;
@@ -261,10 +263,11 @@ int seer_table_load(struct seer_table *out, struct store *s, const char *gpu_fil
     out->precision = xstrdup(precision);
     out->feature_cost = cost;
     rc = store_prepare(&st, s, "SELECT m.name, m.rows, m.cols, m.nnz, m.row_max, m.row_min, "
-                       "m.row_mean, m.row_var, CASE WHEN ?3 = 0 THEN f.feature_ns WHEN ?3 = 1 THEN "
+                       "m.row_mean, m.row_var, CASE ?3 WHEN 0 THEN f.feature_ns WHEN 1 THEN "
                        "(CASE ?2 WHEN 'float' THEN f.async_float_ns ELSE f.async_double_ns END) "
-                       "ELSE (CASE ?2 WHEN 'float' THEN f.resident_float_ns ELSE "
-                       "f.resident_double_ns END) END, r.kernel, "
+                       "WHEN 2 THEN (CASE ?2 WHEN 'float' THEN f.resident_float_ns ELSE "
+                       "f.resident_double_ns END) ELSE (CASE ?2 WHEN 'float' THEN "
+                       "f.sync_upload_float_ns ELSE f.sync_upload_double_ns END) END, r.kernel, "
                        "r.status, r.preprocess_ns, "
                        "r.iter_ns FROM seer_results r JOIN seer_matrices m ON m.id = r.matrix_id "
                        "JOIN seer_feature_costs f ON f.matrix_id = r.matrix_id AND f.gpu_id = "

@@ -37,12 +37,14 @@ else t_fail gpu_seer_features__bench_features_only_stores_agreeing_costs "count|
 # the asynchronous path's exposed costs (docs/seer.md Session 8): both flows, both precisions,
 # each a difference of two timed flows, so finite and far below a second (it may be negative)
 got=$(q "SELECT count(*) FROM seer_feature_costs WHERE abs(async_float_ns) < 1e9 AND
-         abs(async_double_ns) < 1e9 AND abs(resident_float_ns) < 1e9 AND abs(resident_double_ns) < 1e9")
-if [ "$got" = 4 ]; then t_ok gpu_seer_features__bench_stores_the_async_costs_of_both_flows
-else t_fail gpu_seer_features__bench_stores_the_async_costs_of_both_flows "$got of 4 matrices"; fi
-echo "# async / resident exposed costs (us), float and double: $(q "SELECT group_concat(printf('%.1f/%.1f %.1f/%.1f',
-     async_float_ns / 1e3, async_double_ns / 1e3, resident_float_ns / 1e3, resident_double_ns / 1e3), '; ')
-     FROM seer_feature_costs")" >&2
+         abs(async_double_ns) < 1e9 AND abs(resident_float_ns) < 1e9 AND abs(resident_double_ns) < 1e9
+         AND abs(sync_upload_float_ns) < 1e9 AND abs(sync_upload_double_ns) < 1e9")
+if [ "$got" = 4 ]; then t_ok gpu_seer_features__bench_stores_the_costs_of_every_flow
+else t_fail gpu_seer_features__bench_stores_the_costs_of_every_flow "$got of 4 matrices"; fi
+echo "# sync / async / resident / sync-upload costs (us), float/double: $(q "SELECT group_concat(
+     printf('%.1f %.1f/%.1f %.1f/%.1f %.1f/%.1f', feature_ns / 1e3, async_float_ns / 1e3,
+     async_double_ns / 1e3, resident_float_ns / 1e3, resident_double_ns / 1e3,
+     sync_upload_float_ns / 1e3, sync_upload_double_ns / 1e3), '; ') FROM seer_feature_costs")" >&2
 t_expect gpu_seer_features__a_second_features_only_run_skips 0 \
     lscat --work "$W" seer bench --features-only "${G[@]}" &&
     t_contains gpu_seer_features__all_four_are_skipped "$T_ERR" " 0 matrices measured, 4 already complete"

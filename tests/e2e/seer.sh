@@ -99,8 +99,8 @@ for a in "$@"; do
     printf '{"event":"matrix","item":%d,"name":"%s","source":"generated","spec":"%s","rows":10,"cols":10,"nnz":20,"row_max":2,"row_min":2,"row_mean":2,"row_var":0,"read_s":0}\n' "$i" "${a#gen:}" "${a#gen:}"
     case $a in
     *rows=77,*) printf '{"event":"features_error","item":%d,"error":"an injected failure"}\n' "$i" ;;
-    *) printf '{"event":"features","item":%d,"feature_ns":%d,"async_float_ns":%d,"async_double_ns":%d,"resident_float_ns":%d,"resident_double_ns":%d,"agrees":1}\n' \
-           "$i" $((1000 + i)) $((200 + i)) $((300 + i)) $((400 + i)) $((500 + i)) ;;
+    *) printf '{"event":"features","item":%d,"feature_ns":%d,"async_float_ns":%d,"async_double_ns":%d,"resident_float_ns":%d,"resident_double_ns":%d,"sync_upload_float_ns":%d,"sync_upload_double_ns":%d,"agrees":1}\n' \
+           "$i" $((1000 + i)) $((200 + i)) $((300 + i)) $((400 + i)) $((500 + i)) $((600 + i)) $((700 + i)) ;;
     esac
     i=$((i + 1))
 done
@@ -118,8 +118,9 @@ if { [ "$fc" = "1000.0 1001.0" ] || [ "$fc" = "1000 1001" ]; } && [ "$nr" = 0 ];
 else t_fail seer__features_only_stores_feature_costs_and_no_kernel_result "costs '$fc', results $nr"; fi
 ac=$(sqlite3 "$W/lscat.db" "SELECT group_concat(CAST(async_float_ns AS INT) || '/' ||
      CAST(async_double_ns AS INT) || '/' || CAST(resident_float_ns AS INT) || '/' ||
-     CAST(resident_double_ns AS INT), ' ') FROM seer_feature_costs ORDER BY feature_ns")
-if [ "$ac" = "200/300/400/500 201/301/401/501" ]; then t_ok seer__features_only_stores_the_async_costs_of_both_precisions
+     CAST(resident_double_ns AS INT) || '/' || CAST(sync_upload_float_ns AS INT) || '/' ||
+     CAST(sync_upload_double_ns AS INT), ' ') FROM seer_feature_costs ORDER BY feature_ns")
+if [ "$ac" = "200/300/400/500/600/700 201/301/401/501/601/701" ]; then t_ok seer__features_only_stores_the_async_costs_of_both_precisions
 else t_fail seer__features_only_stores_the_async_costs_of_both_precisions "async float/double '$ac'"; fi
 t_expect seer__features_only_again_measures_nothing 0 lscat --work "$W" seer bench \
     --features-only --worker "$FAKE" "${G[@]}" &&

@@ -25,12 +25,12 @@ static struct store *open_store(const char *name)
 
 /* Two matrices, both precisions, two kernels; b has no asynchronous costs in double. */
 static const char TABLE[] = SEER_CSV_HEADER "\n"
-    "a,file,,3,3,6,2,2,2,0,G,u,20000,csr_warp,double,ok,0,5000,0,,-500,7000\n"
-    "a,file,,3,3,6,2,2,2,0,G,u,20000,csr_thread,double,ok,0,6000,0,,-500,7000\n"
-    "a,file,,3,3,6,2,2,2,0,G,u,20000,csr_warp,float,ok,0,4000,0,,3000,6000\n"
-    "a,file,,3,3,6,2,2,2,0,G,u,20000,csr_thread,float,ok,0,4500,0,,3000,6000\n"
-    "b,file,,4,4,4,1,1,1,0,G,u,15000,csr_warp,double,ok,0,5000,0,,,\n"
-    "b,file,,4,4,4,1,1,1,0,G,u,15000,csr_warp,float,ok,0,4000,0,,2500,5500\n";
+    "a,file,,3,3,6,2,2,2,0,G,u,20000,csr_warp,double,ok,0,5000,0,,-500,7000,9000\n"
+    "a,file,,3,3,6,2,2,2,0,G,u,20000,csr_thread,double,ok,0,6000,0,,-500,7000,9000\n"
+    "a,file,,3,3,6,2,2,2,0,G,u,20000,csr_warp,float,ok,0,4000,0,,3000,6000,8000\n"
+    "a,file,,3,3,6,2,2,2,0,G,u,20000,csr_thread,float,ok,0,4500,0,,3000,6000,8000\n"
+    "b,file,,4,4,4,1,1,1,0,G,u,15000,csr_warp,double,ok,0,5000,0,,,,\n"
+    "b,file,,4,4,4,1,1,1,0,G,u,15000,csr_warp,float,ok,0,4000,0,,2500,5500,7500\n";
 
 static char *read_text(const char *path)
 {
@@ -67,6 +67,9 @@ static void test_seer_table__loads_the_async_cost_of_its_precision_clamped_at_ze
     CHECK_INT(t.feature_cost, ==, SEER_COST_ASYNC_RESIDENT);
     CHECK(t.rows[0].feature_ns == 6000 && t.rows[1].feature_ns == 5500);
     seer_table_release(&t);
+    CHECK_OK(seer_table_load(&t, s, NULL, "float", SEER_COST_SYNC_UPLOAD));
+    CHECK(t.rows[0].feature_ns == 8000 && t.rows[1].feature_ns == 7500);
+    seer_table_release(&t);
     CHECK_OK(seer_table_load(&t, s, NULL, "float", SEER_COST_SYNC));
     CHECK(t.rows[0].feature_ns == 20000 && t.rows[1].feature_ns == 15000);
     seer_table_release(&t);
@@ -91,6 +94,7 @@ static void test_seer_table__a_matrix_without_an_async_cost_is_an_error_saying_w
     CHECK_INT(seer_table_load(&t, s, NULL, "double", SEER_COST_ASYNC_RESIDENT), ==,
               LSCAT_ENOTFOUND);
     CHECK_CONTAINS(lscat_error_last(), "have no 'async-resident' feature cost");
+    CHECK_INT(seer_table_load(&t, s, NULL, "double", SEER_COST_SYNC_UPLOAD), ==, LSCAT_ENOTFOUND);
     CHECK_OK(seer_table_load(&t, s, NULL, "float", SEER_COST_ASYNC)); /* float: both have one */
     seer_table_release(&t);
     store_free(s);
@@ -107,11 +111,11 @@ static void test_seer_csv__the_async_cost_goes_out_and_back_in_per_precision(voi
     CHECK_INT(rows, ==, 6);
     text = read_text(out);
     CHECK_CONTAINS(text, SEER_CSV_HEADER "\n");
-    CHECK_CONTAINS(text, ",csr_warp,double,ok,0,5000,0,,-500,7000\n");
-    CHECK_CONTAINS(text, ",csr_warp,float,ok,0,4000,0,,3000,6000\n");
-    CHECK_CONTAINS(text, "b,file,,4,4,4,1,1,1,0,G,u,15000,csr_warp,double,ok,0,5000,0,,,\n");
+    CHECK_CONTAINS(text, ",csr_warp,double,ok,0,5000,0,,-500,7000,9000\n");
+    CHECK_CONTAINS(text, ",csr_warp,float,ok,0,4000,0,,3000,6000,8000\n");
+    CHECK_CONTAINS(text, "b,file,,4,4,4,1,1,1,0,G,u,15000,csr_warp,double,ok,0,5000,0,,,,\n");
     CHECK_OK(seer_db_import_csv(s2, out, &rows));
-    int64_t a = 0, b = 0, r = 0;
+    int64_t a = 0, b = 0, r = 0, u = 0;
     CHECK_OK(store_query_int(&a, s2, "SELECT count(*) FROM seer_feature_costs WHERE "
                              "async_float_ns IS NOT NULL AND async_double_ns IS NULL AND "
                              "resident_float_ns IS NOT NULL AND resident_double_ns IS NULL", ""));
@@ -121,7 +125,10 @@ static void test_seer_csv__the_async_cost_goes_out_and_back_in_per_precision(voi
                              "FROM seer_feature_costs", ""));
     CHECK_INT(a, ==, 1);  /* b: float only */
     CHECK_INT(b, ==, 5000); /* float 3000 + 2500, double -500 (b's is NULL) */
+    CHECK_OK(store_query_int(&u, s2, "SELECT sum(sync_upload_float_ns) + "
+                             "sum(sync_upload_double_ns) FROM seer_feature_costs", ""));
     CHECK_INT(r, ==, 18500); /* float 6000 + 5500, double 7000 */
+    CHECK_INT(u, ==, 24500); /* float 8000 + 7500, double 9000 */
     free(text);
     store_free(s);
     store_free(s2);
