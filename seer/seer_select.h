@@ -12,7 +12,7 @@
  *     if (seer_select(&c, d_row_ptr, rows, cols, nnz, 1000, stream) != 0) ... // a cudaError_t
  *     printf("use %s\n", c.name);        // c.kernel is one of SEER_KERNEL_*
  *
- * Gathering costs a launch and a synchronisation (9-16 us on an H200) when seer_select() does
+ * Gathering costs a launch and a synchronisation (12-19 us on an H200) when seer_select() does
  * it. To hide most of it, enqueue it right after uploading row_ptr, do your own work (upload x,
  * allocate y), then select: seer_select() then only reads the result (docs/seer.md, Session 8).
  *
