@@ -253,9 +253,10 @@ static int feat_fn(void *ctx)
  *   resident: the matrix is already on the GPU: [seer_gather_async()], upload x;
  * then [seer_select()'s wait for the result], the SpMV launch (here an empty kernel taking x:
  * the SpMV itself is the same with and without gathering) and a stream synchronisation. The
- * cost is the median over paired runs of the flow with the bracketed steps minus without.
- * FLOW_SYNC instead gathers where seer_select() does without an early gathering: launch +
- * stream synchronisation after the uploads. */
+ * cost is the median over rounds of the flow with the bracketed steps minus without (each
+ * upload capped at FLOW_CAP_BYTES, see measure_async). FLOW_SYNC instead gathers where
+ * seer_select() does without an early gathering: launch + stream synchronisation after the
+ * uploads. */
 enum { FLOW_NONE, FLOW_EARLY, FLOW_SYNC };
 struct flow_ctx {
     const struct seer_dev_matrix *m; /* rp, rows, nnz, the feature context */
@@ -264,7 +265,7 @@ struct flow_ctx {
     int *d_ci;
     void *d_val, *d_x;
     const void *h_val, *h_x;
-    size_t val_bytes, x_bytes;
+    size_t rp_bytes, ci_bytes, val_bytes, x_bytes; /* what each upload copies */
     double f[4];
 };
 
@@ -279,13 +280,11 @@ static int flow_run(struct flow_ctx *c, int mode)
     unsigned int seq = 0;
     int e = 0, gather = mode == FLOW_EARLY;
     if (c->upload)
-        e = (int)cudaMemcpyAsync(m->rp, c->a->row_ptr, ((size_t)m->rows + 1) * sizeof(int),
-                                 cudaMemcpyHostToDevice, 0);
+        e = (int)cudaMemcpyAsync(m->rp, c->a->row_ptr, c->rp_bytes, cudaMemcpyHostToDevice, 0);
     if (e == 0 && gather)
         e = seer_features_launch(&seq, m->feat, m->rp, m->rows, 0);
     if (e == 0 && c->upload &&
-        (e = (int)cudaMemcpyAsync(c->d_ci, c->a->col, (size_t)m->nnz * sizeof(int),
-                                  cudaMemcpyHostToDevice, 0)) == 0)
+        (e = (int)cudaMemcpyAsync(c->d_ci, c->a->col, c->ci_bytes, cudaMemcpyHostToDevice, 0)) == 0)
         e = (int)cudaMemcpyAsync(c->d_val, c->h_val, c->val_bytes, cudaMemcpyHostToDevice, 0);
     if (e == 0)
         e = (int)cudaMemcpyAsync(c->d_x, c->h_x, c->x_bytes, cudaMemcpyHostToDevice, 0);
@@ -306,9 +305,10 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-#define FLOW_MAX_PAIRS 31
-#define FLOW_MIN_PAIRS 5
-#define FLOW_BUDGET_S 0.1 /* per flow and precision, once past the minimum */
+#define FLOW_MAX_ROUNDS 31
+#define FLOW_MIN_ROUNDS 9
+#define FLOW_BUDGET_S 0.1  /* per flow and precision, once past the minimum */
+#define FLOW_CAP_BYTES (4u << 20) /* each upload of a flow, at most (see measure_async) */
 
 /* One timed run (host clock, then cudaDeviceSynchronize as the timing core's host shape). */
 static int flow_time(double *s, struct flow_ctx *c, int mode)
@@ -319,58 +319,82 @@ static int flow_time(double *s, struct flow_ctx *c, int mode)
     return e ? e : (int)cudaDeviceSynchronize();
 }
 
-/* Median of the paired differences (with gathering the `mode` way - without, the order
- * alternating) after one warm-up pair: FLOW_MAX_PAIRS pairs, fewer (at least FLOW_MIN_PAIRS)
- * when the flow is so slow (a large matrix's upload) that they would take more than
- * FLOW_BUDGET_S. */
-static int flow_cost(double *ns, struct flow_ctx *c, int mode)
+static double median(double *v, int n)
 {
-    double d[FLOW_MAX_PAIRS], t[2];
-    int n = FLOW_MAX_PAIRS, e = flow_time(&t[0], c, FLOW_NONE);
-    if (e || (e = flow_time(&t[1], c, mode)))
+    qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* ns[k - 1] = the median over rounds of (time with modes[k]) - (time with modes[0] = FLOW_NONE),
+ * k = 1..nmodes-1. A round runs every mode once, the order rotating from round to round; one
+ * warm-up round, then FLOW_MAX_ROUNDS rounds, fewer (at least FLOW_MIN_ROUNDS) when they would
+ * take more than FLOW_BUDGET_S. */
+static int flow_costs(double *ns, struct flow_ctx *c, const int *modes, int nmodes)
+{
+    double d[2][FLOW_MAX_ROUNDS], t[3], round_s = 0;
+    int n = FLOW_MAX_ROUNDS, e = 0;
+    for (int k = 0; k < nmodes && e == 0; k++)
+        if ((e = flow_time(&t[k], c, modes[k])) == 0)
+            round_s += t[k];
+    if (e)
         return e;
-    if ((t[0] + t[1]) * n > FLOW_BUDGET_S)
-        n = (int)(FLOW_BUDGET_S / (t[0] + t[1]));
-    n = n < FLOW_MIN_PAIRS ? FLOW_MIN_PAIRS : n;
+    if (round_s * n > FLOW_BUDGET_S)
+        n = (int)(FLOW_BUDGET_S / round_s);
+    n = n < FLOW_MIN_ROUNDS ? FLOW_MIN_ROUNDS : n;
     for (int i = 0; i < n; i++) {
-        for (int j = 0; j < 2; j++) {
-            int gather = (i & 1) ? !j : j;
-            if ((e = flow_time(&t[gather], c, gather ? mode : FLOW_NONE)))
+        for (int j = 0; j < nmodes; j++) {
+            int k = (i + j) % nmodes;
+            if ((e = flow_time(&t[k], c, modes[k])))
                 return e;
         }
-        d[i] = (t[1] - t[0]) * 1e9;
+        for (int k = 1; k < nmodes; k++)
+            d[k - 1][i] = (t[k] - t[0]) * 1e9;
     }
-    qsort(d, (size_t)n, sizeof(d[0]), cmp_double);
-    *ns = n % 2 ? d[n / 2] : 0.5 * (d[n / 2 - 1] + d[n / 2]);
+    for (int k = 1; k < nmodes; k++)
+        ns[k - 1] = median(d[k - 1], n);
     return 0;
+}
+
+static size_t capped(size_t bytes)
+{
+    return bytes < FLOW_CAP_BYTES ? bytes : FLOW_CAP_BYTES;
 }
 
 /* Both flows (and the upload flow with seer_select()'s own gathering) in float and double, into
  * device buffers of their own (m->rp is uploaded again with the same bytes; the bench's own x
- * and values stay untouched). */
+ * and values stay untouched). Every upload of a flow is capped at FLOW_CAP_BYTES: more to upload
+ * after the kernel can only hide it better, and the jitter of a 100 MB pageable upload (about
+ * a millisecond) would drown the microseconds measured; so for a larger matrix the cost is that
+ * of a caller with at most 4 MB of each array to upload (an upper bound). */
 static int measure_async(struct seer_async_out *out, const struct seer_dev_matrix *m,
                          const struct seer_csr *a)
 {
+    static const int upload_modes[3] = { FLOW_NONE, FLOW_EARLY, FLOW_SYNC };
+    static const int resident_modes[2] = { FLOW_NONE, FLOW_EARLY };
     std::vector<double> xd((size_t)a->cols, 0.5);
     std::vector<float> xf((size_t)a->cols, 0.5f), vf(a->val, a->val + a->nnz);
     struct flow_ctx c;
     memset(&c, 0, sizeof(c));
     c.m = m, c.a = a;
-    int e = (int)cudaMalloc(&c.d_ci, ((size_t)a->nnz + 1) * sizeof(int));
+    c.rp_bytes = capped(((size_t)a->rows + 1) * sizeof(int));
+    c.ci_bytes = capped((size_t)a->nnz * sizeof(int));
+    int e = (int)cudaMalloc(&c.d_ci, c.ci_bytes + sizeof(int));
     if (e == 0)
-        e = (int)cudaMalloc(&c.d_val, ((size_t)a->nnz + 1) * sizeof(double));
+        e = (int)cudaMalloc(&c.d_val, FLOW_CAP_BYTES);
     if (e == 0)
-        e = (int)cudaMalloc(&c.d_x, ((size_t)a->cols + 1) * sizeof(double));
+        e = (int)cudaMalloc(&c.d_x, FLOW_CAP_BYTES);
     for (int dbl = 0; dbl < 2 && e == 0; dbl++) {
+        double ns[2];
         c.h_val = dbl ? (const void *)a->val : (const void *)vf.data();
-        c.val_bytes = (size_t)a->nnz * (dbl ? sizeof(double) : sizeof(float));
+        c.val_bytes = capped((size_t)a->nnz * (dbl ? sizeof(double) : sizeof(float)));
         c.h_x = dbl ? (const void *)xd.data() : (const void *)xf.data();
-        c.x_bytes = (size_t)a->cols * (dbl ? sizeof(double) : sizeof(float));
+        c.x_bytes = capped((size_t)a->cols * (dbl ? sizeof(double) : sizeof(float)));
         c.upload = 1;
-        if ((e = flow_cost(&out->upload[dbl], &c, FLOW_EARLY)) == 0 &&
-            (e = flow_cost(&out->sync_upload[dbl], &c, FLOW_SYNC)) == 0) {
+        if ((e = flow_costs(ns, &c, upload_modes, 3)) == 0) {
+            out->upload[dbl] = ns[0];
+            out->sync_upload[dbl] = ns[1];
             c.upload = 0;
-            e = flow_cost(&out->resident[dbl], &c, FLOW_EARLY);
+            e = flow_costs(&out->resident[dbl], &c, resident_modes, 2);
         }
     }
     cudaFree(c.d_ci);
