@@ -110,6 +110,11 @@ for lo, hi in ((0, 1e4), (1e4, 1e5), (1e5, 1e6), (1e6, 1e9), (0, 1e9)):
         print(f"| {label} | {len(ns)} | {cell([old[n][0] for n in ns])} | "
               f"{cell([new[n][0] for n in ns])} | " +
               " | ".join(cell([new[n][k] for n in ns]) for k in (4, 5, 6, 7, 8, 9)) + " |")
+names = ("async float", "async double", "resident float", "resident double",
+         "sync-upload float", "sync-upload double")
+print("\nnegative medians (charged as 0): " + ", ".join(
+    f"{nm} {sum(1 for n in both if new[n][k] is not None and new[n][k] < 0)}"
+    for nm, k in zip(names, range(4, 10))) + f" of {len(both)}")
 PY
 # import + train + eval as docs/seer.md: the table as it was, then the new table charged each
 # feature cost.

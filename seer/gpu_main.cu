@@ -274,20 +274,25 @@ static __global__ void seer_flow_spmv_stand_in(const void *x)
     (void)x;
 }
 
+/* An upload of the flow on the default stream; nothing for 0 bytes (NULL host arrays). */
+static int flow_up(void *dst, const void *src, size_t bytes)
+{
+    return bytes ? (int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, 0) : 0;
+}
+
 static int flow_run(struct flow_ctx *c, int mode)
 {
     const struct seer_dev_matrix *m = c->m;
     unsigned int seq = 0;
     int e = 0, gather = mode == FLOW_EARLY;
     if (c->upload)
-        e = (int)cudaMemcpyAsync(m->rp, c->a->row_ptr, c->rp_bytes, cudaMemcpyHostToDevice, 0);
+        e = flow_up(m->rp, c->a->row_ptr, c->rp_bytes);
     if (e == 0 && gather)
         e = seer_features_launch(&seq, m->feat, m->rp, m->rows, 0);
-    if (e == 0 && c->upload &&
-        (e = (int)cudaMemcpyAsync(c->d_ci, c->a->col, c->ci_bytes, cudaMemcpyHostToDevice, 0)) == 0)
-        e = (int)cudaMemcpyAsync(c->d_val, c->h_val, c->val_bytes, cudaMemcpyHostToDevice, 0);
+    if (e == 0 && c->upload && (e = flow_up(c->d_ci, c->a->col, c->ci_bytes)) == 0)
+        e = flow_up(c->d_val, c->h_val, c->val_bytes);
     if (e == 0)
-        e = (int)cudaMemcpyAsync(c->d_x, c->h_x, c->x_bytes, cudaMemcpyHostToDevice, 0);
+        e = flow_up(c->d_x, c->h_x, c->x_bytes);
     if (e == 0 && gather && (e = seer_features_wait(m->feat, seq, 0)) == 0)
         e = seer_features_finish(c->f, m->feat, m->rows, seq);
     if (e == 0 && mode == FLOW_SYNC)
