@@ -4,8 +4,9 @@
 # ../shared/data/matrices, or build/seer-matrices on a GPU host, when present) and on generated
 # edge cases (empty rows, one dense row, 1x1, rectangular both ways, no non-zeros), the GPU feature kernel against the CPU features,
 # then train on what was measured, build the exported seer_select() library and run it end to
-# end (tests/seer/support/select_main.cu: plain seer_select(), seer_gather_async() first, and
-# seer_gather_async() on another matrix), once with the trained selector and once with a
+# end (tests/seer/support/select_main.cu: plain seer_select(), seer_gather_async() first,
+# seer_gather_async() on another matrix, and on two streams), once with the trained selector and
+# once with a
 # selector that always gathers.
 source "$(dirname "$0")/lib.sh"
 NVCC=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc

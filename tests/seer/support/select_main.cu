@@ -4,7 +4,9 @@
  * host, and, when the selector gathered, that the GPU features equal the CPU's. The same again
  * through seer_gather_async() (enqueued before an x upload; seer_select() must then read that
  * result, gathered = 2, exactly when the selector says gather), and with a gathering enqueued
- * for another matrix (seer_select() must gather its own, gathered = 1).
+ * for another matrix (seer_select() must gather its own, gathered = 1), and with one enqueued
+ * for another matrix on another stream followed by one for this matrix on a second stream (the
+ * second waits for the first, which shares the scratch; seer_select() reads the second's).
  * Built against a folder lscat seer train wrote: nvcc -I DIR select_main.cu DIR/libseer_select.a */
 #include "seer_classes.h"
 #include "seer_gathered.h"
@@ -39,10 +41,11 @@ static std::vector<int> make_row_ptr(int rows, int cols)
     return rp;
 }
 
-enum { SYNC, ASYNC, ASYNC_OTHER };
+enum { SYNC, ASYNC, ASYNC_OTHER, ASYNC_TWO_STREAMS };
 
 /* Select on a (rows x cols) matrix: plainly (SYNC), after seer_gather_async() on it and an x
- * upload (ASYNC), or after seer_gather_async() on another matrix (ASYNC_OTHER). */
+ * upload (ASYNC), after seer_gather_async() on another matrix (ASYNC_OTHER), or after one on
+ * another matrix on stream s1 and one on it on stream s2 (ASYNC_TWO_STREAMS, selecting on s2). */
 static void one(int rows, int cols, long long iterations, int how)
 {
     std::vector<int> rp = make_row_ptr(rows, cols);
@@ -57,14 +60,22 @@ static void one(int rows, int cols, long long iterations, int how)
     for (size_t r = 0; r < rp_other.size(); r++)
         rp_other[r] = (int)r;
     cudaMemcpy(other, rp_other.data(), rp.size() * sizeof(int), cudaMemcpyHostToDevice);
+    cudaStream_t s1 = 0, s2 = 0;
+    if (how == ASYNC_TWO_STREAMS) {
+        cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking);
+        cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking);
+        int first = -1;
+        check(seer_gather_async(&first, other, rows, cols, rp[(size_t)rows], iterations, s1) == 0,
+              "seer_gather_async on the first stream returns 0", rows);
+    }
     if (how != SYNC) {
-        int e = seer_gather_async(&started, how == ASYNC ? d : other, rows, cols,
-                                  rp[(size_t)rows], iterations, 0);
+        int e = seer_gather_async(&started, how == ASYNC_OTHER ? other : d, rows, cols,
+                                  rp[(size_t)rows], iterations, s2);
         check(e == 0, "seer_gather_async returns 0", rows);
-        cudaMemcpyAsync(dx, hx.data(), hx.size() * sizeof(double), cudaMemcpyHostToDevice, 0);
+        cudaMemcpyAsync(dx, hx.data(), hx.size() * sizeof(double), cudaMemcpyHostToDevice, s2);
     }
     struct seer_choice c;
-    int e = seer_select(&c, d, rows, cols, rp[(size_t)rows], iterations, 0);
+    int e = seer_select(&c, d, rows, cols, rp[(size_t)rows], iterations, s2);
     check(e == 0, "seer_select returns 0", rows);
     check(c.kernel >= 0 && c.kernel < SEER_KERNEL_COUNT && c.name != 0, "a kernel is chosen", rows);
     /* the known features: rows, cols, nnz, iterations, nnz/rows (the mean row length);
@@ -76,7 +87,7 @@ static void one(int rows, int cols, long long iterations, int how)
     int says = seer_selector_predict(x) == 1;
     if (how != SYNC)
         check(started == says, "seer_gather_async enqueues exactly when the selector says", rows);
-    check(c.gathered == (!says ? 0 : how == ASYNC ? 2 : 1),
+    check(c.gathered == (!says ? 0 : how == ASYNC || how == ASYNC_TWO_STREAMS ? 2 : 1),
           "gathered = 2 reading the async result, 1 gathering here, 0 not at all", rows);
     if (c.gathered) {
         double mx = 0, mn = 1e300, sum = 0, ss = 0;
@@ -101,8 +112,14 @@ static void one(int rows, int cols, long long iterations, int how)
         check(c.kernel == seer_class_kernel[seer_known_predict(x)], "known tree's pick", rows);
     }
     printf("rows %d, %lld iterations, %s: %s%s\n", rows, iterations,
-           how == SYNC ? "seer_select" : how == ASYNC ? "async first" : "async on another matrix",
+           how == SYNC ? "seer_select" : how == ASYNC ? "async first"
+           : how == ASYNC_OTHER ? "async on another matrix" : "async on two streams",
            c.name, c.gathered == 2 ? " (gathered early)" : c.gathered ? " (gathered)" : "");
+    cudaDeviceSynchronize();
+    if (s1)
+        cudaStreamDestroy(s1);
+    if (s2)
+        cudaStreamDestroy(s2);
     cudaFree(d);
     cudaFree(other);
     cudaFree(dx);
@@ -111,7 +128,7 @@ static void one(int rows, int cols, long long iterations, int how)
 int main(void)
 {
     int sizes[] = { 1, 1000, 150000, 2000000 };
-    for (int how = SYNC; how <= ASYNC_OTHER; how++)
+    for (int how = SYNC; how <= ASYNC_TWO_STREAMS; how++)
         for (int i = 0; i < 4; i++) {
             one(sizes[i], sizes[i] > 1 ? sizes[i] : 1, 1, how);
             one(sizes[i], sizes[i] > 1 ? sizes[i] : 1, 100000, how);
