@@ -6,8 +6,7 @@
 # then train on what was measured, build the exported seer_select() library and run it end to
 # end (tests/seer/support/select_main.cu: plain seer_select(), seer_gather_async() first,
 # seer_gather_async() on another matrix, and on two streams), once with the trained selector and
-# once with a
-# selector that always gathers.
+# once with a selector that always gathers.
 source "$(dirname "$0")/lib.sh"
 NVCC=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
 if [ ! -x "$LSCAT_BIN/lscat-seer-gpu" ]; then
