@@ -4,7 +4,8 @@
  * than its budget: the binding must end `too_slow` within seconds, not at the 300 s probe
  * timeout given here, and `side` (n = 2024) must run clean and be kept. A second copy is then
  * probed the old way (--probe-budget 0, a 20 s timeout): its area run waits for the kernel or
- * the timeout, so it takes longer (the saving, side by side). Skips with "no CUDA device"
+ * the timeout, so it takes longer (the saving, side by side). The harness's probe lines carry
+ * the kernel's own time (kernel_ns), from which the budget is planned. Skips with "no CUDA device"
  * elsewhere. */
 #include "common/buf.h"
 #include "common/error.h"
@@ -58,6 +59,12 @@ static void test_gpu_probe_budget__a_kernel_too_slow_under_area_ends_fast_and_ke
     CHECK_CONTAINS(tries, "{\"binding\":\"side\",\"outcome\":\"ok\"");
     CHECK(budget_wall_s > 0 && budget_wall_s < 60);
     CHECK_INT(c.too_slow, ==, 1);
+    /* the harness said its kernel's own time on every ok line, and the budget came from it
+     * (not from the line interval: "64x64: kernel ... ms of ... ms") */
+    CHECK_CONTAINS(tries, "\"kernel_s\":[0.");
+    CHECK_CONTAINS(tries, "64x64: kernel ");
+    const char *bs = tries ? strstr(tries, "\"budget_s\":") : NULL;
+    CHECK(bs && atof(bs + 11) < 10); /* O(n^2) from a kernel of microseconds: about the floor */
     free(b); free(tries); free(secs);
 }
 
