@@ -21,20 +21,20 @@
 #   on the GPU:  scripts/device-probe8.sh OUT_DIR
 #   carry:       build/bin .dev/probe-before .dev/realcode7.tar.xz
 #   .dev/probe-before/bin: main's build/bin (the lead: cp -a /work/main/build/bin .dev/probe-before/)
-# Environment: PB_BUDGET_S (450: the whole call), PB_PREFIXES ("0 1 2 3 4"), PB_MODES ("before:4
-# after:4 after:8 after:16"; a mode is skipped when under 30 s are left), PB_CAP_S (150: SIGTERM
+# Environment: PB_BUDGET_S (470: the whole call), PB_PREFIXES ("0 1 2 3 4"), PB_MODES ("before:4
+# after:4 after:8 after:16"; a mode is skipped when under 30 s are left), PB_CAP_S (170: SIGTERM
 # cap of one probe pass; the probes in flight finish and the rate is over what was probed),
 # PB_EXTRA (more execute options; a dry run without a GPU takes --probe-anyway), PB_ARCHIVE
 # (.dev/realcode7.tar.xz). Needs python3, no sqlite3 CLI.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 3
 ROOT=$PWD
 OUT=${1:?usage: scripts/device-probe8.sh OUT_DIR}
 mkdir -p "$OUT"
-T_END=$(( $(date +%s) + ${PB_BUDGET_S:-450} ))
+T_END=$(( $(date +%s) + ${PB_BUDGET_S:-470} ))
 PREFIXES=${PB_PREFIXES:-0 1 2 3 4}
 MODES=${PB_MODES:-before:4 after:4 after:8 after:16}
-CAP=${PB_CAP_S:-150}
+CAP=${PB_CAP_S:-170}
 ARCHIVE=${PB_ARCHIVE:-.dev/realcode7.tar.xz}
 export LSCAT_NO_PROGRESS=1 LSCAT_SHARE_DIR=$ROOT
 JOBS=$(nproc)
@@ -101,6 +101,7 @@ probe() { # mode: before:N / after:N / after:NsS
     python3 scripts/device-probe8.py mode "$w/lscat.db" "$mode" "$wall" "$rc" "$cap" "${args[*]}" | tee -a "$S"
 }
 for m in $MODES; do probe "$m"; done
+# shellcheck disable=SC2086 # the modes are words
 python3 scripts/device-probe8.py compare "$BASE/p" $MODES | tee -a "$S"
 for f in "$OUT"/*.log; do # keep what comes back small
     [ "$(wc -c < "$f")" -gt 200000 ] && { tail -c 200000 "$f" > "$f.tail" && mv "$f.tail" "$f"; }
