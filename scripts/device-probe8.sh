@@ -37,6 +37,7 @@ MODES=${PB_MODES:-before:4 after:4 after:8 after:16}
 CAP=${PB_CAP_S:-170}
 ARCHIVE=${PB_ARCHIVE:-.dev/realcode7.tar.xz}
 export LSCAT_NO_PROGRESS=1 LSCAT_SHARE_DIR=$ROOT
+unset LSCAT_RUNNER # each lscat finds its own lscat-runner (LSCAT_BIN, set per run)
 JOBS=$(nproc)
 S=$OUT/summary.txt
 : > "$S"
@@ -76,7 +77,7 @@ q1() { python3 -c 'import sqlite3, sys
 print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$@"; }
 build() { # which (before|after): builds into $BASE/w/<which>, no probes
     local t0=$SECONDS w=$BASE/w/$1 bin; bin=$(bin_of "$1")
-    timeout $(( $(left) > 200 ? 180 : $(left) - 20 )) "$bin/lscat" --work "$w" execute --no-probe \
+    LSCAT_BIN=$bin timeout $(( $(left) > 200 ? 180 : $(left) - 20 )) "$bin/lscat" --work "$w" execute --no-probe \
         -j "$JOBS" --arch sm_90 > "$OUT/build-$1.log" 2>&1
     note "== build $1: exit $? in $(( SECONDS - t0 )) s: $(tail -1 "$OUT/build-$1.log" | cut -c1-300)"
 }
@@ -95,7 +96,7 @@ probe() { # mode: before:N / after:N / after:NsS
     cp -a "$BASE/w/$which" "$w"
     local t1; t1=$(date +%s.%N)
     # shellcheck disable=SC2086
-    timeout -s TERM -k 60 "$cap" "$bin/lscat" --work "$w" execute -j "$JOBS" --arch sm_90 "${args[@]}" \
+    LSCAT_BIN=$bin timeout -s TERM -k 60 "$cap" "$bin/lscat" --work "$w" execute -j "$JOBS" --arch sm_90 "${args[@]}" \
         ${PB_EXTRA:-} > "$OUT/execute-${mode//:/-}.log" 2>&1
     local rc=$? wall; wall=$(python3 -c "import sys; print('%.2f' % ($(date +%s.%N) - $t1))")
     python3 scripts/device-probe8.py mode "$w/lscat.db" "$mode" "$wall" "$rc" "$cap" "${args[*]}" | tee -a "$S"
