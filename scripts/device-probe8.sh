@@ -19,7 +19,8 @@
 # what the after lines measured (kernel time against line interval at 64x64, the 2024x2024
 # configurations' time besides their kernel: the allowance).
 #   on the GPU:  scripts/device-probe8.sh OUT_DIR
-#   carry:       build/bin .dev/probe-before .dev/realcode7.tar.xz
+#   carry:       build/bin .dev/probe-before .dev/realcode7.tar.xz (+ build/tests: then
+#                tests/execute/gpu_probe_budget runs last, when over 100 s are left)
 #   .dev/probe-before/bin: main's build/bin (the lead: cp -a /work/main/build/bin .dev/probe-before/)
 # Environment: PB_BUDGET_S (470: the whole call), PB_PREFIXES ("0 1 2 3 4"), PB_MODES ("before:4
 # after:4 after:8 after:16"; a mode is skipped when under 30 s are left), PB_CAP_S (170: SIGTERM
@@ -104,6 +105,15 @@ probe() { # mode: before:N / after:N / after:NsS
 for m in $MODES; do probe "$m"; done
 # shellcheck disable=SC2086 # the modes are words
 python3 scripts/device-probe8.py compare "$BASE/p" $MODES | tee -a "$S"
+# The GPU test of the harness's probe lines and the budget, when build/tests came and time is left.
+G=$ROOT/build/tests/execute/gpu_probe_budget
+if [ -x "$G" ] && [ "$(left)" -gt 100 ]; then
+    LSCAT_BIN=$ROOT/build/bin LSCAT_ROOT=$ROOT timeout $(( $(left) - 10 )) "$G" > "$OUT/gpu_probe_budget.log" 2>&1
+    note "== gpu_probe_budget: exit $?: $(grep -c '^ok' "$OUT/gpu_probe_budget.log") ok, $(grep -c '^not ok' "$OUT/gpu_probe_budget.log") not ok, $(grep -c '^skip' "$OUT/gpu_probe_budget.log") skipped"
+    grep '^not ok' "$OUT/gpu_probe_budget.log" | head -3 | tee -a "$S"
+else
+    note "== gpu_probe_budget: not run ($( [ -x "$G" ] && echo "$(left) s left" || echo "no build/tests"))"
+fi
 for f in "$OUT"/*.log; do # keep what comes back small
     [ "$(wc -c < "$f")" -gt 200000 ] && { tail -c 200000 "$f" > "$f.tail" && mv "$f.tail" "$f"; }
 done
