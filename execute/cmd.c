@@ -14,7 +14,8 @@
 #include <stdlib.h>
 
 static const char usage[] = "lscat execute [--arch sm_90,sm_80] [-j N] [--attempts N] "
-                            "[--no-probe] [--sanitize] [--probe-size N] [--probe-budget S] [--no-block-retry] "
+                            "[--no-probe] [--sanitize] [--probe-size N] [--probe-budget S] "
+                            "[--no-block-retry] "
                             "[--device N] "
                             "[--kernel ID] [--probe-jobs N] [--no-probe-runner] [--probe-spares N] "
                             "[--build-ahead N]";

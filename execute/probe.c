@@ -399,9 +399,9 @@ static int run_in_runner(struct proc_result *r, struct buf *text, const struct p
     return ran;
 }
 
-/* One run of the harness with binding b (and retry shape s, NULL: the probe's own): plain on the small and large configurations, or under
- * compute-sanitizer on the small ones. Fills out's outcome (and configs) or its sanitizer
- * verdict. */
+/* One run of the harness with binding b and retry shape s (NULL: the probe's own shapes):
+ * plain on the small and large configurations, or under compute-sanitizer on the small ones.
+ * Fills out's outcome (and configs) or its sanitizer verdict. */
 static int run_binding(struct probe_result *out, const struct probe_options *o, int b,
                        int sanitize, int large, const struct shape *s)
 {
