@@ -147,3 +147,28 @@ void log_raw(const char *s)
     fflush(stderr);
     pthread_mutex_unlock(&log_lock);
 }
+
+void log_trace(const char *fmt, ...)
+{
+    static FILE *f;
+    static int tried;
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&mu);
+    if (!tried) {
+        const char *e = getenv("LSCAT_TUNE_TRACE");
+        tried = 1;
+        f = e && *e ? fopen(e, "ae") : NULL;
+    }
+    if (f) {
+        struct timespec ts;
+        va_list ap;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        fprintf(f, "%.4f %d ", (double)ts.tv_sec + ts.tv_nsec * 1e-9, (int)getpid());
+        va_start(ap, fmt);
+        vfprintf(f, fmt, ap);
+        va_end(ap);
+        fputc('\n', f);
+        fflush(f);
+    }
+    pthread_mutex_unlock(&mu);
+}

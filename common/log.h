@@ -26,5 +26,9 @@ void log_event(enum log_level level, const char *event, ...);
 
 /* Print to stderr bypassing the level (for the progress bar). Holds the log lock. */
 void log_raw(const char *s);
+/* LSCAT_TUNE_TRACE=FILE: one line per event of tune's runners, lscat-mpi's chunk turn and
+ * sweep's records, "<monotonic s> <pid> <event ...>", appended by every process that has it
+ * set (docs/tune.md "Where a configuration's time goes"). Nothing when unset. */
+void log_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -14,6 +14,7 @@
 #      (BLOCK_SIZE 8,16,32 x the 20 sizes 4 times: 240 records, one round), where the
 #      launcher's fixed start weighs less;
 #   3. a worker's lscat-tune killed 8 s into the MPI tune: what was lost and the wall it cost.
+# MPI_SWEEP_ONLY=1: steps 0 and 2 (the sweeps, the 240-record one twice, also with --inflight 1).
 # MPI_QUICK=1: steps 0 and 1's two small rounds only (round 2 with LSCAT_TUNE_TRACE: the gaps
 # between results, plain and MPI). lscat-mpi's breakdown ("mpi: time" lines: store cuts, children, results, shipping, idle waits,
 # rank 0's merges) follows each MPI run. Then the gpu_mpi test. Usage: scripts/device-mpi.sh OUT_DIR (from the source root, with
@@ -37,6 +38,7 @@ note "== mpirun: $(mpirun --version 2>&1 | head -1)"
 t0=$(now); mpirun -np 2 true; t1=$(now); mpirun -np 2 true; t2=$(now)
 note "== bare launcher: mpirun -np 2 true: $(secs "$t0" "$t1") s, $(secs "$t1" "$t2") s"
 
+if [ "${MPI_SWEEP_ONLY:-0}" != 1 ]; then  # MPI_SWEEP_ONLY=1: steps 2 and 3 only
 # 1. tune
 seed() {
     lscat init --db "$1" >/dev/null 2>&1 || LSCAT_DB=$1 lscat init >/dev/null 2>&1
@@ -99,6 +101,8 @@ for mode in plain mpi; do
 done
 note "== tune big store rate mpi/plain: $(python3 -c "print(round((${big_n[mpi]} / ${big_s[mpi]}) / (${big_n[plain]} / ${big_s[plain]}), 4))") (aim >= 0.97)"
 
+fi
+
 # 2. sweep (builds cached first)
 { printf 'BLOCK_SIZE,N\nInteger,Integer\nCompile,Runtime\n'
   for b in 8 16 32; do for i in $(seq 1 20); do echo "$b,$((128 * i))"; done; done; } >"$OUT/space.csv"
@@ -122,19 +126,21 @@ note "== sweep rate mpi/plain: $(python3 -c "print(round(${sw_s[plain]} / ${sw_s
   for b in 8 16 32; do for r in 1 2 3 4; do for i in $(seq 1 20); do echo "$b,$((128 * i))"; done; done; done; } >"$OUT/space240.csv"
 SW2=(--work "$OUT/sweep-work" --kernel "$EX/matmul.cu" --driver "$EX/driver.c" --space "$OUT/space240.csv")
 declare -A sw2_s
-for round in 1; do
-    for mode in plain mpi; do
+for round in 1 2; do
+    for mode in plain mpi mpi1; do  # mpi1: one chunk at a time (--inflight 1, before session 8)
         o=$OUT/sweep240-$mode-$round.csv
         t0=$(now)
         if [ $mode = plain ]; then lscat sweep "${SW2[@]}" --out "$o" >"$OUT/sweep240-$mode-$round.log" 2>&1
+        elif [ $mode = mpi1 ]; then mpirun -np 2 lscat sweep --mpi --inflight 1 "${SW2[@]}" --out "$o" >"$OUT/sweep240-$mode-$round.log" 2>&1
         else mpirun -np 2 lscat sweep --mpi "${SW2[@]}" --out "$o" >"$OUT/sweep240-$mode-$round.log" 2>&1; fi
         w=$(secs "$t0" "$(now)")
         note "sweep240 $mode round $round: $(($(wc -l <"$o") - 1)) records ($(grep -c ',Success,' "$o") Success) in $w s"
         sw2_s[$mode]=$(python3 -c "print(${sw2_s[$mode]:-0} + $w)")
     done
 done
-note "== sweep240 rate mpi/plain: $(python3 -c "print(round(${sw2_s[plain]} / ${sw2_s[mpi]}, 4))") (same records; aim >= 0.97)"
+note "== sweep240 rate mpi/plain: $(python3 -c "print(round(${sw2_s[plain]} / ${sw2_s[mpi]}, 4))") (same records; aim >= 0.97); with --inflight 1: $(python3 -c "print(round(${sw2_s[plain]} / ${sw2_s[mpi1]}, 4))")"
 
+if [ "${MPI_SWEEP_ONLY:-0}" != 1 ]; then
 # 3. a killed worker process: lost work and the wall it cost
 db=$OUT/work/tune-kill.db; seed "$db"
 t0=$(now)
@@ -149,6 +155,7 @@ n=$(sql "$db" "select count(*) from measurements where status = 'ok'")
 d=$(sql "$db" "select count(*) from (select 1 from measurements group by kernel_id, width, height, block_x, block_y, block_z having count(*) > 1)")
 note "== killed worker: exit $rc, $n ok configurations (plain: ${tune_n[plain]} in two runs), $d doubled, wall $w s against $(python3 -c "print(round(${tune_s[mpi]} / 2, 2))") s undisturbed; $(grep -c 'handed out again' "$OUT/tune-kill.log") chunk(s) handed out again"
 
+fi
 LSCAT_ROOT=$PWD timeout 150 bash tests/e2e/gpu_mpi.sh >"$OUT/gpu_mpi.log" 2>&1
 note "== gpu_mpi: $(grep -c '^ok' "$OUT/gpu_mpi.log") ok, $(grep -c '^not ok' "$OUT/gpu_mpi.log") not ok"
 grep '^not ok' "$OUT/gpu_mpi.log" >>"$S"

@@ -34,9 +34,10 @@ static void help(void)
            "  --chunk N             kernels (execute, tune; default 8; kernels the store says\n"
            "                        are most likely done ride along) or records of one\n"
            "                        compile-time tuple (sweep; default 64) per chunk\n"
-           "  --inflight N          chunks a worker rank runs at once (tune: 2, so the next\n"
-           "                        chunk starts up while this one measures, and measures\n"
-           "                        once this one is done; execute: 1; sweep: only 1)\n"
+           "  --inflight N          chunks a worker rank runs at once (tune, sweep: 2, so the\n"
+           "                        next chunk starts up while this one measures, and\n"
+           "                        measures once this one is done; execute: 1; sweep with\n"
+           "                        --mpi-gpus all: only 1)\n"
            "  --mpi-gpus local|all  local (default): each worker rank gets one GPU of its node,\n"
            "                        by its place among the node's workers (CUDA_VISIBLE_DEVICES);\n"
            "                        all: each worker's stage uses every GPU of its node (run one\n"
@@ -70,7 +71,7 @@ static int stage_of(struct mpi_job *job, const char *name)
         if (!strcmp(name, names[i])) {
             job->stage = (enum mpi_stage)i, job->program = programs[i];
             job->chunk = i == MPI_STAGE_SWEEP ? 64 : 8;
-            job->inflight = i == MPI_STAGE_TUNE ? 2 : 1;
+            job->inflight = i == MPI_STAGE_EXECUTE ? 1 : 0; /* 0: the stage's default */
             return 0;
         }
     return -1;
@@ -120,9 +121,6 @@ static int one_arg(struct mpi_job *job, char **argv, int argc, int *i)
     } else if (take(&v, argv, argc, i, "--inflight")) {
         if (!v || cli_parse_int(&n, "--inflight", v, 1, 8) < 0)
             return usage_error("%s", v ? lscat_error_last() : "--inflight needs a value");
-        if (n > 1 && job->stage == MPI_STAGE_SWEEP)
-            return usage_error("%s", "sweep --mpi runs one chunk per worker rank at a time "
-                                     "(--inflight 1: its measurements take no GPU lock)");
         job->inflight = (int)n;
     } else if (take(&v, argv, argc, i, "--mpi-gpus")) {
         if (!v || (strcmp(v, "local") && strcmp(v, "all")))
@@ -166,6 +164,13 @@ static int parse_args(struct mpi_job *job, int argc, char **argv)
     }
     if (job->stage == MPI_STAGE_SWEEP && (!job->out_path || !job->space_path))
         return usage_error("%s", "sweep --mpi needs --space and --out (rank 0 writes the output)");
+    /* A sweep's measurements take no GPU lock: two chunks of one rank take turns through the
+     * chunk turn, which needs one GPU per worker rank (--mpi-gpus local). */
+    if (job->stage == MPI_STAGE_SWEEP && job->gpus == MPI_GPUS_ALL && job->inflight > 1)
+        return usage_error("%s", "sweep --mpi --mpi-gpus all runs one chunk per worker rank at "
+                                 "a time (--inflight 1: the chunk turn needs one GPU per rank)");
+    if (job->inflight == 0)
+        job->inflight = job->stage == MPI_STAGE_SWEEP && job->gpus == MPI_GPUS_ALL ? 1 : 2;
     const char *db = getenv("LSCAT_DB"), *work = getenv("LSCAT_WORK");
     job->db_path = db ? xstrdup(db) : fs_join(work ? work : "./lscat-work", "lscat.db");
     return 0;

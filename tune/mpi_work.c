@@ -2,7 +2,7 @@
  * child process on node-local scratch ($TMPDIR): execute and tune against a chunk store cut
  * from the store rank 0 broadcast at the start (its kernels only: tune/chunkstore.c; the work
  * folder is shared), sweep into a chunk CSV with its builds cached in the rank's scratch. Up to
- * --inflight chunks run at once (tune: 2, so the next chunk starts up while this one measures,
+ * --inflight chunks run at once (tune, sweep: 2, so the next chunk starts up while this one measures,
  * and measures once it is done: the chunk turn). A killed child costs only its chunk: the
  * worker reports it and rank 0 hands the chunk out again. */
 #include "tune/mpi.h"
@@ -85,8 +85,8 @@ static char **child_env(const struct mpi_job *job, const char *scratch, int node
             log_warn("mpi: %d worker ranks share %d GPU(s) on this node: their sweep "
                      "measurements overlap (run one worker rank per GPU)", node_workers, ngpus);
     }
-    /* tune, one GPU per worker: the next chunk measures once the current one is gone */
-    if (job->stage == MPI_STAGE_TUNE && job->gpus == MPI_GPUS_LOCAL)
+    /* tune and sweep, one GPU per worker: the next chunk measures once the current one is gone */
+    if (job->stage != MPI_STAGE_EXECUTE && job->gpus == MPI_GPUS_LOCAL)
         env[n++] = xasprintf("LSCAT_GPU_BATON=%s/gpu.baton", scratch);
     if (!getenv("LSCAT_JOBS")) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN) / (node_workers > 0 ? node_workers : 1);

@@ -10,6 +10,7 @@
 
 #include "common/buf.h"
 #include "common/fs.h"
+#include "common/log.h"
 #include "common/xalloc.h"
 
 #include <errno.h>
@@ -103,7 +104,7 @@ static int run_process(struct runner_summary *out, const struct runner_options *
     } else {
         rc = spawn(&ch, o, cfgs + *i, n - *i, occupancy, 0);
     }
-    runner_trace("process child=%d prestarted=%d configs=%d", rc < 0 ? -1 : (int)ch.pid, !!pre,
+    log_trace("process child=%d prestarted=%d configs=%d", rc < 0 ? -1 : (int)ch.pid, !!pre,
                  n - *i);
     out->deadline_len_s = o->config_timeout_s + o->startup_s;
     double deadline = fs_mono_s() + out->deadline_len_s;
@@ -133,7 +134,7 @@ static int run_process(struct runner_summary *out, const struct runner_options *
             goto done;
         }
         if (runner_proc_exited(&ch)) {
-            runner_trace("process_exited child=%d status=%d", (int)ch.pid, ch.status);
+            log_trace("process_exited child=%d status=%d", (int)ch.pid, ch.status);
             rc = runner_take_lines(&ch, out, cfgs, n, i, cb, &deadline, o->config_timeout_s);
             if (rc != 0)
                 goto done;
@@ -331,7 +332,7 @@ static int skip_size(struct runner_summary *out, struct skipper *k, struct tune_
         return 0;
     int dropped = 0, rc = drop_covered(out, k, todo, n, i, size_rule, &dropped);
     out->sizes_skipped += dropped > 0;
-    runner_trace("size_skipped %dx%d configs=%d", k->size_w, k->size_h, dropped);
+    log_trace("size_skipped %dx%d configs=%d", k->size_w, k->size_h, dropped);
     return rc;
 }
 
@@ -392,7 +393,7 @@ static int run_todo(struct runner_summary *out, const struct runner_options *o,
         occupancy = 0;
         if (rc < 0)
             return rc;
-        runner_trace("run_todo rc=%d i=%d n=%d held=%d check_off=%d", rc, i, n, k->held,
+        log_trace("run_todo rc=%d i=%d n=%d held=%d check_off=%d", rc, i, n, k->held,
                      k->check_off);
         if (k->held) { /* the reference failed, not this configuration: run it again */
             k->held = 0;

@@ -9,6 +9,7 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/log.h"
 #include "common/xalloc.h"
 
 #include <errno.h>
@@ -89,7 +90,7 @@ int runner_host_start(struct runner_host *h)
     if (h->spare_running && !runner_proc_exited(&h->spare)) {
         h->ch = h->spare; /* the spare takes over: a fault costs no context creation */
         h->spare_running = 0;
-        runner_trace("spare_taken child=%d ready=%d age=%.3f", (int)h->ch.pid, h->ch.ready,
+        log_trace("spare_taken child=%d ready=%d age=%.3f", (int)h->ch.pid, h->ch.ready,
                      fs_mono_s() - h->ch.started_s);
         h->spare_taken++;
     } else {
@@ -100,7 +101,7 @@ int runner_host_start(struct runner_host *h)
             h->broken = 1;
             return rc;
         }
-        runner_trace("runner_started child=%d", (int)h->ch.pid);
+        log_trace("runner_started child=%d", (int)h->ch.pid);
     }
     h->running = 1;
     h->kernels = 0;
@@ -120,7 +121,7 @@ static void host_stop(struct runner_host *h, int graceful)
 {
     if (!h->running)
         return;
-    runner_trace("runner_stop child=%d graceful=%d", (int)h->ch.pid, graceful);
+    log_trace("runner_stop child=%d graceful=%d", (int)h->ch.pid, graceful);
     if (graceful && h->ch.gate_fd >= 0) {
         ssize_t w = write(h->ch.gate_fd, "@quit\n", 6); /* courtesy: it is killed anyway */
         (void)w;
@@ -189,7 +190,7 @@ static int host_done(struct runner_host *h, struct runner_summary *out,
                      const struct runner_callbacks *cb)
 {
     int code = h->ch.done_rc;
-    runner_trace("done child=%d rc=%d", (int)h->ch.pid, code);
+    log_trace("done child=%d rc=%d", (int)h->ch.pid, code);
     if (code == 126) { /* could not load harness.so: the executable runs it */
         snprintf(out->reason, sizeof(out->reason), "lscat-runner: %s", h->ch.done_msg);
         return RUNNER_FALLBACK;
@@ -255,7 +256,7 @@ int runner_run_in_host(struct runner_summary *out, const struct runner_options *
         return RUNNER_FALLBACK;
     }
     out->in_runner = 1;
-    runner_trace("kernel child=%d configs=%d first=%dx%d %dx%dx%d so=%s", (int)ch->pid, n - *i,
+    log_trace("kernel child=%d configs=%d first=%dx%d %dx%dx%d so=%s", (int)ch->pid, n - *i,
                  cfgs[*i].w, cfgs[*i].h, cfgs[*i].bx, cfgs[*i].by, cfgs[*i].bz, o->harness_so);
     ch->done_rc = -1;
     ch->tail_len = 0; /* the output tail is this kernel's */
@@ -285,7 +286,7 @@ int runner_run_in_host(struct runner_summary *out, const struct runner_options *
             return RUNNER_STOPPED;
         }
         if (runner_proc_exited(ch)) {
-            runner_trace("runner_exited child=%d status=%d", (int)ch->pid, ch->status);
+            log_trace("runner_exited child=%d status=%d", (int)ch->pid, ch->status);
             rc = runner_take_lines(ch, out, cfgs, n, i, cb, &deadline, o->config_timeout_s);
             if (rc != 0) {
                 host_stop(h, 0);
@@ -299,7 +300,7 @@ int runner_run_in_host(struct runner_summary *out, const struct runner_options *
             return host_exited(h, out, cfgs, n, i, cb);
         }
         if (fs_mono_s() > deadline && *i < n) {
-            runner_trace("deadline child=%d after=%.3f", (int)ch->pid, out->deadline_len_s);
+            log_trace("deadline child=%d after=%.3f", (int)ch->pid, out->deadline_len_s);
             return host_timeout(h, out, o, cfgs, i, cb, *i == first_i);
         }
     }

@@ -7,6 +7,7 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/log.h"
 #include "common/proc.h"
 #include "common/xalloc.h"
 
@@ -204,7 +205,7 @@ void runner_proc_kill(struct runner_proc *ch)
 {
     if (ch->pid > 0) {
         if (!ch->reaped)
-            runner_trace("kill child=%d", (int)ch->pid);
+            log_trace("kill child=%d", (int)ch->pid);
         kill(-ch->pid, SIGKILL);
         if (!ch->reaped) {
             while (waitpid(ch->pid, &ch->status, 0) < 0 && errno == EINTR)
@@ -272,29 +273,6 @@ int runner_record_failure(const struct runner_callbacks *cb, struct runner_summa
     r.sm_mhz_before = r.sm_mhz_after = r.mem_mhz = r.temp_c_before = r.temp_c_after = -1;
     out->results++;
     return cb->on_result(cb->ctx, &r);
-}
-
-void runner_trace(const char *fmt, ...)
-{
-    static FILE *f;
-    static int tried;
-    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&mu);
-    if (!tried) {
-        const char *e = getenv("LSCAT_TUNE_TRACE");
-        tried = 1;
-        f = e && *e ? fopen(e, "ae") : NULL;
-    }
-    if (f) {
-        va_list ap;
-        fprintf(f, "%.4f %d ", fs_mono_s(), (int)getpid());
-        va_start(ap, fmt);
-        vfprintf(f, fmt, ap);
-        va_end(ap);
-        fputc('\n', f);
-        fflush(f);
-    }
-    pthread_mutex_unlock(&mu);
 }
 
 /* The poll timeout until deadline: at most 100 ms, so a stop flag is seen soon. */
@@ -394,7 +372,7 @@ int runner_take_lines(struct runner_proc *ch, struct runner_summary *out,
         int ob = 0, og = 0, rc = 0, kind = 0;
         if (line[0] == '@') { /* lscat-runner's markers */
             int code = -1, off = 0;
-            runner_trace("marker child=%d %.80s", (int)ch->pid, line);
+            log_trace("marker child=%d %.80s", (int)ch->pid, line);
             if (!strncmp(line, "@ready", 6))
                 ch->ready = 1;
             else if (sscanf(line, "@done %d%n", &code, &off) == 1) {
@@ -421,7 +399,7 @@ int runner_take_lines(struct runner_proc *ch, struct runner_summary *out,
             }
             out->results++;
             out->ok += strcmp(r.status, "ok") == 0;
-            runner_trace("result child=%d %dx%d %dx%dx%d %s check=%s", (int)ch->pid, r.cfg.w,
+            log_trace("result child=%d %dx%d %dx%dx%d %s check=%s", (int)ch->pid, r.cfg.w,
                          r.cfg.h, r.cfg.bx, r.cfg.by, r.cfg.bz, r.status, r.check);
             (*i)++;
             slow_learn(out, &r);

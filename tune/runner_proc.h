@@ -35,9 +35,6 @@ enum { RUNNER_DONE = 0, RUNNER_FAILED = 1, RUNNER_GIVE_UP = 2, RUNNER_STOPPED = 
 /* The poll timeout until deadline (fs_mono_s): at most 100 ms. */
 int runner_poll_ms(double deadline);
 
-/* LSCAT_TUNE_TRACE=FILE: one line per runner event, "<monotonic s> <pid> <event ...>", appended
- * (docs/tune.md "Where a configuration's time goes"). Nothing when unset. */
-void runner_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "w h bx by bz\n" per configuration: a harness's stdin. */
 void runner_format_configs(struct buf *b, const struct tune_config *c, int n);
 /* Start argv[0] (through common/proc, in its own process group, killed when the starting

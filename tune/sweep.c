@@ -411,7 +411,7 @@ static int run_locked(struct sweep_worker *w, struct prep *p)
     double t1 = fs_mono_s();
     if (rc == 0)
         rc = gpulock_acquire(&l, w->gpu->uuid, 1, w->sh->o->stop, -1, &waited);
-    runner_trace("gpu_turn kernel=%.12s baton_wait=%.3f lock_wait=%.3f", p->k->id, t1 - t0,
+    log_trace("gpu_turn kernel=%.12s baton_wait=%.3f lock_wait=%.3f", p->k->id, t1 - t0,
                  waited);
     if (rc == LSCAT_EBUSY)
         return 0;
@@ -507,7 +507,7 @@ static void *worker_main(void *arg)
     pthread_mutex_lock(&sh->mu);
     if (--sh->measuring == 0) {
         gpulock_baton_release();
-        runner_trace("baton_released");
+        log_trace("baton_released");
     }
     pthread_mutex_unlock(&sh->mu);
     if (w->host) {
@@ -551,7 +551,7 @@ int tune_sweep(struct tune_counts *out, struct store *s, const struct tune_optio
     sh.o = o;
     sh.plan_store = s;
     sh.t_start = fs_mono_s();
-    runner_trace("sweep_start gpus=%d", n);
+    log_trace("sweep_start gpus=%d", n);
     sh.counts = out;
     sh.nworkers = n;
     sh.workers = xcalloc((size_t)(n ? n : 1), sizeof(*sh.workers));

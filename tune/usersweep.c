@@ -8,6 +8,7 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/gpulock.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 
@@ -34,6 +35,7 @@ struct state {
     char *listed;               /* listed[index]: named by --records; NULL = every record */
     pthread_mutex_t lock;       /* guards everything below and the output */
     int next_group;
+    int measuring;              /* workers still running records */
     double best_s;
     int no_device, io_error;
     char *no_device_why;
@@ -289,6 +291,23 @@ static int take_group(struct state *st)
     return g;
 }
 
+/* Under lscat-mpi (one GPU per worker rank): the host has started while the rank's previous
+ * chunk measured; it measures once that chunk is done (gpulock_baton, the chunk turn). */
+static int take_turn(struct worker *w, struct usersweep_row *row, char **detail)
+{
+    double t0 = fs_mono_s();
+    int rc = gpulock_baton(w->st->o->stop);
+    log_trace("sweep_turn wait=%.3f", fs_mono_s() - t0);
+    if (rc == 0)
+        return 0;
+    host_stop(&w->h, 1);
+    if (rc == LSCAT_EBUSY)
+        return 2;
+    *detail = xstrdup(lscat_error_last());
+    row->error = "Crash";
+    return -1;
+}
+
 /* Start the group's host process and wait for @ready; 1 = no device (the sweep stops). */
 static int worker_start(struct worker *w, int g, struct usersweep_row *row, char **detail)
 {
@@ -300,7 +319,7 @@ static int worker_start(struct worker *w, int g, struct usersweep_row *row, char
     }
     int rc = host_line(&w->line, &w->h, st->o->startup_timeout_s, st->o->stop);
     if (rc == LINE_OK && !strncmp(w->line.data, "@ready", 6))
-        return 0;
+        return take_turn(w, row, detail);
     if (rc == LINE_OK && !strncmp(w->line.data, "@nodevice", 9)) {
         pthread_mutex_lock(&st->lock);
         if (!st->no_device_why)
@@ -376,6 +395,8 @@ static void run_group(struct worker *w, int g)
     struct state *st = w->st;
     const struct bonsai_group *grp = &st->s->groups[g];
     const char *bin = st->builds[g].binary, *slash = strrchr(bin, '/');
+    if (w->h.pid > 0) /* the previous group's */
+        host_stop(&w->h, 0);
     free(w->log_path);
     w->log_path = slash ? xasprintf("%.*s/run.log", (int)(slash - bin), bin)
                         : xstrdup("run.log");
@@ -388,6 +409,7 @@ static void run_group(struct worker *w, int g)
         int rc = w->h.pid > 0 ? 0 : worker_start(w, g, &row, &detail);
         if (rc == 1 || rc == 2)
             return;
+        double t0 = fs_mono_s();
         if (rc == 0) {
             rc = run_one(w, r, &row, &detail);
             if (rc == -2) {
@@ -398,20 +420,27 @@ static void run_group(struct worker *w, int g)
             if (rc == 1)
                 host_stop(&w->h, 0);
         }
+        log_trace("sweep_record record=%d from=%.4f", r->index, t0);
         record_row(st, r, &row, detail);
         free(detail);
     }
-    if (w->h.pid > 0)
-        host_stop(&w->h, 0);
 }
 
+/* The last worker done measuring hands the chunk turn on before its host's teardown. */
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
-    for (int g; (g = take_group(w->st)) >= 0;)
+    struct state *st = w->st;
+    for (int g; (g = take_group(st)) >= 0;)
         run_group(w, g);
+    pthread_mutex_lock(&st->lock);
+    if (--st->measuring == 0) {
+        gpulock_baton_release();
+        log_trace("baton_released");
+    }
+    pthread_mutex_unlock(&st->lock);
     if (w->h.pid > 0)
-        host_stop(&w->h, 1);
+        host_stop(&w->h, st->o->stop && *st->o->stop);
     return NULL;
 }
 
@@ -429,11 +458,16 @@ static void run_workers(struct state *st)
     }
     struct worker *w = xcalloc((size_t)n, sizeof(*w));
     pthread_t *th = xcalloc((size_t)n, sizeof(*th));
+    st->measuring = n;
     for (int i = 0; i < n; i++) {
         w[i] = (struct worker){ .st = st, .gpu = gpus ? gpus[i] : NULL, .line = BUF_INIT };
         w[i].h = (struct host){ .pid = -1, .in_fd = -1, .res_fd = -1, .rbuf = BUF_INIT };
-        if (i > 0 && pthread_create(&th[i], NULL, worker_main, &w[i]) != 0)
+        if (i > 0 && pthread_create(&th[i], NULL, worker_main, &w[i]) != 0) {
             w[i].st = NULL;
+            pthread_mutex_lock(&st->lock);
+            st->measuring--;
+            pthread_mutex_unlock(&st->lock);
+        }
     }
     worker_main(&w[0]);
     for (int i = 1; i < n; i++)

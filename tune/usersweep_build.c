@@ -322,8 +322,15 @@ static void build_group(struct build_job *j, int g)
         write_log(log, &r);
         free(log);
     }
-    if (rc == 0 && !r.timed_out && !r.signal && !r.exit_code && rename(tmp, dir) == 0) {
+    int built = rc == 0 && !r.timed_out && !r.signal && !r.exit_code;
+    int moved = built && rename(tmp, dir) == 0, move_errno = errno;
+    if (moved) {
         b->binary = bin, bin = NULL;
+    } else if (built && fs_exists(bin)) { /* another sweep (lscat-mpi's next chunk) was first */
+        b->binary = bin, b->cached = 1, bin = NULL;
+    } else if (built) {
+        b->error = xasprintf("cannot move the build '%s' to '%s': %s", tmp, dir,
+                             strerror(move_errno));
     } else if (rc == 0) {
         b->error = r.timed_out ? xasprintf("nvcc ran past --compile-timeout (%.0f s)",
                                            po.timeout_s) : first_error(&r, &po);

@@ -89,6 +89,38 @@ if [ "$rc" = 0 ] && [ "$(records "$T_TMP/killed.csv")" = "$(seq 1 24 | tr '\n' '
 else t_fail mpi__sweep_worker_killed_mid_chunk_loses_and_doubles_no_record "rc=$rc victim=${victim:-none}: $(records "$T_TMP/killed.csv")"; fi
 t_contains mpi__killed_chunk_is_handed_out_again "$T_ERR" "handed out again"
 
+# ---- sweep: one worker runs two chunks at once (--inflight, default 2): the next chunk's
+# lscat-sweep starts up while the current one measures, and measures only once the current one
+# has handed the chunk turn on: no two records of the rank are ever measured at the same time.
+trace=$T_TMP/sweep-trace.txt
+LSCAT_TUNE_TRACE=$trace mpirun --oversubscribe -np 2 lscat sweep --mpi --chunk 3 "${FXARGS[@]}" \
+    --space "$T_TMP/long.csv" --out "$T_TMP/inflight.csv" >"$T_OUT" 2>"$T_ERR"
+rc=$?
+if [ "$rc" = 0 ] && [ "$(records "$T_TMP/inflight.csv")" = "$(seq 1 24 | tr '\n' ' ')" ]; then
+    t_ok mpi__sweep_with_two_chunks_in_flight_writes_every_record_once
+else t_fail mpi__sweep_with_two_chunks_in_flight_writes_every_record_once "rc=$rc: $(records "$T_TMP/inflight.csv")"; fi
+read -r chunks waited overlaps < <(python3 - "$trace" <<'PY'
+import sys
+turn, rec = {}, []
+for line in open(sys.argv[1]):
+    t, pid, ev, *kv = line.split()
+    kv = dict(x.split("=", 1) for x in kv)
+    if ev == "sweep_turn":
+        turn[pid] = float(kv["wait"])
+    elif ev == "sweep_record":
+        rec.append((float(kv["from"]), float(t), pid))
+rec.sort()
+overlaps = sum(1 for a, b in zip(rec, rec[1:]) if a[2] != b[2] and b[0] < a[1])
+print(len(turn), sum(1 for w in turn.values() if w > 0.001), overlaps)
+PY
+)
+if [ "${chunks:-0}" -ge 8 ] && [ "${waited:-0}" -ge 1 ]; then
+    t_ok mpi__next_sweep_chunk_starts_up_while_the_current_one_measures
+else t_fail mpi__next_sweep_chunk_starts_up_while_the_current_one_measures "$chunks chunks took a turn, $waited of them waited for it"; fi
+if [ "${chunks:-0}" -ge 8 ] && [ "$overlaps" = 0 ]; then
+    t_ok mpi__two_sweep_chunks_of_a_rank_never_measure_at_once
+else t_fail mpi__two_sweep_chunks_of_a_rank_never_measure_at_once "$overlaps overlapping records of two chunks"; fi
+
 # ---- sweep: a worker rank killed: Open MPI ends the job; the rerun resumes
 "${MPI[@]}" lscat sweep --mpi --chunk 2 "${FXARGS[@]}" --space "$T_TMP/long.csv" \
     --out "$T_TMP/rank.csv" >"$T_OUT" 2>"$T_ERR" &
@@ -177,8 +209,8 @@ if [ "$rc" = 0 ] && [ "$ok" = 72 ] && [ "$total" = 72 ] && [ "$doubled" = 0 ]; t
     t_ok mpi__tune_with_two_chunks_in_flight_and_one_killed_measures_everything_once
 else t_fail mpi__tune_with_two_chunks_in_flight_and_one_killed_measures_everything_once "rc=$rc victim=${victim:-none}: $total rows, $ok ok, $doubled doubled"; fi
 t_contains mpi__killed_tune_chunk_is_handed_out_again "$T_TMP/tune.err" "handed out again"
-t_expect mpi__tune_inflight_with_sweep_is_refused 2 "${MPI[@]}" lscat sweep --mpi --inflight 2 \
-    --space "$T_TMP/space.csv" --out "$T_TMP/x.csv"
+t_expect mpi__sweep_inflight_with_every_gpu_per_rank_is_refused 2 "${MPI[@]}" lscat sweep --mpi \
+    --inflight 2 --mpi-gpus all --space "$T_TMP/space.csv" --out "$T_TMP/x.csv"
 t_contains mpi__inflight_refusal_says_why "$T_ERR" "one chunk per worker rank"
 unset LSCAT_WORK LSCAT_DB LSCAT_LOCK_DIR LSCAT_GPUINFO FAKE_GPUS LSCAT_RUNNER_NO_CUDA
 
