@@ -40,15 +40,32 @@ static char *json_str(const char *line, const char *key)
     return xstrndup(p, (size_t)(e - p));
 }
 
-const char *const probe_bindings[] = { "area", "side", NULL };
+const char *const probe_bindings[] = { "area", "side", "tokens", NULL };
 
 int probe_is2d(const char *params)
 {
     return params && strstr(params, "\"is2d\":true") != NULL;
 }
 
-/* Per binding after the first: the roles whose value differs from the default's. */
-static const char *const binding_roles[][4] = { { NULL }, { "size", NULL } };
+/* Per binding after the first: the roles whose value differs from the default's (tokens goes
+ * by names instead, token_dims). */
+static const char *const binding_roles[][4] = { { NULL }, { "size", NULL }, { NULL } };
+
+/* How many scalars of `params` the tokens binding gives a value by name (the harness's
+ * lscat_token_dim: B, T, N, C, OC, NH, V, Vp, P). */
+static int token_dims(const char *params)
+{
+    static const char *const names[] = { "B", "T", "N", "C", "OC", "NH", "V", "Vp", "P", NULL };
+    int n = 0;
+    for (int i = 0; names[i]; i++) {
+        char pat[32];
+        snprintf(pat, sizeof(pat), "\"name\":\"%s\"", names[i]);
+        const char *at = strstr(params, pat), *end = at ? strchr(at, '}') : NULL;
+        const char *kind = at ? strstr(at, "\"kind\":\"scalar\"") : NULL;
+        n += kind && end && kind < end;
+    }
+    return n;
+}
 
 int probe_binding_matters(int b, const char *params)
 {
@@ -56,6 +73,8 @@ int probe_binding_matters(int b, const char *params)
         return b == 0;
     if (!params)
         return 1;
+    if (!strcmp(probe_bindings[b], "tokens")) /* a transformer's dims: two of them at least */
+        return token_dims(params) >= 2;
     for (int i = 0; binding_roles[b][i]; i++) {
         char pat[64];
         snprintf(pat, sizeof(pat), "\"role\":\"%s\"", binding_roles[b][i]);

@@ -18,6 +18,14 @@
 #define SIZE_PARAMS_2D "{\"is2d\":true,\"params\":[{\"name\":\"A\",\"role\":\"buffer\"},{\"name\":\"n\",\"role\":\"size\"}]}"
 #define NO_SIZE_PARAMS_2D "{\"is2d\":true,\"params\":[{\"name\":\"A\",\"role\":\"buffer\"}]}"
 #define NO_SIZE_PARAMS "{\"params\":[{\"name\":\"A\",\"role\":\"buffer\"},{\"name\":\"w\",\"role\":\"width\"}]}"
+#define TOKENS_PARAMS                                                                      \
+    "{\"params\":[{\"name\":\"out\",\"kind\":\"pointer\",\"role\":\"buffer\"},"                  \
+    "{\"name\":\"B\",\"kind\":\"scalar\",\"role\":\"scale\"},{\"name\":\"T\",\"kind\":\"scalar\","   \
+    "\"role\":\"scale\"},{\"name\":\"C\",\"kind\":\"scalar\",\"role\":\"scale\"}]}"
+/* sgemm's names: one dim by name (N) and a buffer named C: not a transformer's */
+#define GEMM_PARAMS                                                                        \
+    "{\"params\":[{\"name\":\"N\",\"kind\":\"scalar\",\"role\":\"size\"},{\"name\":\"C\","         \
+    "\"kind\":\"pointer\",\"role\":\"buffer\"}]}"
 
 static int counter;
 static int no_retry; /* set by tests about something else than the block retry */
@@ -330,6 +338,24 @@ static void test_bindings__the_block_retry_follows_faults_only(void)
     probe_result_release(&p);
 }
 
+/* tokens: a kernel with a transformer's dims (B, T, C scalars, read as scales) faulting under
+ * area (C = 1: misaligned float4 loads) runs under tokens (B = 1, T = H, C = W). */
+static void test_bindings__a_transformer_kernel_failing_under_area_runs_under_tokens(void)
+{
+    struct probe_result p;
+    probe(&p, "sticky * * * * area\n", TOKENS_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "tokens");
+    CHECK_INT(tries(&p), ==, 2); /* area, then tokens: side changes none of its values */
+    CHECK_CONTAINS(p.bindings, "{\"binding\":\"tokens\",\"outcome\":\"ok\"");
+    probe_result_release(&p);
+    CHECK(probe_binding_matters(2, TOKENS_PARAMS));
+    CHECK(!probe_binding_matters(1, TOKENS_PARAMS));
+    CHECK(!probe_binding_matters(2, GEMM_PARAMS));
+    CHECK(!probe_binding_matters(2, SIZE_PARAMS));
+    CHECK(probe_binding_matters(2, NULL));
+}
+
 int main(void)
 {
     TEST_RUN(test_bindings__the_default_is_kept_when_it_runs_clean);
@@ -346,5 +372,6 @@ int main(void)
     TEST_RUN(test_bindings__a_1d_kernel_with_a_smaller_fixed_tile_runs_with_a_retried_block);
     TEST_RUN(test_bindings__a_2d_kernel_with_another_tile_runs_with_a_retried_block);
     TEST_RUN(test_bindings__the_block_retry_follows_faults_only);
+    TEST_RUN(test_bindings__a_transformer_kernel_failing_under_area_runs_under_tokens);
     return test_done();
 }
