@@ -12,6 +12,7 @@
 # Needs (carried): build/bin, the corpus .dev/realcode7.tar.xz (what realcode-gpu.sh unpacks)
 # and session 7's store .dev/rc-store-s7c7.db.gz (/work/notes/rc-s7/call7/rc/real.db.gz).
 # Environment: RB_BUDGET_S=480 (all phases), RB_TUNE=1 (0: no tune), RB_JOBS=(cores),
+#   RB_PROBE_TIMEOUT=10 (both runs; session 7 had 30: its 8 hangs would take minutes),
 #   RB_ARCHIVE, RB_STORE, RB_BIN=build/bin, RB_LIMIT=N (only N kernels: a dry run without a GPU)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -65,7 +66,7 @@ run_execute() { # DB LOG [execute options]: build + probe the store's kernels wi
     local db=$1 lg=$2 t0; shift 2
     t0=$(date +%s)
     timeout -k 20 $(( $(left) - ${RESERVE:-0} )) lscat --work "$W" --db "$db" -j "$JOBS" execute \
-        --probe-jobs 4 "$@" > "$OUT/$lg" 2>&1
+        --probe-jobs 4 --probe-timeout "${RB_PROBE_TIMEOUT:-10}" "$@" > "$OUT/$lg" 2>&1
     log "execute $* -> exit $? in $(( $(date +%s) - t0 )) s: $(grep -o 'execute: [0-9]* kernels.*' "$OUT/$lg" | tail -1)"
 }
 RESERVE=$(( ${RB_BUDGET_S:-480} * 55 / 100 )) run_execute "$W/rb-before.db" execute-before.log --no-block-retry
