@@ -42,9 +42,10 @@ static const struct cli_opt opts[] = {
     { "probe-size", 0, "N", "W = H of the probe's large configurations, where overruns show "
                             "(default 2024, tune's largest default size; 0: small ones only)",
       OPT_PROBE_SIZE },
-    { "probe-budget", 0, "S", "each large probe configuration gets max(S, 4 x its time "
-      "predicted from the small ones) seconds; past it the binding ends too_slow (default 3; "
-      "0: the probe run's timeout is all)", OPT_PROBE_BUDGET },
+    { "probe-budget", 0, "S", "each large probe configuration gets max(S, 1 s + the last "
+      "small one's time besides its kernel + 2 x its kernel time scaled to the large size) "
+      "seconds; past it the binding ends too_slow (default 3; 0: the probe run's timeout is "
+      "all)", OPT_PROBE_BUDGET },
     { "no-block-retry", 0, NULL, "probe with the probe's own blocks only (default: a kernel "
       "whose every binding faulted there is probed again with 128, 64, 32, 1024 (1D) or 8x8, "
       "32x8, 32x32 (2D) blocks)", OPT_NO_BLOCK_RETRY },

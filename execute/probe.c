@@ -292,7 +292,8 @@ struct budget {
     int nsmall, nconfigs, nlines; /* small configurations, all of them, lines read */
     int w[8], h[8], bx[8], by[8], bz[8];
     double t_prev, took[8];       /* when the last line came; each configuration's time */
-    double small_s, predicted_s, budget_s, deadline, limit;
+    double kern[8];               /* each one's kernel time as its line said, -1: not said */
+    double small_s, kernel_s, predicted_s, budget_s, deadline, limit;
     int cut;
 };
 
@@ -306,23 +307,46 @@ static void budget_init(struct budget *b, const struct probe_options *o, const c
          p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
         int k = b->nconfigs;
         if (sscanf(p, "%d %d %d %d %d", &b->w[k], &b->h[k], &b->bx[k], &b->by[k], &b->bz[k]) == 5)
-            b->took[b->nconfigs++] = -1;
+            b->took[k] = b->kern[k] = -1, b->nconfigs++;
     }
     b->t_prev = fs_mono_s();
     b->limit = b->t_prev + o->timeout_s;
 }
 
-/* The large configurations' budget, from the last small one's time (it ran after the module
- * was loaded; its elements are `w x h`): linear in the elements, times the slack, at least the
- * floor. */
+double probe_line_kernel_s(const char *line)
+{
+    const char *p = strstr(line, "\"kernel_ns\":");
+    if (!p)
+        return -1;
+    char *end;
+    long long ns = strtoll(p + 12, &end, 10);
+    return end == p + 12 || ns < 0 ? -1 : (double)ns * 1e-9;
+}
+
+double probe_budget_s(double *predicted_s, double floor_s, double took_s, double kernel_s,
+                      double elems, double big)
+{
+    double scale = elems > 0 ? big / elems : 0, budget;
+    if (kernel_s >= 0) {
+        double overhead = took_s > kernel_s ? took_s - kernel_s : 0;
+        *predicted_s = kernel_s * scale;
+        budget = PROBE_BUDGET_ALLOW_S + overhead + PROBE_KERNEL_SLACK * *predicted_s;
+    } else {
+        *predicted_s = took_s * scale;
+        budget = PROBE_BUDGET_SLACK * *predicted_s;
+    }
+    return budget < floor_s ? floor_s : budget;
+}
+
+/* The large configurations' budget, from the last small one (it ran after the module was
+ * loaded): its kernel's time where its line said it, else its line's interval. */
 static void budget_plan(struct budget *b, int last)
 {
     double elems = (double)b->w[last] * b->h[last], big = (double)b->o->large * b->o->large;
     b->small_s = b->took[last];
-    b->predicted_s = elems > 0 ? b->small_s * big / elems : 0;
-    b->budget_s = PROBE_BUDGET_SLACK * b->predicted_s;
-    if (b->budget_s < b->o->large_budget_s)
-        b->budget_s = b->o->large_budget_s;
+    b->kernel_s = b->kern[last];
+    b->budget_s = probe_budget_s(&b->predicted_s, b->o->large_budget_s, b->small_s, b->kernel_s,
+                                 elems, big);
 }
 
 static double budget_line(void *ctx, const char *line, double now)
@@ -335,7 +359,7 @@ static double budget_line(void *ctx, const char *line, double now)
     }
     int k = b->nlines++, oom = 0;
     if (k < 8)
-        b->took[k] = now - b->t_prev;
+        b->took[k] = now - b->t_prev, b->kern[k] = probe_line_kernel_s(line);
     b->t_prev = now;
     if (k >= b->nsmall && !strcmp(st, "cuda_error")) {
         char *err = json_str(line, "error");
@@ -371,25 +395,45 @@ static void budget_judge(struct budget *b, struct proc_result *r)
 static char *budget_detail(const struct budget *b)
 {
     int k = b->nlines, s = b->nsmall - 1;
-    return xasprintf("%dx%d block %dx%dx%d still running after %.2f s, over its budget of "
-                     "%.2f s (%dx%d took %.3g ms: predicted %.3g s at %dx%d, linear in the "
-                     "elements; budget = max(%.0f s, %.0f x predicted))",
-                     b->w[k], b->h[k], b->bx[k], b->by[k], b->bz[k],
-                     fs_mono_s() - b->t_prev, b->budget_s, b->w[s], b->h[s], b->small_s * 1e3,
-                     b->predicted_s, b->o->large, b->o->large, b->o->large_budget_s,
-                     PROBE_BUDGET_SLACK);
+    char *head = xasprintf("%dx%d block %dx%dx%d still running after %.2f s, over its budget of "
+                           "%.2f s", b->w[k], b->h[k], b->bx[k], b->by[k], b->bz[k],
+                           fs_mono_s() - b->t_prev, b->budget_s);
+    char *d;
+    if (b->kernel_s >= 0)
+        d = xasprintf("%s (%dx%d: kernel %.3g ms of %.3g ms: predicted %.3g s at %dx%d, linear "
+                      "in the elements; budget = max(%.0f s, %.0f s + %.3g ms + %.0f x "
+                      "predicted))", head, b->w[s], b->h[s], b->kernel_s * 1e3,
+                      b->small_s * 1e3, b->predicted_s, b->o->large, b->o->large,
+                      b->o->large_budget_s, PROBE_BUDGET_ALLOW_S,
+                      (b->small_s - b->kernel_s > 0 ? b->small_s - b->kernel_s : 0) * 1e3,
+                      PROBE_KERNEL_SLACK);
+    else
+        d = xasprintf("%s (%dx%d took %.3g ms: predicted %.3g s at %dx%d, linear in the "
+                      "elements; budget = max(%.0f s, %.0f x predicted))", head, b->w[s],
+                      b->h[s], b->small_s * 1e3, b->predicted_s, b->o->large, b->o->large,
+                      b->o->large_budget_s, PROBE_BUDGET_SLACK);
+    free(head);
+    return d;
 }
 
-static char *budget_times(const struct budget *b)
+/* A JSON array of n seconds, null for the negative ones; NULL when every one is (want_any). */
+static char *budget_times(const double *t, int n, int want_any)
 {
     struct buf j = BUF_INIT;
+    int any = 0;
     buf_addch(&j, '[');
-    for (int i = 0; i < b->nconfigs; i++)
-        if (b->took[i] >= 0)
-            buf_addf(&j, "%s%.6f", i ? "," : "", b->took[i]);
+    for (int i = 0; i < n; i++) {
+        if (t[i] >= 0)
+            buf_addf(&j, "%s%.6f", i ? "," : "", t[i]);
         else
             buf_adds(&j, i ? ",null" : "null");
+        any |= t[i] >= 0;
+    }
     buf_addch(&j, ']');
+    if (want_any && !any) {
+        buf_release(&j);
+        return NULL;
+    }
     return buf_detach(&j, NULL);
 }
 
@@ -484,7 +528,9 @@ static int run_binding(struct probe_result *out, const struct probe_options *o, 
         free(out->configs);
         out->configs = configs_json(cfg.data);
         free(out->config_s);
-        out->config_s = in_runner ? budget_times(&bud) : NULL;
+        out->config_s = in_runner ? budget_times(bud.took, bud.nconfigs, 0) : NULL;
+        free(out->kernel_s);
+        out->kernel_s = in_runner ? budget_times(bud.kern, bud.nconfigs, 1) : NULL;
         out->budget_s = in_runner ? bud.budget_s : 0;
         out->predicted_s = in_runner ? bud.predicted_s : 0;
     }
@@ -526,6 +572,8 @@ static void tries_json(struct buf *out, const struct probe_result *t, int n)
         buf_adds(out, t[i].configs ? t[i].configs : "null");
         if (t[i].config_s) /* measured in a runner: each configuration's seconds */
             buf_addf(out, ",\"config_s\":%s", t[i].config_s);
+        if (t[i].kernel_s) /* the harness said each configuration's kernel time */
+            buf_addf(out, ",\"kernel_s\":%s", t[i].kernel_s);
         if (t[i].budget_s > 0)
             buf_addf(out, ",\"budget_s\":%.3f,\"predicted_s\":%.6f", t[i].budget_s,
                      t[i].predicted_s);
@@ -672,6 +720,7 @@ void probe_result_release(struct probe_result *r)
     free(r->configs);
     free(r->config_s);
     free(r->block);
+    free(r->kernel_s);
     memset(r, 0, sizeof(*r));
 }
 

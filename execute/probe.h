@@ -35,6 +35,8 @@ struct probe_result {
     char *config_s;         /* JSON array: each configuration's measured seconds, null where
                                it did not finish (runs in a runner; NULL for a process) */
     double budget_s;        /* the large configurations' budget (0: none applied) */
+    char *kernel_s;         /* JSON array: each configuration's kernel time as its line said
+                               ("kernel_ns"), null where the line had none (NULL: no line had) */
     double predicted_s;     /* a large configuration's time predicted from the last small one,
                                linear in the elements (what the budget is made of) */
     int too_slow;           /* probe_run: bindings ended by the budget */
@@ -73,11 +75,28 @@ struct probe_options {
     .runner = NULL, .large_budget_s = PROBE_LARGE_BUDGET_S, .retry_blocks = 1 }
 
 /* The probe budget (docs/execute.md "Probe budget"): each large configuration of a run in a
- * runner gets max(PROBE_LARGE_BUDGET_S, PROBE_BUDGET_SLACK x p) seconds, p = the last small
- * configuration's measured time x (large elements / its elements), at most what is left of
- * the run's timeout; past it the binding ends `too_slow`. */
-#define PROBE_LARGE_BUDGET_S 3.0
-#define PROBE_BUDGET_SLACK 4.0
+ * runner gets probe_budget_s() seconds from the last small configuration, at most what is left
+ * of the run's timeout; past it the binding ends `too_slow`. */
+#define PROBE_LARGE_BUDGET_S 3.0 /* the floor (--probe-budget) */
+#define PROBE_KERNEL_SLACK 2.0   /* times the kernel time predicted at the large size */
+#define PROBE_BUDGET_ALLOW_S 1.0 /* the large buffers' fill and copies */
+#define PROBE_BUDGET_SLACK 4.0   /* a line without the kernel's time: times the predicted line */
+
+/* The budget of a large configuration of `big` elements after a small one of `elems` elements
+ * whose result line came `took_s` after the line before it and said its kernel ran `kernel_s`
+ * (< 0: the line did not say, a harness generated before lscat reported it):
+ *   kernel_s >= 0: predicted = kernel_s x big / elems,
+ *                  budget = max(floor_s, PROBE_BUDGET_ALLOW_S + (took_s - kernel_s)
+ *                                        + PROBE_KERNEL_SLACK x predicted)
+ *   else:          predicted = took_s x big / elems, budget = max(floor_s, PROBE_BUDGET_SLACK x
+ *                                                                  predicted)  (session 6's rule)
+ * *predicted_s gets the prediction. */
+double probe_budget_s(double *predicted_s, double floor_s, double took_s, double kernel_s,
+                      double elems, double big);
+
+/* The kernel's own seconds a probe result line reports ("kernel_ns", the harness's cudaEvent
+ * pair around the launch), or -1 when the line has none. */
+double probe_line_kernel_s(const char *line);
 
 struct gpu_info {
     int index;

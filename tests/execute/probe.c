@@ -4,6 +4,7 @@
 #include "execute/probe.h"
 #include "tests/support/test.h"
 
+#include <math.h>
 #include <signal.h>
 #include <string.h>
 
@@ -42,6 +43,51 @@ static void test_probe__ok_when_configurations_ran(void)
     /* an invalid configuration next to one that ran is still runnable */
     expect(classify(0, 0, 0, "", HEADER "{\"status\":\"invalid_config\",\"error\":\"too big\"}\n"
                                         "{\"status\":\"ok\"}\n"), PROBE_OK, NULL);
+}
+
+/* Harnesses since session 8 end an ok probe line with the kernel's own time ("kernel_ns") and,
+ * on the first configuration of a size, the buffers' making ("setup_ns"); older ones do not. */
+#define NEW_LINE "{\"w\":64,\"h\":64,\"block\":[16,16,1],\"grid\":[4,4,1],\"status\":\"ok\"," \
+                 "\"kernel_ns\":6100000,\"setup_ns\":250000}\n"
+#define OLD_LINE "{\"w\":64,\"h\":64,\"block\":[16,16,1],\"grid\":[4,4,1],\"status\":\"ok\"}\n"
+
+static void test_probe__old_and_new_probe_lines_are_both_ok(void)
+{
+    expect(classify(0, 0, 0, "", HEADER NEW_LINE), PROBE_OK, NULL);
+    expect(classify(0, 0, 0, "", HEADER OLD_LINE), PROBE_OK, NULL);
+    expect(classify(0, 0, 0, "", HEADER OLD_LINE NEW_LINE), PROBE_OK, NULL);
+}
+
+static void test_probe__the_kernel_time_is_read_from_a_new_line_and_absent_from_an_old_one(void)
+{
+    CHECK(fabs(probe_line_kernel_s(NEW_LINE) - 6.1e-3) < 1e-12);
+    CHECK(probe_line_kernel_s(OLD_LINE) < 0);
+    CHECK(probe_line_kernel_s(HEADER) < 0); /* "kernel":"k" is not the kernel's time */
+    CHECK(probe_line_kernel_s("{\"status\":\"ok\",\"kernel_ns\":0}") == 0);
+    CHECK(probe_line_kernel_s("{\"status\":\"ok\",\"kernel_ns\":x}") < 0);
+}
+
+static void test_probe__the_budget_is_planned_from_the_kernel_time_when_the_line_has_it(void)
+{
+    double big = 2024.0 * 2024, small = 64.0 * 64, pred = 0;
+    /* bodyForce in session 7: its 64x64 line came 6.1 ms after the one before; the interval
+     * alone predicts 6.1 s at 2024x2024 and a budget of 4 x that */
+    double old = probe_budget_s(&pred, 3, 6.1e-3, -1, small, big);
+    CHECK(fabs(pred - 6.1e-3 * big / small) < 1e-9);
+    CHECK(fabs(old - 4 * pred) < 1e-9);
+    CHECK(old > 24);
+    /* the same line saying its kernel ran 0.1 ms: 6 ms of it was the configuration's overhead,
+     * which does not grow with the kernel's work; the kernel predicts 0.1 s */
+    double b = probe_budget_s(&pred, 3, 6.1e-3, 1e-4, small, big);
+    CHECK(fabs(pred - 1e-4 * big / small) < 1e-9);
+    CHECK(fabs(b - 3) < 1e-9); /* 1 s + 6 ms + 2 x 0.1 s is under the floor */
+    /* a kernel of 6 ms at 64x64 itself: 1 s + 0.1 ms + 2 x 6 s */
+    b = probe_budget_s(&pred, 3, 6.1e-3, 6e-3, small, big);
+    CHECK(fabs(b - (1 + 1e-4 + 2 * 6e-3 * big / small)) < 1e-6);
+    CHECK(b < old / 1.5);
+    /* a kernel time over the interval (clock skew between host and device) adds no overhead */
+    b = probe_budget_s(&pred, 0.5, 1e-3, 2e-3, 1, 1);
+    CHECK(fabs(b - (1 + 2 * 2e-3)) < 1e-9);
 }
 
 static void test_probe__classifies_cuda_errors_by_kind(void)
@@ -102,6 +148,9 @@ static void test_probe__sanitizer_verdicts(void)
 int main(void)
 {
     TEST_RUN(test_probe__ok_when_configurations_ran);
+    TEST_RUN(test_probe__old_and_new_probe_lines_are_both_ok);
+    TEST_RUN(test_probe__the_kernel_time_is_read_from_a_new_line_and_absent_from_an_old_one);
+    TEST_RUN(test_probe__the_budget_is_planned_from_the_kernel_time_when_the_line_has_it);
     TEST_RUN(test_probe__classifies_cuda_errors_by_kind);
     TEST_RUN(test_probe__crash_timeout_and_silent_failures);
     TEST_RUN(test_probe__sanitizer_verdicts);

@@ -280,9 +280,10 @@ static void test_probe_runner__too_slow_under_every_binding_is_runnable_at_the_s
     probe_runner_free(pr);
 }
 
-static void test_probe_runner__the_budget_is_four_times_the_small_time_scaled_to_the_large_size(void)
+static void test_probe_runner__without_the_kernel_time_the_budget_is_four_times_the_line_interval_scaled(void)
 {
-    /* 150 ms a configuration: the 64x64 one predicts 150 ms x 2024^2 / 64^2 = 74 s at
+    /* an older harness's lines (no kernel_ns), 150 ms a configuration: the 64x64 one predicts
+     * 150 ms x 2024^2 / 64^2 = 74 s at
      * 2024x2024, a budget of 4 x that (past the run's 600 s: the run's bound holds); the
      * large configurations take 150 ms too and pass */
     struct probe_runner *pr = new_runner(NULL, 600);
@@ -296,6 +297,61 @@ static void test_probe_runner__the_budget_is_four_times_the_small_time_scaled_to
     printf("# budget %.3f s, predicted %.3f s\n", budget, predicted);
     CHECK(predicted > 0.14 * 2024.0 * 2024 / 4096 && predicted < 10 * 2024.0 * 2024 / 4096);
     CHECK(fabs(budget - 4 * predicted) < 0.01 * budget);
+    CHECK(strstr(p.bindings, "\"kernel_s\"") == NULL); /* no line said it */
+    probe_result_release(&p);
+    probe_runner_free(pr);
+}
+
+/* The seconds of configuration i in the first "config_s" array of a bindings JSON, -1 when null
+ * or missing. */
+static double config_s_at(const char *bindings, int i)
+{
+    const char *c = bindings ? strstr(bindings, "\"config_s\":[") : NULL;
+    if (!c)
+        return -1;
+    c += 12;
+    for (; i > 0 && c; i--)
+        c = strchr(c, ',') ? strchr(c, ',') + 1 : NULL;
+    return c && *c != 'n' ? atof(c) : -1;
+}
+
+/* The stand-in takes 150 ms a configuration (buffers, copies, syncs) and says its kernel took
+ * 1 us; under `area` its first 2024x2024 configuration then takes 5 s. */
+#define STALLING "slow 150\nstall 2024 2024 * * area\n"
+
+static void test_probe_runner__a_slow_large_configuration_is_cut_at_the_budget_from_the_kernel_time(void)
+{
+    /* 1 us x 2024^2 / 64^2 = 0.5 ms predicted; budget = max(1 s, 1 s + ~150 ms + 2 x 0.5 ms) */
+    struct probe_runner *pr = new_runner(NULL, 600);
+    struct probe_result p;
+    probe_sized(&p, pr, STALLING "kernel_ns 1000\n", 0, 600, 1.0);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "side"); /* the next binding was tried and ran clean */
+    CHECK_CONTAINS(p.bindings, "{\"binding\":\"area\",\"outcome\":\"too_slow\"");
+    CHECK_CONTAINS(p.bindings, "kernel 0.001 ms of ");
+    CHECK_CONTAINS(p.bindings, "budget = max(1 s, 1 s + ");
+    CHECK_CONTAINS(p.bindings, "\"kernel_s\":[0.000001,0.000001,null,null]");
+    const char *b = strstr(p.bindings, "\"budget_s\":");
+    double budget = b ? atof(b + 11) : 0;
+    printf("# budget %.3f s\n", budget);
+    CHECK(budget > 1.1 && budget < 3); /* 1 s + the 64x64 line's ~150 ms + 1 ms */
+    CHECK(config_s_at(p.bindings, 2) < 0); /* the stalled configuration has no time: cut */
+    CHECK_INT(p.too_slow, ==, 1);
+    probe_result_release(&p);
+    probe_runner_free(pr);
+}
+
+static void test_probe_runner__the_same_large_configuration_passes_under_an_older_harness_budget(void)
+{
+    /* no kernel_ns: the 150 ms interval predicts 74 s, the 5 s configuration runs to its end */
+    struct probe_runner *pr = new_runner(NULL, 600);
+    struct probe_result p;
+    probe_sized(&p, pr, STALLING, 0, 600, 1.0);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "area");
+    CHECK(strstr(p.bindings, "too_slow") == NULL);
+    CHECK(config_s_at(p.bindings, 2) >= 5.0);
+    CHECK_INT(p.too_slow, ==, 0);
     probe_result_release(&p);
     probe_runner_free(pr);
 }
@@ -346,7 +402,9 @@ int main(void)
     TEST_RUN(test_probe_runner__two_spares_take_two_faults_in_a_row_ready);
     TEST_RUN(test_probe_runner__a_large_configuration_past_its_budget_ends_the_binding_too_slow);
     TEST_RUN(test_probe_runner__too_slow_under_every_binding_is_runnable_at_the_small_sizes);
-    TEST_RUN(test_probe_runner__the_budget_is_four_times_the_small_time_scaled_to_the_large_size);
+    TEST_RUN(test_probe_runner__without_the_kernel_time_the_budget_is_four_times_the_line_interval_scaled);
+    TEST_RUN(test_probe_runner__a_slow_large_configuration_is_cut_at_the_budget_from_the_kernel_time);
+    TEST_RUN(test_probe_runner__the_same_large_configuration_passes_under_an_older_harness_budget);
     TEST_RUN(test_probe_runner__out_of_memory_at_the_large_size_ends_the_binding_at_once);
     TEST_RUN(test_probe_runner__without_a_budget_the_large_configurations_share_the_timeout);
     return test_done();

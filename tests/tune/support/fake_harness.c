@@ -13,6 +13,9 @@
  *   nobind             exit 2 on --bind, as harnesses generated before bindings do
  *   mismatch W H BX BY  ok, but its output check says mismatch
  *   nocheck            no output check fields, as harnesses generated before the check
+ *   kernel_ns NS       with --probe, ok lines say "kernel_ns":NS (the kernel's own time, as
+ *                      harnesses since session 8 report it; without it: the older line)
+ *   stall W H BX BY    sleep 5 s, then run ok (a configuration that finishes, slowly)
  *   badref W H BX BY   the output check's reference block fails stickily at that size (a
  *                      cuda_error "output check: the reference block ... failed", exit 4);
  *                      with --no-check the configuration runs ok, not_checked
@@ -48,7 +51,8 @@ struct rule {
 };
 
 static struct rule rules[64];
-static int nrules, slow_ms, linger_ms, long_ms, nobind, nocheck, bind_given;
+static int nrules, slow_ms, linger_ms, long_ms, nobind, nocheck, bind_given, probe;
+static long long kernel_ns = -1;
 static const char *binding = "area";
 
 /* argv[0] without a trailing ".so". */
@@ -66,6 +70,7 @@ static void load_rules(const char *self)
 {
     char path[4200], line[256];
     nrules = slow_ms = linger_ms = long_ms = nobind = nocheck = 0; /* a runner may keep us loaded */
+    kernel_ns = -1;
     snprintf(path, sizeof(path), "%s.behavior", self);
     FILE *f = fopen(path, "r");
     if (!f)
@@ -85,6 +90,8 @@ static void load_rules(const char *self)
             nobind = 1;
         else if (n >= 1 && strcmp(r->action, "nocheck") == 0)
             nocheck = 1;
+        else if (n >= 2 && strcmp(r->action, "kernel_ns") == 0)
+            kernel_ns = atoll(r->f[0]);
         else if (n >= 1)
             nrules++;
     }
@@ -126,13 +133,13 @@ static int fake_main(int argc, char **argv)
     const char *results = NULL;
     int occupancy = 0;
     int check = 1;
-    binding = "area", bind_given = 0; /* a runner may keep us loaded */
+    binding = "area", bind_given = 0, probe = 0; /* a runner may keep us loaded */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--no-check"))
             check = 0;
         else if (!strcmp(a, "--occupancy") || !strcmp(a, "--l2-flush") || !strcmp(a, "--probe"))
-            occupancy |= !strcmp(a, "--occupancy");
+            occupancy |= !strcmp(a, "--occupancy"), probe |= !strcmp(a, "--probe");
         else if (i + 1 < argc && (!strcmp(a, "--device") || !strcmp(a, "--warmup") ||
                                   !strcmp(a, "--samples") || !strcmp(a, "--min-sample-ms") ||
                                   !strcmp(a, "--target-rel-mad") || !strcmp(a, "--pad-elems")))
@@ -210,6 +217,10 @@ static int fake_main(int argc, char **argv)
         if (!strcmp(act, "hang"))
             while (1)
                 pause();
+        if (!strcmp(act, "stall")) {
+            struct timespec ts = { 5, 0 };
+            nanosleep(&ts, NULL);
+        }
         int badfault = !strcmp(act, "badfault");
         if ((!strcmp(act, "badref") || badfault) && check) {
             fprintf(out, "{\"w\":%d,\"h\":%d,\"block\":[%d,%d,%d],\"grid\":[%d,%d,1],"
@@ -258,6 +269,8 @@ static int fake_main(int argc, char **argv)
                 fputs(",\"check_ref_ns\":4000", out);
         }
         last_w = w, last_h = h;
+        if (probe && kernel_ns >= 0)
+            fprintf(out, ",\"kernel_ns\":%lld", kernel_ns);
         fputs("}\n", out);
         fflush(out);
     }

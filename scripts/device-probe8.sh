@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Probe throughput on real code, main's lscat against this tree's, side by side in one device
+# call (issue #14 item 4; docs/execute.md "Probe budget"). The real corpus (.dev/realcode7.tar.xz:
+# 1,102 isolated kernels of 30 repositories) is unpacked, cut to the kernels whose id starts with
+# one of PB_PREFIXES (about 1/16 each; the default five hold 238 of session 7's 759 probes and
+# 2.3 of its 2.4 mean probe-seconds), its harness bodies refreshed to this tree's (probe lines
+# with the kernel's own time, scripts/realcode-refresh-harness.sh), and built once with each
+# lscat (--no-probe; the second build is cached when both compute the same build key). Then each
+# mode probes a copy of that built store:
+#   before:N  main's binaries (.dev/probe-before/bin), N probe workers: session 6's budget from
+#             the line interval (they ignore the lines' kernel_ns)
+#   after:N   this tree's binaries (build/bin): the budget from the kernel's own time
+#   after:NsS the same with S spare runners per worker (--probe-spares S)
+# Both run the same harnesses, so the difference is execute's rule (the harness's event pair is
+# the only harness change). Each mode prints kernels/s (probed over the execute run's wall and
+# over the span of its probes), probe-seconds by outcome and bucket, runnable, too_slow, the
+# runners' counts; then every after mode is compared with the first before mode on the kernels
+# both probed: runnable before and not after (with after's tries), verdicts that changed, and
+# what the after lines measured (kernel time against line interval at 64x64, the 2024x2024
+# configurations' time besides their kernel: the allowance).
+#   on the GPU:  scripts/device-probe8.sh OUT_DIR
+#   carry:       build/bin .dev/probe-before .dev/realcode7.tar.xz (+ build/tests: then
+#                tests/execute/gpu_probe_budget runs last, when over 100 s are left)
+#   .dev/probe-before/bin: main's build/bin (the lead: cp -a /work/main/build/bin .dev/probe-before/)
+# Environment: PB_BUDGET_S (470: the whole call), PB_PREFIXES ("0 1 2 3 4"), PB_MODES ("before:4
+# after:4 after:8 after:16"; a mode is skipped when under 30 s are left), PB_CAP_S (170: SIGTERM
+# cap of one probe pass; the probes in flight finish and the rate is over what was probed),
+# PB_EXTRA (more execute options; a dry run without a GPU takes --probe-anyway), PB_ARCHIVE
+# (.dev/realcode7.tar.xz). Needs python3, no sqlite3 CLI.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 3
+ROOT=$PWD
+OUT=${1:?usage: scripts/device-probe8.sh OUT_DIR}
+mkdir -p "$OUT"
+T_END=$(( $(date +%s) + ${PB_BUDGET_S:-470} ))
+PREFIXES=${PB_PREFIXES:-0 1 2 3 4}
+MODES=${PB_MODES:-before:4 after:4 after:8 after:16}
+CAP=${PB_CAP_S:-170}
+ARCHIVE=${PB_ARCHIVE:-.dev/realcode7.tar.xz}
+export LSCAT_NO_PROGRESS=1 LSCAT_SHARE_DIR=$ROOT
+unset LSCAT_RUNNER # each lscat finds its own lscat-runner (LSCAT_BIN, set per run)
+JOBS=$(nproc)
+S=$OUT/summary.txt
+: > "$S"
+note() { echo "$*" | tee -a "$S"; }
+left() { echo $(( T_END - $(date +%s) )); }
+bin_of() { case $1 in before) echo "$ROOT/.dev/probe-before/bin" ;; *) echo "$ROOT/build/bin" ;; esac; }
+BASE=$(mktemp -d /tmp/lscat-probe8.XXXXXX)
+chmod 755 "$BASE"
+trap 'rm -rf "$BASE"' EXIT
+note "== gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1); $JOBS cores; modes $MODES; prefixes $PREFIXES"
+for b in before after; do
+    [ -x "$(bin_of $b)/lscat" ] || { note "== no $(bin_of $b)/lscat"; exit 3; }
+done
+
+# The corpus, unpacked where it was isolated (its sources' roots are absolute: /work/main).
+[ -e /work/main ] || { mkdir -p /work && ln -s "$ROOT" /work/main; }
+if [ ! -f "$ROOT/.dev/realcode/work/lscat.db" ]; then
+    python3 -c 'import os, sys, tarfile
+t = tarfile.open(sys.argv[1])
+t.extractall(sys.argv[2], [m for m in t if not os.path.lexists(os.path.join(sys.argv[2], m.name))])' \
+        "$ROOT/$ARCHIVE" "$ROOT" || { note "cannot unpack $ARCHIVE"; exit 3; }
+fi
+mkdir -p "$BASE/w"
+cp -a "$ROOT/.dev/realcode/work" "$BASE/w/after"
+cond=$(for p in $PREFIXES; do printf "id LIKE '%s%%' OR " "$p"; done)
+python3 - "$BASE/w/after/lscat.db" "${cond% OR }" <<'PY' | tee -a "$S"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("PRAGMA foreign_keys = ON")
+db.execute("DELETE FROM kernels WHERE NOT (%s)" % sys.argv[2])
+db.commit()
+print("== real: %d kernels (%s)" % (db.execute("SELECT count(*) FROM kernels").fetchone()[0], sys.argv[2]))
+PY
+note "== $(scripts/realcode-refresh-harness.sh "$BASE/w/after" 2>&1 | tail -1)"
+
+q1() { python3 -c 'import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$@"; }
+build() { # which (before|after): builds into $BASE/w/<which>, no probes
+    local t0=$SECONDS w=$BASE/w/$1 bin; bin=$(bin_of "$1")
+    LSCAT_BIN=$bin timeout $(( $(left) > 200 ? 180 : $(left) - 20 )) "$bin/lscat" --work "$w" execute --no-probe \
+        -j "$JOBS" --arch sm_90 > "$OUT/build-$1.log" 2>&1
+    note "== build $1: exit $? in $(( SECONDS - t0 )) s: $(tail -1 "$OUT/build-$1.log" | cut -c1-300)"
+}
+build after
+cp -a "$BASE/w/after" "$BASE/w/before" # the same builds: cached where main's key is the same
+build before
+
+probe() { # mode: before:N / after:N / after:NsS
+    local mode=$1 which=${1%%:*} spec=${1#*:} args=() bin; bin=$(bin_of "$which")
+    [[ $spec =~ ^([0-9]+)(s([0-3]))?$ ]] || { note "== bad mode $mode"; return; }
+    args=(--probe-jobs "${BASH_REMATCH[1]}")
+    [ -n "${BASH_REMATCH[3]}" ] && args+=(--probe-spares "${BASH_REMATCH[3]}")
+    [ "$(left)" -gt 30 ] || { note "== $mode: skipped, $(left) s left"; return; }
+    local cap=$(( $(left) - 20 < CAP ? $(left) - 20 : CAP )) w=$BASE/p/${mode//:/-}
+    mkdir -p "$BASE/p"
+    cp -a "$BASE/w/$which" "$w"
+    local t1; t1=$(date +%s.%N)
+    # shellcheck disable=SC2086
+    LSCAT_BIN=$bin timeout -s TERM -k 60 "$cap" "$bin/lscat" --work "$w" execute -j "$JOBS" --arch sm_90 "${args[@]}" \
+        ${PB_EXTRA:-} > "$OUT/execute-${mode//:/-}.log" 2>&1
+    local rc=$? wall; wall=$(python3 -c "import sys; print('%.2f' % ($(date +%s.%N) - $t1))")
+    python3 scripts/device-probe8.py mode "$w/lscat.db" "$mode" "$wall" "$rc" "$cap" "${args[*]}" | tee -a "$S"
+}
+for m in $MODES; do probe "$m"; done
+# shellcheck disable=SC2086 # the modes are words
+python3 scripts/device-probe8.py compare "$BASE/p" $MODES | tee -a "$S"
+# The GPU test of the harness's probe lines and the budget, when build/tests came and time is left.
+G=$ROOT/build/tests/execute/gpu_probe_budget
+if [ -x "$G" ] && [ "$(left)" -gt 100 ]; then
+    LSCAT_BIN=$ROOT/build/bin LSCAT_ROOT=$ROOT timeout $(( $(left) - 10 )) "$G" > "$OUT/gpu_probe_budget.log" 2>&1
+    note "== gpu_probe_budget: exit $?: $(grep -c '^ok' "$OUT/gpu_probe_budget.log") ok, $(grep -c '^not ok' "$OUT/gpu_probe_budget.log") not ok, $(grep -c '^skip' "$OUT/gpu_probe_budget.log") skipped"
+    grep '^not ok' "$OUT/gpu_probe_budget.log" | head -3 | tee -a "$S"
+else
+    note "== gpu_probe_budget: not run ($( [ -x "$G" ] && echo "$(left) s left" || echo "no build/tests"))"
+fi
+for f in "$OUT"/*.log; do # keep what comes back small
+    [ "$(wc -c < "$f")" -gt 200000 ] && { tail -c 200000 "$f" > "$f.tail" && mv "$f.tail" "$f"; }
+done
+echo
+echo "==== summary ($OUT/summary.txt)"
+cat "$S"
