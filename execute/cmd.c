@@ -15,6 +15,7 @@
 
 static const char usage[] = "lscat execute [--arch sm_90,sm_80] [-j N] [--attempts N] "
                             "[--no-probe] [--sanitize] [--probe-size N] [--probe-budget S] "
+                            "[--no-block-retry] "
                             "[--device N] "
                             "[--kernel ID] [--probe-jobs N] [--no-probe-runner] [--probe-spares N] "
                             "[--build-ahead N]";
@@ -22,7 +23,7 @@ static const char usage[] = "lscat execute [--arch sm_90,sm_80] [-j N] [--attemp
 enum { OPT_ARCH = 1, OPT_ATTEMPTS, OPT_BUILD_TIMEOUT, OPT_PROBE_TIMEOUT, OPT_NO_PROBE,
        OPT_PROBE_ANYWAY, OPT_SANITIZE, OPT_DEVICE, OPT_KERNEL, OPT_NVCC, OPT_PROBE_SIZE,
        OPT_BUILD_AHEAD, OPT_BUILD_ROUND, OPT_PROBE_JOBS, OPT_SHARD, OPT_NO_PROBE_RUNNER,
-       OPT_PROBE_BUDGET, OPT_PROBE_SPARES };
+       OPT_PROBE_BUDGET, OPT_PROBE_SPARES, OPT_NO_BLOCK_RETRY };
 
 static const struct cli_opt opts[] = {
     { "arch", 0, "LIST", "architectures to build for, e.g. sm_90,sm_80 (default: those of the "
@@ -45,6 +46,9 @@ static const struct cli_opt opts[] = {
       "small one's time besides its kernel + 2 x its kernel time scaled to the large size) "
       "seconds; past it the binding ends too_slow (default 3; 0: the probe run's timeout is "
       "all)", OPT_PROBE_BUDGET },
+    { "no-block-retry", 0, NULL, "probe with the probe's own blocks only (default: a kernel "
+      "whose every binding faulted there is probed again with 128, 64, 32, 1024 (1D) or 8x8, "
+      "32x8, 32x32 (2D) blocks)", OPT_NO_BLOCK_RETRY },
     { "probe-jobs", 0, "N", "probes at a time, beside the -j builds (default min(-j, 4))",
       OPT_PROBE_JOBS },
     { "no-probe-runner", 0, NULL, "a process per probe run (default: each probe worker runs "
@@ -79,6 +83,7 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_PROBE_ANYWAY: o->probe = EXECUTE_PROBE_FORCE; return 0;
     case OPT_SANITIZE: o->sanitize = 1; return 0;
     case OPT_NO_PROBE_RUNNER: o->probe_runner = 0; return 0;
+    case OPT_NO_BLOCK_RETRY: o->no_block_retry = 1; return 0;
     case OPT_ATTEMPTS:
         if (cli_parse_int(&n, "--attempts", arg, 1, 16) < 0)
             return LSCAT_EINVALID;
@@ -145,12 +150,16 @@ static void help(void)
            "as soon as it is built, while the next ones build, and is in the store at once\n"
            "(`lscat tune --follow` picks it up).\n"
            "Each role binding of the harness (area: a size is W*H elements; side: a size is\n"
-           "a square matrix's side) is tried in that order, on small sizes and (for kernels\n"
-           "with a size parameter) at --probe-size; the first that runs clean is kept\n"
+           "a square matrix's side; tokens: a transformer's B, T, C = 1, H, W by name) is\n"
+           "tried in that order, on small sizes and (for kernels with a size parameter or\n"
+           "two transformer dims) at --probe-size; the first that runs clean is kept\n"
            "(kernels.binding) and tune launches the kernel with it. Probe blocks: 256x1x1\n"
            "and 16x16x1; a 2D kernel (params is2d) gets 16x16x1 only, as its fixed shared\n"
            "tiles overflow with 1D blocks (tune skips those). A 2D kernel probed before that\n"
-           "rule whose verdict it could change is probed again.\n"
+           "rule whose verdict it could change is probed again. A kernel whose every\n"
+           "binding faulted with those blocks is probed again with other shapes of tune's\n"
+           "sweep (128, 64, 32, 1024; 2D: 8x8, 32x8, 32x32): fixed shared arrays or asserts\n"
+           "made for smaller or other blocks (block retry; --no-block-retry: not).\n"
            "Each probe worker runs the harness.so files in a long-lived lscat-runner in the\n"
            "sandbox (its own uid; context made once) with a spare that takes over after a\n"
            "fault, crash or timeout; --no-probe-runner: a process per probe run.\n"
@@ -181,10 +190,12 @@ static void log_summary(const struct execute_counts *c)
     log_info("execute: %d kernels, %d cached, %d built (%d after repair, %d keeping "
              "their probes), %d failed to build, %d probed (%d with 2D blocks only, %d "
              "again for the 2D plan): %d runnable (%d with a non-default binding, %d clean "
-             "at small sizes only, %d bindings too slow), %d failed%s",
+             "at small sizes only, %d with a retried block shape, %d bindings too slow), %d "
+             "failed%s",
              c->kernels, c->cached, c->built_first_try + c->built_after_repair,
              c->built_after_repair, c->probes_kept, c->build_failed, c->probed, c->probed_2d,
-             c->reprobed, c->runnable, c->rebound, c->small_only, c->too_slow, c->probe_failed,
+             c->reprobed, c->runnable, c->rebound, c->small_only, c->reblocked, c->too_slow,
+             c->probe_failed,
              c->gpu_present || c->probed ? "" : " (probing needs a CUDA device)");
     if (c->interrupted)
         fprintf(stderr, "lscat-execute: interrupted; run again to build and probe what "

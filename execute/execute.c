@@ -344,7 +344,8 @@ void execute_counts_json(char **out, const struct execute_counts *c)
 {
     *out = xasprintf("{\"kernels\":%d,\"cached\":%d,\"built_first_try\":%d,"
                      "\"built_after_repair\":%d,\"build_failed\":%d,\"probed\":%d,"
-                     "\"runnable\":%d,\"rebound\":%d,\"small_only\":%d,\"probed_2d\":%d,"
+                     "\"runnable\":%d,\"rebound\":%d,\"small_only\":%d,\"reblocked\":%d,"
+                     "\"probed_2d\":%d,"
                      "\"reprobed\":%d,\"probes_kept\":%d,\"rekeyed\":%d,\"probe_failed\":%d,"
                      "\"out_of_bounds\":%d,\"errors\":%d,\"gpu_present\":%d,"
                      "\"built_while_probing\":%d,\"interrupted\":%d,\"build_wall_s\":%.3f,"
@@ -353,7 +354,8 @@ void execute_counts_json(char **out, const struct execute_counts *c)
                      "\"runner_spare_ready\":%d,\"too_slow\":%d}",
                      c->kernels, c->cached, c->built_first_try, c->built_after_repair,
                      c->build_failed, c->probed, c->runnable, c->rebound, c->small_only,
-                     c->probed_2d, c->reprobed, c->probes_kept, c->rekeyed, c->probe_failed,
+                     c->reblocked, c->probed_2d, c->reprobed, c->probes_kept, c->rekeyed,
+                     c->probe_failed,
                      c->out_of_bounds, c->errors, c->gpu_present, c->built_while_probing,
                      c->interrupted, c->build_wall_s, c->build_wait_s, c->probe_wait_s,
                      c->runner_starts, c->runner_probe_runs, c->runner_ended,

@@ -40,6 +40,7 @@ struct execute_options {
     int probe_spares;        /* spare runners per probe worker, each holding its context for
                                 the run after a fault (0..3, default 1) */
     struct shard shard;      /* count 0 = every kernel */
+    int no_block_retry;      /* 1: no block retry (--no-block-retry; docs/execute.md) */
 };
 /* (shard: only the kernels of this shard, by a hash of their id: common/shard.h) */
 #define EXECUTE_OPTIONS_INIT { .arch = NULL, .nvcc = NULL, .jobs = 1, .max_attempts = 5, \
@@ -54,6 +55,7 @@ struct execute_counts {
     int probed, runnable, probe_failed, out_of_bounds;
     int rebound;             /* runnable with a binding other than the default */
     int small_only;          /* runnable, but no binding ran clean at --probe-size */
+    int reblocked;           /* runnable only with a block retry shape (docs/execute.md) */
     int too_slow;            /* bindings ended by the probe budget (docs/execute.md) */
     int probed_2d;           /* probed with 2D blocks only (params say is2d) */
     int reprobed;            /* probed again although probed before with this probe key: a

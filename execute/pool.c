@@ -180,6 +180,7 @@ static void count_probe(struct stage *g, const struct item *it, const struct pro
     if (p->outcome == PROBE_OK && p->binding && strcmp(p->binding, probe_bindings[0]) != 0)
         c->rebound++;
     c->small_only += p->small_only;
+    c->reblocked += p->outcome == PROBE_OK && p->block != NULL;
     c->too_slow += p->too_slow;
     c->probed_2d += probe_is2d(it->params);
     c->reprobed += it->reprobe;
@@ -248,6 +249,7 @@ static void probe_one(struct stage *g, struct item *it, struct worker *w)
     po.params = it->params;
     po.large = g->o->probe_size;
     po.large_budget_s = g->o->probe_budget_s;
+    po.retry_blocks = !g->o->no_block_retry;
     po.runner = worker_runner(g, w);
     /* Probes share the GPU with each other, never with a measurement (lscat tune); a stop
      * while waiting for tune's measurement starts nothing. */

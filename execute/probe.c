@@ -40,15 +40,32 @@ static char *json_str(const char *line, const char *key)
     return xstrndup(p, (size_t)(e - p));
 }
 
-const char *const probe_bindings[] = { "area", "side", NULL };
+const char *const probe_bindings[] = { "area", "side", "tokens", NULL };
 
 int probe_is2d(const char *params)
 {
     return params && strstr(params, "\"is2d\":true") != NULL;
 }
 
-/* Per binding after the first: the roles whose value differs from the default's. */
-static const char *const binding_roles[][4] = { { NULL }, { "size", NULL } };
+/* Per binding after the first: the roles whose value differs from the default's (tokens goes
+ * by names instead, token_dims). */
+static const char *const binding_roles[][4] = { { NULL }, { "size", NULL }, { NULL } };
+
+/* How many scalars of `params` the tokens binding gives a value by name (the harness's
+ * lscat_token_dim: B, T, N, C, OC, NH, V, Vp, P). */
+static int token_dims(const char *params)
+{
+    static const char *const names[] = { "B", "T", "N", "C", "OC", "NH", "V", "Vp", "P", NULL };
+    int n = 0;
+    for (int i = 0; names[i]; i++) {
+        char pat[32];
+        snprintf(pat, sizeof(pat), "\"name\":\"%s\"", names[i]);
+        const char *at = strstr(params, pat), *end = at ? strchr(at, '}') : NULL;
+        const char *kind = at ? strstr(at, "\"kind\":\"scalar\"") : NULL;
+        n += kind && end && kind < end;
+    }
+    return n;
+}
 
 int probe_binding_matters(int b, const char *params)
 {
@@ -56,6 +73,8 @@ int probe_binding_matters(int b, const char *params)
         return b == 0;
     if (!params)
         return 1;
+    if (!strcmp(probe_bindings[b], "tokens")) /* a transformer's dims: two of them at least */
+        return token_dims(params) >= 2;
     for (int i = 0; binding_roles[b][i]; i++) {
         char pat[64];
         snprintf(pat, sizeof(pat), "\"role\":\"%s\"", binding_roles[b][i]);
@@ -219,11 +238,31 @@ static int small_clean(const char *results, int large, int want)
     return ok > 0 && !bad && lines == want;
 }
 
+/* A block shape of the block retry (PROBE_RETRY_BLOCKS_1D/_2D); NULL: the probe's own shapes. */
+struct shape {
+    int bx, by;
+};
+
 /* The probe's stdin: the small configurations (a 2D kernel's 2D one only), then, when `large`,
- * the same block shapes at o->large x o->large. */
-static void probe_configs(struct buf *out, const struct probe_options *o, int large)
+ * the same block shapes at o->large x o->large. With a retry shape `s`, every configuration
+ * has that block: a 1D shape on 1024x1 and 64x64 (a 1D kernel's tile holds no 16x16 either),
+ * a 2D shape on 64x64. */
+static void probe_configs(struct buf *out, const struct probe_options *o, int large,
+                          const struct shape *s)
 {
     int is2d = probe_is2d(o->params);
+    if (s && s->by > 1) {
+        buf_addf(out, "64 64 %d %d 1\n", s->bx, s->by);
+        if (large)
+            buf_addf(out, "%d %d %d %d 1\n", o->large, o->large, s->bx, s->by);
+        return;
+    }
+    if (s) {
+        buf_addf(out, "1024 1 %d 1 1\n64 64 %d 1 1\n", s->bx, s->bx);
+        if (large)
+            buf_addf(out, "%d %d %d 1 1\n", o->large, o->large, s->bx);
+        return;
+    }
     buf_adds(out, is2d ? PROBE_SMALL_2D : PROBE_SMALL_1D PROBE_SMALL_2D);
     if (large)
         buf_addf(out, "%d %d 16 16 1\n", o->large, o->large);
@@ -423,16 +462,16 @@ static int run_in_runner(struct proc_result *r, struct buf *text, const struct p
     return ran;
 }
 
-/* One run of the harness with binding b: plain on the small and large configurations, or under
- * compute-sanitizer on the small ones. Fills out's outcome (and configs) or its sanitizer
- * verdict. */
+/* One run of the harness with binding b and retry shape s (NULL: the probe's own shapes):
+ * plain on the small and large configurations, or under compute-sanitizer on the small ones.
+ * Fills out's outcome (and configs) or its sanitizer verdict. */
 static int run_binding(struct probe_result *out, const struct probe_options *o, int b,
-                       int sanitize, int large)
+                       int sanitize, int large, const struct shape *s)
 {
     char dev[16];
     struct buf cfg = BUF_INIT;
     snprintf(dev, sizeof(dev), "%d", o->device);
-    probe_configs(&cfg, o, !sanitize && large);
+    probe_configs(&cfg, o, !sanitize && large, s);
     int nsmall = probe_is2d(o->params) ? 1 : 2;
     struct budget bud;
     memset(&bud, 0, sizeof(bud));
@@ -527,6 +566,8 @@ static void tries_json(struct buf *out, const struct probe_result *t, int n)
         add_json_field(out, "detail", t[i].detail);
         add_json_field(out, "sanitizer", t[i].sanitizer);
         add_json_field(out, "sanitizer_detail", t[i].sanitizer_detail);
+        if (t[i].block) /* a retry shape (docs/execute.md "Block retry") */
+            add_json_field(out, "block", t[i].block);
         buf_adds(out, ",\"configs\":");
         buf_adds(out, t[i].configs ? t[i].configs : "null");
         if (t[i].config_s) /* measured in a runner: each configuration's seconds */
@@ -554,53 +595,118 @@ static void mark_small_only(struct probe_result *p, int large)
     p->small_only = 1;
 }
 
+/* The tries of one probe: every binding (and retry shape) run, and which of them to keep. */
+#define PROBE_TRIES 16
+struct plan {
+    struct probe_result t[PROBE_TRIES];
+    int nt, pick, fallback, small, too_slow;
+};
+
+/* Each binding in order that changes a value of this kernel, with shape s, until one runs clean
+ * (docs/execute.md "Probe plan"). */
+static int try_bindings(struct plan *pl, const struct probe_options *o, int large,
+                        const struct shape *s)
+{
+    int rc = 0;
+    for (int b = 0; probe_bindings[b] && pl->nt < PROBE_TRIES && rc == 0 && pl->pick < 0; b++) {
+        if (!probe_binding_matters(b, o->params))
+            continue;
+        struct probe_result *p = &pl->t[pl->nt++];
+        rc = run_binding(p, o, b, 0, large, s);
+        p->binding = xstrdup(probe_bindings[b]);
+        if (s)
+            p->block = xasprintf("%dx%dx1", s->bx, s->by);
+        if (rc == 0 && p->outcome == PROBE_OK && o->sanitizer)
+            rc = run_binding(p, o, b, 1, 0, s);
+        if (rc == 0 && p->outcome == PROBE_OK && !sanitizer_flagged(p))
+            pl->pick = pl->nt - 1;
+        else if (rc == 0 && p->outcome == PROBE_OK && pl->fallback < 0)
+            pl->fallback = pl->nt - 1;
+        else if (rc == 0 && p->small_ok && pl->small < 0)
+            pl->small = pl->nt - 1;
+        pl->too_slow += rc == 0 && p->outcome == PROBE_TOO_SLOW;
+    }
+    return rc;
+}
+
+/* Whether every try so far faulted in a configuration (an illegal address, a launch failure, a
+ * CUDA error of a configuration line: a device-side assert, a misaligned access): what another
+ * block shape can change. Hangs, crashes, a harness that could not open the device are not. */
+static int all_faulted(const struct plan *pl)
+{
+    for (int i = 0; i < pl->nt; i++) {
+        const struct probe_result *p = &pl->t[i];
+        int config_error = p->outcome == PROBE_CUDA_ERROR && p->detail &&
+                           strstr(p->detail, " (at ");
+        if (p->small_ok || !(p->outcome == PROBE_ILLEGAL_ADDRESS ||
+                             p->outcome == PROBE_LAUNCH_FAILURE || config_error))
+            return 0;
+    }
+    return pl->nt > 0;
+}
+
+/* The block retry (docs/execute.md "Block retry"): the bindings again with each retry shape of
+ * the kernel's dimensionality, until one runs clean (or clean at the small sizes). */
+static int retry_blocks(struct plan *pl, const struct probe_options *o, int large)
+{
+    static const struct shape one[] = PROBE_RETRY_BLOCKS_1D, two[] = PROBE_RETRY_BLOCKS_2D;
+    int is2d = probe_is2d(o->params), rc = 0;
+    size_t n = is2d ? sizeof(two) / sizeof(two[0]) : sizeof(one) / sizeof(one[0]);
+    for (size_t i = 0; i < n && rc == 0 && pl->pick < 0 && pl->fallback < 0 && pl->small < 0; i++)
+        rc = try_bindings(pl, o, large, is2d ? &two[i] : &one[i]);
+    return rc;
+}
+
+/* A pick made with a retry shape says so, and what the probe's own shapes gave. */
+static void mark_reblocked(struct probe_result *p, const struct probe_result *first)
+{
+    char *d = xasprintf("block %s%s%s; with the probe's own blocks: %s%s%s", p->block,
+                        p->detail ? ": " : "", p->detail ? p->detail : "",
+                        probe_outcome_name(first->outcome), first->detail ? ": " : "",
+                        first->detail ? first->detail : "");
+    free(p->detail);
+    p->detail = d;
+}
+
 int probe_run(struct probe_result *out, const struct probe_options *o)
 {
-    struct probe_result t[8];
-    int nt = 0, pick = -1, fallback = -1, small = -1, rc = 0, large = 0, too_slow = 0;
+    struct plan pl;
+    int rc = 0, large = 0;
     double t0 = fs_mono_s();
     memset(out, 0, sizeof(*out));
-    memset(t, 0, sizeof(t));
+    memset(&pl, 0, sizeof(pl));
+    pl.pick = pl.fallback = pl.small = -1;
     /* The large size is there to choose among bindings: where no other binding changes a value
      * of this kernel, the small configurations decide, as before bindings (tune gives up what
      * fails at large sizes after --max-failures). */
     for (int b = 1; probe_bindings[b] && o->large > 0; b++)
         large |= probe_binding_matters(b, o->params);
-    for (int b = 0; probe_bindings[b] && nt < 8 && rc == 0 && pick < 0; b++) {
-        if (!probe_binding_matters(b, o->params))
-            continue;
-        struct probe_result *p = &t[nt++];
-        rc = run_binding(p, o, b, 0, large);
-        p->binding = xstrdup(probe_bindings[b]);
-        if (rc == 0 && p->outcome == PROBE_OK && o->sanitizer)
-            rc = run_binding(p, o, b, 1, 0);
-        if (rc == 0 && p->outcome == PROBE_OK && !sanitizer_flagged(p))
-            pick = nt - 1;
-        else if (rc == 0 && p->outcome == PROBE_OK && fallback < 0)
-            fallback = nt - 1;
-        else if (rc == 0 && p->small_ok && small < 0)
-            small = nt - 1;
-        too_slow += rc == 0 && p->outcome == PROBE_TOO_SLOW;
-    }
+    rc = try_bindings(&pl, o, large, NULL);
+    int own = pl.nt; /* tries with the probe's own shapes */
+    if (rc == 0 && o->retry_blocks && pl.pick < 0 && pl.fallback < 0 && pl.small < 0 &&
+        all_faulted(&pl))
+        rc = retry_blocks(&pl, o, large);
     struct buf j = BUF_INIT;
-    tries_json(&j, t, nt); /* what each binding really gave */
-    if (pick < 0 && fallback < 0 && small >= 0) {
-        mark_small_only(&t[small], o->large);
-        pick = small;
+    tries_json(&j, pl.t, pl.nt); /* what each binding really gave */
+    if (pl.pick < 0 && pl.fallback < 0 && pl.small >= 0) {
+        mark_small_only(&pl.t[pl.small], o->large);
+        pl.pick = pl.small;
     }
-    if (pick < 0)
-        pick = fallback >= 0 ? fallback : 0; /* ran ok with a report, else the default's */
-    if (nt > 0) {
-        *out = t[pick];
-        memset(&t[pick], 0, sizeof(t[pick]));
+    if (pl.pick < 0)
+        pl.pick = pl.fallback >= 0 ? pl.fallback : 0; /* ran ok with a report, else the default's */
+    if (pl.pick >= own) /* only a retry shape ran clean (the others leave the default's) */
+        mark_reblocked(&pl.t[pl.pick], &pl.t[0]);
+    if (pl.nt > 0) {
+        *out = pl.t[pl.pick];
+        memset(&pl.t[pl.pick], 0, sizeof(pl.t[pl.pick]));
     }
     out->bindings = buf_detach(&j, NULL);
     out->probe_s = fs_mono_s() - t0;
-    out->too_slow = too_slow;
+    out->too_slow = pl.too_slow;
     if (out->outcome == PROBE_TOO_SLOW) /* not an outcome of the probes table: the clock's */
         out->outcome = PROBE_TIMEOUT;
-    for (int i = 0; i < nt; i++)
-        probe_result_release(&t[i]);
+    for (int i = 0; i < pl.nt; i++)
+        probe_result_release(&pl.t[i]);
     return rc;
 }
 
@@ -613,6 +719,7 @@ void probe_result_release(struct probe_result *r)
     free(r->bindings);
     free(r->configs);
     free(r->config_s);
+    free(r->block);
     free(r->kernel_s);
     memset(r, 0, sizeof(*r));
 }

@@ -40,6 +40,8 @@ struct probe_result {
     double predicted_s;     /* a large configuration's time predicted from the last small one,
                                linear in the elements (what the budget is made of) */
     int too_slow;           /* probe_run: bindings ended by the budget */
+    char *block;            /* NULL: ran with the probe's own block shapes; else the other
+                               shape it ran clean with ("128x1x1", probe_run's block retry) */
 };
 
 /* The role bindings of generated harnesses (`--bind`, isolate/harness_body.cu.in's
@@ -64,10 +66,13 @@ struct probe_options {
                                     when the harness has a harness.so; NULL: a process each */
     double large_budget_s;  /* the least budget of each large configuration (docs/execute.md
                                "Probe budget"); 0: the large ones share the run's timeout_s */
+    int retry_blocks;       /* 1: when no binding ran clean and the default's runs faulted,
+                               try the bindings again with PROBE_RETRY_BLOCKS_1D/_2D (docs/
+                               execute.md "Block retry"); 0: the probe's own shapes only */
 };
 #define PROBE_OPTIONS_INIT { .harness = NULL, .scratch = NULL, .work_dir = NULL, .slot = 0, \
     .device = 0, .timeout_s = 30.0, .sanitizer = NULL, .params = NULL, .large = 2024, \
-    .runner = NULL, .large_budget_s = PROBE_LARGE_BUDGET_S }
+    .runner = NULL, .large_budget_s = PROBE_LARGE_BUDGET_S, .retry_blocks = 1 }
 
 /* The probe budget (docs/execute.md "Probe budget"): each large configuration of a run in a
  * runner gets probe_budget_s() seconds from the last small configuration, at most what is left
@@ -107,6 +112,15 @@ struct gpu_info {
  * 256-thread 1D block, which says nothing about whether it runs (docs/execute.md "Probe plan"). */
 #define PROBE_SMALL_1D "1024 1 256 1 1\n"
 #define PROBE_SMALL_2D "64 64 16 16 1\n"
+
+/* The block retry (docs/execute.md "Block retry"): a kernel whose every binding faulted at the
+ * small sizes with the probe's own blocks (256x1 / 16x16) is probed again with each of these
+ * shapes in turn (all of them in tune's default sweep, tune/space.h), every configuration of a
+ * run with that one shape: 1D kernels with fixed shared arrays or warp counts for 32-192 threads
+ * (`__shared__ float s[BDIM + 2 * R]`, BDIM 32), 2D kernels with 8x8 or 32-wide tiles or an
+ * `assert(blockDim.x == 32)`. The first shape under which a binding runs clean is kept. */
+#define PROBE_RETRY_BLOCKS_1D { { 128, 1 }, { 64, 1 }, { 32, 1 }, { 1024, 1 } }
+#define PROBE_RETRY_BLOCKS_2D { { 8, 8 }, { 32, 8 }, { 32, 32 } }
 
 /* Whether kernels.params says the kernel is 2D ("is2d":true). 0 when params is NULL. */
 int probe_is2d(const char *params);

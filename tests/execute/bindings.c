@@ -18,8 +18,17 @@
 #define SIZE_PARAMS_2D "{\"is2d\":true,\"params\":[{\"name\":\"A\",\"role\":\"buffer\"},{\"name\":\"n\",\"role\":\"size\"}]}"
 #define NO_SIZE_PARAMS_2D "{\"is2d\":true,\"params\":[{\"name\":\"A\",\"role\":\"buffer\"}]}"
 #define NO_SIZE_PARAMS "{\"params\":[{\"name\":\"A\",\"role\":\"buffer\"},{\"name\":\"w\",\"role\":\"width\"}]}"
+#define TOKENS_PARAMS                                                                      \
+    "{\"params\":[{\"name\":\"out\",\"kind\":\"pointer\",\"role\":\"buffer\"},"                  \
+    "{\"name\":\"B\",\"kind\":\"scalar\",\"role\":\"scale\"},{\"name\":\"T\",\"kind\":\"scalar\","   \
+    "\"role\":\"scale\"},{\"name\":\"C\",\"kind\":\"scalar\",\"role\":\"scale\"}]}"
+/* sgemm's names: one dim by name (N) and a buffer named C: not a transformer's */
+#define GEMM_PARAMS                                                                        \
+    "{\"params\":[{\"name\":\"N\",\"kind\":\"scalar\",\"role\":\"size\"},{\"name\":\"C\","         \
+    "\"kind\":\"pointer\",\"role\":\"buffer\"}]}"
 
 static int counter;
+static int no_retry; /* set by tests about something else than the block retry */
 
 /* A folder (reachable by the sandbox's unprivileged uid) holding a copy of the stand-in harness
  * that behaves as `behavior` says; *out_harness is its path. Returns the folder. */
@@ -72,6 +81,7 @@ static void probe(struct probe_result *out, const char *behavior, const char *pa
     o.params = params;
     o.large = large;
     o.sanitizer = san;
+    o.retry_blocks = !no_retry;
     CHECK_OK(probe_run(out, &o));
     printf("# %s -> %s %s | %s\n", params ? params + 10 : "-", out->binding,
            probe_outcome_name(out->outcome), out->bindings);
@@ -132,7 +142,9 @@ static void test_bindings__a_kernel_without_size_parameters_tries_only_the_defau
     CHECK(!p.small_only);
     CHECK_INT(tries(&p), ==, 1);
     probe_result_release(&p);
+    no_retry = 1; /* every block faults at 64x64: the block retry would add its tries */
     probe(&p, "sticky 64 64 * * area\n", NO_SIZE_PARAMS, 2024, NULL);
+    no_retry = 0;
     CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");
     CHECK_INT(tries(&p), ==, 1);
     CHECK(!probe_binding_matters(1, NO_SIZE_PARAMS));
@@ -235,17 +247,113 @@ static void test_bindings__a_1d_kernel_keeps_both_block_shapes(void)
 static void test_bindings__a_2d_kernel_failing_with_2d_blocks_still_fails(void)
 {
     struct probe_result p;
-    probe(&p, "sticky 64 64 16 16\n", SIZE_PARAMS_2D, 2024, NULL);
+    probe(&p, "sticky 64 64 * *\n", SIZE_PARAMS_2D, 2024, NULL);
     CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");
     CHECK_CONTAINS(p.detail, "at 64x64, block 16x16x1");
-    CHECK_INT(tries(&p), ==, 2);
+    CHECK(p.block == NULL);
+    CHECK_INT(tries(&p), ==, 8); /* 2 bindings x (16x16 and the 3 retry shapes) */
     probe_result_release(&p);
     /* clean at its one small configuration, failing at the large one in both bindings */
     probe(&p, "sticky 2024 2024 * *\n", SIZE_PARAMS_2D, 2024, NULL);
     CHECK_STR(probe_outcome_name(p.outcome), "ok");
     CHECK(p.small_only);
+    CHECK(p.block == NULL);
     CHECK_CONTAINS(p.detail, "small sizes only; at 2024x2024: illegal_address");
     probe_result_release(&p);
+}
+
+/* Block retry: a 1D kernel whose shared array holds 128 threads (`s[BDIM + 2 * R]`) faults
+ * with the probe's 256x1 and 16x16 blocks under every binding and runs clean with 128x1,
+ * which tune's sweep has too. */
+static void test_bindings__a_1d_kernel_with_a_smaller_fixed_tile_runs_with_a_retried_block(void)
+{
+    struct probe_result p;
+    probe(&p, "sticky * * 256 1\nsticky * * 16 16\n", SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "area");
+    CHECK_STR(p.block, "128x1x1");
+    CHECK(!p.small_only);
+    CHECK_INT(tries(&p), ==, 3);
+    CHECK_CONTAINS(p.detail, "block 128x1x1; with the probe's own blocks: illegal_address: an "
+                             "illegal memory access was encountered (at 1024x1, block 256x1x1)");
+    CHECK_CONTAINS(p.bindings, "{\"binding\":\"area\",\"outcome\":\"ok\",\"detail\":null,"
+                               "\"sanitizer\":null,\"sanitizer_detail\":null,\"block\":"
+                               "\"128x1x1\",\"configs\":[\"1024x1 128x1x1\",\"64x64 128x1x1\","
+                               "\"2024x2024 128x1x1\"]");
+    probe_result_release(&p);
+    /* a tile of 32: 128 and 64 fault too, 32 runs */
+    probe(&p, "sticky * * 256 1\nsticky * * 16 16\nsticky * * 128 1\nsticky * * 64 1\n",
+          NO_SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.block, "32x1x1");
+    CHECK_INT(tries(&p), ==, 4);
+    CHECK_CONTAINS(p.bindings, "\"configs\":[\"1024x1 32x1x1\",\"64x64 32x1x1\"]}");
+    probe_result_release(&p);
+}
+
+/* Block retry, 2D: an 8x8 tile runs with 8x8; an `assert(blockDim.x == 32)` with 32x8. */
+static void test_bindings__a_2d_kernel_with_another_tile_runs_with_a_retried_block(void)
+{
+    struct probe_result p;
+    probe(&p, "sticky 64 64 16 16\n", SIZE_PARAMS_2D, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.block, "8x8x1");
+    CHECK_CONTAINS(p.bindings, "\"block\":\"8x8x1\",\"configs\":[\"64x64 8x8x1\","
+                               "\"2024x2024 8x8x1\"]");
+    probe_result_release(&p);
+    probe(&p, "sticky * * 16 16\nsticky * * 8 8\n", NO_SIZE_PARAMS_2D, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.block, "32x8x1");
+    CHECK_INT(tries(&p), ==, 3);
+    probe_result_release(&p);
+    /* clean at 64x64 with 8x8 only, faulting at the large size: small sizes only, that block */
+    probe(&p, "sticky * * 16 16\nsticky 2024 2024 * *\n", SIZE_PARAMS_2D, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK(p.small_only);
+    CHECK_STR(p.block, "8x8x1");
+    CHECK_CONTAINS(p.detail, "block 8x8x1: small sizes only; at 2024x2024: illegal_address");
+    probe_result_release(&p);
+}
+
+/* No retry where another block cannot help or cannot be seen: a crash, a run that reported no
+ * configuration, and with the retry switched off (--no-block-retry). */
+static void test_bindings__the_block_retry_follows_faults_only(void)
+{
+    struct probe_result p;
+    probe(&p, "crash 1024 1 * *\n", NO_SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "crash");
+    CHECK_INT(tries(&p), ==, 1);
+    probe_result_release(&p);
+    probe(&p, "refuse\n", NO_SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "cuda_error");
+    CHECK_INT(tries(&p), ==, 1);
+    probe_result_release(&p);
+    no_retry = 1;
+    probe(&p, "sticky * * 256 1\nsticky * * 16 16\n", SIZE_PARAMS, 2024, NULL);
+    no_retry = 0;
+    CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");
+    CHECK(p.block == NULL);
+    CHECK_INT(tries(&p), ==, 2);
+    CHECK(strstr(p.bindings, "\"block\"") == NULL);
+    probe_result_release(&p);
+}
+
+/* tokens: a kernel with a transformer's dims (B, T, C scalars, read as scales) faulting under
+ * area (C = 1: misaligned float4 loads) runs under tokens (B = 1, T = H, C = W). */
+static void test_bindings__a_transformer_kernel_failing_under_area_runs_under_tokens(void)
+{
+    struct probe_result p;
+    probe(&p, "sticky * * * * area\n", TOKENS_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "tokens");
+    CHECK_INT(tries(&p), ==, 2); /* area, then tokens: side changes none of its values */
+    CHECK_CONTAINS(p.bindings, "{\"binding\":\"tokens\",\"outcome\":\"ok\"");
+    probe_result_release(&p);
+    CHECK(probe_binding_matters(2, TOKENS_PARAMS));
+    CHECK(!probe_binding_matters(1, TOKENS_PARAMS));
+    CHECK(!probe_binding_matters(2, GEMM_PARAMS));
+    CHECK(!probe_binding_matters(2, SIZE_PARAMS));
+    CHECK(probe_binding_matters(2, NULL));
 }
 
 int main(void)
@@ -261,5 +369,9 @@ int main(void)
     TEST_RUN(test_bindings__a_2d_kernel_is_probed_with_2d_blocks_only);
     TEST_RUN(test_bindings__a_1d_kernel_keeps_both_block_shapes);
     TEST_RUN(test_bindings__a_2d_kernel_failing_with_2d_blocks_still_fails);
+    TEST_RUN(test_bindings__a_1d_kernel_with_a_smaller_fixed_tile_runs_with_a_retried_block);
+    TEST_RUN(test_bindings__a_2d_kernel_with_another_tile_runs_with_a_retried_block);
+    TEST_RUN(test_bindings__the_block_retry_follows_faults_only);
+    TEST_RUN(test_bindings__a_transformer_kernel_failing_under_area_runs_under_tokens);
     return test_done();
 }

@@ -73,6 +73,8 @@ static struct probe_runner *new_runner(const char *program, double timeout_s)
     return new_runner_spares(program, timeout_s, 1);
 }
 
+static int retry_blocks; /* the block retry (tests/execute/bindings.c) adds runs to a fault */
+
 static void probe_sized(struct probe_result *out, struct probe_runner *pr, const char *behavior,
                         int no_so, double timeout_s, double budget_s)
 {
@@ -93,6 +95,7 @@ static void probe_sized(struct probe_result *out, struct probe_runner *pr, const
     }
     o.runner = pr;
     o.slot = 4;
+    o.retry_blocks = retry_blocks;
     CHECK(probe_run(out, &o) == 0);
     printf("# %s -> %s %s\n# bindings %s\n", behavior, probe_outcome_name(out->outcome),
            out->detail ? out->detail : "", out->bindings ? out->bindings : "");
@@ -195,6 +198,24 @@ static void test_probe_runner__a_runner_that_cannot_start_leaves_probes_to_proce
     probe_result_release(&p);
     CHECK(probe_runner_broken(pr));
     CHECK_INT(stats(pr).runs, ==, 0);
+    probe_runner_free(pr);
+}
+
+/* The block retry in a runner: the fault with the probe's own blocks ends the runner, the
+ * spare runs the retried block clean. */
+static void test_probe_runner__a_block_retry_after_a_fault_runs_in_the_spare(void)
+{
+    struct probe_runner *pr = new_runner(NULL, 20);
+    struct probe_result p;
+    retry_blocks = 1;
+    probe_in(&p, pr, "sticky * * 256 1\nsticky * * 16 16\n", 0, 20);
+    retry_blocks = 0;
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.block, "128x1x1");
+    probe_result_release(&p);
+    struct probe_runner_stats st = stats(pr);
+    CHECK_INT(st.runs, ==, 2);
+    CHECK_INT(st.ended, ==, 1);
     probe_runner_free(pr);
 }
 
@@ -377,6 +398,7 @@ int main(void)
     TEST_RUN(test_probe_runner__a_crash_is_recorded_as_a_crash);
     TEST_RUN(test_probe_runner__a_harness_without_its_so_runs_as_a_process);
     TEST_RUN(test_probe_runner__a_runner_that_cannot_start_leaves_probes_to_processes);
+    TEST_RUN(test_probe_runner__a_block_retry_after_a_fault_runs_in_the_spare);
     TEST_RUN(test_probe_runner__two_spares_take_two_faults_in_a_row_ready);
     TEST_RUN(test_probe_runner__a_large_configuration_past_its_budget_ends_the_binding_too_slow);
     TEST_RUN(test_probe_runner__too_slow_under_every_binding_is_runnable_at_the_small_sizes);
