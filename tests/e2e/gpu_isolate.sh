@@ -37,7 +37,8 @@ case "$(line saxpy 2)" in *'"status":"ok","median_ns":'*'"samples":3'*) t_ok gpu
 case "$(line saxpy 3)" in *'"status":"invalid_config"'*) t_ok gpu_isolate__too_many_threads_is_invalid_config ;;
     *) t_fail gpu_isolate__too_many_threads_is_invalid_config "$(line saxpy 3)" ;; esac
 printf '256 256 128 1 1\n' | timeout 60 "$B/saxpy" --probe >"$B/probe.jsonl" 2>/dev/null
-case "$(sed -n 2p "$B/probe.jsonl")" in '{"w":256,"h":256,"block":[128,1,1],"grid":[512,1,1],"status":"ok"}') t_ok gpu_isolate__probe_line_is_ok ;;
+# the probe line carries the launch's own time (kernel_ns) and, first at a size, the set-up's
+case "$(sed -n 2p "$B/probe.jsonl")" in '{"w":256,"h":256,"block":[128,1,1],"grid":[512,1,1],"status":"ok","kernel_ns":'[1-9]*',"setup_ns":'[1-9]*'}') t_ok gpu_isolate__probe_line_is_ok ;;
     *) t_fail gpu_isolate__probe_line_is_ok "$(sed -n 2p "$B/probe.jsonl")" ;; esac
 run block_sum "240 240 256 1 1" "240 240 192 1 1"
 case "$(line block_sum 2)" in *'"status":"ok"'*) t_ok gpu_isolate__block_template_dispatches ;;
