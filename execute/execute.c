@@ -242,8 +242,8 @@ static void pool_sizes(int *builders, int *probers, const struct stage *g)
 {
     int jobs = g->o->jobs > 0 ? g->o->jobs : 1;
     int p = g->o->probe_jobs > 0 ? g->o->probe_jobs : (jobs < 4 ? jobs : 4);
-    /* a probe runner and its spares: a uid each */
-    int per = g->runner_program ? 1 + g->o->probe_spares : 1;
+    /* a probe runner, its spares and its process runs: a uid each */
+    int per = g->runner_program ? 2 + g->o->probe_spares : 1;
     *probers = g->probing ? p : 0;
     *builders = jobs;
     if (sandbox_detect(NULL)->drop_uid && *builders + per * *probers > SANDBOX_UID_SLOTS) {

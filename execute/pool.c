@@ -242,7 +242,7 @@ static void probe_one(struct stage *g, struct item *it, struct worker *w)
     po.harness = it->probe_binary;
     po.scratch = scratch;
     po.work_dir = g->work_dir;
-    po.slot = slot;
+    po.slot = g->runner_program ? slot + 1 + g->o->probe_spares : slot; /* see start() */
     po.device = g->device;
     po.timeout_s = g->o->probe_timeout_s;
     po.sanitizer = g->sanitizer;
@@ -368,8 +368,11 @@ static int start(pthread_t *t, struct worker *w, struct stage *g, int n, int fir
     *(probe ? &g->probers : &g->builders) = n;
     pthread_mutex_unlock(&g->lock);
     for (int i = 0; i < n; i++) {
-        /* with probe runners a probe worker takes a slot for its runner and one per spare */
-        int step = probe && g->runner_program ? 1 + g->o->probe_spares : 1;
+        /* with probe runners a probe worker takes a slot for its runner, one per spare and
+         * one for its probe runs as processes (the sanitizer's, a harness without its .so):
+         * a process run's slot sweep kills every process of its uid, so sharing the runner's
+         * uid killed the idle runner, and the next kernel's run in it died of signal 9 */
+        int step = probe && g->runner_program ? 2 + g->o->probe_spares : 1;
         w[i] = (struct worker){ g, first + step * i, probe, NULL };
         if (pthread_create(&t[i], NULL, pool_worker, &w[i]) != 0)
             break;

@@ -291,6 +291,14 @@ static struct rproc *ready_runner(struct probe_runner *pr)
     struct rproc *rp = &pr->rp[pr->active];
     if (rp->running && rp->runs >= pr->o.max_kernels)
         retire(rp); /* recycled: whatever a harness leaked goes with it */
+    if (rp->running) { /* one that died while idle is replaced, not charged to the next kernel */
+        drain(rp, NULL, NULL);
+        if (rp->exited) {
+            log_trace("probe_runner_died_idle child=%d status=%d", (int)rp->ch.pid, rp->status);
+            retire(rp);
+            pr->st.ended++;
+        }
+    }
     int s = !rp->running ? pick_spare(pr) : -1;
     if (s >= 0) {
         pr->active = s;

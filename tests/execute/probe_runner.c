@@ -8,6 +8,7 @@
 #include "execute/sandbox.h"
 #include "tests/support/test.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -130,6 +131,59 @@ static void test_probe_runner__kernels_run_one_after_another_in_one_runner(void)
     CHECK_INT(st.runs, ==, 3);
     CHECK_INT(st.ended, ==, 0);
     CHECK_INT(st.starts, ==, 2); /* the runner and its spare, once */
+    probe_runner_free(pr);
+}
+
+/* Until no process of `uid` is alive (a zombie's pipes are closed already): up to 20 s. */
+static void wait_uid_gone(int uid)
+{
+    for (int i = 0; i < 2000; i++) {
+        int alive = 0;
+        DIR *d = opendir("/proc");
+        for (struct dirent *e; d && (e = readdir(d));) {
+            char path[300], line[256], state = 0;
+            int u = -1;
+            snprintf(path, sizeof(path), "/proc/%s/status", e->d_name);
+            FILE *f = fopen(path, "re");
+            while (f && fgets(line, sizeof(line), f)) {
+                if (!strncmp(line, "State:", 6))
+                    sscanf(line + 6, " %c", &state);
+                if (!strncmp(line, "Uid:", 4))
+                    sscanf(line + 4, "%d", &u);
+            }
+            if (f)
+                fclose(f);
+            alive |= u == uid && state != 'Z';
+        }
+        if (d)
+            closedir(d);
+        if (!alive)
+            return;
+        usleep(10000);
+    }
+}
+
+/* A process run's sweep of a uid kills every process of it; a runner killed so while idle is
+ * replaced before the next kernel's run, which must not die of it (session 8: on the H200 a
+ * crash fixture probed after a sanitizer run in the runner's uid was recorded "signal 9"). */
+static void test_probe_runner__a_runner_killed_while_idle_is_replaced_not_charged_to_the_next_kernel(void)
+{
+    if (!sandbox_detect(test_tmpdir())->drop_uid)
+        test_skip("the sandbox cannot drop to a slot uid here");
+    struct probe_runner *pr = new_runner(NULL, 20);
+    struct probe_result p;
+    probe_in(&p, pr, "", 0, 20);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    probe_result_release(&p);
+    sandbox_reap_slot(2); /* the runner's slot, as a process run there would sweep it */
+    wait_uid_gone(sandbox_slot_uid(2));
+    probe_in(&p, pr, "", 0, 20);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK(p.detail == NULL || strstr(p.detail, "signal") == NULL);
+    probe_result_release(&p);
+    struct probe_runner_stats st = stats(pr);
+    CHECK_INT(st.runs, ==, 2);
+    CHECK_INT(st.ended, ==, 1); /* the killed one, replaced by its spare */
     probe_runner_free(pr);
 }
 
@@ -393,6 +447,7 @@ int main(void)
     setenv("LSCAT_RUNNER_NO_CUDA", "1", 1);
     sandbox_detect("/tmp"); /* as root: per-slot uids, as on the GPU nodes */
     TEST_RUN(test_probe_runner__kernels_run_one_after_another_in_one_runner);
+    TEST_RUN(test_probe_runner__a_runner_killed_while_idle_is_replaced_not_charged_to_the_next_kernel);
     TEST_RUN(test_probe_runner__a_sticky_error_ends_the_runner_and_the_spare_takes_over);
     TEST_RUN(test_probe_runner__a_hang_is_killed_at_the_timeout);
     TEST_RUN(test_probe_runner__a_crash_is_recorded_as_a_crash);
