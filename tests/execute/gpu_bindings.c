@@ -24,19 +24,8 @@ static struct fixture_env env;
 static char ids[2][65];
 static int ready, tuned;
 
-static char *text(const char *sql, const char *id)
-{
-    char *v = NULL;
-    CHECK_OK(store_query_text(&v, env.s, sql, "t", id));
-    return v;
-}
-
-static int64_t count(const char *sql, const char *id)
-{
-    int64_t v = -1;
-    CHECK_OK(store_query_int(&v, env.s, sql, "t", id));
-    return v;
-}
+static char *text(const char *sql, const char *id) { return fixture_query_text(&env, sql, id); }
+static int64_t count(const char *sql, const char *id) { return fixture_query_int(&env, sql, id); }
 
 static void test_gpu_bindings__execute_probes_the_golden_kernels(void)
 {

@@ -7,6 +7,7 @@
 #include "common/sha256.h"
 #include "common/xalloc.h"
 #include "execute/probe.h"
+#include "tests/support/test.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -172,4 +173,18 @@ int fixture_add_golden(struct fixture_env *env, const char *name, const char *se
     free(rel);
     free(dir);
     return rc < 0 ? rc : 0;
+}
+
+char *fixture_query_text(const struct fixture_env *env, const char *sql, const char *id)
+{
+    char *v = NULL;
+    CHECK_OK(store_query_text(&v, env->s, sql, "t", id));
+    return v;
+}
+
+int64_t fixture_query_int(const struct fixture_env *env, const char *sql, const char *id)
+{
+    int64_t v = -1;
+    CHECK_OK(store_query_int(&v, env->s, sql, "t", id));
+    return v;
 }

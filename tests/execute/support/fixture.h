@@ -36,5 +36,9 @@ int fixture_have_gpu(void);
 /* Run `lscat tune ARGS` on the fixture's store and work folder (lscat from $LSCAT_BIN, else
  * build/bin), its output in <work>/tune.log. Returns system()'s status. */
 int fixture_run_tune(const struct fixture_env *env, const char *args);
+/* One value of `sql` (one `?`: the kernel id) from the env's store, checked: text (caller
+ * frees; NULL for no row) or an integer (-1 for no row). */
+char *fixture_query_text(const struct fixture_env *env, const char *sql, const char *id);
+int64_t fixture_query_int(const struct fixture_env *env, const char *sql, const char *id);
 
 #endif
