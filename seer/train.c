@@ -10,6 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Gathered-tree shapes (the best by their own out-of-fold score) compared by the out-of-fold
+ * cost of the whole selector strategy */
+#define SEER_CANDIDATES 8
+
 double seer_total_ns(const struct seer_row *r, int kernel, double it)
 {
     if (kernel >= 0 && kernel < SEER_K_COUNT && r->ok[kernel])
@@ -50,6 +54,7 @@ void seer_gathered_x(double x[SEER_NG], const struct seer_row *r, double it)
     x[5] = r->f.row_max;
     x[6] = r->f.row_min;
     x[7] = r->f.row_var;
+    seer_derive_features(x);
 }
 
 int seer_model_is_test(const struct seer_model *m, const char *name)
@@ -160,10 +165,12 @@ static void classes(struct seer_model *m, const struct seer_table *t)
 }
 
 /* One grid point: the worst case a kernel may have to be chosen (0: any kernel), how the tree
- * is split (SEER_SPLIT_*), its depth and leaf size. */
+ * is split (SEER_SPLIT_*), its depth and leaf size, and (gathered tree) the row-length guard's
+ * ratio (0: no guard; seer/guard.c). */
 struct shape {
     double risk;
     int split, depth, leaf;
+    double guard;
 };
 
 /* Costs (n x k) in which a class whose worst ratio to the cheapest class over these samples
@@ -208,28 +215,35 @@ static int fit(struct learn_tree **out, const double *X, int n, int d, const int
         if (rc == 0)
             rc = learn_tree_relabel_by_cost(*out, X, n, c);
     }
+    if (rc == 0 && d == SEER_NG && sh.guard > 0)
+        rc = seer_guard_tree(out, X, cost, n, k, sh.guard);
     free(rc_cost);
     return rc;
 }
 
-static const double RISKS[] = { 0, 100, 20 };
+static const double RISKS[] = { 0, 100, 20 }, GUARDS[] = { 0, 10, 2 };
 static const int SPLITS[] = { SEER_SPLIT_GINI, SEER_SPLIT_COST }, DEPTHS[] = { 2, 4, 6, 8, 12 },
                  LEAVES[] = { 1, 3, 5, 10, 20 };
 #define GRID_RISKS 3
+#define GRID_GUARDS 3
 #define GRID_SPLITS 2
 #define GRID_DEPTHS 5
 #define GRID_LEAVES 5
 
 /* Grid point g of the grid the options leave open (fixed options shrink a dimension to one
- * value; risks 1: any kernel only); returns 0 past its end. Order: risk, split, depth, leaf
- * size, each from the first, so the first best on ties takes any kernel, gini and the smaller
- * tree. */
-static int grid_point(struct shape *sh, const struct seer_train_options *o, int risks, int g)
+ * value; risks 1: any kernel only; guards 1: no guard, or the one given). Order: guard, risk,
+ * split, depth, leaf size, each from the first, so the first best on ties takes no guard, any
+ * kernel, gini and the smaller tree. */
+static int grid_point(struct shape *sh, const struct seer_train_options *o, int risks, int guards,
+                      int g)
 {
     int nr = o->risk >= 0 ? 1 : risks, ns = o->split >= 0 ? 1 : GRID_SPLITS;
     int nd = o->max_depth >= 0 ? 1 : GRID_DEPTHS, nl = o->min_samples_leaf > 0 ? 1 : GRID_LEAVES;
-    if (g >= nr * ns * nd * nl)
+    int ng = guards == 1 || o->guard >= 0 ? 1 : guards, inner = nr * ns * nd * nl;
+    if (g >= ng * inner)
         return 0;
+    sh->guard = guards == 1 ? 0 : o->guard >= 0 ? o->guard : GUARDS[g / inner];
+    g %= inner;
     sh->risk = o->risk >= 0 ? o->risk : RISKS[g / (ns * nd * nl)];
     sh->split = ns == 1 ? o->split : SPLITS[g / (nd * nl) % ns];
     sh->depth = nd == 1 ? o->max_depth : DEPTHS[g / nl % nd];
@@ -309,34 +323,74 @@ static double picks_score(const struct seer_model *m, const struct seer_table *t
     return sum / m->opt.niter;
 }
 
+/* The grid points of the known (g = 0) or gathered tree ranked by the out-of-fold score of their
+ * picks: the best `keep` (the first on ties), each with its picks (keep x n) and score. */
+struct ranked {
+    int n, keep;
+    struct shape sh[SEER_CANDIDATES];
+    double score[SEER_CANDIDATES];
+    int *pick;
+};
+
+static void ranked_insert(struct ranked *r, const struct shape *sh, double sc, const int *p, int n)
+{
+    int at = r->n < r->keep ? r->n : r->keep - 1;
+    if (r->n == r->keep && sc <= r->score[at])
+        return;
+    while (at > 0 && sc > r->score[at - 1]) {
+        r->sh[at] = r->sh[at - 1];
+        r->score[at] = r->score[at - 1];
+        memcpy(r->pick + (size_t)at * (size_t)n, r->pick + (size_t)(at - 1) * (size_t)n,
+               (size_t)n * sizeof(int));
+        at--;
+    }
+    r->sh[at] = *sh;
+    r->score[at] = sc;
+    memcpy(r->pick + (size_t)at * (size_t)n, p, (size_t)n * sizeof(int));
+    r->n += r->n < r->keep;
+}
+
+static int rank_shapes(struct ranked *r, struct seer_model *m, const struct seer_table *t,
+                       const struct samples *s, const int *fold_of_row, int folds, int g)
+{
+    int *p = xmalloc((size_t)(s->n ? s->n : 1) * sizeof(int)), rc = 0;
+    struct shape sh;
+    r->pick = xcalloc((size_t)r->keep * (size_t)(s->n ? s->n : 1), sizeof(int));
+    for (int gp = 0; rc == 0 && grid_point(&sh, &m->opt, GRID_RISKS, g ? GRID_GUARDS : 1, gp); gp++)
+        if ((rc = out_of_fold(p, m, s, fold_of_row, folds, g, sh)) == 0)
+            ranked_insert(r, &sh, picks_score(m, t, s, p, g), p, s->n);
+    free(p);
+    return rc;
+}
+
+static void take_rank(struct seer_model *m, const struct ranked *r, int i, int g)
+{
+    m->cv_score[g] = r->score[i];
+    m->risk[g] = r->sh[i].risk;
+    m->split[g] = r->sh[i].split;
+    m->depth[g] = r->sh[i].depth;
+    m->leaf[g] = r->sh[i].leaf;
+    m->guard[g] = r->sh[i].guard;
+}
+
 /* Split, depth and leaf size of the known (g = 0) or gathered tree: the grid point whose
  * out-of-fold picks give the best score (the first on ties); its picks are kept in pick. */
 static int choose(struct seer_model *m, const struct seer_table *t, const struct samples *s,
                   const int *fold_of_row, int folds, int g, int *pick)
 {
-    int *p = xmalloc((size_t)(s->n ? s->n : 1) * sizeof(int)), rc = 0;
-    struct shape sh;
-    m->cv_score[g] = -1;
-    for (int gp = 0; rc == 0 && grid_point(&sh, &m->opt, GRID_RISKS, gp); gp++) {
-        if ((rc = out_of_fold(p, m, s, fold_of_row, folds, g, sh)) < 0)
-            break;
-        double sc = picks_score(m, t, s, p, g);
-        if (sc > m->cv_score[g]) {
-            m->cv_score[g] = sc;
-            m->risk[g] = sh.risk;
-            m->split[g] = sh.split;
-            m->depth[g] = sh.depth;
-            m->leaf[g] = sh.leaf;
-            memcpy(pick, p, (size_t)s->n * sizeof(int));
-        }
+    struct ranked r = { .keep = SEER_CANDIDATES };
+    int rc = rank_shapes(&r, m, t, s, fold_of_row, folds, g);
+    if (rc == 0 && r.n > 0) {
+        take_rank(m, &r, 0, g);
+        memcpy(pick, r.pick, (size_t)s->n * sizeof(int));
     }
-    free(p);
+    free(r.pick);
     return rc;
 }
 
 static struct shape chosen(const struct seer_model *m, int g)
 {
-    return (struct shape){ m->risk[g], m->split[g], m->depth[g], m->leaf[g] };
+    return (struct shape){ m->risk[g], m->split[g], m->depth[g], m->leaf[g], m->guard[g] };
 }
 
 /* Accuracies of the three trees on a sample set (the selector against whether gathering pays
@@ -407,31 +461,73 @@ static int selector_oof_cost(double *out, const struct samples *s, const int *la
     return rc;
 }
 
-/* The selector: fitted on the out-of-fold labels, its depth and leaf size chosen (unless given)
- * by the out-of-fold summed cost of its decisions on the training matrices. */
-static int fit_selector(struct seer_model *m, const struct seer_table *t, const struct samples *s,
-                        const int *pk, const int *pg, const int *fold_of_row, int folds)
+/* The selector's best shape for these out-of-fold picks: the grid point (unless given) of the
+ * least out-of-fold summed cost of its decisions on the training matrices (*best: that cost,
+ * the whole selector strategy's on the Oracle's scale of each iteration count). */
+static int selector_shape(double *best, struct shape *out, struct seer_model *m,
+                          const struct seer_table *t, const struct samples *s, const int *pk,
+                          const int *pg, const int *fold_of_row, int folds)
 {
     int *lab = xcalloc((size_t)(s->n ? s->n : 1), sizeof(int)), rc = 0;
-    double *cost = xmalloc((size_t)(s->n ? s->n : 1) * 2 * sizeof(double)), best = INFINITY;
+    double *cost = xmalloc((size_t)(s->n ? s->n : 1) * 2 * sizeof(double));
     struct shape sh;
+    selector_samples(lab, cost, m, t, s, pk, pg);
+    *best = INFINITY;
+    for (int gp = 0; rc == 0 && grid_point(&sh, &m->opt, 1, 1, gp); gp++) {
+        double c = 0;
+        if ((rc = selector_oof_cost(&c, s, lab, cost, fold_of_row, folds, sh)) == 0 && c < *best) {
+            *best = c;
+            *out = sh;
+        }
+    }
+    free(lab);
+    free(cost);
+    return rc;
+}
+
+/* The selector of the given shape, fitted on the out-of-fold labels of all training samples. */
+static int fit_selector(struct seer_model *m, const struct seer_table *t, const struct samples *s,
+                        const int *pk, const int *pg, struct shape sh)
+{
+    int *lab = xcalloc((size_t)(s->n ? s->n : 1), sizeof(int));
+    double *cost = xmalloc((size_t)(s->n ? s->n : 1) * 2 * sizeof(double));
     selector_samples(lab, cost, m, t, s, pk, pg);
     for (int i = 0; i < s->n; i++)
         m->selector_gather_labels += lab[i];
-    for (int gp = 0; rc == 0 && grid_point(&sh, &m->opt, 1, gp); gp++) {
-        double c = 0;
-        if ((rc = selector_oof_cost(&c, s, lab, cost, fold_of_row, folds, sh)) == 0 && c < best) {
-            best = c;
-            m->risk[2] = sh.risk;
-            m->split[2] = sh.split;
-            m->depth[2] = sh.depth;
-            m->leaf[2] = sh.leaf;
-        }
-    }
-    if (rc == 0)
-        rc = fit(&m->selector, s->xk, s->n, SEER_NK, lab, 2, cost, chosen(m, 2));
+    m->risk[2] = sh.risk;
+    m->split[2] = sh.split;
+    m->depth[2] = sh.depth;
+    m->leaf[2] = sh.leaf;
+    m->guard[2] = 0;
+    int rc = fit(&m->selector, s->xk, s->n, SEER_NK, lab, 2, cost, sh);
     free(lab);
     free(cost);
+    return rc;
+}
+
+/* The gathered tree's shape: of its SEER_CANDIDATES best grid points by its own out-of-fold
+ * score, the one whose out-of-fold picks give the whole selector strategy (with its own best
+ * selector) the least out-of-fold cost; what counts is the time of the strategy the user runs,
+ * not of the gathered tree alone. Its picks go into pg, the selector's shape into sel. */
+static int choose_gathered(struct seer_model *m, const struct seer_table *t, const struct samples *s,
+                           const int *fold_of_row, int folds, const int *pk, int *pg,
+                           struct shape *sel)
+{
+    struct ranked r = { .keep = SEER_CANDIDATES };
+    double best = INFINITY;
+    int rc = rank_shapes(&r, m, t, s, fold_of_row, folds, 1);
+    for (int i = 0; rc == 0 && i < r.n; i++) {
+        double c = 0;
+        struct shape sh;
+        const int *p = r.pick + (size_t)i * (size_t)s->n;
+        if ((rc = selector_shape(&c, &sh, m, t, s, pk, p, fold_of_row, folds)) == 0 && c < best) {
+            best = c;
+            *sel = sh;
+            take_rank(m, &r, i, 1);
+            memcpy(pg, p, (size_t)s->n * sizeof(int));
+        }
+    }
+    free(r.pick);
     return rc;
 }
 
@@ -441,15 +537,16 @@ static int fit_all(struct seer_model *m, const struct seer_table *t, const struc
     int folds = m->train_matrices >= m->opt.folds && m->opt.folds > 1 ? m->opt.folds : 1;
     int *pk = xcalloc((size_t)(tr->n ? tr->n : 1), sizeof(int));
     int *pg = xcalloc((size_t)(tr->n ? tr->n : 1), sizeof(int));
+    struct shape sel = { 0, 0, 0, 0, 0 };
     int rc = choose(m, t, tr, fold_of_row, folds, 0, pk);
     if (rc == 0)
-        rc = choose(m, t, tr, fold_of_row, folds, 1, pg);
+        rc = choose_gathered(m, t, tr, fold_of_row, folds, pk, pg, &sel);
     if (rc == 0)
         rc = fit(&m->known, tr->xk, tr->n, SEER_NK, tr->y, m->k, tr->cost, chosen(m, 0));
     if (rc == 0)
         rc = fit(&m->gathered, tr->xg, tr->n, SEER_NG, tr->y, m->k, tr->cost, chosen(m, 1));
     if (rc == 0)
-        rc = fit_selector(m, t, tr, pk, pg, fold_of_row, folds);
+        rc = fit_selector(m, t, tr, pk, pg, sel);
     free(pk);
     free(pg);
     return rc;
