@@ -105,16 +105,10 @@ static int guard_graft(struct learn_tree **out, const struct learn_tree *t, cons
     return rc;
 }
 
-int seer_guard_tree(struct learn_tree **t, const double *xg, const double *cost, int n, int k,
-                    double ratio)
+int seer_guard_tree(struct learn_tree **out, const struct learn_tree *t, const double *xg,
+                    const double *cost, int n, int k, double ratio)
 {
     struct guard g;
-    struct learn_tree *guarded = NULL;
     guard_limits(&g, xg, cost, n, k, ratio);
-    int rc = guard_graft(&guarded, *t, &g, k);
-    if (rc == 0) {
-        learn_tree_free(*t);
-        *t = guarded;
-    }
-    return rc;
+    return guard_graft(out, t, &g, k);
 }

@@ -215,9 +215,13 @@ static int fit(struct learn_tree **out, const double *X, int n, int d, const int
         if (rc == 0)
             rc = learn_tree_relabel_by_cost(*out, X, n, c);
     }
-    if (rc == 0 && d == SEER_NG && sh.guard > 0)
-        rc = seer_guard_tree(out, X, cost, n, k, sh.guard);
     free(rc_cost);
+    if (rc == 0 && d == SEER_NG && sh.guard > 0) {
+        struct learn_tree *g = NULL;
+        rc = seer_guard_tree(&g, *out, X, cost, n, k, sh.guard);
+        learn_tree_free(*out);
+        *out = g;
+    }
     return rc;
 }
 
@@ -231,24 +235,31 @@ static const int SPLITS[] = { SEER_SPLIT_GINI, SEER_SPLIT_COST }, DEPTHS[] = { 2
 #define GRID_LEAVES 5
 
 /* Grid point g of the grid the options leave open (fixed options shrink a dimension to one
- * value; risks 1: any kernel only; guards 1: no guard, or the one given). Order: guard, risk,
- * split, depth, leaf size, each from the first, so the first best on ties takes no guard, any
- * kernel, gini and the smaller tree. */
-static int grid_point(struct shape *sh, const struct seer_train_options *o, int risks, int guards,
-                      int g)
+ * value; risks 1: any kernel only). Order: risk, split, depth, leaf size, each from the first,
+ * so the first best on ties takes any kernel, gini and the smaller tree. The guard is not a
+ * grid dimension here: it is grafted onto a fitted tree (guard_list). */
+static int grid_point(struct shape *sh, const struct seer_train_options *o, int risks, int g)
 {
     int nr = o->risk >= 0 ? 1 : risks, ns = o->split >= 0 ? 1 : GRID_SPLITS;
     int nd = o->max_depth >= 0 ? 1 : GRID_DEPTHS, nl = o->min_samples_leaf > 0 ? 1 : GRID_LEAVES;
-    int ng = guards == 1 || o->guard >= 0 ? 1 : guards, inner = nr * ns * nd * nl;
-    if (g >= ng * inner)
+    if (g >= nr * ns * nd * nl)
         return 0;
-    sh->guard = guards == 1 ? 0 : o->guard >= 0 ? o->guard : GUARDS[g / inner];
-    g %= inner;
     sh->risk = o->risk >= 0 ? o->risk : RISKS[g / (ns * nd * nl)];
     sh->split = ns == 1 ? o->split : SPLITS[g / (nd * nl) % ns];
     sh->depth = nd == 1 ? o->max_depth : DEPTHS[g / nl % nd];
     sh->leaf = nl == 1 ? o->min_samples_leaf : LEAVES[g % nl];
+    sh->guard = 0;
     return 1;
+}
+
+/* The guard ratios to try on the known (g = 0: none) or gathered tree: the one given, or
+ * GUARDS (no guard first, so ties take none). */
+static int guard_list(double *out, const struct seer_train_options *o, int g)
+{
+    int n = !g ? 1 : o->guard >= 0 ? 1 : GRID_GUARDS;
+    for (int i = 0; i < n; i++)
+        out[i] = !g ? 0 : o->guard >= 0 ? o->guard : GUARDS[i];
+    return n;
 }
 
 /* Sample i's total time with class c, gathering or not (feature cost added). */
@@ -289,9 +300,11 @@ static void take(struct samples *dst, const struct samples *s, const int *mask)
  * matrix's picks come from a tree fitted without it (fold = place in the shuffled training
  * order modulo folds; one fold: fitted and predicted on everything). */
 static int out_of_fold(int *pick, const struct seer_model *m, const struct samples *s,
-                       const int *fold_of_row, int folds, int g, struct shape sh)
+                       const int *fold_of_row, int folds, int g, struct shape sh,
+                       const double *guards, int ng)
 {
     int *mask = xmalloc((size_t)(s->n ? s->n : 1) * sizeof(int)), rc = 0, d = g ? SEER_NG : SEER_NK;
+    sh.guard = 0;
     for (int f = 0; f < folds && rc == 0; f++) {
         struct samples tr;
         struct learn_tree *tree = NULL;
@@ -299,9 +312,17 @@ static int out_of_fold(int *pick, const struct seer_model *m, const struct sampl
             mask[i] = folds == 1 || fold_of_row[s->row[i]] != f;
         take(&tr, s, mask);
         if (tr.n > 0 && (rc = fit(&tree, g ? tr.xg : tr.xk, tr.n, d, tr.y, m->k, tr.cost, sh)) == 0)
-            for (int i = 0; i < s->n; i++)
-                if (folds == 1 || fold_of_row[s->row[i]] == f)
-                    pick[i] = learn_tree_predict(tree, (g ? s->xg : s->xk) + (size_t)i * (size_t)d);
+            for (int j = 0; j < ng && rc == 0; j++) {
+                struct learn_tree *gt = NULL;
+                if (guards[j] > 0 && (rc = seer_guard_tree(&gt, tree, tr.xg, tr.cost, tr.n, m->k,
+                                                           guards[j])) < 0)
+                    break;
+                for (int i = 0; i < s->n; i++)
+                    if (folds == 1 || fold_of_row[s->row[i]] == f)
+                        pick[(size_t)j * (size_t)s->n + (size_t)i] = learn_tree_predict(
+                            gt ? gt : tree, (g ? s->xg : s->xk) + (size_t)i * (size_t)d);
+                learn_tree_free(gt);
+            }
         learn_tree_free(tree);
         samples_release(&tr);
     }
@@ -353,12 +374,20 @@ static void ranked_insert(struct ranked *r, const struct shape *sh, double sc, c
 static int rank_shapes(struct ranked *r, struct seer_model *m, const struct seer_table *t,
                        const struct samples *s, const int *fold_of_row, int folds, int g)
 {
-    int *p = xmalloc((size_t)(s->n ? s->n : 1) * sizeof(int)), rc = 0;
+    double guards[GRID_GUARDS];
+    int ng = guard_list(guards, &m->opt, g), n = s->n ? s->n : 1, rc = 0;
+    int *p = xmalloc((size_t)ng * (size_t)n * sizeof(int));
     struct shape sh;
-    r->pick = xcalloc((size_t)r->keep * (size_t)(s->n ? s->n : 1), sizeof(int));
-    for (int gp = 0; rc == 0 && grid_point(&sh, &m->opt, GRID_RISKS, g ? GRID_GUARDS : 1, gp); gp++)
-        if ((rc = out_of_fold(p, m, s, fold_of_row, folds, g, sh)) == 0)
-            ranked_insert(r, &sh, picks_score(m, t, s, p, g), p, s->n);
+    r->pick = xcalloc((size_t)r->keep * (size_t)n, sizeof(int));
+    for (int gp = 0; rc == 0 && grid_point(&sh, &m->opt, GRID_RISKS, gp); gp++) {
+        if ((rc = out_of_fold(p, m, s, fold_of_row, folds, g, sh, guards, ng)) < 0)
+            break;
+        for (int j = 0; j < ng; j++) {
+            sh.guard = guards[j];
+            ranked_insert(r, &sh, picks_score(m, t, s, p + (size_t)j * (size_t)n, g),
+                          p + (size_t)j * (size_t)n, s->n);
+        }
+    }
     free(p);
     return rc;
 }
@@ -473,7 +502,7 @@ static int selector_shape(double *best, struct shape *out, struct seer_model *m,
     struct shape sh;
     selector_samples(lab, cost, m, t, s, pk, pg);
     *best = INFINITY;
-    for (int gp = 0; rc == 0 && grid_point(&sh, &m->opt, 1, 1, gp); gp++) {
+    for (int gp = 0; rc == 0 && grid_point(&sh, &m->opt, 1, gp); gp++) {
         double c = 0;
         if ((rc = selector_oof_cost(&c, s, lab, cost, fold_of_row, folds, sh)) == 0 && c < *best) {
             *best = c;

@@ -95,10 +95,10 @@ void seer_gathered_x(double x[SEER_NG], const struct seer_row *r, double it);
  * row imbalance where it last won. Its limit is the smallest row_max / mean, above the largest at
  * which it was the fastest on a training sample, at which it was more than `ratio` times the
  * fastest; every leaf of that class becomes a split there (below: the class; at or above: the
- * class of least summed cost over the training samples at or above it). xg: n x SEER_NG
- * features, cost: n x k, as the tree's fit. */
-int seer_guard_tree(struct learn_tree **t, const double *xg, const double *cost, int n, int k,
-                    double ratio);
+ * class of least summed cost over the training samples at or above it). *out: the guarded
+ * copy of t (the caller frees both); xg: n x SEER_NG features, cost: n x k, as t's fit. */
+int seer_guard_tree(struct learn_tree **out, const struct learn_tree *t, const double *xg,
+                    const double *cost, int n, int k, double ratio);
 /* 1 when the test set holds r. */
 int seer_model_is_test(const struct seer_model *m, const char *name);
 
