@@ -64,7 +64,8 @@ static const struct cli_opt model_opts[] = {
     { "out", 'o', "DIR", "model folder (default <work>/seer)", OPT_OUT },
     { "gpu", 0, "MODEL", "the GPU whose name contains MODEL (default: the most measured)",
       OPT_GPU },
-    { "precision", 0, "P", "float or double (default double; eval: the model's)", OPT_PRECISION },
+    { "precision", 0, "P", "float or double (default double; eval: the model's, or this when it "
+      "trains first)", OPT_PRECISION },
     { "iterations", 0, "LIST", "train: iteration counts (default 1,10,100,1000,10000)", OPT_ITER },
     { "seed", 0, "N", "train: seed of the split by matrix (default 42)", OPT_SEED },
     { "test-fraction", 0, "X", "train: share of matrices held back (default 0.25)",
@@ -86,7 +87,7 @@ static const struct cli_opt model_opts[] = {
       "right after uploading row_ptr), async-resident (the matrix already on the GPU, "
       "seer_gather_async() before uploading x) or sync-upload (seer_select() gathering after "
       "the CSR and x uploads); the last three are measured in a caller's flow by bench since "
-      "session 8 (eval: the model's)", OPT_FEATURE_COST },
+      "session 8 (eval: the model's, or this when it trains first)", OPT_FEATURE_COST },
     CLI_OPT_END,
 };
 
