@@ -20,43 +20,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: scripts/device-seer-async.sh OUT_DIR [MATRIX_DIR]}
 MAT=${2:-.dev/mat}
-for m in "$MAT" build/seer-matrices ../shared/data/matrices; do [ -d "$m" ] && { MAT=$m; break; }; done
-CSV=${SEER_TABLE:-tests/data/seer/bench-h200.csv}
 BENCH_S=${BENCH_S:-270}
-PY=${LSCAT_PYTHON:-python3}
-export PATH="$PWD/build/bin:$PATH" LSCAT_NO_PROGRESS=1
-mkdir -p "$OUT"
-W=${SEER_WORK:-$OUT/work}
-S=$OUT/summary.md
-note() { echo "$*" >>"$S"; }
-: >"$S"
-t0=$(date +%s)
-note "# lscat seer asynchronous gathering on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
-"$PY" - "$CSV" "$MAT" "$OUT/items" <<'PY' >>"$S"
-import csv, os, sys
-seen, files, specs, missing = set(), [], [], []
-for r in csv.DictReader(open(sys.argv[1])):
-    if r["matrix"] in seen:
-        continue
-    seen.add(r["matrix"])
-    if r["source"] == "file":
-        p = os.path.join(sys.argv[2], r["matrix"] + ".mtx")
-        (files if os.path.exists(p) else missing).append(p)
-    else:
-        specs.append(r["spec"])
-with open(sys.argv[3], "w") as f:
-    for p in files:
-        f.write("--matrices\n" + p + "\n")
-    for s in specs:
-        f.write("--generate\n" + s + "\n")
-print(f"table {sys.argv[1]}: {len(seen)} matrices, {len(files)} files found in {sys.argv[2]}, "
-      f"{len(missing)} missing, {len(specs)} generated")
-PY
-mapfile -t ITEMS <"$OUT/items"
-timeout -k 10 $((BENCH_S + 120)) lscat --work "$W" seer bench --features-only --chunk 32 "${ITEMS[@]}" \
-    --time-budget "$BENCH_S" --csv "$OUT/features-store.csv" >"$OUT/bench.log" 2>&1
-note "bench --features-only exit $? after $(( $(date +%s) - t0 )) s: $(grep 'seer bench' "$OUT/bench.log" | tail -1 | sed 's/^lscat-seer: //')"
-grep -h 'time budget' "$OUT/bench.log" | sed 's/^lscat-seer: //' >>"$S"
+. scripts/device-seer-common.sh # MAT, CSV, PY, W, S, note, t0; seer_features_bench
+seer_features_bench "lscat seer asynchronous gathering"
 # The table with the new costs (matrices not re-measured keep their sync cost and get no async
 # one, so --feature-cost async refuses the table until they are measured: the count is printed).
 "$PY" - "$CSV" "$W/lscat.db" "$OUT/bench-new.csv" <<'PY' >>"$S" 2>&1

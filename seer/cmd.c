@@ -30,7 +30,7 @@ static const char usage[] =
 enum {
     OPT_MATRICES = 1, OPT_GENERATE, OPT_PRECISION, OPT_KERNELS, OPT_SAMPLES, OPT_MIN_SAMPLE_MS,
     OPT_MAX_ELL, OPT_CHUNK, OPT_FORCE, OPT_CSV, OPT_WORKER, OPT_OUT, OPT_GPU, OPT_ITER, OPT_SEED,
-    OPT_TEST_FRACTION, OPT_MAX_DEPTH, OPT_MIN_LEAF, OPT_BUDGET, OPT_SPLIT, OPT_RISK,
+    OPT_TEST_FRACTION, OPT_MAX_DEPTH, OPT_MIN_LEAF, OPT_BUDGET, OPT_SPLIT, OPT_RISK, OPT_GUARD,
     OPT_FEATURES_ONLY, OPT_FEATURE_COST,
 };
 
@@ -64,7 +64,8 @@ static const struct cli_opt model_opts[] = {
     { "out", 'o', "DIR", "model folder (default <work>/seer)", OPT_OUT },
     { "gpu", 0, "MODEL", "the GPU whose name contains MODEL (default: the most measured)",
       OPT_GPU },
-    { "precision", 0, "P", "float or double (default double; eval: the model's)", OPT_PRECISION },
+    { "precision", 0, "P", "float or double (default double; eval: the model's, or this when it "
+      "trains first)", OPT_PRECISION },
     { "iterations", 0, "LIST", "train: iteration counts (default 1,10,100,1000,10000)", OPT_ITER },
     { "seed", 0, "N", "train: seed of the split by matrix (default 42)", OPT_SEED },
     { "test-fraction", 0, "X", "train: share of matrices held back (default 0.25)",
@@ -78,12 +79,15 @@ static const struct cli_opt model_opts[] = {
     { "risk", 0, "X", "train: the known and gathered trees pick only kernels whose worst time "
       "on a training sample is <= X times the fastest; 0 = any (default: chosen from 0, 100, 20 "
       "likewise)", OPT_RISK },
+    { "guard", 0, "X", "train: the gathered tree's row-length guard: a kernel is not picked past "
+      "the row_max / mean where it last won on a training matrix once it was more than X times "
+      "the fastest there; 0 = no guard (default: chosen from 0, 10, 2 likewise)", OPT_GUARD },
     { "feature-cost", 0, "KIND", "train: the gathering cost to learn and charge: sync (one "
       "launch + stream synchronisation in seer_select(), default), async (seer_gather_async() "
       "right after uploading row_ptr), async-resident (the matrix already on the GPU, "
       "seer_gather_async() before uploading x) or sync-upload (seer_select() gathering after "
       "the CSR and x uploads); the last three are measured in a caller's flow by bench since "
-      "session 8 (eval: the model's)", OPT_FEATURE_COST },
+      "session 8 (eval: the model's, or this when it trains first)", OPT_FEATURE_COST },
     CLI_OPT_END,
 };
 
@@ -177,6 +181,13 @@ static int on_number(struct opts *o, int id, const char *arg)
             rc = lscat_error_setc(LSCAT_EINVALID, "--risk: %g would leave no kernel (a ratio to "
                                   "the fastest is >= 1); give 0 (any kernel) or >= 1", x);
         o->t.risk = x;
+        break;
+    case OPT_GUARD:
+        rc = cli_parse_double(&x, "--guard", arg, 0, 1e12);
+        if (rc == 0 && x > 0 && x < 1)
+            rc = lscat_error_setc(LSCAT_EINVALID, "--guard: %g would stop every kernel (a ratio "
+                                  "to the fastest is >= 1); give 0 (no guard) or >= 1", x);
+        o->t.guard = x;
         break;
     }
     return rc;

@@ -14,10 +14,12 @@
 #include <string.h>
 
 extern const char seer_rt_select_h[], seer_rt_select_cu[], seer_rt_features_cuh[],
-    seer_rt_makefile[];
+    seer_rt_derived_h[], seer_rt_makefile[];
 
-static const char *const KNOWN_NAMES[SEER_NG] = { "rows", "cols", "nnz", "iterations",
-                                                  "nnz_per_row", "row_max", "row_min", "row_var" };
+static const char *const KNOWN_NAMES[SEER_NG] = {
+    "rows",    "cols",    "nnz",     "iterations",   "nnz_per_row",  "row_max",
+    "row_min", "row_var", "row_max_rel", "row_min_rel", "row_var_rel",
+};
 static const char *const SELECTOR_CLASSES[2] = { "known", "gather" };
 static const char *const SPLIT[2] = { "gini", "cost" }; /* SEER_SPLIT_* */
 
@@ -80,6 +82,9 @@ static json_t *model_json(const struct seer_model *m)
                                                "split", SPLIT[m->split[2]], "max_depth",
                                                m->depth[2], "min_samples_leaf", m->leaf[2]));
     json_object_set_new(o, "risk", json_real(m->opt.risk));
+    json_object_set_new(o, "guard", json_real(m->opt.guard));
+    json_object_set_new(json_object_get(json_object_get(o, "chosen"), "gathered"), "guard",
+                        json_real(m->guard[1])); /* 0: none; else the guard's ratio */
     const char *tree[3] = { "known", "gathered", "selector" };
     for (int g = 0; g < 3; g++) /* 0: any kernel; else the worst training ratio allowed */
         json_object_set_new(json_object_get(json_object_get(o, "chosen"), tree[g]), "risk",
@@ -132,7 +137,8 @@ static int save_classes(const struct seer_model *m, const char *dir)
 static int save_predictions(const struct seer_model *m, const struct seer_table *t, const char *dir)
 {
     struct buf b = BUF_INIT;
-    buf_adds(&b, "matrix,set,rows,cols,nnz,iterations,nnz_per_row,row_max,row_min,row_var,label,"
+    buf_adds(&b, "matrix,set,rows,cols,nnz,iterations,nnz_per_row,row_max,row_min,row_var,row_max_rel,"
+             "row_min_rel,row_var_rel,label,"
              "known,gathered,selector\n");
     for (int i = 0; i < t->n; i++) {
         const struct seer_row *r = &t->rows[i];
@@ -156,11 +162,12 @@ static int save_predictions(const struct seer_model *m, const struct seer_table 
 
 static int save_runtime(const char *dir)
 {
-    const char *files[4][2] = { { "seer_select.h", seer_rt_select_h },
+    const char *files[5][2] = { { "seer_select.h", seer_rt_select_h },
                                 { "seer_select.cu", seer_rt_select_cu },
                                 { "seer_features.cuh", seer_rt_features_cuh },
+                                { "seer_derived.h", seer_rt_derived_h },
                                 { "Makefile", seer_rt_makefile } };
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (write_text(dir, files[i][0], files[i][1], strlen(files[i][1])) < 0)
             return LSCAT_ERR;
     return 0;
@@ -231,6 +238,8 @@ static int load_fields(struct seer_model *m, json_t *o, const char *path)
     m->opt.split = split_by_name(json_string_value(json_object_get(o, "split")));
     m->opt.risk = json_is_number(json_object_get(o, "risk"))
                       ? json_number_value(json_object_get(o, "risk")) : -1;
+    m->opt.guard = json_is_number(json_object_get(o, "guard"))
+                       ? json_number_value(json_object_get(o, "guard")) : -1;
     m->train_matrices = (int)json_integer_value(json_object_get(o, "train_matrices"));
     m->train_samples = (int)json_integer_value(json_object_get(o, "train_samples"));
     m->test_samples = (int)json_integer_value(json_object_get(o, "test_samples"));
@@ -246,6 +255,7 @@ static int load_fields(struct seer_model *m, json_t *o, const char *path)
         m->split[g] = split_by_name(json_string_value(json_object_get(c, "split")));
         m->split[g] = m->split[g] < 0 ? SEER_SPLIT_GINI : m->split[g];
         m->risk[g] = json_number_value(json_object_get(c, "risk"));
+        m->guard[g] = json_number_value(json_object_get(c, "guard")); /* 0 when absent */
         if (g < 2)
             m->cv_score[g] = json_number_value(json_object_get(c, "oof_oracle_fraction"));
     }

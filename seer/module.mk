@@ -7,18 +7,19 @@ $(B)/libseer.a: $(SEER_HOST_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-SEER_TOOL_OBJS := $(patsubst %.c,$(B)/seer/%.o,db.c table.c bench.c train.c model.c eval.c \
-                    plot.c) $(B)/gen/seer_runtime.o
+SEER_TOOL_OBJS := $(patsubst %.c,$(B)/seer/%.o,db.c table.c bench.c train.c guard.c model.c \
+                    eval.c plot.c) $(B)/gen/seer_runtime.o
 $(B)/libseertool.a: $(SEER_TOOL_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 SEER_LIBS := $(B)/libseertool.a $(B)/libseer.a $(B)/liblearn.a $(STORE_LIBS) -ljansson -lm
 
 $(B)/gen/seer_runtime.c: seer/seer_select.h seer/seer_select.cu seer/seer_features.cuh \
-                         seer/runtime.mk mk/embed-files.sh
+                         seer/seer_derived.h seer/runtime.mk mk/embed-files.sh
 	@mkdir -p $(@D)
 	mk/embed-files.sh $@ seer_rt_select_h=seer/seer_select.h seer_rt_select_cu=seer/seer_select.cu \
-	    seer_rt_features_cuh=seer/seer_features.cuh seer_rt_makefile=seer/runtime.mk
+	    seer_rt_features_cuh=seer/seer_features.cuh seer_rt_derived_h=seer/seer_derived.h \
+	    seer_rt_makefile=seer/runtime.mk
 
 PROGRAMS += $(B)/bin/lscat-seer
 $(B)/bin/lscat-seer: $(B)/seer/cmd.o $(B)/libseertool.a $(B)/libseer.a $(B)/liblearn.a \

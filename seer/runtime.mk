@@ -7,8 +7,8 @@ NVCC_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=c
 
 libseer_select.a: seer_select.o
 	ar rcs $@ $^
-seer_select.o: seer_select.cu seer_select.h seer_features.cuh seer_classes.h seer_known.h \
-               seer_gathered.h seer_selector.h
+seer_select.o: seer_select.cu seer_select.h seer_features.cuh seer_derived.h seer_classes.h \
+               seer_known.h seer_gathered.h seer_selector.h
 	$(NVCC) -O2 -std=c++17 $(NVCC_ARCH) -Xcompiler -fPIC -c $< -o $@
 clean:
 	rm -f seer_select.o libseer_select.a

@@ -4,6 +4,7 @@
  * synchronously in seer_select() or enqueued early by seer_gather_async(). */
 #include "seer_select.h"
 
+#include "seer_derived.h"
 #include "seer_features.cuh"
 
 #include "seer_classes.h"
@@ -66,9 +67,13 @@ static int class_kernel(int c)
     return c >= 0 && c < n ? seer_class_kernel[c] : seer_class_kernel[0];
 }
 
-static void known_x(double x[8], int rows, int cols, long long nnz, long long iterations)
+static_assert(sizeof(((struct seer_choice *)0)->features) == SEER_FEATURE_COUNT * sizeof(double),
+              "seer_choice.features holds the gathered tree's features");
+
+static void known_x(double x[SEER_FEATURE_COUNT], int rows, int cols, long long nnz,
+                    long long iterations)
 {
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < SEER_FEATURE_COUNT; i++)
         x[i] = 0;
     x[0] = rows;
     x[1] = cols;
@@ -80,7 +85,7 @@ static void known_x(double x[8], int rows, int cols, long long nnz, long long it
 extern "C" int seer_gather_async(int *started, const int *d_row_ptr, int rows, int cols,
                                  long long nnz, long long iterations, void *stream)
 {
-    double x[8];
+    double x[SEER_FEATURE_COUNT];
     struct seer_device_state *d = 0;
     cudaStream_t s = (cudaStream_t)stream;
     if (started)
@@ -142,6 +147,7 @@ extern "C" int seer_select(struct seer_choice *out, const int *d_row_ptr, int ro
     x[5] = g[0]; /* longest, shortest row; g[2], the mean, is x[4] */
     x[6] = g[1];
     x[7] = g[3];
+    seer_derive_features(x); /* the scale-free ones, as train computed them */
     out->gathered = how;
     out->kernel = class_kernel(seer_gathered_predict(x));
     out->name = seer_kernel_id_name(out->kernel);

@@ -51,8 +51,9 @@ struct seer_choice {
                             feature kernel and waited; 2: it read what seer_gather_async() had
                             enqueued for this row_ptr and rows */
     /* What the trees saw: rows, cols, nnz, iterations, nnz / rows, then (when gathered) the
-     * longest and shortest row length and the population variance of row lengths. */
-    double features[8];
+     * longest and shortest row length, the population variance of row lengths, and those three
+     * divided by the mean row length (the variance by its square; seer_derived.h). */
+    double features[11];
 };
 
 /* d_row_ptr: rows + 1 ints on the GPU (0-based CSR). stream: a cudaStream_t, or NULL for the

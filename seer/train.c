@@ -10,6 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Gathered-tree shapes (the best by their own out-of-fold score) compared by the out-of-fold
+ * cost of the whole selector strategy */
+#define SEER_CANDIDATES 8
+
 double seer_total_ns(const struct seer_row *r, int kernel, double it)
 {
     if (kernel >= 0 && kernel < SEER_K_COUNT && r->ok[kernel])
@@ -50,6 +54,7 @@ void seer_gathered_x(double x[SEER_NG], const struct seer_row *r, double it)
     x[5] = r->f.row_max;
     x[6] = r->f.row_min;
     x[7] = r->f.row_var;
+    seer_derive_features(x);
 }
 
 int seer_model_is_test(const struct seer_model *m, const char *name)
@@ -160,10 +165,12 @@ static void classes(struct seer_model *m, const struct seer_table *t)
 }
 
 /* One grid point: the worst case a kernel may have to be chosen (0: any kernel), how the tree
- * is split (SEER_SPLIT_*), its depth and leaf size. */
+ * is split (SEER_SPLIT_*), its depth and leaf size, and (gathered tree) the row-length guard's
+ * ratio (0: no guard; seer/guard.c). */
 struct shape {
     double risk;
     int split, depth, leaf;
+    double guard;
 };
 
 /* Costs (n x k) in which a class whose worst ratio to the cheapest class over these samples
@@ -209,21 +216,28 @@ static int fit(struct learn_tree **out, const double *X, int n, int d, const int
             rc = learn_tree_relabel_by_cost(*out, X, n, c);
     }
     free(rc_cost);
+    if (rc == 0 && d == SEER_NG && sh.guard > 0) {
+        struct learn_tree *g = NULL;
+        rc = seer_guard_tree(&g, *out, X, cost, n, k, sh.guard);
+        learn_tree_free(*out);
+        *out = g;
+    }
     return rc;
 }
 
-static const double RISKS[] = { 0, 100, 20 };
+static const double RISKS[] = { 0, 100, 20 }, GUARDS[] = { 0, 10, 2 };
 static const int SPLITS[] = { SEER_SPLIT_GINI, SEER_SPLIT_COST }, DEPTHS[] = { 2, 4, 6, 8, 12 },
                  LEAVES[] = { 1, 3, 5, 10, 20 };
 #define GRID_RISKS 3
+#define GRID_GUARDS 3
 #define GRID_SPLITS 2
 #define GRID_DEPTHS 5
 #define GRID_LEAVES 5
 
 /* Grid point g of the grid the options leave open (fixed options shrink a dimension to one
- * value; risks 1: any kernel only); returns 0 past its end. Order: risk, split, depth, leaf
- * size, each from the first, so the first best on ties takes any kernel, gini and the smaller
- * tree. */
+ * value; risks 1: any kernel only). Order: risk, split, depth, leaf size, each from the first,
+ * so the first best on ties takes any kernel, gini and the smaller tree. The guard is not a
+ * grid dimension here: it is grafted onto a fitted tree (guard_list). */
 static int grid_point(struct shape *sh, const struct seer_train_options *o, int risks, int g)
 {
     int nr = o->risk >= 0 ? 1 : risks, ns = o->split >= 0 ? 1 : GRID_SPLITS;
@@ -234,7 +248,18 @@ static int grid_point(struct shape *sh, const struct seer_train_options *o, int 
     sh->split = ns == 1 ? o->split : SPLITS[g / (nd * nl) % ns];
     sh->depth = nd == 1 ? o->max_depth : DEPTHS[g / nl % nd];
     sh->leaf = nl == 1 ? o->min_samples_leaf : LEAVES[g % nl];
+    sh->guard = 0;
     return 1;
+}
+
+/* The guard ratios to try on the known (g = 0: none) or gathered tree: the one given, or
+ * GUARDS (no guard first, so ties take none). */
+static int guard_list(double *out, const struct seer_train_options *o, int g)
+{
+    int n = !g ? 1 : o->guard >= 0 ? 1 : GRID_GUARDS;
+    for (int i = 0; i < n; i++)
+        out[i] = !g ? 0 : o->guard >= 0 ? o->guard : GUARDS[i];
+    return n;
 }
 
 /* Sample i's total time with class c, gathering or not (feature cost added). */
@@ -275,9 +300,11 @@ static void take(struct samples *dst, const struct samples *s, const int *mask)
  * matrix's picks come from a tree fitted without it (fold = place in the shuffled training
  * order modulo folds; one fold: fitted and predicted on everything). */
 static int out_of_fold(int *pick, const struct seer_model *m, const struct samples *s,
-                       const int *fold_of_row, int folds, int g, struct shape sh)
+                       const int *fold_of_row, int folds, int g, struct shape sh,
+                       const double *guards, int ng)
 {
     int *mask = xmalloc((size_t)(s->n ? s->n : 1) * sizeof(int)), rc = 0, d = g ? SEER_NG : SEER_NK;
+    sh.guard = 0;
     for (int f = 0; f < folds && rc == 0; f++) {
         struct samples tr;
         struct learn_tree *tree = NULL;
@@ -285,9 +312,17 @@ static int out_of_fold(int *pick, const struct seer_model *m, const struct sampl
             mask[i] = folds == 1 || fold_of_row[s->row[i]] != f;
         take(&tr, s, mask);
         if (tr.n > 0 && (rc = fit(&tree, g ? tr.xg : tr.xk, tr.n, d, tr.y, m->k, tr.cost, sh)) == 0)
-            for (int i = 0; i < s->n; i++)
-                if (folds == 1 || fold_of_row[s->row[i]] == f)
-                    pick[i] = learn_tree_predict(tree, (g ? s->xg : s->xk) + (size_t)i * (size_t)d);
+            for (int j = 0; j < ng && rc == 0; j++) {
+                struct learn_tree *gt = NULL;
+                if (guards[j] > 0 && (rc = seer_guard_tree(&gt, tree, tr.xg, tr.cost, tr.n, m->k,
+                                                           guards[j])) < 0)
+                    break;
+                for (int i = 0; i < s->n; i++)
+                    if (folds == 1 || fold_of_row[s->row[i]] == f)
+                        pick[(size_t)j * (size_t)s->n + (size_t)i] = learn_tree_predict(
+                            gt ? gt : tree, (g ? s->xg : s->xk) + (size_t)i * (size_t)d);
+                learn_tree_free(gt);
+            }
         learn_tree_free(tree);
         samples_release(&tr);
     }
@@ -309,34 +344,82 @@ static double picks_score(const struct seer_model *m, const struct seer_table *t
     return sum / m->opt.niter;
 }
 
-/* Split, depth and leaf size of the known (g = 0) or gathered tree: the grid point whose
- * out-of-fold picks give the best score (the first on ties); its picks are kept in pick. */
-static int choose(struct seer_model *m, const struct seer_table *t, const struct samples *s,
-                  const int *fold_of_row, int folds, int g, int *pick)
+/* The grid points of the known (g = 0) or gathered tree ranked by the out-of-fold score of their
+ * picks: the best `keep` (the first on ties), each with its picks (keep x n) and score. */
+struct ranked {
+    int n, keep;
+    struct shape sh[SEER_CANDIDATES];
+    double score[SEER_CANDIDATES];
+    int *pick;
+};
+
+static void ranked_insert(struct ranked *r, const struct shape *sh, double sc, const int *p, int n)
 {
-    int *p = xmalloc((size_t)(s->n ? s->n : 1) * sizeof(int)), rc = 0;
+    int at = r->n < r->keep ? r->n : r->keep - 1;
+    if (r->n == r->keep && sc <= r->score[at])
+        return;
+    while (at > 0 && sc > r->score[at - 1]) {
+        r->sh[at] = r->sh[at - 1];
+        r->score[at] = r->score[at - 1];
+        memcpy(r->pick + (size_t)at * (size_t)n, r->pick + (size_t)(at - 1) * (size_t)n,
+               (size_t)n * sizeof(int));
+        at--;
+    }
+    r->sh[at] = *sh;
+    r->score[at] = sc;
+    memcpy(r->pick + (size_t)at * (size_t)n, p, (size_t)n * sizeof(int));
+    r->n += r->n < r->keep;
+}
+
+static int rank_shapes(struct ranked *r, struct seer_model *m, const struct seer_table *t,
+                       const struct samples *s, const int *fold_of_row, int folds, int g)
+{
+    double guards[GRID_GUARDS];
+    int ng = guard_list(guards, &m->opt, g), n = s->n ? s->n : 1, rc = 0;
+    int *p = xmalloc((size_t)ng * (size_t)n * sizeof(int));
     struct shape sh;
-    m->cv_score[g] = -1;
+    r->pick = xcalloc((size_t)r->keep * (size_t)n, sizeof(int));
     for (int gp = 0; rc == 0 && grid_point(&sh, &m->opt, GRID_RISKS, gp); gp++) {
-        if ((rc = out_of_fold(p, m, s, fold_of_row, folds, g, sh)) < 0)
+        if ((rc = out_of_fold(p, m, s, fold_of_row, folds, g, sh, guards, ng)) < 0)
             break;
-        double sc = picks_score(m, t, s, p, g);
-        if (sc > m->cv_score[g]) {
-            m->cv_score[g] = sc;
-            m->risk[g] = sh.risk;
-            m->split[g] = sh.split;
-            m->depth[g] = sh.depth;
-            m->leaf[g] = sh.leaf;
-            memcpy(pick, p, (size_t)s->n * sizeof(int));
+        for (int j = 0; j < ng; j++) {
+            sh.guard = guards[j];
+            ranked_insert(r, &sh, picks_score(m, t, s, p + (size_t)j * (size_t)n, g),
+                          p + (size_t)j * (size_t)n, s->n);
         }
     }
     free(p);
     return rc;
 }
 
+static void take_rank(struct seer_model *m, const struct ranked *r, int i, int g)
+{
+    m->cv_score[g] = r->score[i];
+    m->risk[g] = r->sh[i].risk;
+    m->split[g] = r->sh[i].split;
+    m->depth[g] = r->sh[i].depth;
+    m->leaf[g] = r->sh[i].leaf;
+    m->guard[g] = r->sh[i].guard;
+}
+
+/* Split, depth and leaf size of the known (g = 0) or gathered tree: the grid point whose
+ * out-of-fold picks give the best score (the first on ties); its picks are kept in pick. */
+static int choose(struct seer_model *m, const struct seer_table *t, const struct samples *s,
+                  const int *fold_of_row, int folds, int g, int *pick)
+{
+    struct ranked r = { .keep = SEER_CANDIDATES };
+    int rc = rank_shapes(&r, m, t, s, fold_of_row, folds, g);
+    if (rc == 0 && r.n > 0) {
+        take_rank(m, &r, 0, g);
+        memcpy(pick, r.pick, (size_t)s->n * sizeof(int));
+    }
+    free(r.pick);
+    return rc;
+}
+
 static struct shape chosen(const struct seer_model *m, int g)
 {
-    return (struct shape){ m->risk[g], m->split[g], m->depth[g], m->leaf[g] };
+    return (struct shape){ m->risk[g], m->split[g], m->depth[g], m->leaf[g], m->guard[g] };
 }
 
 /* Accuracies of the three trees on a sample set (the selector against whether gathering pays
@@ -407,31 +490,73 @@ static int selector_oof_cost(double *out, const struct samples *s, const int *la
     return rc;
 }
 
-/* The selector: fitted on the out-of-fold labels, its depth and leaf size chosen (unless given)
- * by the out-of-fold summed cost of its decisions on the training matrices. */
-static int fit_selector(struct seer_model *m, const struct seer_table *t, const struct samples *s,
-                        const int *pk, const int *pg, const int *fold_of_row, int folds)
+/* The selector's best shape for these out-of-fold picks: the grid point (unless given) of the
+ * least out-of-fold summed cost of its decisions on the training matrices (*best: that cost,
+ * the whole selector strategy's on the Oracle's scale of each iteration count). */
+static int selector_shape(double *best, struct shape *out, struct seer_model *m,
+                          const struct seer_table *t, const struct samples *s, const int *pk,
+                          const int *pg, const int *fold_of_row, int folds)
 {
     int *lab = xcalloc((size_t)(s->n ? s->n : 1), sizeof(int)), rc = 0;
-    double *cost = xmalloc((size_t)(s->n ? s->n : 1) * 2 * sizeof(double)), best = INFINITY;
+    double *cost = xmalloc((size_t)(s->n ? s->n : 1) * 2 * sizeof(double));
     struct shape sh;
+    selector_samples(lab, cost, m, t, s, pk, pg);
+    *best = INFINITY;
+    for (int gp = 0; rc == 0 && grid_point(&sh, &m->opt, 1, gp); gp++) {
+        double c = 0;
+        if ((rc = selector_oof_cost(&c, s, lab, cost, fold_of_row, folds, sh)) == 0 && c < *best) {
+            *best = c;
+            *out = sh;
+        }
+    }
+    free(lab);
+    free(cost);
+    return rc;
+}
+
+/* The selector of the given shape, fitted on the out-of-fold labels of all training samples. */
+static int fit_selector(struct seer_model *m, const struct seer_table *t, const struct samples *s,
+                        const int *pk, const int *pg, struct shape sh)
+{
+    int *lab = xcalloc((size_t)(s->n ? s->n : 1), sizeof(int));
+    double *cost = xmalloc((size_t)(s->n ? s->n : 1) * 2 * sizeof(double));
     selector_samples(lab, cost, m, t, s, pk, pg);
     for (int i = 0; i < s->n; i++)
         m->selector_gather_labels += lab[i];
-    for (int gp = 0; rc == 0 && grid_point(&sh, &m->opt, 1, gp); gp++) {
-        double c = 0;
-        if ((rc = selector_oof_cost(&c, s, lab, cost, fold_of_row, folds, sh)) == 0 && c < best) {
-            best = c;
-            m->risk[2] = sh.risk;
-            m->split[2] = sh.split;
-            m->depth[2] = sh.depth;
-            m->leaf[2] = sh.leaf;
-        }
-    }
-    if (rc == 0)
-        rc = fit(&m->selector, s->xk, s->n, SEER_NK, lab, 2, cost, chosen(m, 2));
+    m->risk[2] = sh.risk;
+    m->split[2] = sh.split;
+    m->depth[2] = sh.depth;
+    m->leaf[2] = sh.leaf;
+    m->guard[2] = 0;
+    int rc = fit(&m->selector, s->xk, s->n, SEER_NK, lab, 2, cost, sh);
     free(lab);
     free(cost);
+    return rc;
+}
+
+/* The gathered tree's shape: of its SEER_CANDIDATES best grid points by its own out-of-fold
+ * score, the one whose out-of-fold picks give the whole selector strategy (with its own best
+ * selector) the least out-of-fold cost; what counts is the time of the strategy the user runs,
+ * not of the gathered tree alone. Its picks go into pg, the selector's shape into sel. */
+static int choose_gathered(struct seer_model *m, const struct seer_table *t, const struct samples *s,
+                           const int *fold_of_row, int folds, const int *pk, int *pg,
+                           struct shape *sel)
+{
+    struct ranked r = { .keep = SEER_CANDIDATES };
+    double best = INFINITY;
+    int rc = rank_shapes(&r, m, t, s, fold_of_row, folds, 1);
+    for (int i = 0; rc == 0 && i < r.n; i++) {
+        double c = 0;
+        struct shape sh;
+        const int *p = r.pick + (size_t)i * (size_t)s->n;
+        if ((rc = selector_shape(&c, &sh, m, t, s, pk, p, fold_of_row, folds)) == 0 && c < best) {
+            best = c;
+            *sel = sh;
+            take_rank(m, &r, i, 1);
+            memcpy(pg, p, (size_t)s->n * sizeof(int));
+        }
+    }
+    free(r.pick);
     return rc;
 }
 
@@ -441,15 +566,16 @@ static int fit_all(struct seer_model *m, const struct seer_table *t, const struc
     int folds = m->train_matrices >= m->opt.folds && m->opt.folds > 1 ? m->opt.folds : 1;
     int *pk = xcalloc((size_t)(tr->n ? tr->n : 1), sizeof(int));
     int *pg = xcalloc((size_t)(tr->n ? tr->n : 1), sizeof(int));
+    struct shape sel = { 0, 0, 0, 0, 0 };
     int rc = choose(m, t, tr, fold_of_row, folds, 0, pk);
     if (rc == 0)
-        rc = choose(m, t, tr, fold_of_row, folds, 1, pg);
+        rc = choose_gathered(m, t, tr, fold_of_row, folds, pk, pg, &sel);
     if (rc == 0)
         rc = fit(&m->known, tr->xk, tr->n, SEER_NK, tr->y, m->k, tr->cost, chosen(m, 0));
     if (rc == 0)
         rc = fit(&m->gathered, tr->xg, tr->n, SEER_NG, tr->y, m->k, tr->cost, chosen(m, 1));
     if (rc == 0)
-        rc = fit_selector(m, t, tr, pk, pg, fold_of_row, folds);
+        rc = fit_selector(m, t, tr, pk, pg, sel);
     free(pk);
     free(pg);
     return rc;

@@ -67,17 +67,19 @@ static void test_seer_train__splits_by_matrix_with_a_fixed_seed(void)
 }
 
 static const char DRIVER[] =
-    "#include <stdio.h>\n#include <string.h>\n#include \"seer_known.h\"\n#include \"seer_gathered.h\"\n"
+    "#include <stdio.h>\n#include <string.h>\n#include \"seer_derived.h\"\n#include \"seer_known.h\"\n"
+    "#include \"seer_gathered.h\"\n"
     "#include \"seer_selector.h\"\n#include \"seer_classes.h\"\n"
     "int main(int argc, char **argv) {\n"
     "    FILE *f = fopen(argv[1], \"r\"); char line[4096]; (void)argc;\n"
     "    if (!fgets(line, sizeof(line), f)) return 1;\n"
     "    while (fgets(line, sizeof(line), f)) {\n"
-    "        double x[8]; char *p = line;\n"
+    "        double x[SEER_FEATURE_COUNT]; char *p = line;\n"
     "        if (*p == '\"') p = strchr(p + 1, '\"') + 1;\n"
     "        p = strchr(strchr(p, ',') + 1, ',') + 1;\n"
     "        if (sscanf(p, \"%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf\", x, x + 1, x + 2, x + 3, x + 4,\n"
     "                   x + 5, x + 6, x + 7) != 8) return 2;\n"
+    "        seer_derive_features(x); /* the exported derivation, not predictions.csv's */\n"
     "        printf(\"%d %d %d %d\\n\", seer_known_predict(x), seer_gathered_predict(x),\n"
     "               seer_selector_predict(x), seer_class_kernel[seer_known_predict(x)]);\n"
     "    }\n    return 0;\n}\n";
@@ -95,8 +97,9 @@ static int run(const char *const *argv, struct proc_result *r)
 }
 
 /* Every sample of predictions.csv, as the headers compiled with cc decide it, equals what the
- * trees decide (learn_tree_predict on the same 8 features): with the shapes chosen out of fold
- * and with trees grown on cost under a risk bound. */
+ * trees decide (learn_tree_predict on the same features): the driver reads the 8 measured ones
+ * and derives the scale-free ones with the exported seer_derived.h, as seer_select() does; with
+ * the shapes chosen out of fold and with trees grown on cost under a risk bound. */
 static void headers_agree(const struct seer_train_options *o, const char *name)
 {
     struct store *s;
@@ -125,7 +128,7 @@ static void headers_agree(const struct seer_train_options *o, const char *name)
     const char *p = r.out.data;
     for (int i = 0; i < t.n; i++)
         for (int j = 0; j < m.opt.niter; j++) {
-            double x[8];
+            double x[SEER_NG];
             int a, b, c, k, used;
             seer_gathered_x(x, &t.rows[i], m.opt.iterations[j]);
             CHECK(sscanf(p, "%d %d %d %d%n", &a, &b, &c, &k, &used) == 4);
@@ -152,6 +155,8 @@ static void test_seer_train__exported_headers_agree_with_the_trees_on_every_samp
     o.split = SEER_SPLIT_COST;
     o.risk = 100;
     headers_agree(&o, "cost");
+    o.guard = 2; /* the row-length guard's splits are in the header too */
+    headers_agree(&o, "guard");
 }
 
 
@@ -245,6 +250,7 @@ static void test_seer_train__trees_decide_as_sklearn_on_the_same_samples(void)
     struct seer_train_options o = SEER_TRAIN_OPTIONS_INIT;
     o.split = SEER_SPLIT_GINI; /* sklearn has CART's gini splits, not the cost split */
     o.risk = 0;
+    o.guard = 0; /* sklearn has no row-length guard */
     load_fixture(&t, &s);
     CHECK_OK(seer_train(&m, &t, &o));
     snprintf(out, sizeof(out), "%s/model", test_tmpdir());

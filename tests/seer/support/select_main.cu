@@ -79,9 +79,11 @@ static void one(int rows, int cols, long long iterations, int how)
     check(e == 0, "seer_select returns 0", rows);
     check(c.kernel >= 0 && c.kernel < SEER_KERNEL_COUNT && c.name != 0, "a kernel is chosen", rows);
     /* the known features: rows, cols, nnz, iterations, nnz/rows (the mean row length);
-     * gathered adds the longest and shortest row and the row-length variance */
-    double x[8] = { (double)rows, (double)cols, (double)rp[(size_t)rows], (double)iterations,
-                    rows > 0 ? (double)rp[(size_t)rows] / rows : 0, 0, 0, 0 };
+     * gathered adds the longest and shortest row and the row-length variance, then those
+     * divided by the mean (the variance by its square) */
+    double x[11] = { (double)rows, (double)cols, (double)rp[(size_t)rows], (double)iterations,
+                     rows > 0 ? (double)rp[(size_t)rows] / rows : 0, 0, 0, 0, 0, 0, 0 };
+    check(sizeof(c.features) == sizeof(x), "seer_choice holds the 11 features", rows);
     for (int i = 0; i < 5; i++)
         check(c.features[i] == x[i], "the known features as the trees read them", rows);
     int says = seer_selector_predict(x) == 1;
@@ -100,10 +102,11 @@ static void one(int rows, int cols, long long iterations, int how)
             double dl = rp[(size_t)r + 1] - rp[(size_t)r] - mean;
             ss += dl * dl;
         }
-        double want[3] = { mx, mn, ss / rows };
-        for (int i = 0; i < 3; i++) {
+        double want[6] = { mx, mn, ss / rows, mean > 0 ? mx / mean : 0, mean > 0 ? mn / mean : 0,
+                           mean > 0 ? ss / rows / (mean * mean) : 0 };
+        for (int i = 0; i < 6; i++) {
             check(fabs(c.features[5 + i] - want[i]) <= 1e-9 * fabs(want[i]) + 1e-12,
-                  "GPU features equal the CPU features", rows);
+                  "GPU features (and the scale-free ones) equal the CPU's", rows);
             x[5 + i] = c.features[5 + i];
         }
         check(c.kernel == seer_class_kernel[seer_gathered_predict(x)], "gathered tree's pick", rows);

@@ -15,9 +15,10 @@ from sklearn.tree import DecisionTreeClassifier
 
 rows = list(csv.DictReader(open(sys.argv[1])))
 cost = np.loadtxt(sys.argv[3], delimiter=",", ndmin=2)
-names = ["rows", "cols", "nnz", "iterations", "nnz_per_row", "row_max", "row_min", "row_var"]
+names = ["rows", "cols", "nnz", "iterations", "nnz_per_row", "row_max", "row_min", "row_var",
+         "row_max_rel", "row_min_rel", "row_var_rel"]
 opts = {"known": (5, int(sys.argv[4]), int(sys.argv[5])),
-        "gathered": (8, int(sys.argv[6]), int(sys.argv[7]))}
+        "gathered": (len(names), int(sys.argv[6]), int(sys.argv[7]))}
 out = {}
 for tree, (d, depth, leaf) in opts.items():
     X = np.array([[float(r[n]) for n in names[:d]] for r in rows])
