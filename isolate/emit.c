@@ -269,7 +269,7 @@ void emit_kernel(struct ctx *x, CXCursor k)
     indexing_analyze(&ix, src.data, src.len);
     indexing_uses_text(uses, sizeof uses, ix.uses);
     int is2d = ix.dims >= 2;
-    record_begin(x->out, "kernel", 16);
+    record_begin(x->out, "kernel", 18);
     record_field_str(x->out, "name", qname);
     record_field_str(x->out, "call", call);
     record_field_str(x->out, "path", extract_rel_path(x, f));
@@ -286,6 +286,8 @@ void emit_kernel(struct ctx *x, CXCursor k)
     record_field_str(x->out, "roles", kp.roles.data);
     record_field_str(x->out, "param_names", kp.names.data);
     record_field_int(x->out, "param_count", kp.n);
+    record_field_str(x->out, "members", kp.members.len ? kp.members.data : "");
+    record_field_str(x->out, "arg_note", kp.note.len ? kp.note.data : "");
 done:
     free(qname);
     free(call);

@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ISOLATE_VERSION "8" /* 3: closures bring function template specialisations; 4: a
+#define ISOLATE_VERSION "9" /* 3: closures bring function template specialisations; 4: a
                               * named matrix's dimension (wA, hB, nA) keeps its role; 5: whole
                               * conditional blocks, toolkit headers first, OpenMP/MPI/compat
                               * fallbacks; 6: the kernel's indexing (grids, planned shapes),
@@ -34,7 +34,8 @@
                               * a missing header declares is left out, recorded; 8: enumeration
                               * template values, C++ files holding kernels parsed alone,
                               * kernels in skipped preprocessor branches or dropped by
-                              * errors recorded */
+                              * errors recorded; 9: struct arguments' pointer members get
+                              * buffers (isolate/members.c) */
 
 extern const char harness_body_text[];
 
@@ -239,6 +240,10 @@ static void add_params_json(struct buf *b, const struct record *k, const struct 
              hk->is2d ? "true" : "false", hk->indexing);
     const char *uses = record_str(k, "indexing_uses");
     buf_add_json_str(b, uses ? uses : "", uses ? strlen(uses) : 0);
+    if (hk->arg_note && *hk->arg_note) {
+        buf_adds(b, ",\"note\":");
+        buf_add_json_str(b, hk->arg_note, strlen(hk->arg_note));
+    }
     buf_addf(b, ",\"dynamic_shared\":%s,\"device_launch\":%s,\"params\":",
              hk->dynshared ? "true" : "false", record_int(k, "device_launch") ? "true" : "false");
     buf_adds(b, record_str(k, "params"));
@@ -308,7 +313,8 @@ static int store_kernel(struct run *r, const struct task *t, const struct record
                                  record_str(k, "tparams"), (int)record_int(k, "template"),
                                  (int)record_int(k, "is2d"), (int)record_int(k, "dynshared"),
                                  record_str(k, "roles"), record_str(k, "param_names"),
-                                 record_str(k, "indexing") };
+                                 record_str(k, "indexing"), record_str(k, "members"),
+                                 record_str(k, "arg_note") };
     if (!hk.indexing || indexing_parse(hk.indexing) < 0)
         hk.indexing = hk.is2d ? "2d" : "1d";
     const struct record_field *src = record_get(k, "source");
