@@ -100,7 +100,8 @@ static void walk_field(struct walk *w, CXCursor f, long long off)
         char ek = e.kind == CXType_Void ? 'f' : arith_kind(e);
         if (eb > 0 && e.kind != CXType_Pointer && !members_is_polymorphic(e))
             add_line(w, off, 'p', bytes, ek, eb, clang_isConstQualifiedType(e), "buffer", name);
-    } else if (arith_kind(t)) {
+    } else if (arith_kind(t) && !(w->deref && arith_kind(t) == 'f')) {
+        /* (an array's float members keep the fill's values in [0,1)) */
         add_line(w, off, arith_kind(t), bytes, 0, 0, 0, params_role_name(params_role_of(name)),
                  name);
     } else if (t.kind == CXType_Record && w->depth < MEMBERS_MAX_DEPTH) {
