@@ -74,6 +74,8 @@ struct run {
     struct task *tasks;
     size_t ntasks, tasks_cap, next;
     pthread_mutex_t lock;
+    pthread_cond_t stored; /* a task's results were stored (a header's parse may start) */
+    unsigned char *finished; /* per task */
     struct progress *bar;
     struct kdecl { int64_t source_id; char *name, *message; } *kdecls;
     size_t nkdecls, kdecls_cap;
@@ -579,16 +581,36 @@ done:
     buf_release(&o.records);
 }
 
+/* 1 when a .cu task of the same tree before task i is still being parsed (called locked). */
+static int cu_pending(const struct run *r, size_t i)
+{
+    for (size_t j = i; j-- > 0 && r->tasks[j].source_id == r->tasks[i].source_id;)
+        if (has_ext(r->tasks[j].rel, source_exts) && !r->finished[j])
+            return 1;
+    return 0;
+}
+
+/* Tasks are taken in order (cmp_task: a tree's .cu files before its headers); a header's parse
+ * starts when its tree's .cu files are stored, so a kernel defined in a header is isolated from
+ * a unit that includes it (its call sites there instantiate its template) even with -j: a
+ * short header parse used to finish first and win (sgemmWarptiling<1, ...>). */
 static void *worker_thread(void *arg)
 {
     struct run *r = arg;
     for (;;) {
         pthread_mutex_lock(&r->lock);
-        struct task *t = r->next < r->ntasks && !r->fatal ? &r->tasks[r->next++] : NULL;
+        size_t i = r->next;
+        struct task *t = i < r->ntasks && !r->fatal ? &r->tasks[r->next++] : NULL;
+        while (t && !has_ext(t->rel, source_exts) && cu_pending(r, i) && !r->fatal)
+            pthread_cond_wait(&r->stored, &r->lock);
         pthread_mutex_unlock(&r->lock);
         if (!t)
             return NULL;
         do_task(r, t);
+        pthread_mutex_lock(&r->lock);
+        r->finished[i] = 1;
+        pthread_cond_broadcast(&r->stored);
+        pthread_mutex_unlock(&r->lock);
     }
 }
 
@@ -695,6 +717,7 @@ int isolate_run(struct isolate_counts *out, struct store *s, const struct isolat
     size_t ntrees = 0;
     memset(out, 0, sizeof *out);
     pthread_mutex_init(&r.lock, NULL);
+    pthread_cond_init(&r.stored, NULL);
     sysinc_init(&r.after);
     int rc = find_trees(&trees, &ntrees, s, o);
     for (size_t i = 0; rc >= 0 && i < ntrees; i++)
@@ -703,6 +726,7 @@ int isolate_run(struct isolate_counts *out, struct store *s, const struct isolat
         qsort(r.tasks, r.ntasks, sizeof *r.tasks, cmp_task);
     out->sources = (long)ntrees;
     out->files = (long)r.ntasks;
+    r.finished = xcalloc(r.ntasks + 1, 1);
     if (rc >= 0) {
         int jobs = o->jobs < 1 ? 1 : o->jobs;
         pthread_t *th = xcalloc((size_t)jobs, sizeof *th);
@@ -733,7 +757,9 @@ int isolate_run(struct isolate_counts *out, struct store *s, const struct isolat
     }
     free(trees);
     free(r.tasks);
+    free(r.finished);
     sysinc_release(&r.after);
+    pthread_cond_destroy(&r.stored);
     pthread_mutex_destroy(&r.lock);
     return rc;
 }
