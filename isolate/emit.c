@@ -254,6 +254,13 @@ void emit_kernel(struct ctx *x, CXCursor k)
     extract_location_file(k, &line);
     qname = kparams_qualified_name(k, 0);
     call = kparams_qualified_name(k, 1);
+    char *explicit_args = tinst_explicit_args(k);
+    if (explicit_args) {
+        char *named = xasprintf("%s%s", call, explicit_args);
+        free(call);
+        call = named;
+        free(explicit_args);
+    }
     if (kp.unsupported) {
         char *m = xasprintf("%s:%u: kernel '%s' has template parameters lscat cannot instantiate "
                             "(template template, non-integral or pack); skipped",

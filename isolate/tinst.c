@@ -15,7 +15,7 @@
 struct call_find {
     CXCursor kernel;
     CXCursor spec;     /* the first specialisation called with the most concrete arguments */
-    int best;          /* its count of concrete arguments (concrete()) */
+    int best;          /* 2 x its concrete arguments (concrete()) + 1 when float_args() */
     int found, done;   /* done: one with every argument concrete */
 };
 
@@ -76,6 +76,21 @@ static int concrete(CXCursor s)
     return n > 0 ? good : -1;
 }
 
+/* 1 when every arithmetic type argument of s is float, lscat's own choice: of the repository's
+ * launches `FFT512_device<double2, double>` and `<float2, float>` the second is taken. */
+static int float_args(CXCursor s)
+{
+    int n = clang_Cursor_getNumTemplateArguments(s);
+    for (int i = 0; i < n; i++) {
+        if (clang_Cursor_getTemplateArgumentKind(s, (unsigned)i) != CXTemplateArgumentKind_Type)
+            continue;
+        CXType t = clang_getCanonicalType(clang_Cursor_getTemplateArgumentType(s, (unsigned)i));
+        if (t.kind >= CXType_Bool && t.kind <= CXType_LongDouble && t.kind != CXType_Float)
+            return 0;
+    }
+    return 1;
+}
+
 static enum CXChildVisitResult call_visit(CXCursor c, CXCursor parent, void *d)
 {
     (void)parent;
@@ -85,11 +100,13 @@ static enum CXChildVisitResult call_visit(CXCursor c, CXCursor parent, void *d)
         int good = clang_Cursor_isNull(r) ||
                    !clang_equalCursors(clang_getSpecializedCursorTemplate(r), f->kernel)
                        ? -1 : concrete(r);
+        if (good >= 0) /* concreteness first, then float arguments */
+            good = 2 * good + float_args(r);
         if (good > f->best) {
             f->spec = r;
             f->best = good;
             f->found = 1;
-            if (good == clang_Cursor_getNumTemplateArguments(r)) {
+            if (good == 2 * clang_Cursor_getNumTemplateArguments(r) + 1) {
                 f->done = 1; /* no better one */
                 return CXChildVisit_Break;
             }
@@ -101,7 +118,7 @@ static enum CXChildVisitResult call_visit(CXCursor c, CXCursor parent, void *d)
 /* The first specialisation of kernel k that code of the tree calls or launches. */
 static int find_call(CXCursor *spec, struct ctx *x, CXCursor k)
 {
-    struct call_find f = { k, clang_getNullCursor(), 0, 0, 0 };
+    struct call_find f = { k, clang_getNullCursor(), 1, 0, 0 };
     for (size_t i = 0; i < x->ntops && !f.done; i++) {
         enum CXCursorKind kind = clang_getCursorKind(x->tops[i].c);
         if (kind == CXCursor_Namespace || kind == CXCursor_LinkageSpec)
@@ -126,6 +143,15 @@ static void rewrite_line(struct buf *out, const char *line, CXCursor spec, unsig
     if (strcmp(kind, "type") == 0 && ak == CXTemplateArgumentKind_Type) {
         CXType t = clang_Cursor_getTemplateArgumentType(spec, i);
         char *sp = nameable_type(t);
+        CXType ct = clang_getCanonicalType(t);
+        if (!sp && *changed && ct.kind >= CXType_Bool && ct.kind <= CXType_LongDouble) {
+            /* beside a class argument of the same launch, its arithmetic types too: float
+             * next to the launch's double2 would not build (make_T2<double2, float>) */
+            CXString a = clang_getTypeSpelling(ct);
+            buf_addf(out, "type %s %s\n", name, clang_getCString(a));
+            clang_disposeString(a);
+            return;
+        }
         if (sp && strlen(sp) < 128) {
             buf_addf(out, "type %s %s\n", name, sp);
             closure_push_decl(cl, clang_getTypeDeclaration(clang_getCanonicalType(t)));
@@ -170,4 +196,40 @@ int tinst_from_calls(struct buf *tparams, struct ctx *x, CXCursor k, struct clos
     buf_release(tparams);
     *tparams = out;
     return changed;
+}
+
+char *tinst_explicit_args(CXCursor k)
+{
+    int n = clang_getCursorKind(k) == CXCursor_FunctionDecl &&
+            !clang_Cursor_isNull(clang_getSpecializedCursorTemplate(k))
+                ? clang_Cursor_getNumTemplateArguments(k) : -1;
+    if (n <= 0)
+        return NULL;
+    struct buf b = BUF_INIT;
+    int ok = 1;
+    for (int i = 0; i < n && ok; i++) {
+        enum CXTemplateArgumentKind ak = clang_Cursor_getTemplateArgumentKind(k, (unsigned)i);
+        buf_adds(&b, i ? ", " : "<");
+        if (ak == CXTemplateArgumentKind_Integral) {
+            buf_addf(&b, "%lld", clang_Cursor_getTemplateArgumentValue(k, (unsigned)i));
+            continue;
+        }
+        CXType t = clang_getCanonicalType(clang_Cursor_getTemplateArgumentType(k, (unsigned)i));
+        char *sp = ak == CXTemplateArgumentKind_Type ? nameable_type(t) : NULL;
+        if (!sp && ak == CXTemplateArgumentKind_Type && t.kind >= CXType_Bool &&
+            t.kind <= CXType_LongDouble) {
+            CXString a = clang_getTypeSpelling(t);
+            sp = xstrdup(clang_getCString(a));
+            clang_disposeString(a);
+        }
+        ok = sp != NULL;
+        buf_adds(&b, sp ? sp : "");
+        free(sp);
+    }
+    buf_addch(&b, '>');
+    if (!ok) {
+        buf_release(&b);
+        return NULL;
+    }
+    return buf_detach(&b, NULL);
 }
