@@ -429,6 +429,41 @@ static void test_extract__lists_the_pointer_members_of_struct_arguments(void)
     free(root);
 }
 
+static void test_extract__instantiates_from_launches_inside_host_templates(void)
+{
+    char *root = realpath(test_tmpdir(), NULL);
+    struct buf out = BUF_INIT, list = BUF_INIT;
+    extract_src(&out, root, "h.cu",
+                "struct Reader { __device__ float operator()(const float *p, int i) const { return p[i]; } };\n"
+                "struct Pay { __device__ float operator()(float s) const { return s > 1 ? s - 1 : 0; } };\n"
+                "template <class T, class R> __global__ void spmv(const T *v, T *out, int n)\n"
+                "{ R r; int i = threadIdx.x; if (i < n) out[i] = r(v, i); }\n"
+                "template <class T, class R> void inner(const T *v, T *out, int n)\n"
+                "{ spmv<T, R><<<1, 32>>>(v, out, n); }\n"
+                "template <class T, class R> void outer(const T *v, T *out, int n) { inner<T, R>(v, out, n); }\n"
+                "template <int BLOCK, class P> __global__ void paths(float *x, P pay)\n"
+                "{ x[threadIdx.x] = pay(x[threadIdx.x]); }\n"
+                "template <class P> void run(float *x, const P &pay) { paths<128><<<1, 128>>>(x, pay); }\n"
+                "template <class T, class V> __global__ void scan(T *x) { V v = ((V *)x)[threadIdx.x]; x[0] = v.x; }\n"
+                "template <class T, class V> void test(T *x) { scan<T, V><<<1, 32>>>(x); }\n"
+                "void host(float *v, float *o)\n"
+                "{ outer<float, Reader>(v, o, 32); run(o, Pay()); test<float, float4>(o); }\n", NULL, 0);
+    kernel_tparams(&list, &out);
+    const char *cuda = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
+    char *rt = fs_join(cuda, "include/cuda.h");
+    if (fs_exists(rt)) { /* launches parse only with the toolkit's headers */
+        /* explicit arguments through two host templates; the functor joins the closure */
+        CHECK_CONTAINS(list.data, "spmv: type T float\ntype R Reader\n|struct Reader");
+        /* deduced from a parameter of the host template, its type from the host's call */
+        CHECK_CONTAINS(list.data, "paths: block BLOCK BX\ntype P Pay\n|struct Pay");
+        CHECK_CONTAINS(list.data, "scan: type T float\ntype V float4\n|");
+    }
+    free(rt);
+    buf_release(&list);
+    buf_release(&out);
+    free(root);
+}
+
 static void test_extract__instantiates_an_enumeration_template_parameter(void)
 {
     char *root = realpath(test_tmpdir(), NULL);
@@ -591,6 +626,7 @@ int main(void)
     TEST_RUN(test_extract__a_trees_own_cuda_h_does_not_hide_the_toolkits);
     TEST_RUN(test_extract__a_missing_header_costs_only_the_kernels_that_use_what_it_declares);
     TEST_RUN(test_extract__lists_the_pointer_members_of_struct_arguments);
+    TEST_RUN(test_extract__instantiates_from_launches_inside_host_templates);
     TEST_RUN(test_extract__instantiates_an_enumeration_template_parameter);
     TEST_RUN(test_extract__a_kernel_in_a_skipped_preprocessor_branch_is_recorded);
     TEST_RUN(test_extract__a_kernel_the_parse_drops_is_recorded_as_unparsed);
