@@ -98,7 +98,8 @@ static enum CXChildVisitResult call_visit(CXCursor c, CXCursor parent, void *d)
     if (clang_getCursorKind(c) == CXCursor_CallExpr) {
         CXCursor r = clang_getCursorReferenced(c);
         int good = clang_Cursor_isNull(r) ||
-                   !clang_equalCursors(clang_getSpecializedCursorTemplate(r), f->kernel)
+                   !clang_equalCursors(clang_getCanonicalCursor(clang_getSpecializedCursorTemplate(r)),
+                                       clang_getCanonicalCursor(f->kernel))
                        ? -1 : concrete(r);
         if (good >= 0) /* concreteness first, then float arguments */
             good = 2 * good + float_args(r);
@@ -195,11 +196,12 @@ static int names_target(CXCursor r, CXCursor target)
 {
     if (clang_Cursor_isNull(r))
         return 0;
-    if (clang_equalCursors(r, target))
+    CXCursor canon = clang_getCanonicalCursor(target); /* a forward declaration or the definition */
+    if (clang_equalCursors(clang_getCanonicalCursor(r), canon))
         return 1;
     if (clang_getCursorKind(r) == CXCursor_OverloadedDeclRef)
         for (unsigned i = 0; i < clang_getNumOverloadedDecls(r); i++)
-            if (clang_equalCursors(clang_getOverloadedDecl(r, i), target))
+            if (clang_equalCursors(clang_getCanonicalCursor(clang_getOverloadedDecl(r, i)), canon))
                 return 1;
     return 0;
 }
