@@ -33,7 +33,8 @@ char *kparams_qualified_name(CXCursor c, int for_call);
  * pointer): "PARAM DEREF OFFSET KIND BYTES ELEMKIND ELEMBYTES CONST ROLE NAME", KIND p pointer,
  * s/u signed/unsigned integer, f floating, b bool; ELEMKIND the same for a pointer's elements
  * (x: anything else, filled as floats). Fields of non-virtual bases and of records held by
- * value (one level) are included, bit-fields, arrays and unions are not. Nothing is added when
+ * value (one level) are included, bit-fields, arrays and unions are not, nor float members of
+ * array elements (they keep the harness's fill). Nothing is added when
  * the record has no pointer member (its plain values keep the old fill) or virtual functions.
  * Returns the pointer members added. */
 int members_collect(struct buf *out, int param, int deref, CXType record);
