@@ -307,6 +307,63 @@ static int refresh_file(const char *dir, const char *name, const struct buf *wan
                                      name) : 0;
 }
 
+/* How many of a template's arguments ("<float, 1, BX>") are lscat's own defaults, float or 1:
+ * fewer means more came from the tree's launches. */
+static int default_args(const char *targs)
+{
+    int n = 0;
+    for (const char *p = targs; p && *p;) {
+        p += strspn(p, "<, >");
+        size_t len = strcspn(p, "<, >");
+        n += (len == 5 && strncmp(p, "float", 5) == 0) || (len == 1 && *p == '1');
+        p += len;
+    }
+    return n;
+}
+
+/* The same definition reached through two translation units of one run: the kernel stored
+ * first wins, except that one with more template arguments from the tree's launches replaces
+ * it (two .cu files parsed side by side: `bottom_scan` launched with `<T, vecT, blockSize>` in
+ * one, as `<float, float4, 256>` through a host template in the other). Only a kernel this run
+ * made, with this one occurrence, is replaced; *seen becomes 0 when it was. */
+static int replace_worse(struct run *r, const struct task *t, const struct record *k,
+                         const struct harness_kernel *hk, int64_t *seen)
+{
+    struct store_stmt *st = NULL;
+    struct buf targs = BUF_INIT;
+    char *old_id = NULL, *old_dir = NULL;
+    harness_template_args(&targs, hk, "BX");
+    int rc = store_prepare(&st, r->s,
+                           "SELECT k.id, k.dir, COALESCE(k.template_args, ''), (SELECT count(*) FROM "
+                           "kernel_occurrences x WHERE x.kernel_id = k.id) FROM kernel_occurrences "
+                           "o JOIN kernels k ON k.id = o.kernel_id WHERE o.source_id = ? AND "
+                           "o.path = ? AND o.line = ? AND k.name = ? AND k.run_id = ? LIMIT 1");
+    if (rc >= 0)
+        rc = store_bind(st, "ititI", t->source_id, record_str(k, "path"),
+                        (int64_t)record_int(k, "line"), hk->name, (int)r->o->run_id);
+    if (rc >= 0 && (rc = store_step(st)) == STORE_ROW && store_col_int(st, 3) == 1 &&
+        default_args(targs.data) < default_args(store_col_text(st, 2))) {
+        old_id = xstrdup(store_col_text(st, 0));
+        old_dir = fs_join(r->o->work_dir, store_col_text(st, 1));
+    }
+    store_finalize(st);
+    if (rc >= 0 && old_id) {
+        rc = store_run(r->s, "DELETE FROM kernel_occurrences WHERE kernel_id = ?", "t", old_id);
+        if (rc >= 0)
+            rc = store_run(r->s, "DELETE FROM kernels WHERE id = ?", "t", old_id);
+        if (rc >= 0) {
+            fs_remove_tree(old_dir);
+            r->c->kernels_new--;
+            r->c->kernels--;
+            *seen = 0;
+        }
+    }
+    free(old_id);
+    free(old_dir);
+    buf_release(&targs);
+    return rc < 0 ? rc : 0;
+}
+
 /* Write the kernel's folder (content-addressed: once, then only generated files refreshed)
  * and its rows. */
 static int store_kernel(struct run *r, const struct task *t, const struct record *k)
@@ -333,6 +390,8 @@ static int store_kernel(struct run *r, const struct task *t, const struct record
                          "ON k.id = o.kernel_id WHERE o.source_id = ? AND o.path = ? AND o.line = ? "
                          "AND k.name = ? AND k.id <> ?", "ititt", t->source_id,
                          record_str(k, "path"), (int64_t)record_int(k, "line"), hk.name, id);
+    if (rc >= 0 && seen > 0 && hk.is_template)
+        rc = replace_worse(r, t, k, &hk, &seen);
     if (rc < 0 || seen > 0)
         goto done;
     reldir = xasprintf("kernels/%.2s/%s", id, id);
