@@ -28,7 +28,7 @@ gzip -dc "$S7" > "$T/s7.db"
 # The folders isolated: whole small repositories, the sample folders of large ones.
 DIRS="vetter+shoc NVIDIA-developer-blog+code-samples BBuf+how-to-optim-algorithm-in-cuda
 siboehm+SGEMM_CUDA olcf+cuda-training-series/exercises/hw12
-CodedK+CUDA-by-Example-source-code-for-the-book-s-examples-/appendix_a
+CodedK+CUDA-by-Example-source-code-for-the-book-s-examples-
 NVIDIA+cuda-samples/Samples/3_CUDA_Features/cdpBezierTessellation
 NVIDIA+cuda-samples/Samples/3_CUDA_Features/newdelete
 PacktPublishing+Learn-CUDA-Programming/Chapter06/06_multigpu"
