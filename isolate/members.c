@@ -71,6 +71,10 @@ int members_is_polymorphic(CXType t)
     CXCursor def = clang_getCursorDefinition(d);
     int found = 0;
     clang_visitChildren(clang_Cursor_isNull(def) ? d : def, virtual_visit, &found);
+    /* an instantiation of a class template (Container<int>) shows its methods in the template */
+    CXCursor tmpl = clang_getSpecializedCursorTemplate(d);
+    if (!found && !clang_Cursor_isNull(tmpl))
+        clang_visitChildren(tmpl, virtual_visit, &found);
     return found;
 }
 

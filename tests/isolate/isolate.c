@@ -400,7 +400,9 @@ static void test_extract__lists_the_pointer_members_of_struct_arguments(void)
                 "struct Plain { int n; float a; };\n"
                 "__global__ void plain(Plain p, float *x) { x[0] = p.a; }\n"
                 "struct V { __device__ virtual int f() const { return 1; } int *q; };\n"
-                "__global__ void virt(V v, V **vs, int *o) { o[0] = v.f() + vs[0]->f(); }\n",
+                "__global__ void virt(V v, V **vs, int *o) { o[0] = v.f() + vs[0]->f(); }\n"
+                "template <class T> class Box { public: __device__ virtual T get() = 0; };\n"
+                "__global__ void boxed(Box<int> **b, int *o) { o[0] = b[0]->get(); }\n",
                 NULL, 0);
     struct buf copy = BUF_INIT, members = BUF_INIT, notes = BUF_INIT;
     buf_add(&copy, out.data, out.len);
@@ -422,6 +424,7 @@ static void test_extract__lists_the_pointer_members_of_struct_arguments(void)
                                "cannot make such an object");
     CHECK_CONTAINS(notes.data, "; parameter 'vs': class V has virtual functions");
     CHECK_CONTAINS(notes.data, "scale: |");
+    CHECK_CONTAINS(notes.data, "boxed: parameter 'b': class Box<int> has virtual functions");
     buf_release(&copy);
     buf_release(&members);
     buf_release(&notes);
