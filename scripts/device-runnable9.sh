@@ -58,11 +58,11 @@ def load(side):
         ORDER BY a.attempt DESC LIMIT 1)) FROM kernels k JOIN kernel_occurrences o
         ON o.kernel_id = k.id LEFT JOIN probes p ON p.kernel_id = k.id""").fetchall()
 side = {s: load(s) for s in ("before", "after")}
-def find(s, name, path):
-    for r in side[s]:
-        if r[0] == name and path.endswith(r[1]):
-            return r
-    return None
+def find(s, name, path, tmpl):
+    # an explicit specialisation (mul<__half>, no template_args) is its own kernel
+    rows = [r for r in side[s] if r[0] == name and path.endswith(r[1])]
+    same = [r for r in rows if (r[2] is not None) == (tmpl == "1")]
+    return (same or rows or [None])[0]
 def state(r):
     if r is None:
         return "not isolated"
@@ -74,8 +74,8 @@ def state(r):
     return st
 tot = collections.defaultdict(lambda: [0] * 7)
 changed = []
-for pat, name, repo, path in want:
-    b, a = find("before", name, path), find("after", name, path)
+for pat, name, repo, path, tmpl in want:
+    b, a = find("before", name, path, tmpl), find("after", name, path, tmpl)
     c = tot[pat]
     c[0] += 1
     for i, r in ((0, b), (1, a)):

@@ -34,16 +34,17 @@ NVIDIA+cuda-samples/Samples/3_CUDA_Features/newdelete
 PacktPublishing+Learn-CUDA-Programming/Chapter06/06_multigpu"
 "$PY" scripts/realcode-nonrunnable.py --list --work=/work/main/.dev/realcode/work "$T/s7.db" \
     | awk -F'\t' '$1 == "P5" || $1 == "B4" || $1 == "P8"' > "$T/ids.tsv"
-# pattern, name, repository, path (as session 7 recorded it)
+# pattern, name, repository, path (as session 7 recorded it), 1 when it was a template
 "$PY" - "$T/s7.db" "$T/ids.tsv" "$T/patterns.tsv" <<'EOF'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 with open(sys.argv[3], "w") as out:
     for line in open(sys.argv[2]):
         pat, name, short = line.rstrip("\n").split("\t")[:3]
-        for root, path in db.execute("""SELECT s.root, o.path FROM kernel_occurrences o JOIN
-                sources s ON s.id = o.source_id WHERE o.kernel_id LIKE ? LIMIT 1""", (short + "%",)):
-            out.write("%s\t%s\t%s\t%s\n" % (pat, name, root.rsplit("/", 1)[-1], path))
+        for root, path, tmpl in db.execute("""SELECT s.root, o.path, k.template_args IS NOT NULL
+                FROM kernel_occurrences o JOIN sources s ON s.id = o.source_id JOIN kernels k ON
+                k.id = o.kernel_id WHERE o.kernel_id LIKE ? LIMIT 1""", (short + "%",)):
+            out.write("%s\t%s\t%s\t%s\t%d\n" % (pat, name, root.rsplit("/", 1)[-1], path, tmpl))
 EOF
 echo "targets: $(wc -l < "$T/patterns.tsv") kernels ($(cut -f1 "$T/patterns.tsv" | sort | uniq -c | tr '\n' ' '))"
 for side in before after; do
@@ -64,7 +65,7 @@ want = [l.rstrip("\n").split("\t") for l in open(sys.argv[2])]
 keep = set()
 for kid, name, path in db.execute("""SELECT k.id, k.name, o.path FROM kernels k JOIN
         kernel_occurrences o ON o.kernel_id = k.id"""):
-    if any(name == n and p.endswith(path) for _, n, _, p in want):
+    if any(name == n and p.endswith(path) for _, n, _, p, _ in want):
         keep.add(kid)
 dirs = dict(db.execute("SELECT id, dir FROM kernels"))
 for kid, d in dirs.items():
