@@ -98,4 +98,4 @@ for pat, name, repo, b, a in changed:
           state(b), (b[2] or "") if b else "", state(a), (a[2] or "") if a else "",
           (a[5] or "") if a else "", ((a[6] or "")[:110]) if a else ""))
 EOF
-grep -h "execute:" "$OUT"/execute-*.log | tail -2
+for s in before after; do echo "$s: $(grep -h 'execute: [0-9]' "$OUT/execute-$s.log" | tail -1)"; done
