@@ -97,8 +97,8 @@ static const struct step steps[] = {
             REPO("repo_id") ")) FROM shard.sources s" },
     { "parses",
       "INSERT OR IGNORE INTO main.parses(source_id, path, sha256, status, reason, kernels,"
-      " parse_s) SELECT " SRC("source_id") ", path, sha256, status, reason, kernels, parse_s"
-      " FROM shard.parses s" },
+      " parse_s, max_rss_kb, isolate_version) SELECT " SRC("source_id") ", path, sha256,"
+      " status, reason, kernels, parse_s, max_rss_kb, isolate_version FROM shard.parses s" },
     { "kernels",
       "INSERT OR IGNORE INTO main.kernels(id, name, template_args, dir, params, param_count,"
       " roles_known, source_bytes, status, created_at, run_id, binding, indexing) SELECT id,"
@@ -117,10 +117,11 @@ static const struct step steps[] = {
     { "builds",
       "INSERT OR IGNORE INTO main.builds(kernel_id, arch, cache_key, status, attempts, fixes,"
       " binary_path, nvcc_version, flags, registers, shared_bytes, stack_bytes,"
-      " spill_store_bytes, spill_load_bytes, const_bytes, build_s, built_at, run_id) SELECT"
-      " kernel_id, arch, cache_key, status, attempts, fixes, binary_path, nvcc_version, flags,"
-      " registers, shared_bytes, stack_bytes, spill_store_bytes, spill_load_bytes, const_bytes,"
-      " build_s, built_at, " RUN("run_id") " FROM shard.builds s" },
+      " spill_store_bytes, spill_load_bytes, const_bytes, barriers, ptxas, error_class, build_s,"
+      " built_at, run_id) SELECT kernel_id, arch, cache_key, status, attempts, fixes,"
+      " binary_path, nvcc_version, flags, registers, shared_bytes, stack_bytes,"
+      " spill_store_bytes, spill_load_bytes, const_bytes, barriers, ptxas, error_class, build_s,"
+      " built_at, " RUN("run_id") " FROM shard.builds s" },
     { NULL, "INSERT INTO temp.map_builds SELECT s.id, m.id FROM shard.builds s JOIN main.builds"
             " m ON m.kernel_id = s.kernel_id AND m.arch = s.arch" },
     { "build_attempts",
@@ -137,8 +138,9 @@ static const struct step steps[] = {
             " m.uuid = s.uuid" },
     { "probes",
       "INSERT OR IGNORE INTO main.probes(kernel_id, gpu_id, outcome, detail, sanitizer,"
-      " probed_at, run_id, binding, bindings) SELECT kernel_id, " GPU("gpu_id") ", outcome,"
-      " detail, sanitizer, probed_at, " RUN("run_id") ", binding, bindings FROM shard.probes s" },
+      " sanitizer_detail, cache_key, probe_s, probed_at, run_id, binding, bindings) SELECT"
+      " kernel_id, " GPU("gpu_id") ", outcome, detail, sanitizer, sanitizer_detail, cache_key,"
+      " probe_s, probed_at, " RUN("run_id") ", binding, bindings FROM shard.probes s" },
     { "tune_kernels",
       "INSERT INTO main.tune_kernels(kernel_id, gpu_id, status, reason, occupancy_block,"
       " occupancy_grid, updated_at) SELECT kernel_id, " GPU("gpu_id") ", status, reason,"

@@ -49,8 +49,8 @@ static const struct cli_opt opts[] = {
     { "no-block-retry", 0, NULL, "probe with the probe's own blocks only (default: a kernel "
       "whose every binding faulted there is probed again with 128, 64, 32, 1024 (1D) or 8x8, "
       "32x8, 32x32 (2D) blocks)", OPT_NO_BLOCK_RETRY },
-    { "probe-jobs", 0, "N", "probes at a time, beside the -j builds (default min(-j, 4))",
-      OPT_PROBE_JOBS },
+    { "probe-jobs", 0, "N", "probes at a time, beside the -j builds (default min(-j, 4); at "
+      "most 4 per GPU unless LSCAT_PROBE_JOBS_MAX allows more)", OPT_PROBE_JOBS },
     { "no-probe-runner", 0, NULL, "a process per probe run (default: each probe worker runs "
       "harness.so files in a long-lived, sandboxed lscat-runner, with a spare)",
       OPT_NO_PROBE_RUNNER },

@@ -235,6 +235,15 @@ static struct isoresolve *new_resolver(void)
     return isoresolve_new(&ro);
 }
 
+/* LSCAT_PROBE_JOBS_MAX (1-32; default 4): the most probe workers on one GPU. */
+static int env_probe_jobs_max(void)
+{
+    const char *e = getenv("LSCAT_PROBE_JOBS_MAX");
+    char *end = NULL;
+    long v = e && *e ? strtol(e, &end, 10) : 0;
+    return v >= 1 && v <= 32 && end && *end == '\0' ? (int)v : 4;
+}
+
 /* How many builders and probe workers run: -j builders (probes wait on the GPU most of their
  * time; see docs/execute.md "Builds and probes side by side"), --probe-jobs probe workers
  * (default min(-j, 4)), at most 64 together when each gets its own sandbox uid. */
@@ -242,6 +251,15 @@ static void pool_sizes(int *builders, int *probers, const struct stage *g)
 {
     int jobs = g->o->jobs > 0 ? g->o->jobs : 1;
     int p = g->o->probe_jobs > 0 ? g->o->probe_jobs : (jobs < 4 ? jobs : 4);
+    /* More than 4 probe workers on one GPU: on real code 8 were slower than 4 and, twice, an
+     * H200 ended needing a reset (docs/execute.md "Probe workers per GPU"). */
+    int most = env_probe_jobs_max();
+    if (g->probing && p > most) {
+        log_warn("--probe-jobs %d: using %d probe workers, the most per GPU (more were slower on "
+                 "real code and left an H200 needing a reset; docs/execute.md \"Probe workers "
+                 "per GPU\"); LSCAT_PROBE_JOBS_MAX raises the limit", p, most);
+        p = most;
+    }
     /* a probe runner, its spares and its process runs: a uid each */
     int per = g->runner_program ? 2 + g->o->probe_spares : 1;
     *probers = g->probing ? p : 0;

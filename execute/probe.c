@@ -284,8 +284,9 @@ static char *configs_json(const char *lines)
 }
 
 /* The probe budget of one run in a runner (docs/execute.md "Probe budget"): the result lines
- * are timed as they arrive; once the small configurations have reported, each large one gets
- * its own deadline, and an out-of-memory at the large size ends the run at once. */
+ * are timed as they arrive; the second small configuration gets a deadline from the first's
+ * kernel time, once the small configurations have reported each large one gets its own, and an
+ * out-of-memory at the large size ends the run at once. */
 enum { CUT_NONE, CUT_SLOW, CUT_OOM };
 struct budget {
     const struct probe_options *o;
@@ -294,6 +295,7 @@ struct budget {
     double t_prev, took[8];       /* when the last line came; each configuration's time */
     double kern[8];               /* each one's kernel time as its line said, -1: not said */
     double small_s, kernel_s, predicted_s, budget_s, deadline, limit;
+    int from, next; /* the configuration the budget was planned from, and the one it bounds */
     int cut;
 };
 
@@ -303,6 +305,7 @@ static void budget_init(struct budget *b, const struct probe_options *o, const c
     memset(b, 0, sizeof(*b));
     b->o = o;
     b->nsmall = nsmall;
+    b->next = -1;
     for (const char *p = configs; p && *p && b->nconfigs < 8;
          p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
         int k = b->nconfigs;
@@ -338,13 +341,14 @@ double probe_budget_s(double *predicted_s, double floor_s, double took_s, double
     return budget < floor_s ? floor_s : budget;
 }
 
-/* The large configurations' budget, from the last small one (it ran after the module was
- * loaded): its kernel's time where its line said it, else its line's interval. */
-static void budget_plan(struct budget *b, int last)
+/* The budget of configuration `next`, from configuration `from` (the last small one for the
+ * large ones): its kernel's time where its line said it, else its line's interval. */
+static void budget_plan(struct budget *b, int from, int next)
 {
-    double elems = (double)b->w[last] * b->h[last], big = (double)b->o->large * b->o->large;
-    b->small_s = b->took[last];
-    b->kernel_s = b->kern[last];
+    double elems = (double)b->w[from] * b->h[from], big = (double)b->w[next] * b->h[next];
+    b->from = from;
+    b->small_s = b->took[from];
+    b->kernel_s = b->kern[from];
     b->budget_s = probe_budget_s(&b->predicted_s, b->o->large_budget_s, b->small_s, b->kernel_s,
                                  elems, big);
 }
@@ -373,10 +377,22 @@ static double budget_line(void *ctx, const char *line, double now)
         b->cut = CUT_OOM;
         return -1;
     }
-    if (k == b->nsmall - 1)
-        budget_plan(b, k);
-    if (k < b->nsmall - 1 || b->budget_s <= 0)
-        return 0;
+    /* The second small configuration, planned from the first's kernel time (never from an
+     * older harness's interval, which is mostly overhead): a hang at 64x64 ends in seconds. */
+    int small = b->nsmall < b->nconfigs ? b->nsmall : b->nconfigs;
+    if (k == 0 && small >= 2 && b->kern[0] >= 0) {
+        budget_plan(b, 0, 1);
+        b->next = 1;
+        return b->deadline = now + b->budget_s;
+    }
+    if (k == b->nsmall - 1 && k + 1 < b->nconfigs)
+        budget_plan(b, k, k + 1);
+    if (k < b->nsmall - 1 || k + 1 >= b->nconfigs || b->budget_s <= 0) {
+        int was = b->next;
+        b->next = -1;
+        return was >= 0 ? b->limit : 0; /* a small configuration's deadline ends with it */
+    }
+    b->next = k + 1;
     b->deadline = now + b->budget_s;
     return b->deadline;
 }
@@ -385,7 +401,7 @@ static double budget_line(void *ctx, const char *line, double now)
 static void budget_judge(struct budget *b, struct proc_result *r)
 {
     int k = b->nlines;
-    if (b->cut == CUT_NONE && r->timed_out && b->budget_s > 0 && k >= b->nsmall &&
+    if (b->cut == CUT_NONE && r->timed_out && b->budget_s > 0 && k == b->next &&
         k < b->nconfigs && b->deadline < b->limit)
         b->cut = CUT_SLOW;
     if (b->cut != CUT_NONE) /* the lines say what ran; the clock stopped it, not the kernel */
@@ -394,7 +410,7 @@ static void budget_judge(struct budget *b, struct proc_result *r)
 
 static char *budget_detail(const struct budget *b)
 {
-    int k = b->nlines, s = b->nsmall - 1;
+    int k = b->nlines, s = b->from;
     char *head = xasprintf("%dx%d block %dx%dx%d still running after %.2f s, over its budget of "
                            "%.2f s", b->w[k], b->h[k], b->bx[k], b->by[k], b->bz[k],
                            fs_mono_s() - b->t_prev, b->budget_s);
@@ -403,14 +419,14 @@ static char *budget_detail(const struct budget *b)
         d = xasprintf("%s (%dx%d: kernel %.3g ms of %.3g ms: predicted %.3g s at %dx%d, linear "
                       "in the elements; budget = max(%.0f s, %.0f s + %.3g ms + %.0f x "
                       "predicted))", head, b->w[s], b->h[s], b->kernel_s * 1e3,
-                      b->small_s * 1e3, b->predicted_s, b->o->large, b->o->large,
+                      b->small_s * 1e3, b->predicted_s, b->w[k], b->h[k],
                       b->o->large_budget_s, PROBE_BUDGET_ALLOW_S,
                       (b->small_s - b->kernel_s > 0 ? b->small_s - b->kernel_s : 0) * 1e3,
                       PROBE_KERNEL_SLACK);
     else
         d = xasprintf("%s (%dx%d took %.3g ms: predicted %.3g s at %dx%d, linear in the "
                       "elements; budget = max(%.0f s, %.0f x predicted))", head, b->w[s],
-                      b->h[s], b->small_s * 1e3, b->predicted_s, b->o->large, b->o->large,
+                      b->h[s], b->small_s * 1e3, b->predicted_s, b->w[k], b->h[k],
                       b->o->large_budget_s, PROBE_BUDGET_SLACK);
     free(head);
     return d;

@@ -26,7 +26,11 @@
 # after:4 after:8 after:16"; a mode is skipped when under 30 s are left), PB_CAP_S (170: SIGTERM
 # cap of one probe pass; the probes in flight finish and the rate is over what was probed),
 # PB_EXTRA (more execute options; a dry run without a GPU takes --probe-anyway), PB_ARCHIVE
-# (.dev/realcode7.tar.xz). Needs python3, no sqlite3 CLI.
+# (.dev/realcode7.tar.xz), PB_SETTLE (1: before and after each pass, note the processes left under
+# the sandbox's uids and the GPU's compute apps, kill them and wait for an idle GPU; session 9's
+# first scaling call ran the passes back to back and 8 workers measured 0.51/s, 16 failed with
+# CUDA error 100), PB_CTX ("1 4 8 16 32": scripts/device-ctx-scale.py first; "" = not).
+# Modes without "before" need no .dev/probe-before. Needs python3, no sqlite3 CLI.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 3
 ROOT=$PWD
@@ -49,9 +53,15 @@ BASE=$(mktemp -d /tmp/lscat-probe8.XXXXXX)
 chmod 755 "$BASE"
 trap 'rm -rf "$BASE"' EXIT
 note "== gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1); $JOBS cores; modes $MODES; prefixes $PREFIXES"
-for b in before after; do
+for b in $(for m in $MODES; do echo "${m%%:*}"; done | sort -u); do
     [ -x "$(bin_of $b)/lscat" ] || { note "== no $(bin_of $b)/lscat"; exit 3; }
 done
+# The driver's own scaling of context creation, without lscat (PB_CTX="": not run).
+if [ -n "${PB_CTX-1 4 8 16 32}" ]; then
+    note "== contexts created at once (scripts/device-ctx-scale.py, as root, no sandbox):"
+    # shellcheck disable=SC2086
+    timeout 120 python3 scripts/device-ctx-scale.py ${PB_CTX-1 4 8 16 32} 2>&1 | tail -8 | sed 's/^/   /' | tee -a "$S"
+fi
 
 # The corpus, unpacked where it was isolated (its sources' roots are absolute: /work/main).
 [ -e /work/main ] || { mkdir -p /work && ln -s "$ROOT" /work/main; }
@@ -83,9 +93,28 @@ build() { # which (before|after): builds into $BASE/w/<which>, no probes
     note "== build $1: exit $? in $(( SECONDS - t0 )) s: $(tail -1 "$OUT/build-$1.log" | cut -c1-300)"
 }
 build after
-cp -a "$BASE/w/after" "$BASE/w/before" # the same builds: cached where main's key is the same
-build before
+if [[ " $MODES" == *" before:"* ]]; then
+    cp -a "$BASE/w/after" "$BASE/w/before" # the same builds: cached where main's key is the same
+    build before
+fi
 
+# What a pass left behind (its probes' processes under the sandbox's uids, GPU contexts): noted,
+# then killed and waited for, so that the next pass starts on an idle GPU (PB_SETTLE=0: not).
+settle() {
+    [ "${PB_SETTLE:-1}" = 1 ] || return 0
+    local left_procs apps i
+    left_procs=$(ps -eo uid=,pid=,etimes=,comm= | awk '$1 >= 61000 && $1 < 62000')
+    apps=$(nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader 2>/dev/null)
+    note "   $1: $(printf '%s' "$left_procs" | grep -c .) sandbox-uid processes, $(printf '%s' "$apps" | grep -c .) GPU compute apps"
+    [ -n "$left_procs" ] && printf '%s\n' "$left_procs" | head -5 | sed 's/^/     /' | tee -a "$S"
+    printf '%s\n' "$left_procs" | awk 'NF { print $2 }' | xargs -r kill -9 2>/dev/null
+    for ((i = 0; i < 60; i++)); do
+        [ -z "$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null)" ] && break
+        sleep 1
+    done
+    [ "$i" -gt 0 ] && note "   waited ${i} s for the GPU to have no compute apps"
+    return 0
+}
 probe() { # mode: before:N / after:N / after:NsS
     local mode=$1 which=${1%%:*} spec=${1#*:} args=() bin; bin=$(bin_of "$which")
     [[ $spec =~ ^([0-9]+)(s([0-3]))?$ ]] || { note "== bad mode $mode"; return; }
@@ -95,11 +124,13 @@ probe() { # mode: before:N / after:N / after:NsS
     local cap=$(( $(left) - 20 < CAP ? $(left) - 20 : CAP )) w=$BASE/p/${mode//:/-}
     mkdir -p "$BASE/p"
     cp -a "$BASE/w/$which" "$w"
+    settle "before $mode"
     local t1; t1=$(date +%s.%N)
     # shellcheck disable=SC2086
     LSCAT_BIN=$bin timeout -s TERM -k 60 "$cap" "$bin/lscat" --work "$w" execute -j "$JOBS" --arch sm_90 "${args[@]}" \
         ${PB_EXTRA:-} > "$OUT/execute-${mode//:/-}.log" 2>&1
     local rc=$? wall; wall=$(python3 -c "import sys; print('%.2f' % ($(date +%s.%N) - $t1))")
+    settle "after $mode (exit $rc)"
     python3 scripts/device-probe8.py mode "$w/lscat.db" "$mode" "$wall" "$rc" "$cap" "${args[*]}" | tee -a "$S"
 }
 for m in $MODES; do probe "$m"; done

@@ -145,6 +145,70 @@ static void test_merge__is_idempotent(void)
     free(a), free(b), free(dst);
 }
 
+/* One row in each of parses, builds and probes with every column set (the fixture is checked
+ * against the schema, so a column added later fails here until merge copies it too). */
+static const char shard_full[] =
+    "INSERT INTO stage_runs(id, stage, args, host, pid, lscat_version, started_at) VALUES"
+    " (3, 'execute', '[]', 'n3', 30, '0.1', '2026-11-03T00:00:00Z');"
+    "INSERT INTO repos(id, full_name, fetch_status) VALUES (4, 'carol/p', 'fetched');"
+    "INSERT INTO sources(id, repo_id, root, isolated_at, run_id) VALUES (6, 4, 'trees/carol/p',"
+    " 'x', 3);"
+    "INSERT INTO parses(id, source_id, path, sha256, status, reason, kernels, parse_s,"
+    " max_rss_kb, isolate_version) VALUES (9, 6, 'p.cu', 'ff', 'ok', 'none', 1, 0.5, 2048, '8');"
+    "INSERT INTO kernels(id, name, dir, params, param_count, created_at, run_id) VALUES"
+    " ('" KB "', 'b', 'bb/x', '[]', 0, '2026-11-03T00:00:00Z', 3);"
+    "INSERT INTO builds(id, kernel_id, arch, cache_key, status, attempts, fixes, binary_path,"
+    " nvcc_version, flags, registers, shared_bytes, stack_bytes, spill_store_bytes,"
+    " spill_load_bytes, const_bytes, barriers, ptxas, error_class, build_s, built_at, run_id)"
+    " VALUES (11, '" KB "', 'sm_90', 'k1', 'failed', 2, '[]', 'b.so', '13.0', '-O3', 32, 1024,"
+    " 0, 0, 0, 0, 1, '[]', 'other', 1.5, 'x', 3);"
+    "INSERT INTO gpus(id, uuid, name, first_seen) VALUES (5, 'GPU-3', 'H200', 'x');"
+    "INSERT INTO probes(kernel_id, gpu_id, outcome, detail, sanitizer, sanitizer_detail,"
+    " cache_key, probe_s, probed_at, run_id, binding, bindings) VALUES ('" KB "', 5,"
+    " 'illegal_address', 'd', 'out_of_bounds', 'Invalid __global__ read', 'pk', 2.25, 'x', 3,"
+    " 'area', '[]');";
+
+/* Every column of `table`: set in the shard's row, and in the merged row too. */
+static void check_every_column(struct store *shard, struct store *dst, const char *table)
+{
+    char *cols = NULL;
+    char *sql = xasprintf("SELECT group_concat(name, ' ') FROM pragma_table_info('%s')", table);
+    CHECK_OK(store_query_text(&cols, shard, sql, ""));
+    free(sql);
+    for (char *save = NULL, *c = strtok_r(cols, " ", &save); c; c = strtok_r(NULL, " ", &save)) {
+        sql = xasprintf("SELECT count(%s) FROM %s", c, table);
+        int64_t in_shard = q(shard, sql), in_dst = q(dst, sql);
+        if (in_shard != 1)
+            test_fail(__FILE__, __LINE__, "fixture: %s.%s is not set in the shard", table, c);
+        if (in_dst != in_shard)
+            test_fail(__FILE__, __LINE__, "merge dropped %s.%s", table, c);
+        free(sql);
+    }
+    free(cols);
+}
+
+static void test_merge__copies_every_column_of_parses_builds_and_probes(void)
+{
+    char *a = make_store("full.db", shard_full);
+    char *dst = fs_join(test_tmpdir(), "full-merged.db");
+    struct store *s, *sh;
+    CHECK_OK(store_open(&s, dst, STORE_CREATE));
+    struct merge_result r = { 0 };
+    CHECK_OK(merge_shard(&r, s, a));
+    CHECK_OK(store_open(&sh, a, STORE_READONLY));
+    check_every_column(sh, s, "parses");
+    check_every_column(sh, s, "builds");
+    check_every_column(sh, s, "probes");
+    /* the values themselves, not only their presence */
+    CHECK_INT(q(s, "SELECT probe_s * 100 FROM probes"), ==, 225);
+    CHECK_INT(q(s, "SELECT count(*) FROM probes WHERE cache_key = 'pk' AND sanitizer_detail"
+                   " LIKE 'Invalid%'"), ==, 1);
+    CHECK_INT(q(s, "SELECT max_rss_kb FROM parses"), ==, 2048);
+    store_free(sh);
+    store_free(s);
+    free(a), free(dst);
+}
+
 static void test_merge__refuses_itself_and_foreign_files(void)
 {
     char *a = make_store("a.db", shard_a);
@@ -169,5 +233,6 @@ int main(void)
     TEST_RUN(test_merge__keeps_the_newer_remeasurement_current_and_the_older_superseded);
     TEST_RUN(test_merge__is_idempotent);
     TEST_RUN(test_merge__refuses_itself_and_foreign_files);
+    TEST_RUN(test_merge__copies_every_column_of_parses_builds_and_probes);
     return test_done();
 }

@@ -123,4 +123,15 @@ t_expect "execute__the_next_run_probes_the_rest" 1 "${PIPE[@]}"
 case "$(counts)" in *'"cached":3,'*'"probed":2,'*) t_ok execute__the_next_run_probes_only_what_is_missing ;;
     *) t_fail execute__the_next_run_probes_only_what_is_missing "counts $(counts)" ;; esac
 [ "$(probes)" = 3 ] && t_ok execute__every_kernel_is_probed_once || t_fail execute__every_kernel_is_probed_once "$(probes) probes"
+
+# More than 4 probe workers on one GPU are cut to 4 with a warning (they wedged an H200 twice);
+# LSCAT_PROBE_JOBS_MAX raises the limit.
+sqlite3 "$LSCAT_DB" "DELETE FROM probes WHERE kernel_id LIKE '0e2e%'; UPDATE kernels SET status = 'built' WHERE id LIKE '0e2e%'"
+MANY=(lscat execute --arch sm_90 -j 8 --probe-jobs 8 --probe-anyway --kernel 0e2e -v --log-format json)
+t_expect "execute__eight_probe_jobs_still_probe" 1 "${MANY[@]}"
+t_contains "execute__more_than_four_probe_jobs_are_cut_with_a_warning" "$T_ERR" "using 4 probe workers, the most per GPU"
+t_contains "execute__the_run_starts_four_probe_workers" "$T_ERR" '"probe_jobs":4,'
+sqlite3 "$LSCAT_DB" "DELETE FROM probes WHERE kernel_id LIKE '0e2e%'; UPDATE kernels SET status = 'built' WHERE id LIKE '0e2e%'"
+t_expect "execute__the_limit_can_be_raised" 1 env LSCAT_PROBE_JOBS_MAX=8 "${MANY[@]}"
+t_contains "execute__a_raised_limit_starts_eight_probe_workers" "$T_ERR" '"probe_jobs":8,'
 t_done

@@ -395,6 +395,45 @@ static void test_probe_runner__a_slow_large_configuration_is_cut_at_the_budget_f
     probe_runner_free(pr);
 }
 
+/* A hang at the second small configuration (64x64): its budget comes from the first's kernel
+ * time (1 us x 4096 / 1024: max(1 s, 1 s + the first line's overhead + 8 us)), so the binding
+ * ends too_slow in seconds instead of at the run's 600 s, and the next binding runs clean. */
+static void test_probe_runner__a_hang_at_the_small_sizes_is_cut_at_a_budget_from_the_first_kernel_time(void)
+{
+    struct probe_runner *pr = new_runner(NULL, 600);
+    struct probe_result p;
+    double t0 = fs_mono_s();
+    probe_sized(&p, pr, "hang 64 64 * * area\nkernel_ns 1000\n", 0, 600, 1.0);
+    CHECK(fs_mono_s() - t0 < 300); /* a budget of seconds, not the run's 600 s */
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "side");
+    CHECK_CONTAINS(p.bindings, "{\"binding\":\"area\",\"outcome\":\"too_slow\"");
+    CHECK_CONTAINS(p.bindings, "64x64 block 16x16x1 still running after");
+    CHECK_CONTAINS(p.bindings, "(1024x1: kernel 0.001 ms of ");
+    CHECK_CONTAINS(p.bindings, "predicted 4e-06 s at 64x64");
+    CHECK_INT(p.too_slow, ==, 1);
+    CHECK_INT(p.small_only, ==, 0);
+    probe_result_release(&p);
+    probe_runner_free(pr);
+}
+
+/* Without the kernel's time (an older harness) the small configurations keep the run's
+ * timeout: nothing is cut from a line interval that is mostly overhead. */
+static void test_probe_runner__without_the_kernel_time_a_small_hang_keeps_the_run_timeout(void)
+{
+    struct probe_runner *pr = new_runner(NULL, 3);
+    struct probe_result p;
+    double t0 = fs_mono_s();
+    probe_sized(&p, pr, "hang 64 64 * * area\n", 0, 3, 1.0);
+    CHECK(fs_mono_s() - t0 >= 2.9); /* the area run met its 3 s timeout */
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "side");
+    CHECK_CONTAINS(p.bindings, "{\"binding\":\"area\",\"outcome\":\"timeout\"");
+    CHECK_INT(p.too_slow, ==, 0);
+    probe_result_release(&p);
+    probe_runner_free(pr);
+}
+
 static void test_probe_runner__the_same_large_configuration_passes_under_an_older_harness_budget(void)
 {
     /* no kernel_ns: the 150 ms interval predicts 74 s, the 5 s configuration runs to its end */
@@ -450,6 +489,8 @@ int main(void)
     TEST_RUN(test_probe_runner__a_runner_killed_while_idle_is_replaced_not_charged_to_the_next_kernel);
     TEST_RUN(test_probe_runner__a_sticky_error_ends_the_runner_and_the_spare_takes_over);
     TEST_RUN(test_probe_runner__a_hang_is_killed_at_the_timeout);
+    TEST_RUN(test_probe_runner__a_hang_at_the_small_sizes_is_cut_at_a_budget_from_the_first_kernel_time);
+    TEST_RUN(test_probe_runner__without_the_kernel_time_a_small_hang_keeps_the_run_timeout);
     TEST_RUN(test_probe_runner__a_crash_is_recorded_as_a_crash);
     TEST_RUN(test_probe_runner__a_harness_without_its_so_runs_as_a_process);
     TEST_RUN(test_probe_runner__a_runner_that_cannot_start_leaves_probes_to_processes);
