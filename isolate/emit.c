@@ -254,6 +254,13 @@ void emit_kernel(struct ctx *x, CXCursor k)
     extract_location_file(k, &line);
     qname = kparams_qualified_name(k, 0);
     call = kparams_qualified_name(k, 1);
+    char *explicit_args = tinst_explicit_args(k);
+    if (explicit_args) {
+        char *named = xasprintf("%s%s", call, explicit_args);
+        free(call);
+        call = named;
+        free(explicit_args);
+    }
     if (kp.unsupported) {
         char *m = xasprintf("%s:%u: kernel '%s' has template parameters lscat cannot instantiate "
                             "(template template, non-integral or pack); skipped",
@@ -269,7 +276,7 @@ void emit_kernel(struct ctx *x, CXCursor k)
     indexing_analyze(&ix, src.data, src.len);
     indexing_uses_text(uses, sizeof uses, ix.uses);
     int is2d = ix.dims >= 2;
-    record_begin(x->out, "kernel", 16);
+    record_begin(x->out, "kernel", 18);
     record_field_str(x->out, "name", qname);
     record_field_str(x->out, "call", call);
     record_field_str(x->out, "path", extract_rel_path(x, f));
@@ -286,6 +293,8 @@ void emit_kernel(struct ctx *x, CXCursor k)
     record_field_str(x->out, "roles", kp.roles.data);
     record_field_str(x->out, "param_names", kp.names.data);
     record_field_int(x->out, "param_count", kp.n);
+    record_field_str(x->out, "members", kp.members.len ? kp.members.data : "");
+    record_field_str(x->out, "arg_note", kp.note.len ? kp.note.data : "");
 done:
     free(qname);
     free(call);

@@ -130,6 +130,10 @@ void closure_complete(struct closure *cl);
  * arguments, rewrite `tparams` ("kind name value" lines, isolate/kparams.h) with its class
  * types (pushed into cl) and values; block sizes and arithmetic types stay. 1 when changed. */
 int tinst_from_calls(struct buf *tparams, struct ctx *x, CXCursor k, struct closure *cl);
+/* An explicit specialisation defined as a kernel (`template <> __global__ void mul(half *...)`)
+ * is named with its arguments ("<__half>"), else `&mul` is ambiguous; NULL for any other kernel
+ * or arguments a harness cannot name. Caller frees. */
+char *tinst_explicit_args(CXCursor k);
 
 /* ---- emit.c: the closure as source text */
 

@@ -4,9 +4,11 @@
  * at run time on block x (docs/isolate.md, "Templates"). */
 #include "isolate/harness.h"
 
+#include "common/xalloc.h"
 #include "isolate/indexing.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern const char harness_body_text[];
@@ -132,6 +134,37 @@ static void add_pick(struct buf *out, const struct harness_kernel *k)
     buf_release(&args);
 }
 
+/* The struct members the body sets (lscat_set_members) and the note a fault line carries. */
+static void add_members(struct buf *out, const struct harness_kernel *k)
+{
+    buf_adds(out, "struct lscat_member { int param, deref; unsigned long long off; char kind; int "
+                  "bytes; char ekind; int ebytes, cnst; const char *role, *name; };\n"
+                  "static const lscat_member lscat_members[] = {\n");
+    for (const char *p = k->members; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        char *line = xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
+        int param, deref, bytes, ebytes, cnst;
+        unsigned long long off;
+        char kind, ekind, role[32], name[256];
+        if (sscanf(line, "%d %d %llu %c %d %c %d %d %31s %255s", &param, &deref, &off, &kind,
+                   &bytes, &ekind, &ebytes, &cnst, role, name) == 10) {
+            buf_addf(out, "    { %d, %d, %lluULL, '%c', %d, '%c', %d, %d, \"%s\", ", param, deref,
+                     off, kind, bytes, ekind, ebytes, cnst, role);
+            add_c_string(out, name);
+            buf_adds(out, " },\n");
+        }
+        free(line);
+        p = nl ? nl + 1 : NULL;
+    }
+    buf_adds(out, "    { -1, 0, 0ULL, 0, 0, 0, 0, 0, nullptr, nullptr } };\n"
+                  "static const char *const lscat_arg_note = ");
+    if (k->arg_note && *k->arg_note)
+        add_c_string(out, k->arg_note);
+    else
+        buf_adds(out, "nullptr");
+    buf_adds(out, ";\n");
+}
+
 void harness_generate(struct buf *out, const struct harness_kernel *k)
 {
     struct buf targs = BUF_INIT;
@@ -152,6 +185,7 @@ void harness_generate(struct buf *out, const struct harness_kernel *k)
     buf_addf(out, "static const int lscat_dynshared = %d;\n", k->dynshared ? 1 : 0);
     add_indexing(out, k);
     add_pick(out, k);
+    add_members(out, k);
     buf_adds(out, "\n");
     buf_adds(out, harness_body_text);
     buf_release(&targs);

@@ -20,6 +20,8 @@ struct harness_kernel {
     const char *roles;   /* parameter roles, comma-separated, in order */
     const char *names;   /* parameter names, comma-separated, in order (messages); may be NULL */
     const char *indexing; /* isolate/indexing.h's name: "1d", "2d", ...; NULL = from is2d */
+    const char *members; /* struct members to set, kparams.h's members_collect lines; may be NULL */
+    const char *arg_note; /* why an argument stays out of reach (virtual class); NULL or "" */
 };
 
 /* The block sizes a block/tile template parameter is instantiated with: 2D kernels follow

@@ -2,7 +2,7 @@
  * time, time and memory limited), then store each file's kernels in one transaction. Kernel
  * folders are content-addressed, written before the transaction that records them, so a crash
  * at any point loses at most the file in flight. */
-#include "isolate/isolate.h"
+#include "isolate/isolate_impl.h"
 
 #include "common/error.h"
 #include "common/fs.h"
@@ -26,16 +26,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ISOLATE_VERSION "8" /* 3: closures bring function template specialisations; 4: a
-                              * named matrix's dimension (wA, hB, nA) keeps its role; 5: whole
-                              * conditional blocks, toolkit headers first, OpenMP/MPI/compat
-                              * fallbacks; 6: the kernel's indexing (grids, planned shapes),
-                              * block-size roles, the output check; 7: a kernel needing what
-                              * a missing header declares is left out, recorded; 8: enumeration
-                              * template values, C++ files holding kernels parsed alone,
-                              * kernels in skipped preprocessor branches or dropped by
-                              * errors recorded */
-
 extern const char harness_body_text[];
 
 /* ISOLATE_VERSION + a hash of the harness body: what parses.isolate_version records, so that a
@@ -50,36 +40,6 @@ static const char *isolate_version(void)
     }
     return v;
 }
-
-struct task {
-    int64_t source_id;
-    const char *root; /* borrowed from the tree */
-    char *rel;        /* path relative to root */
-    char sha[65];
-    struct tree *tree;
-};
-
-struct tree {
-    int64_t source_id;
-    char *root;
-    char **incdirs;
-    size_t nincdirs, incdirs_cap;
-};
-
-struct run {
-    const struct isolate_options *o;
-    struct store *s;
-    struct isolate_counts *c;
-    struct task *tasks;
-    size_t ntasks, tasks_cap, next;
-    pthread_mutex_t lock;
-    struct progress *bar;
-    struct kdecl { int64_t source_id; char *name, *message; } *kdecls;
-    size_t nkdecls, kdecls_cap;
-    int fatal;
-    char fatal_msg[512];
-    struct sysinc after; /* -idirafter folders for every parse (sysinc.h) */
-};
 
 /* ------------------------------------------------------------------ finding files */
 
@@ -163,231 +123,6 @@ static int cmp_task(const void *a, const void *b)
     if (hx != hy)
         return hx - hy;
     return strcmp(x->rel, y->rel);
-}
-
-/* ------------------------------------------------------------------ storing results */
-
-void isolate_normalise(struct buf *out, const char *s, size_t n)
-{
-    int space = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c == '/' && i + 1 < n && s[i + 1] == '/') {
-            while (i < n && s[i] != '\n')
-                i++;
-            space = 1;
-            continue;
-        }
-        if (c == '/' && i + 1 < n && s[i + 1] == '*') {
-            for (i += 2; i + 1 < n && !(s[i] == '*' && s[i + 1] == '/'); i++)
-                ;
-            i++;
-            space = 1;
-            continue;
-        }
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
-            space = 1;
-            continue;
-        }
-        if (space && out->len)
-            buf_addch(out, ' ');
-        space = 0;
-        if (c == '"' || c == '\'') { /* literals are kept byte for byte */
-            size_t j = i + 1;
-            while (j < n && s[j] != c && s[j] != '\n')
-                j += s[j] == '\\' ? 2 : 1;
-            if (j > n)
-                j = n;
-            buf_add(out, s + i, (j < n ? j + 1 : n) - i);
-            i = j < n ? j : n;
-            continue;
-        }
-        buf_addch(out, c);
-    }
-}
-
-static void record_failure(struct run *r, const char *subject, const char *cls, const char *msg)
-{
-    char now[32];
-    fs_utc_now(now);
-    store_run(r->s, "INSERT INTO failures(stage, subject, class, message, created_at, run_id) "
-                    "VALUES ('isolate', ?, ?, ?, ?, ?)",
-              "ttttI", subject, cls, msg, now, (int)r->o->run_id);
-    r->c->notes++;
-}
-
-static void add_params_json(struct buf *b, const struct record *k, const struct harness_kernel *hk)
-{
-    struct buf targs = BUF_INIT;
-    harness_template_args(&targs, hk, "BX");
-    buf_adds(b, "{\"kernel\":");
-    buf_add_json_str(b, hk->name, strlen(hk->name));
-    buf_adds(b, ",\"template_args\":");
-    if (hk->is_template)
-        buf_add_json_str(b, targs.data, targs.len);
-    else
-        buf_adds(b, "null");
-    if (hk->is_template && strstr(hk->tparams, "block ")) {
-        const int *v;
-        int n = harness_block_values(&v, hk->is2d);
-        buf_adds(b, ",\"template_block_values\":[");
-        for (int i = 0; i < n; i++)
-            buf_addf(b, "%s%d", i ? "," : "", v[i]);
-        buf_adds(b, "]");
-    }
-    buf_addf(b, ",\"is2d\":%s,\"indexing\":\"%s\",\"indexing_uses\":",
-             hk->is2d ? "true" : "false", hk->indexing);
-    const char *uses = record_str(k, "indexing_uses");
-    buf_add_json_str(b, uses ? uses : "", uses ? strlen(uses) : 0);
-    buf_addf(b, ",\"dynamic_shared\":%s,\"device_launch\":%s,\"params\":",
-             hk->dynshared ? "true" : "false", record_int(k, "device_launch") ? "true" : "false");
-    buf_adds(b, record_str(k, "params"));
-    buf_adds(b, "}\n");
-    buf_release(&targs);
-}
-
-static int write_meta(struct run *r, const char *id, const char *dir, const struct harness_kernel *hk)
-{
-    struct buf b = BUF_INIT, targs = BUF_INIT;
-    struct store_stmt *st = NULL;
-    harness_template_args(&targs, hk, "BX");
-    buf_adds(&b, "{\"name\":");
-    buf_add_json_str(&b, hk->name, strlen(hk->name));
-    buf_adds(&b, ",\"template_args\":");
-    if (hk->is_template)
-        buf_add_json_str(&b, targs.data, targs.len);
-    else
-        buf_adds(&b, "null");
-    buf_adds(&b, ",\"isolate_version\":\"" ISOLATE_VERSION "\",\"occurrences\":[");
-    int rc = store_prepare(&st, r->s,
-                           "SELECT COALESCE(r.full_name, s.root), o.path, o.line FROM "
-                           "kernel_occurrences o JOIN sources s ON s.id = o.source_id LEFT JOIN "
-                           "repos r ON r.id = s.repo_id WHERE o.kernel_id = ? ORDER BY 1, 2, 3");
-    if (rc >= 0)
-        rc = store_bind(st, "t", id);
-    int n = 0;
-    while (rc >= 0 && (rc = store_step(st)) == STORE_ROW) {
-        const char *src = store_col_text(st, 0), *path = store_col_text(st, 1);
-        buf_adds(&b, n++ ? ",{\"source\":" : "{\"source\":");
-        buf_add_json_str(&b, src, strlen(src));
-        buf_adds(&b, ",\"path\":");
-        buf_add_json_str(&b, path, strlen(path));
-        buf_addf(&b, ",\"line\":%lld}", (long long)store_col_int(st, 2));
-    }
-    buf_adds(&b, "]}\n");
-    char *meta = xasprintf("%s/meta.json", dir);
-    if (rc >= 0)
-        rc = fs_write_atomic(meta, b.data, b.len);
-    free(meta);
-    store_finalize(st);
-    buf_release(&b);
-    buf_release(&targs);
-    return rc;
-}
-
-/* Rewrite <dir>/<name> with `want` when its content differs (atomically). */
-static int refresh_file(const char *dir, const char *name, const struct buf *want)
-{
-    char *path = fs_join(dir, name);
-    struct buf have = BUF_INIT;
-    int rc = 0;
-    if (buf_read_file(&have, path) < 0 || have.len != want->len ||
-        memcmp(have.data, want->data, want->len) != 0)
-        rc = fs_write_atomic(path, want->data, want->len);
-    buf_release(&have);
-    free(path);
-    return rc < 0 ? lscat_error_wrap("cannot refresh '%s/%s' (disk full? check --work)", dir,
-                                     name) : 0;
-}
-
-/* Write the kernel's folder (content-addressed: once, then only generated files refreshed)
- * and its rows. */
-static int store_kernel(struct run *r, const struct task *t, const struct record *k)
-{
-    struct harness_kernel hk = { record_str(k, "name"), record_str(k, "call"),
-                                 record_str(k, "tparams"), (int)record_int(k, "template"),
-                                 (int)record_int(k, "is2d"), (int)record_int(k, "dynshared"),
-                                 record_str(k, "roles"), record_str(k, "param_names"),
-                                 record_str(k, "indexing") };
-    if (!hk.indexing || indexing_parse(hk.indexing) < 0)
-        hk.indexing = hk.is2d ? "2d" : "1d";
-    const struct record_field *src = record_get(k, "source");
-    struct buf norm = BUF_INIT, params = BUF_INIT, harness = BUF_INIT, targs = BUF_INIT;
-    char id[65], now[32], *dir = NULL, *reldir = NULL;
-    int rc = 0;
-    isolate_normalise(&norm, src->value, src->value_len);
-    buf_addf(&norm, "\n//lscat kernel %s tparams %s", hk.call, hk.tparams);
-    sha256_hex(id, norm.data, norm.len);
-    /* The same definition (tree, file, line, instantiation) reached through another translation
-     * unit is the same kernel, even when its closure came out differently there. */
-    int64_t seen = 0;
-    rc = store_query_int(&seen, r->s, "SELECT count(*) FROM kernel_occurrences o JOIN kernels k "
-                         "ON k.id = o.kernel_id WHERE o.source_id = ? AND o.path = ? AND o.line = ? "
-                         "AND k.name = ? AND k.id <> ?", "ititt", t->source_id,
-                         record_str(k, "path"), (int64_t)record_int(k, "line"), hk.name, id);
-    if (rc < 0 || seen > 0)
-        goto done;
-    reldir = xasprintf("kernels/%.2s/%s", id, id);
-    dir = fs_join(r->o->work_dir, reldir);
-    add_params_json(&params, k, &hk);
-    harness_generate(&harness, &hk);
-    if (fs_is_dir(dir)) {
-        /* Made by an older isolate: bring the generated files up to date (kernel.cu is the
-         * folder's identity and never changes). */
-        if ((rc = refresh_file(dir, "harness.cu", &harness)) < 0 ||
-            (rc = refresh_file(dir, "params.json", &params)) < 0)
-            goto done;
-    } else {
-        char *tmp = xasprintf("%s.tmp.%d", dir, (int)getpid());
-        char *f1 = xasprintf("%s/kernel.cu", tmp), *f2 = xasprintf("%s/harness.cu", tmp),
-             *f3 = xasprintf("%s/params.json", tmp);
-        fs_remove_tree(tmp);
-        if (fs_mkdirs(tmp, 0755) < 0 || fs_write_atomic(f1, src->value, src->value_len) < 0 ||
-            fs_write_atomic(f2, harness.data, harness.len) < 0 ||
-            fs_write_atomic(f3, params.data, params.len) < 0 || rename(tmp, dir) != 0)
-            rc = lscat_error_set("cannot write kernel folder '%s' (disk full? check --work)", dir);
-        free(f1), free(f2), free(f3), free(tmp);
-        if (rc < 0)
-            goto done;
-    }
-    harness_template_args(&targs, &hk, "BX");
-    fs_utc_now(now);
-    int64_t known = 0;
-    const char *roles = hk.roles;
-    for (const char *p = roles; p && *p;) {
-        known += strncmp(p, "unknown", 7) != 0;
-        p = strchr(p, ',');
-        p = p ? p + 1 : NULL;
-    }
-    rc = store_run(r->s, "INSERT OR IGNORE INTO kernels(id, name, template_args, dir, params, "
-                         "param_count, roles_known, source_bytes, created_at, run_id, indexing) "
-                         "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                   "tttttiiitIt", id, hk.name, hk.is_template ? targs.data : NULL, reldir,
-                   params.data, (int64_t)record_int(k, "param_count"), known,
-                   (int64_t)src->value_len, now, (int)r->o->run_id, hk.indexing);
-    if (rc > 0)
-        r->c->kernels_new++;
-    else if (rc == 0) /* made by an older isolate: its model follows this one's */
-        rc = store_run(r->s, "UPDATE kernels SET params = ?, roles_known = ?, indexing = ? "
-                             "WHERE id = ?", "titt", params.data, known, hk.indexing, id);
-    if (rc >= 0)
-        rc = store_run(r->s, "INSERT OR IGNORE INTO kernel_occurrences(kernel_id, source_id, "
-                             "path, line) VALUES (?,?,?,?)",
-                       "titi", id, t->source_id, record_str(k, "path"),
-                       (int64_t)record_int(k, "line"));
-    if (rc > 0)
-        r->c->occurrences++;
-    if (rc >= 0)
-        rc = write_meta(r, id, dir, &hk);
-    r->c->kernels++;
-done:
-    free(dir);
-    free(reldir);
-    buf_release(&norm);
-    buf_release(&params);
-    buf_release(&harness);
-    buf_release(&targs);
-    return rc;
 }
 
 /* ------------------------------------------------------------------ one file */
@@ -512,24 +247,24 @@ static int store_outcome(struct run *r, struct task *t, struct outcome *o)
             free(o->reason);
             o->reason = *record_str(&rec, "first_error") ? xstrdup(record_str(&rec, "first_error")) : NULL;
         } else if (strcmp(rec.type, "kernel") == 0) {
-            rc = store_kernel(r, t, &rec);
+            rc = kstore_kernel(r, t, &rec);
             kernels++;
         } else if (strcmp(rec.type, "kdecl") == 0) {
             XGROW(r->kdecls, r->nkdecls + 1, r->kdecls_cap);
             r->kdecls[r->nkdecls++] = (struct kdecl){ t->source_id,
                 xstrdup(record_str(&rec, "name")), xstrdup(record_str(&rec, "message")) };
         } else if (strcmp(rec.type, "note") == 0) {
-            record_failure(r, subject, record_str(&rec, "class"), record_str(&rec, "message"));
+            kstore_failure(r, subject, record_str(&rec, "class"), record_str(&rec, "message"));
         }
     }
     if (!o->status)
         o->status = o->reason ? "errors" : "ok";
     if (strcmp(o->status, "failed") == 0 || strcmp(o->status, "timeout") == 0) {
-        record_failure(r, subject, strcmp(o->status, "timeout") == 0 ? "parse_timeout" : "parse_failed",
+        kstore_failure(r, subject, strcmp(o->status, "timeout") == 0 ? "parse_timeout" : "parse_failed",
                        o->reason);
         r->c->failed++;
     } else if (strcmp(o->status, "skipped") == 0) {
-        record_failure(r, subject, "file_skipped", o->reason);
+        kstore_failure(r, subject, "file_skipped", o->reason);
         r->c->skipped++;
     } else {
         r->c->parsed++;
@@ -573,16 +308,36 @@ done:
     buf_release(&o.records);
 }
 
+/* 1 when a .cu task of the same tree before task i is still being parsed (called locked). */
+static int cu_pending(const struct run *r, size_t i)
+{
+    for (size_t j = i; j-- > 0 && r->tasks[j].source_id == r->tasks[i].source_id;)
+        if (has_ext(r->tasks[j].rel, source_exts) && !r->finished[j])
+            return 1;
+    return 0;
+}
+
+/* Tasks are taken in order (cmp_task: a tree's .cu files before its headers); a header's parse
+ * starts when its tree's .cu files are stored, so a kernel defined in a header is isolated from
+ * a unit that includes it (its call sites there instantiate its template) even with -j: a
+ * short header parse used to finish first and win (sgemmWarptiling<1, ...>). */
 static void *worker_thread(void *arg)
 {
     struct run *r = arg;
     for (;;) {
         pthread_mutex_lock(&r->lock);
-        struct task *t = r->next < r->ntasks && !r->fatal ? &r->tasks[r->next++] : NULL;
+        size_t i = r->next;
+        struct task *t = i < r->ntasks && !r->fatal ? &r->tasks[r->next++] : NULL;
+        while (t && !has_ext(t->rel, source_exts) && cu_pending(r, i) && !r->fatal)
+            pthread_cond_wait(&r->stored, &r->lock);
         pthread_mutex_unlock(&r->lock);
         if (!t)
             return NULL;
         do_task(r, t);
+        pthread_mutex_lock(&r->lock);
+        r->finished[i] = 1;
+        pthread_cond_broadcast(&r->stored);
+        pthread_mutex_unlock(&r->lock);
     }
 }
 
@@ -602,7 +357,7 @@ static int check_bodiless(struct run *r)
             rc = store_query_int(&seen, r->s, "SELECT count(*) FROM failures WHERE stage = "
                                  "'isolate' AND subject = ?", "t", subject);
         if (rc >= 0 && !defined && !seen)
-            record_failure(r, subject, "kernel_without_body", d->message);
+            kstore_failure(r, subject, "kernel_without_body", d->message);
         free(subject);
     }
     for (size_t i = 0; i < r->nkdecls; i++) {
@@ -689,6 +444,7 @@ int isolate_run(struct isolate_counts *out, struct store *s, const struct isolat
     size_t ntrees = 0;
     memset(out, 0, sizeof *out);
     pthread_mutex_init(&r.lock, NULL);
+    pthread_cond_init(&r.stored, NULL);
     sysinc_init(&r.after);
     int rc = find_trees(&trees, &ntrees, s, o);
     for (size_t i = 0; rc >= 0 && i < ntrees; i++)
@@ -697,6 +453,7 @@ int isolate_run(struct isolate_counts *out, struct store *s, const struct isolat
         qsort(r.tasks, r.ntasks, sizeof *r.tasks, cmp_task);
     out->sources = (long)ntrees;
     out->files = (long)r.ntasks;
+    r.finished = xcalloc(r.ntasks + 1, 1);
     if (rc >= 0) {
         int jobs = o->jobs < 1 ? 1 : o->jobs;
         pthread_t *th = xcalloc((size_t)jobs, sizeof *th);
@@ -727,7 +484,9 @@ int isolate_run(struct isolate_counts *out, struct store *s, const struct isolat
     }
     free(trees);
     free(r.tasks);
+    free(r.finished);
     sysinc_release(&r.after);
+    pthread_cond_destroy(&r.stored);
     pthread_mutex_destroy(&r.lock);
     return rc;
 }

@@ -24,9 +24,37 @@ static int is_scalar_kind(enum CXTypeKind k)
            k == CXType_Half || k == CXType_Enum || k == CXType_BFloat16;
 }
 
-/* One parameter as a JSON object; *role_out gets its role. */
-static void param_json(struct buf *b, CXCursor p, enum params_role *role_out)
+/* A record argument: its members for the harness (isolate/members.c) as a JSON field, or, for
+ * a class with virtual functions, why the harness cannot make it (kp->note). */
+static void record_members(struct kparams *kp, struct buf *b, const char *name, CXType rec,
+                           int deref)
 {
+    CXType c = clang_getCanonicalType(rec);
+    if (c.kind == CXType_Pointer) /* Container<int> **: the object behind the inner pointer */
+        c = clang_getCanonicalType(clang_getPointeeType(c));
+    if (c.kind != CXType_Record || clang_Type_getSizeOf(c) <= 0)
+        return;
+    if (members_is_polymorphic(c)) {
+        char *cls = type_str(c);
+        buf_addf(&kp->note, "%sparameter '%s': class %s has virtual functions; the harness "
+                 "cannot make such an object (its vtable pointer comes from a constructor run "
+                 "where it is used), so the kernel reads an invalid one", kp->note.len ? "; " : "",
+                 name, cls);
+        buf_adds(b, ",\"virtual\":true");
+        free(cls);
+        return;
+    }
+    if (clang_getCanonicalType(rec).kind == CXType_Pointer)
+        return;
+    int n = members_collect(&kp->members, kp->n - 1, deref, c);
+    if (n)
+        buf_addf(b, ",\"%s\":%d", deref ? "elem_pointer_members" : "pointer_members", n);
+}
+
+/* One parameter as a JSON object; *role_out gets its role. */
+static void param_json(struct kparams *kp, CXCursor p, enum params_role *role_out)
+{
+    struct buf *b = &kp->json;
     CXString ns = clang_getCursorSpelling(p);
     const char *name = clang_getCString(ns) ? clang_getCString(ns) : "";
     CXType t = clang_getCursorType(p);
@@ -51,6 +79,7 @@ static void param_json(struct buf *b, CXCursor p, enum params_role *role_out)
                  clang_isConstQualifiedType(pt) ? "true" : "false", es > 0 ? es : 0,
                  es == CXTypeLayoutError_Dependent ? "true" : "false");
         free(elem);
+        record_members(kp, b, name, pt, 1);
         role = PARAMS_ROLE_BUFFER;
     } else if (dependent || canon.kind == CXType_Unexposed) {
         buf_adds(b, ",\"kind\":\"template\",\"template_dependent\":true");
@@ -59,6 +88,7 @@ static void param_json(struct buf *b, CXCursor p, enum params_role *role_out)
                  canon.kind >= CXType_Float && canon.kind <= CXType_LongDouble ? "true" : "false");
     } else if (canon.kind == CXType_Record) {
         buf_addf(b, ",\"kind\":\"struct\",\"bytes\":%lld", size);
+        record_members(kp, b, name, canon, 0);
     } else {
         buf_addf(b, ",\"kind\":\"other\",\"bytes\":%lld", size);
     }
@@ -148,7 +178,7 @@ static enum CXChildVisitResult kparam_visit(CXCursor c, CXCursor parent, void *d
         enum params_role role;
         if (kp->n++)
             buf_addch(&kp->json, ',');
-        param_json(&kp->json, c, &role);
+        param_json(kp, c, &role);
         buf_addf(&kp->roles, "%s%s", kp->roles.len ? "," : "", params_role_name(role));
         buf_addf(&kp->names, "%s%s", kp->names.len ? "," : "", *name ? name : "_");
     } else if (k == CXCursor_TemplateTypeParameter) {
@@ -217,4 +247,6 @@ void kparams_release(struct kparams *kp)
     buf_release(&kp->roles);
     buf_release(&kp->names);
     buf_release(&kp->tparams);
+    buf_release(&kp->members);
+    buf_release(&kp->note);
 }

@@ -3,10 +3,10 @@
 # The files that include libclang's headers: the extractor (extract, closure, emit), kparams and
 # tinst (template arguments from call sites).
 ISOLATE_CLANG_OBJS := $(B)/isolate/extract.o $(B)/isolate/closure.o $(B)/isolate/emit.o \
-                      $(B)/isolate/kparams.o $(B)/isolate/tinst.o
+                      $(B)/isolate/kparams.o $(B)/isolate/members.o $(B)/isolate/tinst.o
 ISOLATE_OBJS := $(B)/isolate/params.o $(B)/isolate/indexing.o $(ISOLATE_CLANG_OBJS) \
                 $(B)/isolate/srctext.o $(B)/isolate/resolve.o $(B)/isolate/sysinc.o \
-                $(B)/isolate/harness.o $(B)/isolate/isolate.o $(B)/gen/isolate_harness_body.o
+                $(B)/isolate/harness.o $(B)/isolate/kstore.o $(B)/isolate/isolate.o $(B)/gen/isolate_harness_body.o
 ISOLATE_CLANG_LIBS := -L$(LLVM_DIR)/lib -lclang -Wl,-rpath,$(LLVM_DIR)/lib
 $(B)/libisolate.a: $(ISOLATE_OBJS)
 	@rm -f $@

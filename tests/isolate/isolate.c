@@ -373,6 +373,100 @@ static void test_extract__instantiates_a_functor_template_from_the_trees_call_si
     free(root);
 }
 
+/* Field `field` of kernel `name` in the records, as "name: value" lines in `list` (the records
+ * are parsed in place, once). */
+static void kernel_fields(struct buf *list, struct buf *out, const char *field)
+{
+    size_t pos = 0;
+    struct record r;
+    while (record_next(&r, out->data, out->len, &pos) == 1)
+        if (strcmp(r.type, "kernel") == 0)
+            buf_addf(list, "%s: %s|\n", record_str(&r, "name"), record_str(&r, field));
+}
+
+static void test_extract__lists_the_pointer_members_of_struct_arguments(void)
+{
+    char *root = realpath(test_tmpdir(), NULL);
+    struct buf out = BUF_INIT;
+    extract_src(&out, root, "s.cu",
+                "typedef struct { int width; int height; float *elements; } Mat;\n"
+                "__global__ void scale(Mat m) { m.elements[threadIdx.x % m.width] *= 2; }\n"
+                "struct Base { int tag; };\n"
+                "class Inner : public Base { public: int n; private: double *vals; };\n"
+                "struct Outer { Inner in; const unsigned char *flags; int bits : 3; float w[4]; };\n"
+                "__global__ void nest(Outer o) { }\n"
+                "struct Rec { float2 p; int *idx; };\n"
+                "__global__ void recs(int k, Rec *r) { r[k].idx[0] = 1; }\n"
+                "struct Plain { int n; float a; };\n"
+                "__global__ void plain(Plain p, float *x) { x[0] = p.a; }\n"
+                "struct V { __device__ virtual int f() const { return 1; } int *q; };\n"
+                "__global__ void virt(V v, V **vs, int *o) { o[0] = v.f() + vs[0]->f(); }\n"
+                "template <class T> class Box { public: __device__ virtual T get() = 0; };\n"
+                "__global__ void boxed(Box<int> **b, int *o) { o[0] = b[0]->get(); }\n",
+                NULL, 0);
+    struct buf copy = BUF_INIT, members = BUF_INIT, notes = BUF_INIT;
+    buf_add(&copy, out.data, out.len);
+    kernel_fields(&members, &out, "members");
+    kernel_fields(&notes, &copy, "arg_note");
+    /* offsets from the record layout; roles from the members' names */
+    CHECK_CONTAINS(members.data, "scale: 0 0 0 s 4 x 0 0 width width\n0 0 4 s 4 x 0 0 height "
+                                 "height\n0 0 8 p 8 f 4 0 buffer elements\n|");
+    /* a base's field, a private member one record down, a const pointee; not the bit-field
+     * nor the array */
+    CHECK_CONTAINS(members.data, "nest: 0 0 0 s 4 x 0 0 unknown in.tag\n0 0 4 s 4 x 0 0 size in.n\n"
+                                 "0 0 8 p 8 f 8 0 buffer in.vals\n0 0 16 p 8 u 1 1 buffer flags\n|");
+    /* each element of an array through a pointer */
+    CHECK_CONTAINS(members.data, "recs: 1 1 8 p 8 s 4 0 buffer idx\n|");
+    /* no pointer member: the old fill stays; a class with virtual functions is only named */
+    CHECK_CONTAINS(members.data, "plain: |");
+    CHECK_CONTAINS(members.data, "virt: |");
+    CHECK_CONTAINS(notes.data, "virt: parameter 'v': class V has virtual functions; the harness "
+                               "cannot make such an object");
+    CHECK_CONTAINS(notes.data, "; parameter 'vs': class V has virtual functions");
+    CHECK_CONTAINS(notes.data, "scale: |");
+    CHECK_CONTAINS(notes.data, "boxed: parameter 'b': class Box<int> has virtual functions");
+    buf_release(&copy);
+    buf_release(&members);
+    buf_release(&notes);
+    buf_release(&out);
+    free(root);
+}
+
+static void test_extract__instantiates_from_launches_inside_host_templates(void)
+{
+    char *root = realpath(test_tmpdir(), NULL);
+    struct buf out = BUF_INIT, list = BUF_INIT;
+    extract_src(&out, root, "h.cu",
+                "struct Reader { __device__ float operator()(const float *p, int i) const { return p[i]; } };\n"
+                "struct Pay { __device__ float operator()(float s) const { return s > 1 ? s - 1 : 0; } };\n"
+                "template <class T, class R> __global__ void spmv(const T *v, T *out, int n)\n"
+                "{ R r; int i = threadIdx.x; if (i < n) out[i] = r(v, i); }\n"
+                "template <class T, class R> void inner(const T *v, T *out, int n)\n"
+                "{ spmv<T, R><<<1, 32>>>(v, out, n); }\n"
+                "template <class T, class R> void outer(const T *v, T *out, int n) { inner<T, R>(v, out, n); }\n"
+                "template <int BLOCK, class P> __global__ void paths(float *x, P pay)\n"
+                "{ x[threadIdx.x] = pay(x[threadIdx.x]); }\n"
+                "template <class P> void run(float *x, const P &pay) { paths<128><<<1, 128>>>(x, pay); }\n"
+                "template <class T, class V> __global__ void scan(T *x) { V v = ((V *)x)[threadIdx.x]; x[0] = v.x; }\n"
+                "template <class T, class V> void test(T *x) { scan<T, V><<<1, 32>>>(x); }\n"
+                "void host(float *v, float *o)\n"
+                "{ outer<float, Reader>(v, o, 32); run(o, Pay()); test<float, float4>(o); }\n", NULL, 0);
+    kernel_tparams(&list, &out);
+    const char *cuda = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
+    char *rt = fs_join(cuda, "include/cuda.h");
+    if (fs_exists(rt)) { /* launches parse only with the toolkit's headers */
+        /* explicit arguments through two host templates; the functor joins the closure */
+        CHECK_CONTAINS(list.data, "spmv: type T float\ntype R Reader\n|struct Reader");
+        /* deduced from a parameter of the host template, its type from the host's call */
+        CHECK_CONTAINS(list.data, "paths: block BLOCK BX\ntype P Pay\n|struct Pay");
+        CHECK_CONTAINS(list.data, "scan: type T float\ntype V float4\n|");
+    }
+    free(rt);
+    buf_release(&list);
+    buf_release(&out);
+    free(root);
+}
+
 static void test_extract__instantiates_an_enumeration_template_parameter(void)
 {
     char *root = realpath(test_tmpdir(), NULL);
@@ -534,6 +628,8 @@ int main(void)
     TEST_RUN(test_srctext__widens_an_extent_to_whole_conditional_blocks);
     TEST_RUN(test_extract__a_trees_own_cuda_h_does_not_hide_the_toolkits);
     TEST_RUN(test_extract__a_missing_header_costs_only_the_kernels_that_use_what_it_declares);
+    TEST_RUN(test_extract__lists_the_pointer_members_of_struct_arguments);
+    TEST_RUN(test_extract__instantiates_from_launches_inside_host_templates);
     TEST_RUN(test_extract__instantiates_an_enumeration_template_parameter);
     TEST_RUN(test_extract__a_kernel_in_a_skipped_preprocessor_branch_is_recorded);
     TEST_RUN(test_extract__a_kernel_the_parse_drops_is_recorded_as_unparsed);

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# End-to-end tests of kernel arguments (issue #14). Struct arguments (P5) on
+# tests/isolate/fixtures/structs: the parameter model counts the pointer members the harness
+# sets, the harness carries their table (offsets, roles) or, for a class with virtual functions,
+# the note a fault's detail carries, and every harness compiles with the real nvcc (skipped, and
+# said so, where nvcc is absent); tests/e2e/gpu_struct_args.sh runs them on a device. Template
+# arguments (B4) on tests/isolate/fixtures/launches: a header kernel reached from a unit that
+# does not launch it and from one that launches it through a host template is instantiated from
+# the launch, whichever unit is stored first.
+. "$(dirname "$0")/lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+W=$T_TMP/work
+q() { sqlite3 "$W/lscat.db" "$@"; }
+dir() { q "SELECT dir FROM kernels WHERE name = '$1'"; }
+
+t_expect isolate_args__struct_fixture_isolates 0 lscat-isolate --work "$W" --path "$ROOT/tests/isolate/fixtures/structs" -j2 -q
+t_contains isolate_args__a_matrix_by_value_counts_its_pointer_member "$W/$(dir grid_add)/params.json" '"kind":"struct","bytes":24,"pointer_members":1'
+t_contains isolate_args__size_members_take_their_roles "$W/$(dir grid_add)/harness.cu" '{ 2, 0, 8ULL, '"'s'"', 4, '"'x'"', 0, 0, "stride", "stride" },'
+t_contains isolate_args__an_array_of_records_gets_element_members "$W/$(dir segment_points)/params.json" '"elem_pointer_members":1'
+t_contains isolate_args__a_nested_private_pointer_is_found "$W/$(dir pair_count)/harness.cu" '"buffer", "in.data" }'
+t_contains isolate_args__a_virtual_class_is_named "$W/$(dir shape_area)/params.json" '"note":"parameter '"'shapes'"': class Shape has virtual functions'
+
+# -j1: a.cu (no launch) is stored first; b.cu's instantiation from its launch replaces it.
+WL=$T_TMP/launches
+t_expect isolate_args__launch_fixture_isolates 0 lscat-isolate --work "$WL" --path "$ROOT/tests/isolate/fixtures/launches" -j1 -q
+got=$(sqlite3 "$WL/lscat.db" "SELECT name || template_args || ' ' || (SELECT count(*) FROM kernel_occurrences o WHERE o.kernel_id = k.id) FROM kernels k" | tr '\n' ' ')
+if [ "$got" = "apply_op<float, Twice> 1 " ] && [ "$(find "$WL/kernels" -mindepth 2 -maxdepth 2 -type d | wc -l)" = 1 ]; then
+    t_ok isolate_args__a_launch_through_a_host_template_wins_over_a_unit_without_one
+else t_fail isolate_args__a_launch_through_a_host_template_wins_over_a_unit_without_one "got '$got', folders: $(find "$WL/kernels" -mindepth 2 -maxdepth 2 -type d | wc -l)"; fi
+
+NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
+if [ ! -x "$NVCC" ]; then
+    t_skip isolate_args__every_harness_compiles_with_nvcc "nvcc not found ($NVCC)"
+else
+    B=$T_TMP/nvcc; mkdir -p "$B"
+    q "SELECT name || ' ' || dir FROM kernels" > "$B/list"
+    export NVCC ROOT W B
+    xargs -P 2 -L 1 sh -c 'cd "$W/$1" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" -c harness.cu -o "$B/$0.o" >"$B/$0.log" 2>&1 || echo "$0"' < "$B/list" > "$B/failed"
+    if [ -s "$B/failed" ] || [ "$(wc -l < "$B/list")" -ne 4 ]; then
+        t_fail isolate_args__every_harness_compiles_with_nvcc "$(tr '\n' ' ' < "$B/failed"): $(cat "$B/$(head -1 "$B/failed").log" | grep -m3 error)"
+    else t_ok isolate_args__every_harness_compiles_with_nvcc; fi
+fi
+t_done
