@@ -29,7 +29,7 @@ t_expect() {
     "$@" >"$T_OUT" 2>"$T_ERR"
     local rc=$?
     if [ "$rc" = "$want" ]; then t_ok "$name"; return 0; fi
-    t_fail "$name" "'$*' exited $rc, expected $want"
+    t_fail "$name" "'$*' exited $rc, expected $want; its output ends: $(tail -c 400 "$T_OUT" | tr '\n' ' ') $(tail -c 400 "$T_ERR" | tr '\n' ' ')"
     return 1
 }
 

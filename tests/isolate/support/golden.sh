@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerate the golden isolated kernels of tests/isolate/fixtures/harness into OUT (default:
+# Regenerate the golden isolated kernels of tests/isolate/fixtures/harness and
+# tests/isolate/fixtures/structs into OUT (default:
 # tests/isolate/fixtures/harness-golden): one folder per kernel name with kernel.cu, harness.cu
 # and params.json exactly as `lscat isolate` writes them. The GPU test builds and runs these
 # (the GPU machines have no libclang); tests/e2e/isolate.sh checks they are current.
@@ -10,7 +11,9 @@ OUT=${1:-$ROOT/tests/isolate/fixtures/harness-golden}
 BIN=${LSCAT_BIN:-$ROOT/build/bin}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-"$BIN/lscat-isolate" --work "$W" --path "$ROOT/tests/isolate/fixtures/harness" -j2 -q >/dev/null 2>&1 || true
+for f in harness structs; do # the struct-argument kernels too (tests/e2e/gpu_struct_args.sh)
+    "$BIN/lscat-isolate" --work "$W" --path "$ROOT/tests/isolate/fixtures/$f" -j2 -q >/dev/null 2>&1 || true
+done
 rm -rf "$OUT"
 mkdir -p "$OUT"
 sqlite3 "$W/lscat.db" "SELECT name, dir FROM kernels ORDER BY name" | while IFS='|' read -r name dir; do
