@@ -76,7 +76,8 @@ if [ -n "${RC_STORE:-}" ] && [ ! -f "$W/.seeded" ]; then
 fi
 # RC_REFRESH=1: the harness bodies become this tree's (scripts/realcode-refresh-harness.sh), once.
 if [ "${RC_REFRESH:-0}" = 1 ] && [ ! -f "$W/.refreshed" ]; then
-    log "$(scripts/realcode-refresh-harness.sh "$W" 2>&1 | tail -n 1)" && touch "$W/.refreshed"
+    msg=$(scripts/realcode-refresh-harness.sh "$W" 2>&1) || { log "$(tail -n 1 <<<"$msg")"; exit 3; }
+    log "$(tail -n 1 <<<"$msg")" && touch "$W/.refreshed"
 fi
 SHARD=${RC_SHARD:-}
 

@@ -12,6 +12,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 W=${1:?usage: scripts/realcode-refresh-harness.sh WORK}
 MARK='// ---- lscat harness body (isolate/harness_body.cu.in): the same for every kernel ----'
+# The body may use what a newer prefix defines (ISOLATE_VERSION 9's lscat_member for struct
+# arguments): across versions the harnesses would not build (session 9: 258 of 258 failed with
+# "identifier lscat_member is undefined" on a version-6 corpus). Refuse unless told otherwise.
+want=$(sed -n 's/^#define ISOLATE_VERSION "\([0-9]*\)".*/\1/p' isolate/isolate_impl.h)
+have=$(python3 -c 'import sqlite3, sys
+v = {r[0].split("+")[0] for r in sqlite3.connect(sys.argv[1]).execute(
+    "SELECT DISTINCT isolate_version FROM parses WHERE isolate_version IS NOT NULL")}
+print(" ".join(sorted(v)))' "$W/lscat.db" 2>/dev/null || true)
+if [ -n "$have" ] && [ "$have" != "$want" ] && [ "${REFRESH_ACROSS_VERSIONS:-0}" != 1 ]; then
+    echo "$W was isolated at ISOLATE_VERSION $have, this tree is $want: isolate it again" \
+         "(scripts/realcode-prepare.sh isolate), or REFRESH_ACROSS_VERSIONS=1 if the prefix is" \
+         "known to be compatible" >&2
+    exit 3
+fi
 G=tests/isolate/fixtures/harness-golden/saxpy/harness.cu
 BODY=$(mktemp); trap 'rm -f "$BODY"' EXIT
 awk -v m="$MARK" 'index($0, m) == 1 { on = 1 } on' "$G" > "$BODY"
