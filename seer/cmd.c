@@ -128,6 +128,19 @@ static int parse_iterations(struct seer_train_options *t, const char *arg)
 }
 
 /* Numeric options: their range, and where the value goes. */
+/* A ratio to the fastest kernel (--risk, --guard): 0 turns it off, else >= 1. */
+static int parse_ratio(double *out, const char *opt, const char *arg, const char *below_one,
+                       const char *zero)
+{
+    double x = 0;
+    int rc = cli_parse_double(&x, opt, arg, 0, 1e12);
+    if (rc == 0 && x > 0 && x < 1)
+        rc = lscat_error_setc(LSCAT_EINVALID, "%s: %g would %s (a ratio to the fastest is >= 1); "
+                              "give 0 (%s) or >= 1", opt, x, below_one, zero);
+    *out = x;
+    return rc;
+}
+
 static int on_number(struct opts *o, int id, const char *arg)
 {
     long n = 0;
@@ -176,18 +189,10 @@ static int on_number(struct opts *o, int id, const char *arg)
         o->t.split = strcmp(arg, "cost") ? SEER_SPLIT_GINI : SEER_SPLIT_COST;
         break;
     case OPT_RISK:
-        rc = cli_parse_double(&x, "--risk", arg, 0, 1e12);
-        if (rc == 0 && x > 0 && x < 1)
-            rc = lscat_error_setc(LSCAT_EINVALID, "--risk: %g would leave no kernel (a ratio to "
-                                  "the fastest is >= 1); give 0 (any kernel) or >= 1", x);
-        o->t.risk = x;
+        rc = parse_ratio(&o->t.risk, "--risk", arg, "leave no kernel", "any kernel");
         break;
     case OPT_GUARD:
-        rc = cli_parse_double(&x, "--guard", arg, 0, 1e12);
-        if (rc == 0 && x > 0 && x < 1)
-            rc = lscat_error_setc(LSCAT_EINVALID, "--guard: %g would stop every kernel (a ratio "
-                                  "to the fastest is >= 1); give 0 (no guard) or >= 1", x);
-        o->t.guard = x;
+        rc = parse_ratio(&o->t.guard, "--guard", arg, "stop every kernel", "no guard");
         break;
     }
     return rc;
