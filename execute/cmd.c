@@ -15,7 +15,7 @@
 
 static const char usage[] = "lscat execute [--arch sm_90,sm_80] [-j N] [--attempts N] "
                             "[--no-probe] [--sanitize] [--probe-size N] [--probe-budget S] "
-                            "[--no-block-retry] "
+                            "[--no-block-retry] [--probe-faults N] [--probe-small-timeout S] "
                             "[--device N] "
                             "[--kernel ID] [--probe-jobs N] [--no-probe-runner] [--probe-spares N] "
                             "[--build-ahead N]";
@@ -23,7 +23,8 @@ static const char usage[] = "lscat execute [--arch sm_90,sm_80] [-j N] [--attemp
 enum { OPT_ARCH = 1, OPT_ATTEMPTS, OPT_BUILD_TIMEOUT, OPT_PROBE_TIMEOUT, OPT_NO_PROBE,
        OPT_PROBE_ANYWAY, OPT_SANITIZE, OPT_DEVICE, OPT_KERNEL, OPT_NVCC, OPT_PROBE_SIZE,
        OPT_BUILD_AHEAD, OPT_BUILD_ROUND, OPT_PROBE_JOBS, OPT_SHARD, OPT_NO_PROBE_RUNNER,
-       OPT_PROBE_BUDGET, OPT_PROBE_SPARES, OPT_NO_BLOCK_RETRY };
+       OPT_PROBE_BUDGET, OPT_PROBE_SPARES, OPT_NO_BLOCK_RETRY, OPT_PROBE_FAULTS,
+       OPT_PROBE_SMALL_TIMEOUT };
 
 static const struct cli_opt opts[] = {
     { "arch", 0, "LIST", "architectures to build for, e.g. sm_90,sm_80 (default: those of the "
@@ -49,6 +50,12 @@ static const struct cli_opt opts[] = {
     { "no-block-retry", 0, NULL, "probe with the probe's own blocks only (default: a kernel "
       "whose every binding faulted there is probed again with 128, 64, 32, 1024 (1D) or 8x8, "
       "32x8, 32x32 (2D) blocks)", OPT_NO_BLOCK_RETRY },
+    { "probe-faults", 0, "N", "fault budget per kernel: no further binding or retry block "
+      "once N of its probe runs faulted at the small sizes; the verdict is what those runs "
+      "gave (default 9; 0: no limit)", OPT_PROBE_FAULTS },
+    { "probe-small-timeout", 0, "S", "in a runner, the first small probe configuration (1024x1; "
+      "a 2D kernel's 64x64) gets S seconds, then the run ends timeout (default 10, at most "
+      "--probe-timeout; 0: --probe-timeout)", OPT_PROBE_SMALL_TIMEOUT },
     { "probe-jobs", 0, "N", "probes at a time, beside the -j builds (default min(-j, 4); at "
       "most 4 per GPU unless LSCAT_PROBE_JOBS_MAX allows more)", OPT_PROBE_JOBS },
     { "no-probe-runner", 0, NULL, "a process per probe run (default: each probe worker runs "
@@ -118,6 +125,16 @@ static int on_opt(void *ctx, int id, const char *arg)
             return LSCAT_EINVALID;
         o->probe_spares = (int)n;
         return 0;
+    case OPT_PROBE_FAULTS:
+        if (cli_parse_int(&n, "--probe-faults", arg, 0, 1000) < 0)
+            return LSCAT_EINVALID;
+        o->probe_faults = (int)n;
+        return 0;
+    case OPT_PROBE_SMALL_TIMEOUT:
+        if (cli_parse_double(&d, "--probe-small-timeout", arg, 0, 86400) < 0)
+            return LSCAT_EINVALID;
+        o->probe_small_timeout_s = d;
+        return 0;
     case OPT_PROBE_BUDGET:
         if (cli_parse_double(&d, "--probe-budget", arg, 0, 86400) < 0)
             return LSCAT_EINVALID;
@@ -165,7 +182,9 @@ static void help(void)
            "fault, crash or timeout; --no-probe-runner: a process per probe run.\n"
            "In a runner each large probe configuration has its own budget (--probe-budget):\n"
            "past it the binding ends too_slow and the next one is tried; ok at the small\n"
-           "sizes only under every binding is runnable (small sizes only).\n"
+           "sizes only under every binding is runnable (small sizes only). The first small\n"
+           "configuration has --probe-small-timeout. A kernel stops being probed once\n"
+           "--probe-faults of its runs faulted at the small sizes (fault budget).\n"
            "Without a device it builds and repairs and says that probing needs one.\n"
            "Declarations and headers a kernel lacks are pulled from its repository through\n"
            "lscat-isolate's libclang service ('lscat isolate resolve --serve', started once,\n"
@@ -191,11 +210,11 @@ static void log_summary(const struct execute_counts *c)
              "their probes), %d failed to build, %d probed (%d with 2D blocks only, %d "
              "again for the 2D plan): %d runnable (%d with a non-default binding, %d clean "
              "at small sizes only, %d with a retried block shape, %d bindings too slow), %d "
-             "failed%s",
+             "failed; %d probes stopped by the fault budget%s",
              c->kernels, c->cached, c->built_first_try + c->built_after_repair,
              c->built_after_repair, c->probes_kept, c->build_failed, c->probed, c->probed_2d,
              c->reprobed, c->runnable, c->rebound, c->small_only, c->reblocked, c->too_slow,
-             c->probe_failed,
+             c->probe_failed, c->fault_budget,
              c->gpu_present || c->probed ? "" : " (probing needs a CUDA device)");
     if (c->interrupted)
         fprintf(stderr, "lscat-execute: interrupted; run again to build and probe what "

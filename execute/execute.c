@@ -369,7 +369,7 @@ void execute_counts_json(char **out, const struct execute_counts *c)
                      "\"built_while_probing\":%d,\"interrupted\":%d,\"build_wall_s\":%.3f,"
                      "\"build_wait_s\":%.3f,\"probe_wait_s\":%.3f,\"runner_starts\":%d,"
                      "\"runner_probe_runs\":%d,\"runner_ended\":%d,"
-                     "\"runner_spare_ready\":%d,\"too_slow\":%d}",
+                     "\"runner_spare_ready\":%d,\"too_slow\":%d,\"fault_budget\":%d}",
                      c->kernels, c->cached, c->built_first_try, c->built_after_repair,
                      c->build_failed, c->probed, c->runnable, c->rebound, c->small_only,
                      c->reblocked, c->probed_2d, c->reprobed, c->probes_kept, c->rekeyed,
@@ -377,5 +377,5 @@ void execute_counts_json(char **out, const struct execute_counts *c)
                      c->out_of_bounds, c->errors, c->gpu_present, c->built_while_probing,
                      c->interrupted, c->build_wall_s, c->build_wait_s, c->probe_wait_s,
                      c->runner_starts, c->runner_probe_runs, c->runner_ended,
-                     c->runner_spare_ready, c->too_slow);
+                     c->runner_spare_ready, c->too_slow, c->fault_budget);
 }

@@ -41,12 +41,17 @@ struct execute_options {
                                 the run after a fault (0..3, default 1) */
     struct shard shard;      /* count 0 = every kernel */
     int no_block_retry;      /* 1: no block retry (--no-block-retry; docs/execute.md) */
+    int probe_faults;        /* the fault budget per kernel (--probe-faults; 0: no limit;
+                                default PROBE_FAULT_BUDGET; docs/execute.md "Fault budget") */
+    double probe_small_timeout_s; /* the first small configuration's deadline in a runner
+                                (--probe-small-timeout, default 10; 0: the probe timeout) */
 };
 /* (shard: only the kernels of this shard, by a hash of their id: common/shard.h) */
 #define EXECUTE_OPTIONS_INIT { .arch = NULL, .nvcc = NULL, .jobs = 1, .max_attempts = 5, \
     .build_timeout_s = 300, .probe_timeout_s = 30, .probe_budget_s = 3, .probe = EXECUTE_PROBE_AUTO, .sanitize = 0, \
     .device = 0, .kernel = NULL, .probe_size = 2024, .stop = NULL, .build_ahead = 0, \
-    .probe_jobs = 0, .probe_runner = 1, .probe_spares = 1, .shard = SHARD_INIT }
+    .probe_jobs = 0, .probe_runner = 1, .probe_spares = 1, .shard = SHARD_INIT, \
+    .probe_faults = 9, .probe_small_timeout_s = 10 } /* PROBE_FAULT_BUDGET, PROBE_SMALL_TIMEOUT_S */
 
 struct execute_counts {
     int kernels;             /* considered */
@@ -57,6 +62,7 @@ struct execute_counts {
     int small_only;          /* runnable, but no binding ran clean at --probe-size */
     int reblocked;           /* runnable only with a block retry shape (docs/execute.md) */
     int too_slow;            /* bindings ended by the probe budget (docs/execute.md) */
+    int fault_budget;        /* probes whose search the fault budget ended (docs/execute.md) */
     int probed_2d;           /* probed with 2D blocks only (params say is2d) */
     int reprobed;            /* probed again although probed before with this probe key: a
                                 2D kernel whose probe predates the 2D-only plan and could change */

@@ -182,6 +182,7 @@ static void count_probe(struct stage *g, const struct item *it, const struct pro
     c->small_only += p->small_only;
     c->reblocked += p->outcome == PROBE_OK && p->block != NULL;
     c->too_slow += p->too_slow;
+    c->fault_budget += p->fault_budget;
     c->probed_2d += probe_is2d(it->params);
     c->reprobed += it->reprobe;
     log_event(LOG_DEBUG, "probed", "kernel", it->id, "outcome", probe_outcome_name(p->outcome),
@@ -250,6 +251,8 @@ static void probe_one(struct stage *g, struct item *it, struct worker *w)
     po.large = g->o->probe_size;
     po.large_budget_s = g->o->probe_budget_s;
     po.retry_blocks = !g->o->no_block_retry;
+    po.fault_budget = g->o->probe_faults;
+    po.small_timeout_s = g->o->probe_small_timeout_s;
     po.runner = worker_runner(g, w);
     /* Probes share the GPU with each other, never with a measurement (lscat tune); a stop
      * while waiting for tune's measurement starts nothing. */

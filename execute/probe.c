@@ -8,6 +8,7 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/xalloc.h"
+#include "execute/probe_budget.h"
 #include "execute/probe_runner.h"
 #include "execute/sandbox.h"
 
@@ -283,189 +284,19 @@ static char *configs_json(const char *lines)
     return buf_detach(&j, NULL);
 }
 
-/* The probe budget of one run in a runner (docs/execute.md "Probe budget"): the result lines
- * are timed as they arrive; the second small configuration gets a deadline from the first's
- * kernel time, once the small configurations have reported each large one gets its own, and an
- * out-of-memory at the large size ends the run at once. */
-enum { CUT_NONE, CUT_SLOW, CUT_OOM };
-struct budget {
-    const struct probe_options *o;
-    int nsmall, nconfigs, nlines; /* small configurations, all of them, lines read */
-    int w[8], h[8], bx[8], by[8], bz[8];
-    double t_prev, took[8];       /* when the last line came; each configuration's time */
-    double kern[8];               /* each one's kernel time as its line said, -1: not said */
-    double small_s, kernel_s, predicted_s, budget_s, deadline, limit;
-    int from, next; /* the configuration the budget was planned from, and the one it bounds */
-    int cut;
-};
-
-static void budget_init(struct budget *b, const struct probe_options *o, const char *configs,
-                        int nsmall)
-{
-    memset(b, 0, sizeof(*b));
-    b->o = o;
-    b->nsmall = nsmall;
-    b->next = -1;
-    for (const char *p = configs; p && *p && b->nconfigs < 8;
-         p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-        int k = b->nconfigs;
-        if (sscanf(p, "%d %d %d %d %d", &b->w[k], &b->h[k], &b->bx[k], &b->by[k], &b->bz[k]) == 5)
-            b->took[k] = b->kern[k] = -1, b->nconfigs++;
-    }
-    b->t_prev = fs_mono_s();
-    b->limit = b->t_prev + o->timeout_s;
-}
-
-double probe_line_kernel_s(const char *line)
-{
-    const char *p = strstr(line, "\"kernel_ns\":");
-    if (!p)
-        return -1;
-    char *end;
-    long long ns = strtoll(p + 12, &end, 10);
-    return end == p + 12 || ns < 0 ? -1 : (double)ns * 1e-9;
-}
-
-double probe_budget_s(double *predicted_s, double floor_s, double took_s, double kernel_s,
-                      double elems, double big)
-{
-    double scale = elems > 0 ? big / elems : 0, budget;
-    if (kernel_s >= 0) {
-        double overhead = took_s > kernel_s ? took_s - kernel_s : 0;
-        *predicted_s = kernel_s * scale;
-        budget = PROBE_BUDGET_ALLOW_S + overhead + PROBE_KERNEL_SLACK * *predicted_s;
-    } else {
-        *predicted_s = took_s * scale;
-        budget = PROBE_BUDGET_SLACK * *predicted_s;
-    }
-    return budget < floor_s ? floor_s : budget;
-}
-
-/* The budget of configuration `next`, from configuration `from` (the last small one for the
- * large ones): its kernel's time where its line said it, else its line's interval. */
-static void budget_plan(struct budget *b, int from, int next)
-{
-    double elems = (double)b->w[from] * b->h[from], big = (double)b->w[next] * b->h[next];
-    b->from = from;
-    b->small_s = b->took[from];
-    b->kernel_s = b->kern[from];
-    b->budget_s = probe_budget_s(&b->predicted_s, b->o->large_budget_s, b->small_s, b->kernel_s,
-                                 elems, big);
-}
-
-static double budget_line(void *ctx, const char *line, double now)
-{
-    struct budget *b = ctx;
-    char *st = json_str(line, "status");
-    if (!st) { /* the header: the configurations start now */
-        b->t_prev = now;
-        return 0;
-    }
-    int k = b->nlines++, oom = 0;
-    if (k < 8)
-        b->took[k] = now - b->t_prev, b->kern[k] = probe_line_kernel_s(line);
-    b->t_prev = now;
-    if (k >= b->nsmall && !strcmp(st, "cuda_error")) {
-        char *err = json_str(line, "error");
-        oom = err && strstr(err, "out of memory") != NULL;
-        free(err);
-    }
-    free(st);
-    if (b->o->large_budget_s <= 0) /* off: the large ones share the run's timeout */
-        return 0;
-    if (oom) {
-        b->cut = CUT_OOM;
-        return -1;
-    }
-    /* The second small configuration, planned from the first's kernel time (never from an
-     * older harness's interval, which is mostly overhead): a hang at 64x64 ends in seconds. */
-    int small = b->nsmall < b->nconfigs ? b->nsmall : b->nconfigs;
-    if (k == 0 && small >= 2 && b->kern[0] >= 0) {
-        budget_plan(b, 0, 1);
-        b->next = 1;
-        return b->deadline = now + b->budget_s;
-    }
-    if (k == b->nsmall - 1 && k + 1 < b->nconfigs)
-        budget_plan(b, k, k + 1);
-    if (k < b->nsmall - 1 || k + 1 >= b->nconfigs || b->budget_s <= 0) {
-        int was = b->next;
-        b->next = -1;
-        return was >= 0 ? b->limit : 0; /* a small configuration's deadline ends with it */
-    }
-    b->next = k + 1;
-    b->deadline = now + b->budget_s;
-    return b->deadline;
-}
-
-/* After a run the watch saw: which configuration the budget stopped, and why, in the detail. */
-static void budget_judge(struct budget *b, struct proc_result *r)
-{
-    int k = b->nlines;
-    if (b->cut == CUT_NONE && r->timed_out && b->budget_s > 0 && k == b->next &&
-        k < b->nconfigs && b->deadline < b->limit)
-        b->cut = CUT_SLOW;
-    if (b->cut != CUT_NONE) /* the lines say what ran; the clock stopped it, not the kernel */
-        r->timed_out = 0, r->signal = 0, r->exit_code = 0;
-}
-
-static char *budget_detail(const struct budget *b)
-{
-    int k = b->nlines, s = b->from;
-    char *head = xasprintf("%dx%d block %dx%dx%d still running after %.2f s, over its budget of "
-                           "%.2f s", b->w[k], b->h[k], b->bx[k], b->by[k], b->bz[k],
-                           fs_mono_s() - b->t_prev, b->budget_s);
-    char *d;
-    if (b->kernel_s >= 0)
-        d = xasprintf("%s (%dx%d: kernel %.3g ms of %.3g ms: predicted %.3g s at %dx%d, linear "
-                      "in the elements; budget = max(%.0f s, %.0f s + %.3g ms + %.0f x "
-                      "predicted))", head, b->w[s], b->h[s], b->kernel_s * 1e3,
-                      b->small_s * 1e3, b->predicted_s, b->w[k], b->h[k],
-                      b->o->large_budget_s, PROBE_BUDGET_ALLOW_S,
-                      (b->small_s - b->kernel_s > 0 ? b->small_s - b->kernel_s : 0) * 1e3,
-                      PROBE_KERNEL_SLACK);
-    else
-        d = xasprintf("%s (%dx%d took %.3g ms: predicted %.3g s at %dx%d, linear in the "
-                      "elements; budget = max(%.0f s, %.0f x predicted))", head, b->w[s],
-                      b->h[s], b->small_s * 1e3, b->predicted_s, b->w[k], b->h[k],
-                      b->o->large_budget_s, PROBE_BUDGET_SLACK);
-    free(head);
-    return d;
-}
-
-/* A JSON array of n seconds, null for the negative ones; NULL when every one is (want_any). */
-static char *budget_times(const double *t, int n, int want_any)
-{
-    struct buf j = BUF_INIT;
-    int any = 0;
-    buf_addch(&j, '[');
-    for (int i = 0; i < n; i++) {
-        if (t[i] >= 0)
-            buf_addf(&j, "%s%.6f", i ? "," : "", t[i]);
-        else
-            buf_adds(&j, i ? ",null" : "null");
-        any |= t[i] >= 0;
-    }
-    buf_addch(&j, ']');
-    if (want_any && !any) {
-        buf_release(&j);
-        return NULL;
-    }
-    return buf_detach(&j, NULL);
-}
-
 /* A plain run in o->runner (docs/execute.md "Probe runner"): the harness's arguments after
  * argv[0] go to harness.so beside it. 1 when it ran there (*r and *text filled), 0 when it is
  * to run as a process: no runner, no harness.so, a harness.so that cannot be loaded, or a
  * runner that cannot start (then never again in this run). */
 static int run_in_runner(struct proc_result *r, struct buf *text, const struct probe_options *o,
-                         const char *const *args, const char *configs, struct budget *b)
+                         const char *const *args, const char *configs, struct probe_budget *b)
 {
     if (!o->runner || probe_runner_broken(o->runner))
         return 0;
     char *so = xasprintf("%s.so", o->harness);
     int ran = 0;
     if (access(so, R_OK) == 0) {
-        struct probe_runner_watch watch = { budget_line, b };
+        struct probe_runner_watch watch = { probe_budget_line, b };
         int rc = probe_runner_run(r, text, o->runner, so, args, configs, o->timeout_s, &watch);
         ran = rc == PROBE_RUNNER_OK;
         if (rc == PROBE_RUNNER_UNAVAILABLE)
@@ -489,7 +320,7 @@ static int run_binding(struct probe_result *out, const struct probe_options *o, 
     snprintf(dev, sizeof(dev), "%d", o->device);
     probe_configs(&cfg, o, !sanitize && large, s);
     int nsmall = probe_is2d(o->params) ? 1 : 2;
-    struct budget bud;
+    struct probe_budget bud;
     memset(&bud, 0, sizeof(bud));
     char *results = fs_join(o->scratch, "probe.jsonl");
     const char *argv[24];
@@ -517,7 +348,7 @@ static int run_binding(struct probe_result *out, const struct probe_options *o, 
     if (rc == 0 && !sanitize) {
         argv[harness_at + 5] = "/dev/fd/3"; /* --results: the runner's result pipe */
         /* without large configurations (or without a budget) the run's timeout is all */
-        budget_init(&bud, o, cfg.data, large && o->large > 0 ? nsmall : 9);
+        probe_budget_init(&bud, o, cfg.data, large && o->large > 0 ? nsmall : 9);
         in_runner = run_in_runner(&r, &text, o, argv + harness_at + 1, cfg.data, &bud);
         argv[harness_at + 5] = results;
         if (in_runner && text.len) /* kept beside the build as a process's run leaves it */
@@ -533,20 +364,21 @@ static int run_binding(struct probe_result *out, const struct probe_options *o, 
         if (!in_runner)
             buf_read_file(&text, results);
         if (in_runner)
-            budget_judge(&bud, &r);
+            probe_budget_judge(&bud, &r);
         probe_classify(out, &r, text.data);
-        if (in_runner && bud.cut == CUT_SLOW && out->outcome == PROBE_OK) {
-            out->outcome = PROBE_TOO_SLOW;
+        if (in_runner && ((bud.cut == PROBE_CUT_SLOW && out->outcome == PROBE_OK) ||
+                          (bud.cut == PROBE_CUT_SMALL && out->outcome == PROBE_TIMEOUT))) {
+            out->outcome = bud.cut == PROBE_CUT_SLOW ? PROBE_TOO_SLOW : PROBE_TIMEOUT;
             free(out->detail);
-            out->detail = budget_detail(&bud);
+            out->detail = probe_budget_detail(&bud);
         }
         out->small_ok = out->outcome == PROBE_OK || small_clean(text.data, o->large, nsmall);
         free(out->configs);
         out->configs = configs_json(cfg.data);
         free(out->config_s);
-        out->config_s = in_runner ? budget_times(bud.took, bud.nconfigs, 0) : NULL;
+        out->config_s = in_runner ? probe_budget_times(bud.took, bud.nconfigs, 0) : NULL;
         free(out->kernel_s);
-        out->kernel_s = in_runner ? budget_times(bud.kern, bud.nconfigs, 1) : NULL;
+        out->kernel_s = in_runner ? probe_budget_times(bud.kern, bud.nconfigs, 1) : NULL;
         out->budget_s = in_runner ? bud.budget_s : 0;
         out->predicted_s = in_runner ? bud.predicted_s : 0;
     }
@@ -616,7 +448,27 @@ static void mark_small_only(struct probe_result *p, int large)
 struct plan {
     struct probe_result t[PROBE_TRIES];
     int nt, pick, fallback, small, too_slow;
+    int faults, stopped; /* runs that faulted at the small sizes; the fault budget stopped it */
 };
+
+/* Whether a run faulted in a configuration at the small sizes (an illegal address, a launch
+ * failure, a CUDA error of a configuration line: a device-side assert, a misaligned access):
+ * what another block shape can change, and what the fault budget counts. Hangs, crashes, a
+ * harness that could not open the device are not. */
+static int faulted(const struct probe_result *p)
+{
+    int config_error = p->outcome == PROBE_CUDA_ERROR && p->detail && strstr(p->detail, " (at ");
+    return !p->small_ok && (p->outcome == PROBE_ILLEGAL_ADDRESS ||
+                            p->outcome == PROBE_LAUNCH_FAILURE || config_error);
+}
+
+/* The fault budget (docs/execute.md "Fault budget"): no further run once it is spent. */
+static int budget_spent(struct plan *pl, const struct probe_options *o)
+{
+    if (o->fault_budget > 0 && pl->faults >= o->fault_budget)
+        pl->stopped = 1;
+    return pl->stopped;
+}
 
 /* Each binding in order that changes a value of this kernel, with shape s, until one runs clean
  * (docs/execute.md "Probe plan"). */
@@ -627,6 +479,8 @@ static int try_bindings(struct plan *pl, const struct probe_options *o, int larg
     for (int b = 0; probe_bindings[b] && pl->nt < PROBE_TRIES && rc == 0 && pl->pick < 0; b++) {
         if (!probe_binding_matters(b, o->params))
             continue;
+        if (budget_spent(pl, o))
+            break;
         struct probe_result *p = &pl->t[pl->nt++];
         rc = run_binding(p, o, b, 0, large, s);
         p->binding = xstrdup(probe_bindings[b]);
@@ -641,23 +495,17 @@ static int try_bindings(struct plan *pl, const struct probe_options *o, int larg
         else if (rc == 0 && p->small_ok && pl->small < 0)
             pl->small = pl->nt - 1;
         pl->too_slow += rc == 0 && p->outcome == PROBE_TOO_SLOW;
+        pl->faults += rc == 0 && faulted(p);
     }
     return rc;
 }
 
-/* Whether every try so far faulted in a configuration (an illegal address, a launch failure, a
- * CUDA error of a configuration line: a device-side assert, a misaligned access): what another
- * block shape can change. Hangs, crashes, a harness that could not open the device are not. */
+/* Whether every try so far faulted in a configuration at the small sizes (faulted). */
 static int all_faulted(const struct plan *pl)
 {
-    for (int i = 0; i < pl->nt; i++) {
-        const struct probe_result *p = &pl->t[i];
-        int config_error = p->outcome == PROBE_CUDA_ERROR && p->detail &&
-                           strstr(p->detail, " (at ");
-        if (p->small_ok || !(p->outcome == PROBE_ILLEGAL_ADDRESS ||
-                             p->outcome == PROBE_LAUNCH_FAILURE || config_error))
+    for (int i = 0; i < pl->nt; i++)
+        if (!faulted(&pl->t[i]))
             return 0;
-    }
     return pl->nt > 0;
 }
 
@@ -668,7 +516,8 @@ static int retry_blocks(struct plan *pl, const struct probe_options *o, int larg
     static const struct shape one[] = PROBE_RETRY_BLOCKS_1D, two[] = PROBE_RETRY_BLOCKS_2D;
     int is2d = probe_is2d(o->params), rc = 0;
     size_t n = is2d ? sizeof(two) / sizeof(two[0]) : sizeof(one) / sizeof(one[0]);
-    for (size_t i = 0; i < n && rc == 0 && pl->pick < 0 && pl->fallback < 0 && pl->small < 0; i++)
+    for (size_t i = 0; i < n && rc == 0 && pl->pick < 0 && pl->fallback < 0 && pl->small < 0 &&
+                       !pl->stopped; i++)
         rc = try_bindings(pl, o, large, is2d ? &two[i] : &one[i]);
     return rc;
 }
@@ -680,6 +529,15 @@ static void mark_reblocked(struct probe_result *p, const struct probe_result *fi
                         p->detail ? ": " : "", p->detail ? p->detail : "",
                         probe_outcome_name(first->outcome), first->detail ? ": " : "",
                         first->detail ? first->detail : "");
+    free(p->detail);
+    p->detail = d;
+}
+
+/* A verdict made when the fault budget ended the search says so. */
+static void mark_stopped(struct probe_result *p, int faults)
+{
+    char *d = xasprintf("%s%sfault budget: stopped after %d faulting runs", p->detail ? p->detail
+                        : "", p->detail ? "; " : "", faults);
     free(p->detail);
     p->detail = d;
 }
@@ -712,6 +570,8 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
         pl.pick = pl.fallback >= 0 ? pl.fallback : 0; /* ran ok with a report, else the default's */
     if (pl.pick >= own) /* only a retry shape ran clean (the others leave the default's) */
         mark_reblocked(&pl.t[pl.pick], &pl.t[0]);
+    if (pl.stopped && pl.nt > 0) /* the verdict is what the runs made give */
+        mark_stopped(&pl.t[pl.pick], pl.faults);
     if (pl.nt > 0) {
         *out = pl.t[pl.pick];
         memset(&pl.t[pl.pick], 0, sizeof(pl.t[pl.pick]));
@@ -719,6 +579,7 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
     out->bindings = buf_detach(&j, NULL);
     out->probe_s = fs_mono_s() - t0;
     out->too_slow = pl.too_slow;
+    out->fault_budget = pl.stopped;
     if (out->outcome == PROBE_TOO_SLOW) /* not an outcome of the probes table: the clock's */
         out->outcome = PROBE_TIMEOUT;
     for (int i = 0; i < pl.nt; i++)

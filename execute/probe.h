@@ -40,6 +40,8 @@ struct probe_result {
     double predicted_s;     /* a large configuration's time predicted from the last small one,
                                linear in the elements (what the budget is made of) */
     int too_slow;           /* probe_run: bindings ended by the budget */
+    int fault_budget;       /* probe_run: 1 when the fault budget ended the search
+                               (probe_options.fault_budget; detail says so) */
     char *block;            /* NULL: ran with the probe's own block shapes; else the other
                                shape it ran clean with ("128x1x1", probe_run's block retry) */
 };
@@ -69,10 +71,23 @@ struct probe_options {
     int retry_blocks;       /* 1: when no binding ran clean and the default's runs faulted,
                                try the bindings again with PROBE_RETRY_BLOCKS_1D/_2D (docs/
                                execute.md "Block retry"); 0: the probe's own shapes only */
+    int fault_budget;       /* stop trying further runs (bindings, retry shapes) once this many
+                               faulted at the small sizes (docs/execute.md "Fault budget");
+                               0: no limit */
+    double small_timeout_s; /* in a runner, the first small configuration's deadline (0 or
+                               >= timeout_s: the run's timeout_s); past it: timeout */
 };
 #define PROBE_OPTIONS_INIT { .harness = NULL, .scratch = NULL, .work_dir = NULL, .slot = 0, \
     .device = 0, .timeout_s = 30.0, .sanitizer = NULL, .params = NULL, .large = 2024, \
-    .runner = NULL, .large_budget_s = PROBE_LARGE_BUDGET_S, .retry_blocks = 1 }
+    .runner = NULL, .large_budget_s = PROBE_LARGE_BUDGET_S, .retry_blocks = 1, \
+    .fault_budget = PROBE_FAULT_BUDGET, .small_timeout_s = PROBE_SMALL_TIMEOUT_S }
+
+/* The fault budget (--probe-faults): the least that keeps every kernel runnable in session 9's
+ * proof-run store (scripts/probe-fault-replay.py; docs/execute.md "Fault budget"). */
+#define PROBE_FAULT_BUDGET 9
+/* The first small configuration's deadline (--probe-small-timeout): a kernel that needs more
+ * at 1024 elements cannot be tuned (tune's smallest size has 57,600). */
+#define PROBE_SMALL_TIMEOUT_S 10.0
 
 /* The probe budget (docs/execute.md "Probe budget"): each large configuration of a run in a
  * runner gets probe_budget_s() seconds from the last small configuration, at most what is left
