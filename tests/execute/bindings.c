@@ -29,6 +29,7 @@
 
 static int counter;
 static int no_retry; /* set by tests about something else than the block retry */
+static int fault_budget = PROBE_FAULT_BUDGET; /* --probe-faults */
 
 /* A folder (reachable by the sandbox's unprivileged uid) holding a copy of the stand-in harness
  * that behaves as `behavior` says; *out_harness is its path. Returns the folder. */
@@ -82,6 +83,7 @@ static void probe(struct probe_result *out, const char *behavior, const char *pa
     o.large = large;
     o.sanitizer = san;
     o.retry_blocks = !no_retry;
+    o.fault_budget = fault_budget;
     CHECK_OK(probe_run(out, &o));
     printf("# %s -> %s %s | %s\n", params ? params + 10 : "-", out->binding,
            probe_outcome_name(out->outcome), out->bindings);
@@ -356,6 +358,79 @@ static void test_bindings__a_transformer_kernel_failing_under_area_runs_under_to
     CHECK(probe_binding_matters(2, NULL));
 }
 
+/* A 1D kernel with a size parameter (area and side) that runs only with 1024x1 blocks, the
+ * block retry's 4th shape: 8 faulting runs before the clean one. */
+#define ONLY_1024 "sticky * * 256 1\nsticky * * 16 16\nsticky * * 128 1\nsticky * * 64 1\n" \
+                  "sticky * * 32 1\n"
+
+/* The fault budget: after 3 faulting runs nothing more is tried; the verdict is what those
+ * runs gave (the default's illegal_address), and the detail and the count say why. */
+static void test_bindings__the_fault_budget_stops_the_search_after_n_faulting_runs(void)
+{
+    struct probe_result p;
+    fault_budget = 3;
+    probe(&p, ONLY_1024, SIZE_PARAMS, 2024, NULL);
+    fault_budget = PROBE_FAULT_BUDGET;
+    CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");
+    CHECK_STR(p.binding, "area");
+    CHECK(p.block == NULL);
+    CHECK_INT(tries(&p), ==, 3); /* area, side, area with 128x1 */
+    CHECK_INT(p.fault_budget, ==, 1);
+    CHECK_CONTAINS(p.detail, "an illegal memory access was encountered (at 1024x1, block "
+                             "256x1x1); fault budget: stopped after 3 faulting runs");
+    CHECK(strstr(p.bindings, "64x1x1") == NULL);
+    probe_result_release(&p);
+}
+
+/* --probe-faults 0: no limit, as before the budget: the rescue at the 4th retry shape is found
+ * after 8 faulting runs; the default budget (9) finds it too. */
+static void test_bindings__without_a_fault_budget_a_rescue_at_the_fourth_shape_is_still_found(void)
+{
+    struct probe_result p;
+    for (int i = 0; i < 2; i++) {
+        fault_budget = i ? PROBE_FAULT_BUDGET : 0;
+        probe(&p, ONLY_1024, SIZE_PARAMS, 2024, NULL);
+        CHECK_STR(probe_outcome_name(p.outcome), "ok");
+        CHECK_STR(p.block, "1024x1x1");
+        CHECK_INT(tries(&p), ==, 9);
+        CHECK_INT(p.fault_budget, ==, 0);
+        CHECK(strstr(p.detail, "fault budget") == NULL);
+        probe_result_release(&p);
+    }
+    fault_budget = PROBE_FAULT_BUDGET;
+}
+
+/* A kernel that runs clean after fewer faults than the budget is unchanged; a budget spent by
+ * the last run there was to make stops nothing (no mark); a fault at the large size only
+ * (clean at the small ones) is not counted. */
+static void test_bindings__fewer_faults_than_the_budget_change_nothing(void)
+{
+    struct probe_result p;
+    fault_budget = 2;
+    probe(&p, "sticky * * 256 1\nsticky * * 16 16\n", NO_SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.block, "128x1x1");
+    CHECK_INT(p.fault_budget, ==, 0);
+    CHECK(strstr(p.detail, "fault budget") == NULL);
+    probe_result_release(&p);
+    /* area only, faulting with every shape: 5 runs, the 5th spends a budget of 5 */
+    fault_budget = 5;
+    probe(&p, "sticky * * * *\n", NO_SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");
+    CHECK_INT(tries(&p), ==, 5);
+    CHECK_INT(p.fault_budget, ==, 0);
+    CHECK(strstr(p.detail, "fault budget") == NULL);
+    probe_result_release(&p);
+    /* faulting at 2024x2024 only under area: not a fault the budget counts, side runs */
+    fault_budget = 1;
+    probe(&p, "sticky 2024 2024 * * area\n", SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "side");
+    CHECK_INT(p.fault_budget, ==, 0);
+    probe_result_release(&p);
+    fault_budget = PROBE_FAULT_BUDGET;
+}
+
 int main(void)
 {
     TEST_RUN(test_bindings__the_default_is_kept_when_it_runs_clean);
@@ -373,5 +448,8 @@ int main(void)
     TEST_RUN(test_bindings__a_2d_kernel_with_another_tile_runs_with_a_retried_block);
     TEST_RUN(test_bindings__the_block_retry_follows_faults_only);
     TEST_RUN(test_bindings__a_transformer_kernel_failing_under_area_runs_under_tokens);
+    TEST_RUN(test_bindings__the_fault_budget_stops_the_search_after_n_faulting_runs);
+    TEST_RUN(test_bindings__without_a_fault_budget_a_rescue_at_the_fourth_shape_is_still_found);
+    TEST_RUN(test_bindings__fewer_faults_than_the_budget_change_nothing);
     return test_done();
 }

@@ -75,6 +75,7 @@ static struct probe_runner *new_runner(const char *program, double timeout_s)
 }
 
 static int retry_blocks; /* the block retry (tests/execute/bindings.c) adds runs to a fault */
+static double small_timeout_s = PROBE_SMALL_TIMEOUT_S; /* --probe-small-timeout */
 
 static void probe_sized(struct probe_result *out, struct probe_runner *pr, const char *behavior,
                         int no_so, double timeout_s, double budget_s)
@@ -97,6 +98,7 @@ static void probe_sized(struct probe_result *out, struct probe_runner *pr, const
     o.runner = pr;
     o.slot = 4;
     o.retry_blocks = retry_blocks;
+    o.small_timeout_s = small_timeout_s;
     CHECK(probe_run(out, &o) == 0);
     printf("# %s -> %s %s\n# bindings %s\n", behavior, probe_outcome_name(out->outcome),
            out->detail ? out->detail : "", out->bindings ? out->bindings : "");
@@ -481,6 +483,49 @@ static void test_probe_runner__without_a_budget_the_large_configurations_share_t
     probe_runner_free(pr);
 }
 
+/* The small-size deadline: a hang at the first small configuration (1024x1) ends after the
+ * 1 s of --probe-small-timeout although the run's timeout is 600 s; the outcome stays timeout
+ * and the detail says which deadline. The next kernel runs in the spare. */
+static void test_probe_runner__a_hang_at_the_first_small_configuration_ends_at_the_small_deadline(void)
+{
+    struct probe_runner *pr = new_runner(NULL, 600);
+    struct probe_result p;
+    small_timeout_s = 1;
+    double t0 = fs_mono_s();
+    probe_in(&p, pr, "hang 1024 1 * *\n", 0, 600);
+    double took = fs_mono_s() - t0;
+    small_timeout_s = PROBE_SMALL_TIMEOUT_S;
+    printf("# ended after %.2f s\n", took);
+    CHECK(took >= 1.0);
+    CHECK(took < 300); /* the small deadline, not the run's 600 s */
+    CHECK_STR(probe_outcome_name(p.outcome), "timeout");
+    CHECK_CONTAINS(p.detail, "1024x1 block 256x1x1 still running after ");
+    CHECK_CONTAINS(p.detail, "past the first small configuration's deadline of 1 s "
+                             "(--probe-small-timeout; the run's --probe-timeout is 600 s)");
+    CHECK_INT(p.too_slow, ==, 0);
+    probe_result_release(&p);
+    probe_in(&p, pr, "", 0, 600);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    probe_result_release(&p);
+    probe_runner_free(pr);
+}
+
+/* A first configuration that finishes gives the deadline up: the rest of the run has the run's
+ * timeout (here a 64x64 configuration that stalls 5 s, past the 1 s small deadline, runs to its
+ * end, as a harness without the kernel's time gets no budget there). */
+static void test_probe_runner__after_the_first_line_the_small_deadline_no_longer_applies(void)
+{
+    struct probe_runner *pr = new_runner(NULL, 600);
+    struct probe_result p;
+    small_timeout_s = 1;
+    probe_in(&p, pr, "stall 64 64 * *\n", 0, 600);
+    small_timeout_s = PROBE_SMALL_TIMEOUT_S;
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK(config_s_at(p.bindings, 1) >= 5.0);
+    probe_result_release(&p);
+    probe_runner_free(pr);
+}
+
 int main(void)
 {
     /* what a GPU node gets (no bubblewrap there); a host-only runner */
@@ -493,6 +538,8 @@ int main(void)
     TEST_RUN(test_probe_runner__a_hang_is_killed_at_the_timeout);
     TEST_RUN(test_probe_runner__a_hang_at_the_small_sizes_is_cut_at_a_budget_from_the_first_kernel_time);
     TEST_RUN(test_probe_runner__without_the_kernel_time_a_small_hang_keeps_the_run_timeout);
+    TEST_RUN(test_probe_runner__a_hang_at_the_first_small_configuration_ends_at_the_small_deadline);
+    TEST_RUN(test_probe_runner__after_the_first_line_the_small_deadline_no_longer_applies);
     TEST_RUN(test_probe_runner__a_crash_is_recorded_as_a_crash);
     TEST_RUN(test_probe_runner__a_harness_without_its_so_runs_as_a_process);
     TEST_RUN(test_probe_runner__a_runner_that_cannot_start_leaves_probes_to_processes);
