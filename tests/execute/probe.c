@@ -1,11 +1,13 @@
 /* Probe classification from a harness's exit and --results lines (no GPU needed); the real
  * harnesses run in gpu_probe.c. */
 #include "common/buf.h"
+#include "execute/execute.h"
 #include "execute/probe.h"
 #include "tests/support/test.h"
 
 #include <math.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 static struct probe_result classify(int exit_code, int sig, int timed_out, const char *stderr_text,
@@ -145,6 +147,20 @@ static void test_probe__sanitizer_verdicts(void)
     proc_result_release(&r);
 }
 
+/* The run's counts say how many probes the fault budget stopped (stage_runs.counts). */
+static void test_probe__the_counts_say_how_many_probes_the_fault_budget_stopped(void)
+{
+    struct execute_counts c;
+    memset(&c, 0, sizeof(c));
+    c.probed = 5;
+    c.fault_budget = 2;
+    char *j = NULL;
+    execute_counts_json(&j, &c);
+    CHECK_CONTAINS(j, "\"probed\":5,");
+    CHECK_CONTAINS(j, "\"fault_budget\":2}");
+    free(j);
+}
+
 int main(void)
 {
     TEST_RUN(test_probe__ok_when_configurations_ran);
@@ -154,5 +170,6 @@ int main(void)
     TEST_RUN(test_probe__classifies_cuda_errors_by_kind);
     TEST_RUN(test_probe__crash_timeout_and_silent_failures);
     TEST_RUN(test_probe__sanitizer_verdicts);
+    TEST_RUN(test_probe__the_counts_say_how_many_probes_the_fault_budget_stopped);
     return test_done();
 }
