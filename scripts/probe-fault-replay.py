@@ -201,14 +201,20 @@ def main():
              len(hung) * (TIMEOUT_S - small_s), total_s,
              100 * len(hung) * (TIMEOUT_S - small_s) / total_s))
     print()
-    rescued = collections.Counter()
+    rescued, runs, faults = collections.Counter(), collections.Counter(), collections.Counter()
     for _k, _p, tries in rows:
         i, _kind = pick(tries)
         if i is not None and tries[i].get("block"):
             rescued[(tries[i]["block"], tries[i]["binding"])] += 1
+        for t in tries:
+            runs[t.get("block") or "own"] += 1
+            faults[t.get("block") or "own"] += faulted(t)
     print("block retry rescues (shape, binding: kernels): " + ", ".join(
         "%s %s: %d" % (b, g, c) for (b, g), c in rescued.most_common()))
-
+    print("runs (faulting runs) per shape: " + ", ".join(
+        "%s %d (%d), rescued %d" % (b, n, faults[b], sum(c for (x, _g), c in rescued.items()
+                                                         if x == b))
+        for b, n in runs.most_common()))
 
 if __name__ == "__main__":
     main()
