@@ -1,7 +1,8 @@
 /* Probe runs and their classification. The harness contract (CONTRACTS.md): one JSON line per
  * configuration with "status"; a sticky CUDA error ends it with exit 4. The outcome is the first
  * CUDA error's kind, else ok when some configuration ran, else what the exit status says. The
- * probe tries the harness's role bindings in order and keeps the first that runs clean. */
+ * probe tries the harness's role bindings in order and keeps the first that runs clean, then
+ * other block shapes, within a budget of faulting runs; execute/probe_budget.c times the lines. */
 #include "execute/probe.h"
 
 #include "common/error.h"

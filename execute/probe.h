@@ -153,8 +153,10 @@ void probe_classify(struct probe_result *out, const struct proc_result *r, const
  * o->sanitizer is set, run compute-sanitizer (memcheck) on the small ones. The first binding
  * that runs ok with no sanitizer report is kept; else the first that ran ok (its report kept:
  * out_of_bounds); else the first that ran clean at the small sizes (ok, small_only, as the probe
- * before bindings would have had it); else the result is the default binding's. *out is filled
- * either way. 0, or LSCAT_ERR when a run could not be started at all. */
+ * before bindings would have had it); else the result is the default binding's. No run is made
+ * once o->fault_budget runs faulted at the small sizes: the verdict is the runs' so far, its
+ * detail says so (out->fault_budget). *out is filled either way. 0, or LSCAT_ERR when a run
+ * could not be started at all. */
 int probe_run(struct probe_result *out, const struct probe_options *o);
 void probe_result_release(struct probe_result *r);
 
