@@ -521,7 +521,9 @@ static void test_probe_runner__after_the_first_line_the_small_deadline_no_longer
     probe_in(&p, pr, "stall 64 64 * *\n", 0, 600);
     small_timeout_s = PROBE_SMALL_TIMEOUT_S;
     CHECK_STR(probe_outcome_name(p.outcome), "ok");
-    CHECK(config_s_at(p.bindings, 1) >= 5.0);
+    /* timed from the 1024x1 line's arrival, so a late read of that line shortens it a little:
+     * 4 s is far past the 1 s deadline, which would have cut it */
+    CHECK(config_s_at(p.bindings, 1) >= 4.0);
     probe_result_release(&p);
     probe_runner_free(pr);
 }
