@@ -29,7 +29,9 @@
 # (.dev/realcode7.tar.xz), PB_SETTLE (1: before and after each pass, note the processes left under
 # the sandbox's uids and the GPU's compute apps, kill them and wait for an idle GPU; session 9's
 # first scaling call ran the passes back to back and 8 workers measured 0.51/s, 16 failed with
-# CUDA error 100), PB_CTX ("1 4 8 16 32": scripts/device-ctx-scale.py first; "" = not).
+# CUDA error 100), PB_CTX ("1 4 8 16 32": scripts/device-ctx-scale.py first; "" = not),
+# PB_WORK (.dev/realcode/work: the archive's work folder; .dev/realcode/work9 for
+# .dev/realcode9full.tar.xz, the corpus isolated at ISOLATE_VERSION 9).
 # Modes without "before" need no .dev/probe-before. Needs python3, no sqlite3 CLI.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 3
@@ -41,6 +43,7 @@ PREFIXES=${PB_PREFIXES:-0 1 2 3 4}
 MODES=${PB_MODES:-before:4 after:4 after:8 after:16}
 CAP=${PB_CAP_S:-170}
 ARCHIVE=${PB_ARCHIVE:-.dev/realcode7.tar.xz}
+WORK=$ROOT/${PB_WORK:-.dev/realcode/work}
 export LSCAT_NO_PROGRESS=1 LSCAT_SHARE_DIR=$ROOT
 unset LSCAT_RUNNER # each lscat finds its own lscat-runner (LSCAT_BIN, set per run)
 JOBS=$(nproc)
@@ -65,14 +68,14 @@ fi
 
 # The corpus, unpacked where it was isolated (its sources' roots are absolute: /work/main).
 [ -e /work/main ] || { mkdir -p /work && ln -s "$ROOT" /work/main; }
-if [ ! -f "$ROOT/.dev/realcode/work/lscat.db" ]; then
+if [ ! -f "$WORK/lscat.db" ]; then
     python3 -c 'import os, sys, tarfile
 t = tarfile.open(sys.argv[1])
 t.extractall(sys.argv[2], [m for m in t if not os.path.lexists(os.path.join(sys.argv[2], m.name))])' \
         "$ROOT/$ARCHIVE" "$ROOT" || { note "cannot unpack $ARCHIVE"; exit 3; }
 fi
 mkdir -p "$BASE/w"
-cp -a "$ROOT/.dev/realcode/work" "$BASE/w/after"
+cp -a "$WORK" "$BASE/w/after"
 cond=$(for p in $PREFIXES; do printf "id LIKE '%s%%' OR " "$p"; done)
 python3 - "$BASE/w/after/lscat.db" "${cond% OR }" <<'PY' | tee -a "$S"
 import sqlite3, sys
