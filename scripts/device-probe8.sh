@@ -11,6 +11,7 @@
 #             the line interval (they ignore the lines' kernel_ns)
 #   after:N   this tree's binaries (build/bin): the budget from the kernel's own time
 #   after:NsS the same with S spare runners per worker (--probe-spares S)
+#   after:NfF the same with a fault budget of F per kernel (--probe-faults F; NsSfF both)
 # Both run the same harnesses, so the difference is execute's rule (the harness's event pair is
 # the only harness change). Each mode prints kernels/s (probed over the execute run's wall and
 # over the span of its probes), probe-seconds by outcome and bucket, runnable, too_slow, the
@@ -120,9 +121,10 @@ settle() {
 }
 probe() { # mode: before:N / after:N / after:NsS
     local mode=$1 which=${1%%:*} spec=${1#*:} args=() bin; bin=$(bin_of "$which")
-    [[ $spec =~ ^([0-9]+)(s([0-3]))?$ ]] || { note "== bad mode $mode"; return; }
+    [[ $spec =~ ^([0-9]+)(s([0-3]))?(f([0-9]+))?$ ]] || { note "== bad mode $mode"; return; }
     args=(--probe-jobs "${BASH_REMATCH[1]}")
     [ -n "${BASH_REMATCH[3]}" ] && args+=(--probe-spares "${BASH_REMATCH[3]}")
+    [ -n "${BASH_REMATCH[5]}" ] && args+=(--probe-faults "${BASH_REMATCH[5]}")
     [ "$(left)" -gt 30 ] || { note "== $mode: skipped, $(left) s left"; return; }
     local cap=$(( $(left) - 20 < CAP ? $(left) - 20 : CAP )) w=$BASE/p/${mode//:/-}
     mkdir -p "$BASE/p"
