@@ -11,6 +11,7 @@
 #             the line interval (they ignore the lines' kernel_ns)
 #   after:N   this tree's binaries (build/bin): the budget from the kernel's own time
 #   after:NsS the same with S spare runners per worker (--probe-spares S)
+#   after:NfF the same with a fault budget of F per kernel (--probe-faults F; NsSfF both)
 # Both run the same harnesses, so the difference is execute's rule (the harness's event pair is
 # the only harness change). Each mode prints kernels/s (probed over the execute run's wall and
 # over the span of its probes), probe-seconds by outcome and bucket, runnable, too_slow, the
@@ -29,7 +30,9 @@
 # (.dev/realcode7.tar.xz), PB_SETTLE (1: before and after each pass, note the processes left under
 # the sandbox's uids and the GPU's compute apps, kill them and wait for an idle GPU; session 9's
 # first scaling call ran the passes back to back and 8 workers measured 0.51/s, 16 failed with
-# CUDA error 100), PB_CTX ("1 4 8 16 32": scripts/device-ctx-scale.py first; "" = not).
+# CUDA error 100), PB_CTX ("1 4 8 16 32": scripts/device-ctx-scale.py first; "" = not),
+# PB_WORK (.dev/realcode/work: the archive's work folder; .dev/realcode/work9 for
+# .dev/realcode9full.tar.xz, the corpus isolated at ISOLATE_VERSION 9).
 # Modes without "before" need no .dev/probe-before. Needs python3, no sqlite3 CLI.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 3
@@ -41,6 +44,7 @@ PREFIXES=${PB_PREFIXES:-0 1 2 3 4}
 MODES=${PB_MODES:-before:4 after:4 after:8 after:16}
 CAP=${PB_CAP_S:-170}
 ARCHIVE=${PB_ARCHIVE:-.dev/realcode7.tar.xz}
+WORK=$ROOT/${PB_WORK:-.dev/realcode/work}
 export LSCAT_NO_PROGRESS=1 LSCAT_SHARE_DIR=$ROOT
 unset LSCAT_RUNNER # each lscat finds its own lscat-runner (LSCAT_BIN, set per run)
 JOBS=$(nproc)
@@ -65,14 +69,14 @@ fi
 
 # The corpus, unpacked where it was isolated (its sources' roots are absolute: /work/main).
 [ -e /work/main ] || { mkdir -p /work && ln -s "$ROOT" /work/main; }
-if [ ! -f "$ROOT/.dev/realcode/work/lscat.db" ]; then
+if [ ! -f "$WORK/lscat.db" ]; then
     python3 -c 'import os, sys, tarfile
 t = tarfile.open(sys.argv[1])
 t.extractall(sys.argv[2], [m for m in t if not os.path.lexists(os.path.join(sys.argv[2], m.name))])' \
         "$ROOT/$ARCHIVE" "$ROOT" || { note "cannot unpack $ARCHIVE"; exit 3; }
 fi
 mkdir -p "$BASE/w"
-cp -a "$ROOT/.dev/realcode/work" "$BASE/w/after"
+cp -a "$WORK" "$BASE/w/after"
 cond=$(for p in $PREFIXES; do printf "id LIKE '%s%%' OR " "$p"; done)
 python3 - "$BASE/w/after/lscat.db" "${cond% OR }" <<'PY' | tee -a "$S"
 import sqlite3, sys
@@ -117,9 +121,10 @@ settle() {
 }
 probe() { # mode: before:N / after:N / after:NsS
     local mode=$1 which=${1%%:*} spec=${1#*:} args=() bin; bin=$(bin_of "$which")
-    [[ $spec =~ ^([0-9]+)(s([0-3]))?$ ]] || { note "== bad mode $mode"; return; }
+    [[ $spec =~ ^([0-9]+)(s([0-3]))?(f([0-9]+))?$ ]] || { note "== bad mode $mode"; return; }
     args=(--probe-jobs "${BASH_REMATCH[1]}")
     [ -n "${BASH_REMATCH[3]}" ] && args+=(--probe-spares "${BASH_REMATCH[3]}")
+    [ -n "${BASH_REMATCH[5]}" ] && args+=(--probe-faults "${BASH_REMATCH[5]}")
     [ "$(left)" -gt 30 ] || { note "== $mode: skipped, $(left) s left"; return; }
     local cap=$(( $(left) - 20 < CAP ? $(left) - 20 : CAP )) w=$BASE/p/${mode//:/-}
     mkdir -p "$BASE/p"

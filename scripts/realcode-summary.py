@@ -79,8 +79,31 @@ for (f,) in q("SELECT fixes FROM builds WHERE status='ok' AND attempts>1"):
         fixes[x if isinstance(x, str) else json.dumps(x)[:60]] += 1
 print("repairs on kernels that built after repair:", dict(fixes.most_common(12)))
 
+def ts(s):
+    return datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%SZ").timestamp()
+
+
 print("== #14: throughput ==")
 ps = [r[0] for r in q("SELECT probe_s FROM probes WHERE probe_s IS NOT NULL")]
+# Each execute run from the store itself (a call continuing an earlier store has only its own
+# runs in realcode-runs.tsv, so "all calls" once divided every probe by the last call's wall):
+# its wall and its own counts. A run killed before it ended has no ended_at: its last probe.
+ex_wall = ex_probed = 0
+for rid, st, en, c in q("SELECT id, started_at, ended_at, counts FROM stage_runs "
+                        "WHERE stage='execute' ORDER BY id"):
+    en = en or q("SELECT max(probed_at) FROM probes WHERE run_id=?", rid)[0][0]
+    c = json.loads(c or "{}")
+    if not en or not c.get("probed"):
+        continue
+    w = ts(en) - ts(st)
+    ex_wall, ex_probed = ex_wall + w, ex_probed + c["probed"]
+    print("execute run %d: %.0f s, %d probed = %.2f kernels/s, %d built; runner ended after %d "
+          "of %d runs, spare ready %d; too_slow %d"
+          % (rid, w, c["probed"], c["probed"] / max(w, 1), c.get("built_first_try", 0) +
+             c.get("built_after_repair", 0), c.get("runner_ended", 0),
+             c.get("runner_probe_runs", 0), c.get("runner_spare_ready", 0), c.get("too_slow", 0)))
+if ex_wall > runs.get("execute", 0):
+    runs["execute"], probed = ex_wall, ex_probed
 if runs.get("execute"):
     print("execute wall %.0f s (all calls): %d probes = %.2f kernels/s probed, %d builds = %.2f/s"
           % (runs["execute"], probed, probed / runs["execute"],
@@ -97,9 +120,6 @@ print("tune rows by status:", dict(q("SELECT status, count(*) FROM measurements 
                              "superseded=0 AND status='ok'")[0][0],
       "given up:", q("SELECT count(*) FROM tune_kernels WHERE status='given_up'")[0][0])
 
-
-def ts(s):
-    return datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%SZ").timestamp()
 
 
 # The tune runs' wall from the store itself (a call continuing an earlier store has only its

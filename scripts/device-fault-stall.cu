@@ -1,0 +1,58 @@
+// Does a GPU fault in one process stall the other processes' work on the same GPU? (#14)
+// faultstall beat SECONDS FILE   tiny kernel + sync in a loop; completion times to FILE
+// faultstall fault               one kernel that writes to an unmapped address, then exit
+// faultstall ctx                 create the primary context and exit
+// Times are CLOCK_MONOTONIC seconds, comparable across processes (the driver script reads them).
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+__global__ void tick(int *p) { p[threadIdx.x] += 1; }
+__global__ void bad(int *p) { p[(size_t)1 << 40] = 1; } /* far past any mapping */
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return 2;
+    double t0 = now();
+    if (cudaFree(0) != cudaSuccess)
+        return 3;
+    double tctx = now();
+    if (!strcmp(argv[1], "ctx")) {
+        printf("ctx %.6f %.6f\n", t0, tctx);
+        return 0;
+    }
+    int *d;
+    cudaMalloc(&d, 1 << 20);
+    if (!strcmp(argv[1], "fault")) {
+        double tl = now();
+        bad<<<1, 1>>>(d);
+        cudaError_t e = cudaDeviceSynchronize();
+        double tf = now();
+        printf("fault %.6f %.6f %.6f %.6f %s\n", t0, tctx, tl, tf, cudaGetErrorName(e));
+        fflush(stdout);
+        return 0; /* the context is torn down at exit: the caller times that */
+    }
+    double secs = atof(argv[2]);
+    FILE *f = fopen(argv[3], "w");
+    void *host = malloc(1 << 16);
+    long n = 0;
+    while (now() - tctx < secs) {
+        tick<<<1, 32>>>(d);
+        cudaMemcpy(host, d, 1 << 16, cudaMemcpyDeviceToHost);
+        fprintf(f, "%.6f\n", now());
+        n++;
+    }
+    fclose(f);
+    printf("beat %.6f %.6f %ld\n", t0, tctx, n);
+    return 0;
+}

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Does a GPU fault in one process stall the other processes' work on the same GPU? (issue #14:
+734 of session 9's 1,429 probe runs ended in a fault.) Needs the binary built from
+device-fault-stall.cu. Usage: device-fault-stall.py BIN WORKDIR
+Phases (each prints one line): beats alone; beats while faults run back to back in new processes
+(as probe runners do); faults alone; 4 faulting processes at once; contexts made while faulting."""
+import os, subprocess, sys, time
+
+BIN, W = sys.argv[1], sys.argv[2]
+os.makedirs(W, exist_ok=True)
+
+def fault_once():
+    t0 = time.monotonic()
+    r = subprocess.run([BIN, "fault"], capture_output=True, text=True, timeout=120)
+    te = time.monotonic()
+    f = r.stdout.split()
+    # fault t0 tctx tlaunch tfault name
+    return dict(start=t0, ctx=float(f[2]) - float(f[1]), fault=float(f[4]) - float(f[3]),
+                exit=te - float(f[4]), total=te - t0, name=f[5] if len(f) > 5 else "?", end=te)
+
+def beats(n, secs, tag):
+    ps, files = [], []
+    for i in range(n):
+        fn = os.path.join(W, f"beat-{tag}-{i}.txt")
+        files.append(fn)
+        ps.append(subprocess.Popen([BIN, "beat", str(secs), fn], stdout=subprocess.PIPE, text=True))
+    return ps, files
+
+def read_beats(files):
+    ts = []
+    for fn in files:
+        with open(fn) as f:
+            ts.append([float(x) for x in f if x.strip()])
+    return ts
+
+def gaps_in(ts, a, b):
+    """Per beat process: its largest gap between completions inside [a, b]."""
+    out = []
+    for t in ts:
+        prev, g = None, 0.0
+        for x in t:
+            if x < a:
+                prev = x
+                continue
+            if prev is not None:
+                g = max(g, min(x, b) - max(prev, a))
+            if x > b:
+                break
+            prev = x
+        out.append(g)
+    return out
+
+def rate(ts, a, b):
+    return sum(sum(1 for x in t if a <= x < b) for t in ts) / max(b - a, 1e-9)
+
+def stats(v):
+    v = sorted(v)
+    return f"n={len(v)} median={v[len(v)//2]:.3f} max={v[-1]:.3f} sum={sum(v):.2f}"
+
+# 1. faults alone (warm the driver, then 8 back to back)
+fault_once()
+alone = [fault_once() for _ in range(8)]
+print("faults alone: total", stats([f["total"] for f in alone]), "| ctx", stats([f["ctx"] for f in alone]),
+      "| fault->reported", stats([f["fault"] for f in alone]), "| reported->exit", stats([f["exit"] for f in alone]), flush=True)
+
+# 2. four beat processes alone
+ps, files = beats(4, 6, "alone")
+for p in ps: p.communicate()
+ts = read_beats(files)
+a, b = max(t[0] for t in ts) + 0.5, min(t[-1] for t in ts) - 0.5
+base = rate(ts, a, b)
+print(f"beats alone: {base:.0f} completions/s over 4 processes; max gap {max(gaps_in(ts, a, b)):.3f} s", flush=True)
+
+# 3. four beat processes while 8 faults run back to back
+ps, files = beats(4, 16, "faults")
+time.sleep(4)
+fl = [fault_once() for _ in range(8)]
+for p in ps: p.communicate()
+ts = read_beats(files)
+win = [(f["start"], f["end"]) for f in fl]
+inw = sum(rate(ts, s, e) * (e - s) for s, e in win) / sum(e - s for s, e in win)
+quiet = rate(ts, max(t[0] for t in ts) + 0.5, fl[0]["start"] - 0.2)
+gmax = [max(gaps_in(ts, s, e)) for s, e in win]
+print(f"beats with faults: {quiet:.0f}/s before the faults, {inw:.0f}/s inside the fault processes' lifetimes; "
+      f"largest beat gap per fault: {stats(gmax)}; fault totals {stats([f['total'] for f in fl])}", flush=True)
+
+# 4. four processes faulting at once, 4 faults each, against 16 in one row (seen above: 8)
+t0 = time.monotonic()
+import concurrent.futures as cf
+with cf.ThreadPoolExecutor(4) as ex:
+    res = list(ex.map(lambda _: [fault_once() for _ in range(4)], range(4)))
+t = time.monotonic() - t0
+allf = [f for r in res for f in r]
+print(f"4 faulters x 4 faults: {t:.2f} s wall for 16 faults ({t/16:.3f} s each; alone {sum(f['total'] for f in alone)/8:.3f}); "
+      f"fault->reported {stats([f['fault'] for f in allf])}; reported->exit {stats([f['exit'] for f in allf])}", flush=True)
+
+# 5. contexts made while faults recover
+def ctx_once():
+    t0 = time.monotonic()
+    subprocess.run([BIN, "ctx"], capture_output=True, timeout=120)
+    return time.monotonic() - t0
+plain = [ctx_once() for _ in range(6)]
+with cf.ThreadPoolExecutor(2) as ex:
+    fut = ex.submit(lambda: [fault_once() for _ in range(6)])
+    during = []
+    while not fut.done():
+        during.append(ctx_once())
+print(f"context process alone: {stats(plain)}; while faults run: {stats(during)}", flush=True)
