@@ -2,6 +2,8 @@
 // faultstall beat SECONDS FILE   tiny kernel + sync in a loop; completion times to FILE
 // faultstall fault               one kernel that writes to an unmapped address, then exit
 // faultstall ctx                 create the primary context and exit
+// faultstall faultn BLOCKS far|near   BLOCKS x 256 threads each write out of bounds: far past
+//                                any mapping, or just past a 1 MiB buffer (4 bytes a thread)
 // Times are CLOCK_MONOTONIC seconds, comparable across processes (the driver script reads them).
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -18,6 +20,10 @@ static double now(void)
 
 __global__ void tick(int *p) { p[threadIdx.x] += 1; }
 __global__ void bad(int *p) { p[(size_t)1 << 40] = 1; } /* far past any mapping */
+__global__ void badn(int *p, size_t off)
+{
+    p[off + (size_t)blockIdx.x * blockDim.x + threadIdx.x] = 1;
+}
 
 int main(int argc, char **argv)
 {
@@ -33,6 +39,18 @@ int main(int argc, char **argv)
     }
     int *d;
     cudaMalloc(&d, 1 << 20);
+    if (!strcmp(argv[1], "faultn") && argc > 3) {
+        int blocks = atoi(argv[2]);
+        size_t off = strcmp(argv[3], "far") ? (1 << 20) / sizeof(int) : (size_t)1 << 40;
+        cudaDeviceSynchronize();
+        double tl = now();
+        badn<<<blocks, 256>>>(d, off);
+        cudaError_t e = cudaDeviceSynchronize();
+        double tf = now();
+        printf("faultn %d %s %.6f %s\n", blocks, argv[3], tf - tl, cudaGetErrorName(e));
+        fflush(stdout);
+        return 0;
+    }
     if (!strcmp(argv[1], "fault")) {
         double tl = now();
         bad<<<1, 1>>>(d);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Does a GPU fault in one process stall the other processes' work on the same GPU? (issue #14:
 734 of session 9's 1,429 probe runs ended in a fault.) Needs the binary built from
-device-fault-stall.cu. Usage: device-fault-stall.py BIN WORKDIR
+device-fault-stall.cu. Usage: device-fault-stall.py BIN WORKDIR [sizes]   (sizes: only the fault time against the
+number of faulting threads)
 Phases (each prints one line): beats alone; beats while faults run back to back in new processes
 (as probe runners do); faults alone; 4 faulting processes at once; contexts made while faulting."""
 import os, subprocess, sys, time
@@ -56,6 +57,22 @@ def rate(ts, a, b):
 def stats(v):
     v = sorted(v)
     return f"n={len(v)} median={v[len(v)//2]:.3f} max={v[-1]:.3f} sum={sum(v):.2f}"
+
+if len(sys.argv) > 3 and sys.argv[3] == "sizes":
+    # How the time from a faulting launch to its error grows with the faulting threads.
+    for where in ("near", "far"):
+        for blocks in (1, 4, 64, 1024, 16384, 65536):
+            ts = []
+            for _ in range(3):
+                t0 = time.monotonic()
+                r = subprocess.run([BIN, "faultn", str(blocks), where], capture_output=True,
+                                   text=True, timeout=120)
+                f = r.stdout.split()
+                ts.append((float(f[3]), time.monotonic() - t0, f[4] if len(f) > 4 else "?"))
+            print(f"faulting threads {blocks * 256:9d} ({where}): launch to error "
+                  f"{sorted(t[0] for t in ts)[1]:.3f} s, process {sorted(t[1] for t in ts)[1]:.3f} s, {ts[0][2]}",
+                  flush=True)
+    sys.exit(0)
 
 # 1. faults alone (warm the driver, then 8 back to back)
 fault_once()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue #14: does a GPU fault stall the other probe workers' contexts? One device call, ~2 min.
-# Usage: scripts/device-fault-stall.sh OUT   (on the device machine; needs nvcc and python3)
+# Usage: scripts/device-fault-stall.sh OUT [sizes]   (on the device machine; needs nvcc and
+# python3; "sizes": only the fault's time against the number of faulting threads)
 set -euo pipefail
 out=${1:?usage: device-fault-stall.sh OUT}
 mkdir -p "$out"
@@ -8,6 +9,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 w=$(mktemp -d)
 nvcc -O2 -o "$w/faultstall" "$here/device-fault-stall.cu"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
-timeout 400 python3 "$here/device-fault-stall.py" "$w/faultstall" "$w/run" 2>&1 | tee "$out/fault-stall.txt"
+timeout 400 python3 "$here/device-fault-stall.py" "$w/faultstall" "$w/run" ${2:-} 2>&1 | tee "$out/fault-stall.txt"
 nvidia-smi -q | grep -i "recovery action" | tee -a "$out/fault-stall.txt" || true
 rm -rf "$w"
