@@ -28,7 +28,7 @@ const char *probe_outcome_name(enum probe_outcome o)
 }
 
 /* The value of "key":"..." in a JSON line (no unescaping beyond \" — error texts are plain). */
-static char *json_str(const char *line, const char *key)
+char *probe_json_str(const char *line, const char *key)
 {
     char pat[64];
     snprintf(pat, sizeof(pat), "\"%s\":\"", key);
@@ -125,11 +125,11 @@ void probe_classify(struct probe_result *out, const struct proc_result *r, const
     for (const char *p = results; p && *p;) {
         const char *nl = strchr(p, '\n');
         char *line = xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
-        char *st = json_str(line, "status");
+        char *st = probe_json_str(line, "status");
         if (st && strcmp(st, "ok") == 0)
             ok_lines++;
         else if (st && strcmp(st, "cuda_error") == 0 && !first_err) {
-            first_err = json_str(line, "error");
+            first_err = probe_json_str(line, "error");
             const char *blk = strstr(line, "\"block\":[");
             long bx = 0, by = 0, bz = 0;
             if (first_err && json_int(line, "w") > 0 && blk && /* where: the size says a lot */
@@ -141,7 +141,7 @@ void probe_classify(struct probe_result *out, const struct proc_result *r, const
             }
         }
         else if (st && strcmp(st, "invalid_config") == 0 && !first_invalid)
-            first_invalid = json_str(line, "error");
+            first_invalid = probe_json_str(line, "error");
         if (st && !first_err && strcmp(st, "cuda_error") == 0)
             first_err = xstrdup("cuda_error");
         free(st);
@@ -226,7 +226,7 @@ static int small_clean(const char *results, int large, int want)
     for (const char *p = results; p && *p;) {
         const char *nl = strchr(p, '\n');
         char *line = xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
-        char *st = json_str(line, "status");
+        char *st = probe_json_str(line, "status");
         long w = json_int(line, "w"), h = json_int(line, "h");
         if (st && w > 0 && !(w == large && h == large)) {
             lines++;

@@ -141,6 +141,9 @@ struct gpu_info {
 int probe_is2d(const char *params);
 
 const char *probe_outcome_name(enum probe_outcome o);
+/* The value of "key":"..." in one JSON line of a harness (a new string, NULL when absent; no
+ * unescaping beyond \": the texts are plain). Shared by the verdicts and the run deadlines. */
+char *probe_json_str(const char *line, const char *key);
 
 /* Classify a finished probe from the child's result and the --results file's text. Pure (no
  * GPU needed): the rules are in docs/execute.md. */

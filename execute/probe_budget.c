@@ -11,21 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The value of "key":"..." in a JSON line (no unescaping: the texts are plain). */
-static char *json_str(const char *line, const char *key)
-{
-    char pat[64];
-    snprintf(pat, sizeof(pat), "\"%s\":\"", key);
-    const char *p = strstr(line, pat);
-    if (!p)
-        return NULL;
-    p += strlen(pat);
-    const char *e = p;
-    while (*e && !(*e == '"' && e[-1] != '\\'))
-        e++;
-    return xstrndup(p, (size_t)(e - p));
-}
-
 void probe_budget_init(struct probe_budget *b, const struct probe_options *o, const char *configs,
                        int nsmall)
 {
@@ -90,7 +75,7 @@ static double budget_next(struct probe_budget *b, const char *st, const char *li
         b->took[k] = now - b->t_prev, b->kern[k] = probe_line_kernel_s(line);
     b->t_prev = now;
     if (k >= b->nsmall && !strcmp(st, "cuda_error")) {
-        char *err = json_str(line, "error");
+        char *err = probe_json_str(line, "error");
         oom = err && strstr(err, "out of memory") != NULL;
         free(err);
     }
@@ -123,7 +108,7 @@ static double budget_next(struct probe_budget *b, const char *st, const char *li
 double probe_budget_line(void *ctx, const char *line, double now)
 {
     struct probe_budget *b = ctx;
-    char *st = json_str(line, "status");
+    char *st = probe_json_str(line, "status");
     if (!st) { /* the header: the configurations start now, the first under its deadline */
         b->t_prev = now;
         if (b->small_for <= 0 || b->nlines > 0)
