@@ -31,7 +31,8 @@
 # the sandbox's uids and the GPU's compute apps, kill them and wait for an idle GPU; session 9's
 # first scaling call ran the passes back to back and 8 workers measured 0.51/s, 16 failed with
 # CUDA error 100), PB_CTX ("1 4 8 16 32": scripts/device-ctx-scale.py first; "" = not),
-# PB_WORK (.dev/realcode/work: the archive's work folder; .dev/realcode/work9 for
+# PB_IDS (a file of kernel ids, one a line, relative to the root: those kernels instead of
+# PB_PREFIXES), PB_WORK (.dev/realcode/work: the archive's work folder; .dev/realcode/work9 for
 # .dev/realcode9full.tar.xz, the corpus isolated at ISOLATE_VERSION 9).
 # Modes without "before" need no .dev/probe-before. Needs python3, no sqlite3 CLI.
 set -uo pipefail
@@ -78,6 +79,9 @@ fi
 mkdir -p "$BASE/w"
 cp -a "$WORK" "$BASE/w/after"
 cond=$(for p in $PREFIXES; do printf "id LIKE '%s%%' OR " "$p"; done)
+if [ -n "${PB_IDS:-}" ]; then # a list of kernel ids instead of prefixes
+    cond="id IN ($(sed "s/.*/'&'/" "$ROOT/$PB_IDS" | paste -sd,)) OR "
+fi
 python3 - "$BASE/w/after/lscat.db" "${cond% OR }" <<'PY' | tee -a "$S"
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
