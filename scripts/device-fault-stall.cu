@@ -2,6 +2,9 @@
 // faultstall beat SECONDS FILE   tiny kernel + sync in a loop; completion times to FILE
 // faultstall fault               one kernel that writes to an unmapped address, then exit
 // faultstall ctx                 create the primary context and exit
+// faultstall faultloop K         K faulting launches in one process, each followed by a clean one
+//                                (under compute-sanitizer --destroy-on-device-error kernel the
+//                                context outlives each fault; bare, the first fault is sticky)
 // faultstall faultn BLOCKS far|near   BLOCKS x 256 threads each write out of bounds: far past
 //                                any mapping, or just past a 1 MiB buffer (4 bytes a thread)
 // Times are CLOCK_MONOTONIC seconds, comparable across processes (the driver script reads them).
@@ -39,6 +42,20 @@ int main(int argc, char **argv)
     }
     int *d;
     cudaMalloc(&d, 1 << 20);
+    if (!strcmp(argv[1], "faultloop") && argc > 2) {
+        int k = atoi(argv[2]), bad_seen = 0, good_after = 0;
+        double tl = now();
+        for (int i = 0; i < k; i++) {
+            badn<<<4, 256>>>(d, (size_t)1 << 40);
+            bad_seen += cudaDeviceSynchronize() != cudaSuccess;
+            cudaGetLastError();
+            tick<<<1, 32>>>(d);
+            good_after += cudaDeviceSynchronize() == cudaSuccess;
+        }
+        printf("faultloop %d faults_seen %d clean_after %d %.6f s\n", k, bad_seen, good_after,
+               now() - tl);
+        return 0;
+    }
     if (!strcmp(argv[1], "faultn") && argc > 3) {
         int blocks = atoi(argv[2]);
         size_t off = strcmp(argv[3], "far") ? (1 << 20) / sizeof(int) : (size_t)1 << 40;

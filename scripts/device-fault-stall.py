@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Does a GPU fault in one process stall the other processes' work on the same GPU? (issue #14:
 734 of session 9's 1,429 probe runs ended in a fault.) Needs the binary built from
-device-fault-stall.cu. Usage: device-fault-stall.py BIN WORKDIR [sizes]   (sizes: only the fault time against the
-number of faulting threads)
+device-fault-stall.cu. Usage: device-fault-stall.py BIN WORKDIR [sizes|sanitizer]   (sizes: only the fault time against
+the number of faulting threads; sanitizer: faults caught by compute-sanitizer instead)
 Phases (each prints one line): beats alone; beats while faults run back to back in new processes
 (as probe runners do); faults alone; 4 faulting processes at once; contexts made while faulting."""
 import os, subprocess, sys, time
@@ -57,6 +57,29 @@ def rate(ts, a, b):
 def stats(v):
     v = sorted(v)
     return f"n={len(v)} median={v[len(v)//2]:.3f} max={v[-1]:.3f} sum={sum(v):.2f}"
+
+if len(sys.argv) > 3 and sys.argv[3] == "sanitizer":
+    # Faults caught by compute-sanitizer's instrumentation instead of the GPU's MMU: does the
+    # context survive, what does a process of K of them cost, and do they stall other contexts?
+    SAN = ["compute-sanitizer", "--tool", "memcheck", "--destroy-on-device-error", "kernel",
+           "--print-limit", "1"]
+    for k in (1, 10):
+        for cmd, tag in (([BIN, "faultloop", str(k)], "bare"), (SAN + [BIN, "faultloop", str(k)], "memcheck")):
+            t0 = time.monotonic()
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            line = [l for l in r.stdout.splitlines() if l.startswith("faultloop")]
+            print(f"{tag:8s} K={k:2d}: process {time.monotonic() - t0:.2f} s; {line[0] if line else r.stdout[-200:]}", flush=True)
+    ps, files = beats(4, 14, "san")
+    time.sleep(3)
+    a = time.monotonic()
+    subprocess.run(SAN + [BIN, "faultloop", "10"], capture_output=True, timeout=300)
+    b = time.monotonic()
+    for p in ps: p.communicate()
+    ts = read_beats(files)
+    quiet = rate(ts, max(t[0] for t in ts) + 0.5, a - 0.2)
+    print(f"beats: {quiet:.0f}/s before, {rate(ts, a, b):.0f}/s while a memcheck process made 10 faults "
+          f"({b - a:.2f} s); largest gap {max(gaps_in(ts, a, b)):.3f} s", flush=True)
+    sys.exit(0)
 
 if len(sys.argv) > 3 and sys.argv[3] == "sizes":
     # How the time from a faulting launch to its error grows with the faulting threads.

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Issue #14: does a GPU fault stall the other probe workers' contexts? One device call, ~2 min.
 # Usage: scripts/device-fault-stall.sh OUT [sizes]   (on the device machine; needs nvcc and
-# python3; "sizes": only the fault's time against the number of faulting threads)
+# python3; "sizes": only the fault's time against the number of faulting threads; "sanitizer":
+# faults caught by compute-sanitizer memcheck in one process instead of the GPU's MMU)
+export PATH=$PATH:/usr/local/cuda/bin
 set -euo pipefail
 out=${1:?usage: device-fault-stall.sh OUT}
 mkdir -p "$out"
