@@ -511,18 +511,19 @@ static void test_probe_runner__a_hang_at_the_first_small_configuration_ends_at_t
 }
 
 /* A first configuration that finishes gives the deadline up: the rest of the run has the run's
- * timeout (here a 64x64 configuration that stalls 5 s, past the 1 s small deadline, runs to its
- * end, as a harness without the kernel's time gets no budget there). */
+ * timeout (here a 64x64 configuration that stalls 5 s, past the 3 s small deadline, runs to its
+ * end, as a harness without the kernel's time gets no budget there). 3 s, not 1: the clean
+ * 1024x1 line must come within the deadline on a busy machine. */
 static void test_probe_runner__after_the_first_line_the_small_deadline_no_longer_applies(void)
 {
     struct probe_runner *pr = new_runner(NULL, 600);
     struct probe_result p;
-    small_timeout_s = 1;
+    small_timeout_s = 3;
     probe_in(&p, pr, "stall 64 64 * *\n", 0, 600);
     small_timeout_s = PROBE_SMALL_TIMEOUT_S;
     CHECK_STR(probe_outcome_name(p.outcome), "ok");
     /* timed from the 1024x1 line's arrival, so a late read of that line shortens it a little:
-     * 4 s is far past the 1 s deadline, which would have cut it */
+     * 4 s is past the 3 s deadline, which would have cut it */
     CHECK(config_s_at(p.bindings, 1) >= 4.0);
     probe_result_release(&p);
     probe_runner_free(pr);
