@@ -13,7 +13,7 @@ static const char *const class_names[CLASS_COUNT] = {
     "none", "missing_header", "undeclared_identifier", "unknown_type", "no_matching_overload",
     "template", "incomplete_type", "redefinition", "removed_cuda_api", "host_from_device",
     "link_error", "internal_compiler_error", "timeout", "other", "template_functor",
-    "template_value",
+    "template_value", "template_type", "resource_limit", "static_assert",
 };
 
 const char *classify_name(enum build_class c)
@@ -93,6 +93,17 @@ static enum build_class class_of(const char *msg, char **subject)
     } else if (has(msg, "zero-sized variable") || has(msg, "division by zero") ||
                has(msg, "array size must be greater than zero")) {
         c = CLASS_TEMPLATE_VALUE;   /* a tile count given 1: T s[N / 2] */
+    } else if ((has(msg, "must have class type but it has type") && has(msg, "\"float")) ||
+               has(msg, "followed by \"::\" must be a class or namespace name") ||
+               has(msg, "must have integral or unscoped enum type") ||
+               (has(msg, "\"float *\"") && (has(msg, "is incompatible with parameter of type") ||
+                                             has(msg, "cannot be used to initialize")))) {
+        c = CLASS_TEMPLATE_TYPE;    /* a type parameter at float used as a class or an integer */
+    } else if (has(msg, "uses too much shared data") || has(msg, "too much global constant data") ||
+               has(msg, "uses too much local data")) {
+        c = CLASS_RESOURCE_LIMIT;   /* a fixed array past 48 KiB of static shared memory, ... */
+    } else if (has(msg, "static assertion failed")) {
+        c = CLASS_STATIC_ASSERT;
     } else if (has(msg, "calling a __host__ function") || has(msg, "is undefined in device code") ||
                has(msg, "calling a constexpr __host__ function")) {
         c = CLASS_HOST_FROM_DEVICE;

@@ -23,6 +23,9 @@ enum build_class {
     CLASS_OTHER,
     CLASS_TEMPLATE_FUNCTOR,       /* a function-object template parameter given a non-callable */
     CLASS_TEMPLATE_VALUE,         /* a template value giving a zero-sized array or a division by 0 */
+    CLASS_TEMPLATE_TYPE,          /* a type parameter at float where a class or an integer is needed */
+    CLASS_RESOURCE_LIMIT,         /* fixed shared/constant/local data over the target's limit */
+    CLASS_STATIC_ASSERT,          /* a static_assert of the code failed (template values, macros) */
     CLASS_COUNT
 };
 

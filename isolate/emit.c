@@ -230,6 +230,7 @@ void emit_kernel(struct ctx *x, CXCursor k)
     closure_push_decl(&cl, k);
     kparams_collect(&kp, k);
     tinst_from_calls(&kp.tparams, x, k, &cl);
+    tinst_from_uses(&kp.tparams, x, k, &cl);
     closure_complete(&cl);
     const struct lack *lack = closure_lack(&cl);
     if (lack) {

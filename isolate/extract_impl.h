@@ -135,6 +135,13 @@ int tinst_from_calls(struct buf *tparams, struct ctx *x, CXCursor k, struct clos
  * or arguments a harness cannot name. Caller frees. */
 char *tinst_explicit_args(CXCursor k);
 
+/* ---- tuse.c: template arguments from how the kernel uses them */
+
+/* Kernel template k: a type parameter still at float whose objects the kernel uses as a class
+ * (`op(a, b)`, `load.template load<N>(...)`, `traits::f()`, `v.x`) takes the tree's class that
+ * declares every member used (pushed into cl), or float2/3/4 for x/y/z/w. 1 when changed. */
+int tinst_from_uses(struct buf *tparams, struct ctx *x, CXCursor k, struct closure *cl);
+
 /* ---- emit.c: the closure as source text */
 
 /* Append the closure's source to b: system includes, macros, then declarations in

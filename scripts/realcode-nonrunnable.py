@@ -64,7 +64,7 @@ def build_pattern(cls, err, src):
         return "B2 exercise placeholders (FIXME) left in the code"
     if cls == "removed_cuda_api":
         return "B3 texture references (removed in CUDA 12)"
-    if cls in ("template_functor", "template_value", "template") or "must have class type" in (err or ""):
+    if cls in ("template_functor", "template_value", "template_type", "template") or "must have class type" in (err or ""):
         return "B4 template arguments the isolate could not infer (functors, vector types, tile counts)"
     return "B5 other: %s" % (cls or "?")
 

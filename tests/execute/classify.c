@@ -99,6 +99,19 @@ static void test_classify__front_end_classes(void)
            "(pointer-to-) function type\n", CLASS_TEMPLATE_FUNCTOR, NULL);
     expect("z.cu(3): error: zero-sized variable \"s\" is not allowed in device code\n",
            CLASS_TEMPLATE_VALUE, "s");
+    expect("s.cu(9): error: expression must have class type but it has type \"float\"\n",
+           CLASS_TEMPLATE_TYPE, "float");
+    expect("s.cu(9): error: name followed by \"::\" must be a class or namespace name\n",
+           CLASS_TEMPLATE_TYPE, "::");
+    expect("m.cu(4): error: a value of type \"uint32_t *\" (aka \"unsigned int *\") cannot be used "
+           "to initialize an entity of type \"float *\"\n", CLASS_TEMPLATE_TYPE, "uint32_t *");
+    expect("m.cu(5): error: argument of type \"float *\" is incompatible with parameter of type "
+           "\"unsigned int *\"\n", CLASS_TEMPLATE_TYPE, "float *");
+    expect("k.cu(7): error: argument of type \"int *\" is incompatible with parameter of type "
+           "\"unsigned int *\"\n", CLASS_NO_MATCHING_OVERLOAD, "int *");
+    expect("ptxas error   : Entry function '_Z5sgemmILi32EEvPf' uses too much shared data "
+           "(0x40000 bytes, 0xc000 max)\n", CLASS_RESOURCE_LIMIT, NULL);
+    expect("a.cu(133): error: static assertion failed with \"\"\n", CLASS_STATIC_ASSERT, NULL);
     struct diag_list d = DIAG_LIST_INIT;
     classify_parse(&d, "h2.cu(2): error: calling a __host__ function(\"hostf(int)\") from a "
                        "__global__ function(\"k\") is not allowed\n");

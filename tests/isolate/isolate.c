@@ -373,6 +373,40 @@ static void test_extract__instantiates_a_functor_template_from_the_trees_call_si
     free(root);
 }
 
+static void test_extract__instantiates_a_type_parameter_from_the_members_the_kernel_uses(void)
+{
+    char *root = realpath(test_tmpdir(), NULL);
+    struct buf out = BUF_INIT, list = BUF_INIT;
+    extract_src(&out, root, "u.cu",
+                "template <class S> struct Reader { const S *p;\n"
+                "  template <int N> __device__ S get(int i) const { return p[i * N]; } };\n"
+                "struct Other { __device__ float peek(int i) const { return i; } };\n"
+                "struct Writer { float *q; __device__ void put(int i, float v) const { q[i] = v; } };\n"
+                "struct Twice { __device__ float operator()(float v) const { return 2 * v; } };\n"
+                "struct Flags { static __device__ bool on() { return true; } };\n"
+                "template <class L, class W> __global__ void rowcopy(L ld, W st)\n"
+                "{ st.put(threadIdx.x, ld.template get<1>(threadIdx.x)); }\n"
+                "template <class Op> __global__ void mapk(float *x) { Op op; x[0] = op(x[0]); }\n"
+                "template <class T2> __global__ void halve(T2 *__restrict__ w)\n"
+                "{ w[threadIdx.x].x /= 2; w[threadIdx.x].y /= 2; }\n"
+                "template <class TR> __global__ void flag(float *x) { if (TR::on()) x[0] = 1; }\n"
+                "template <class T> __global__ void keep(T *x) { T v = x[0]; x[1] = v; }\n"
+                "template <class T> __global__ void unknown(T t, float *x) { x[0] = t.nowhere; }\n",
+                NULL, 0);
+    kernel_tparams(&list, &out);
+    /* the class declaring every member used, with its closure; float for its own unused S */
+    CHECK_CONTAINS(list.data, "rowcopy: type L Reader<float>\ntype W Writer\n|");
+    CHECK_CONTAINS(list.data, "struct Writer");
+    CHECK_CONTAINS(list.data, "mapk: type Op Twice\n|struct Twice");
+    CHECK_CONTAINS(list.data, "halve: type T2 float2\n|"); /* x and y only: a vector type */
+    CHECK_CONTAINS(list.data, "flag: type TR Flags\n|struct Flags");
+    CHECK_CONTAINS(list.data, "keep: type T float\n|"); /* used as a value: stays float */
+    CHECK_CONTAINS(list.data, "unknown: type T float\n|"); /* no class declares it: as before */
+    buf_release(&list);
+    buf_release(&out);
+    free(root);
+}
+
 /* Field `field` of kernel `name` in the records, as "name: value" lines in `list` (the records
  * are parsed in place, once). */
 static void kernel_fields(struct buf *list, struct buf *out, const char *field)
@@ -634,6 +668,7 @@ int main(void)
     TEST_RUN(test_extract__a_kernel_in_a_skipped_preprocessor_branch_is_recorded);
     TEST_RUN(test_extract__a_kernel_the_parse_drops_is_recorded_as_unparsed);
     TEST_RUN(test_extract__instantiates_a_functor_template_from_the_trees_call_sites);
+    TEST_RUN(test_extract__instantiates_a_type_parameter_from_the_members_the_kernel_uses);
     TEST_RUN(test_sysinc__finds_openmp_and_lscats_own_helper_headers);
     TEST_RUN(test_extract__keeps_a_conditional_block_around_a_declaration_whole);
     TEST_RUN(test_srctext__refuses_includes_leaving_the_tree);
