@@ -6,7 +6,9 @@
 # said so, where nvcc is absent); tests/e2e/gpu_struct_args.sh runs them on a device. Template
 # arguments (B4) on tests/isolate/fixtures/launches: a header kernel reached from a unit that
 # does not launch it and from one that launches it through a host template is instantiated from
-# the launch, whichever unit is stored first.
+# the launch, whichever unit is stored first. Type parameters used as classes (B4/B5) on
+# tests/isolate/fixtures/typeuse: without a launch, each takes the fixture's class declaring the
+# members the kernel uses (a vector type for x/y), and every harness compiles with nvcc.
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 W=$T_TMP/work
@@ -39,5 +41,22 @@ else
     if [ -s "$B/failed" ] || [ "$(wc -l < "$B/list")" -ne 4 ]; then
         t_fail isolate_args__every_harness_compiles_with_nvcc "$(tr '\n' ' ' < "$B/failed"): $(cat "$B/$(head -1 "$B/failed").log" | grep -m3 error)"
     else t_ok isolate_args__every_harness_compiles_with_nvcc; fi
+fi
+WT=$T_TMP/typeuse
+t_expect isolate_args__typeuse_fixture_isolates 0 lscat-isolate --work "$WT" --path "$ROOT/tests/isolate/fixtures/typeuse" -j1 -q
+got=$(sqlite3 "$WT/lscat.db" "SELECT name || template_args FROM kernels ORDER BY name" | tr '\n' ' ')
+want="flag<Flags> halve<float2> keep<float> mapk<Twice> rowcopy<Reader<float>, Writer> "
+if [ "$got" = "$want" ]; then t_ok isolate_args__type_parameters_take_the_classes_whose_members_the_kernel_uses
+else t_fail isolate_args__type_parameters_take_the_classes_whose_members_the_kernel_uses "got '$got', want '$want'"; fi
+if [ ! -x "$NVCC" ]; then
+    t_skip isolate_args__every_typeuse_harness_compiles_with_nvcc "nvcc not found ($NVCC)"
+else
+    B=$T_TMP/nvcc-typeuse; mkdir -p "$B"
+    sqlite3 "$WT/lscat.db" "SELECT name || ' ' || dir FROM kernels" > "$B/list"
+    export B WT
+    xargs -P 2 -L 1 sh -c 'cd "$WT/$1" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" -c harness.cu -o "$B/$0.o" >"$B/$0.log" 2>&1 || echo "$0"' < "$B/list" > "$B/failed"
+    if [ -s "$B/failed" ] || [ "$(wc -l < "$B/list")" -ne 5 ]; then
+        t_fail isolate_args__every_typeuse_harness_compiles_with_nvcc "$(tr '\n' ' ' < "$B/failed"): $(grep -m3 error "$B/$(head -1 "$B/failed").log")"
+    else t_ok isolate_args__every_typeuse_harness_compiles_with_nvcc; fi
 fi
 t_done
