@@ -341,6 +341,8 @@ struct attempt_ctx {
     const char *kernel_dir;
     int slot;
     int rdc;                /* relocatable device code: kernels that launch kernels */
+    int block_max;          /* > 0: -DLSCAT_BLOCK_MAX (static shared memory overflowed) */
+    const char *harness;    /* harness.cu's text (its swept block sizes) */
 };
 
 /* One nvcc run in the sandbox, appended to the log (command line, output, outcome). */
@@ -393,16 +395,20 @@ static int compile_once(struct buf *log, int *ok, int *timed_out, const struct a
                       xstrdup("-isystem"), xasprintf("%s/include", a->dir) };
     char *objs[2] = { fs_join(env->core_dir, "timing.o"), fs_join(env->core_dir, "stats.o") };
     const char *argv[48];
+    char bmax[48];
     int rc = 0, k = 0, nflags = 0;
+    snprintf(bmax, sizeof bmax, "-DLSCAT_BLOCK_MAX=%d", a->block_max);
     argv[k++] = env->nvcc;
     for (int i = 0; env->flags[i] && k < 32; i++)
         argv[k++] = env->flags[i];
-    nflags = k;
     if (a->rdc)
         argv[k++] = "-rdc=true";
+    nflags = k;
     for (int step = 0; step < 3 && rc == 0 && (step == 0 || *ok); step++) {
-        int j = nflags + (a->rdc ? 1 : 0);
+        int j = nflags;
         if (step == 0) {
+            if (a->block_max > 0)
+                argv[j++] = bmax;
             for (int i = 0; i < 6; i++)
                 argv[j++] = incs[i];
             const char *tail[] = { "-Xcompiler", "-fPIC", "-c", "-o", "harness.o", "harness.cu",
@@ -515,6 +521,12 @@ static int attempt(struct build_result *out, struct buf *src, struct attempt_ctx
             buf_adds(&fixes, fixes.len ? ",\"add_flag:-rdc=true\"" : "\"add_flag:-rdc=true\"");
             applied++;
         }
+        int bmax = repair_block_max(&diags, a->harness, a->block_max);
+        if (bmax > 0) {
+            a->block_max = bmax;
+            buf_addf(&fixes, "%s\"add_flag:-DLSCAT_BLOCK_MAX=%d\"", fixes.len ? "," : "", bmax);
+            applied++;
+        }
         if (applied > 0) {
             at->fix = xasprintf("[%s]", fixes.data);
             buf_addf(&out->fixes, "%s%s", out->fixes.len > 1 ? "," : "", fixes.data);
@@ -542,8 +554,8 @@ int build_kernel(struct build_result *out, const struct build_env *env, const ch
     char *dir = fs_join(env->work_dir, rel);
     char *ksrc = fs_join(kernel_dir, "kernel.cu"), *hsrc = fs_join(kernel_dir, "harness.cu");
     char *hdst = fs_join(dir, "harness.cu");
-    struct buf src = BUF_INIT;
-    struct attempt_ctx a = { env, dir, rel, kernel_dir, slot, 0 };
+    struct buf src = BUF_INIT, harness = BUF_INIT;
+    struct attempt_ctx a = { env, dir, rel, kernel_dir, slot, 0, 0, NULL };
     double t0 = fs_mono_s();
     int rc = 0;
     if (fs_is_dir(dir))
@@ -554,6 +566,9 @@ int build_kernel(struct build_result *out, const struct build_env *env, const ch
         rc = buf_read_file(&src, ksrc);
     if (rc == 0)
         rc = fs_copy_atomic(hsrc, hdst);
+    if (rc == 0)
+        rc = buf_read_file(&harness, hsrc);
+    a.harness = harness.data;
     for (int n = 1; rc == 0 && n <= env->max_attempts; n++)
         if (!attempt(out, &src, &a, repo_root, n, &rc))
             break;
@@ -565,6 +580,7 @@ int build_kernel(struct build_result *out, const struct build_env *env, const ch
     free(hsrc);
     free(hdst);
     buf_release(&src);
+    buf_release(&harness);
     return rc;
 }
 

@@ -9,6 +9,7 @@
 #include "execute/srcscan.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -600,6 +601,43 @@ static void missing_names(struct buf *src, struct round *r, const struct repair_
         buf_release(&origin);
     }
     buf_release(&added);
+}
+
+/* The swept block sizes of a harness, ascending (at most cap). */
+static int swept_sizes(int *v, int cap, const char *harness)
+{
+    int n = 0;
+    for (const char *p = harness; p && (p = strstr(p, "#if ")) != NULL && n < cap; p += 4) {
+        int x = 0, len = 0;
+        if (sscanf(p, "#if %d <= LSCAT_BLOCK_MAX%n", &x, &len) == 1 && len > 0 && x > 0 &&
+            (n == 0 || x > v[n - 1]))
+            v[n++] = x;
+    }
+    return n;
+}
+
+int repair_block_max(const struct diag_list *d, const char *harness, int current)
+{
+    unsigned long long bytes = 0, max = 0;
+    for (size_t i = 0; i < d->count; i++) {
+        const char *m = strstr(d->items[i].message, "uses too much shared data (");
+        unsigned long long b = 0, lim = 0;
+        if (m && sscanf(m, "uses too much shared data (%llx bytes, %llx max)", &b, &lim) == 2 &&
+            b > bytes && lim > 0)
+            bytes = b, max = lim;
+    }
+    int v[64], n = swept_sizes(v, 64, harness);
+    if (!bytes || n == 0)
+        return 0;
+    int cur = current > 0 ? current : v[n - 1], below = 0;
+    for (int i = n - 1; i >= 0 && !below; i--)
+        if (v[i] < cur)
+            below = v[i];
+    for (int i = n - 1; i >= 0; i--)
+        if (v[i] < cur && (unsigned long long)v[i] * (unsigned long long)v[i] * bytes <=
+                              (unsigned long long)cur * (unsigned long long)cur * max)
+            return v[i];
+    return below;
 }
 
 int repair_apply(struct buf *src, struct buf *fixes, const struct repair_input *in)

@@ -47,10 +47,19 @@ struct repair_input {
  * none changed anything). */
 int repair_apply(struct buf *src, struct buf *fixes, const struct repair_input *in);
 
+/* A harness instantiating a block-swept template once per block size (`#if 32 <=
+ * LSCAT_BLOCK_MAX` lines) whose largest instantiations overflow static shared memory (ptxas
+ * `uses too much shared data (0xB bytes, 0xM max)`): the largest swept size v below `current`
+ * (0: the harness's largest) with v*v*B <= current*current*M (the tile grows with the block,
+ * at most as its square; a size still too large steps down again next round), else the next
+ * smaller one; 0 when no diagnostic says so or no smaller size is left. The build then adds
+ * -DLSCAT_BLOCK_MAX=<it> (fix `add_flag:-DLSCAT_BLOCK_MAX=N`). */
+int repair_block_max(const struct diag_list *d, const char *harness, int current);
+
 /* Exposed for tests: the standard/CUDA header that declares `ident`, or NULL. */
 const char *repair_header_for(const char *ident);
 
 /* Bumped whenever a strategy changes: part of the build cache key. */
-#define REPAIR_VERSION 6
+#define REPAIR_VERSION 7
 
 #endif

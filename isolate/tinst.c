@@ -56,6 +56,24 @@ static char *nameable_type(CXType t)
     return buf_detach(&b, NULL);
 }
 
+/* The spelling of an integer type ("unsigned", "long"; not bool, not char), else NULL: a
+ * launch's integer type argument replaces float (keys, hashes, bit masks do not build as float:
+ * `%`, `>>`, `unsigned int *` parameters). Caller frees. */
+static char *integer_type(CXType t)
+{
+    CXType c = clang_getCanonicalType(t);
+    int ok = (c.kind >= CXType_UShort && c.kind <= CXType_ULongLong) ||
+             (c.kind >= CXType_Short && c.kind <= CXType_LongLong);
+    if (!ok)
+        return NULL;
+    CXString s = clang_getTypeSpelling(c);
+    const char *sp = clang_getCString(s) ? clang_getCString(s) : "";
+    /* one word: tparams lines are split on spaces ("unsigned int" is "unsigned") */
+    char *out = !strcmp(sp, "unsigned int") ? xstrdup("unsigned") : strchr(sp, ' ') ? NULL : xstrdup(sp);
+    clang_disposeString(s);
+    return out;
+}
+
 /* How many of specialisation s's arguments are concrete (not a dependent type from an
  * enclosing template's own call); -1 when it has none. */
 static int concrete(CXCursor s)
@@ -145,6 +163,14 @@ static void rewrite_line(struct buf *out, const char *line, CXCursor spec, unsig
         CXType t = clang_Cursor_getTemplateArgumentType(spec, i);
         char *sp = nameable_type(t);
         CXType ct = clang_getCanonicalType(t);
+        char *it = sp ? NULL : integer_type(t);
+        if (it && strcmp(value, "float") == 0) {
+            buf_addf(out, "type %s %s\n", name, it);
+            *changed = 1;
+            free(it);
+            return;
+        }
+        free(it);
         if (!sp && *changed && ct.kind >= CXType_Bool && ct.kind <= CXType_LongDouble) {
             /* beside a class argument of the same launch, its arithmetic types too: float
              * next to the launch's double2 would not build (make_T2<double2, float>) */
@@ -244,10 +270,19 @@ static enum CXChildVisitResult dep_visit(CXCursor c, CXCursor parent, void *d)
     return CXChildVisit_Recurse;
 }
 
-/* "type-parameter-0-J" (after const and &) -> J; -1 otherwise. */
-static int dependent_index(CXType t)
+/* The type under references and pointers (`const T *` -> `const T`). */
+static CXType pointee(CXType t)
 {
     CXType c = clang_getCanonicalType(clang_getNonReferenceType(t));
+    for (int i = 0; i < 4 && c.kind == CXType_Pointer; i++)
+        c = clang_getCanonicalType(clang_getPointeeType(c));
+    return c;
+}
+
+/* "type-parameter-0-J" (after const, & and *) -> J; -1 otherwise. */
+static int dependent_index(CXType t)
+{
+    CXType c = pointee(t);
     CXString s = clang_getTypeSpelling(c);
     const char *sp = clang_getCString(s) ? clang_getCString(s) : "";
     if (strncmp(sp, "const ", 6) == 0)
@@ -376,8 +411,10 @@ static int through_holder(CXType *out, struct ctx *x, const struct dep_find *f, 
         CXType at = clang_getCursorType(clang_Cursor_getArgument(f->call, (unsigned)p.param));
         j = dependent_index(at);
         if (j < 0) {
-            CXType c = clang_getCanonicalType(clang_getNonReferenceType(at));
-            if (c.kind != CXType_Record)
+            CXType c = pointee(at);
+            char *it = integer_type(c);
+            free(it);
+            if (c.kind != CXType_Record && !it)
                 return 0;
             *out = c;
             return 1;
@@ -423,7 +460,7 @@ static void from_host_templates(struct buf *tparams, struct ctx *x, CXCursor k,
         char *sp = NULL;
         if (sscanf(line, "%15s %127s %127s", kind, name, value) == 3 && !strcmp(kind, "type") &&
             !strcmp(value, "float") && resolve_param(&t, x, k, i, TINST_HOST_DEPTH) &&
-            (sp = nameable_type(t)) && strlen(sp) < 128) {
+            ((sp = nameable_type(t)) || (sp = integer_type(t))) && strlen(sp) < 128) {
             buf_addf(&out, "type %s %s\n", name, sp);
             closure_push_decl(cl, clang_getTypeDeclaration(clang_getCanonicalType(t)));
         } else {

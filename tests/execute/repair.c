@@ -152,8 +152,35 @@ static void test_reposearch__finds_macros_typedefs_structs_and_functions(void)
     free(repo);
 }
 
+static void test_repair__block_max_drops_the_swept_sizes_whose_shared_tile_overflows(void)
+{
+    const char *harness = "#if 8 <= LSCAT_BLOCK_MAX\n    case 8: return &k<8>;\n#endif\n"
+                          "#if 16 <= LSCAT_BLOCK_MAX\n    case 16: return &k<16>;\n#endif\n"
+                          "#if 24 <= LSCAT_BLOCK_MAX\n    case 24: return &k<24>;\n#endif\n"
+                          "#if 32 <= LSCAT_BLOCK_MAX\n    case 32: return &k<32>;\n#endif\n";
+    struct diag_list d = DIAG_LIST_INIT;
+    classify_parse(&d, "ptxas error   : Entry function '_Z1kILi16EEvPf' uses too much shared data "
+                       "(0x10000 bytes, 0xc000 max)\n"
+                       "ptxas error   : Entry function '_Z1kILi32EEvPf' uses too much shared data "
+                       "(0x40000 bytes, 0xc000 max)\n");
+    /* the largest (256 KiB at 32) decides: a quarter of the tile at 16 is still 64 KiB */
+    CHECK_INT(repair_block_max(&d, harness, 0), ==, 8);
+    diag_list_release(&d);
+    classify_parse(&d, "ptxas error   : Entry function '_Z1kILi32EEvPf' uses too much shared data "
+                       "(0x10000 bytes, 0xc000 max)\n");
+    CHECK_INT(repair_block_max(&d, harness, 0), ==, 24);
+    CHECK_INT(repair_block_max(&d, harness, 24), ==, 16); /* still too large: one step down */
+    CHECK_INT(repair_block_max(&d, harness, 8), ==, 0);   /* nothing smaller is left */
+    CHECK_INT(repair_block_max(&d, "no swept sizes", 0), ==, 0);
+    diag_list_release(&d);
+    classify_parse(&d, "k.cu(3): error: identifier \"x\" is undefined\n");
+    CHECK_INT(repair_block_max(&d, harness, 0), ==, 0);
+    diag_list_release(&d);
+}
+
 int main(void)
 {
+    TEST_RUN(test_repair__block_max_drops_the_swept_sizes_whose_shared_tile_overflows);
     TEST_RUN(test_repair__rewrites_intrinsics_but_not_comments_strings_or_sync_forms);
     TEST_RUN(test_repair__drops_the_host_function_an_error_points_into);
     TEST_RUN(test_repair__never_drops_device_code);

@@ -373,6 +373,32 @@ static void test_extract__instantiates_a_functor_template_from_the_trees_call_si
     free(root);
 }
 
+static void test_extract__an_integer_type_from_the_trees_launches_replaces_float(void)
+{
+    char *root = realpath(test_tmpdir(), NULL);
+    struct buf out = BUF_INIT, list = BUF_INIT;
+    extract_src(&out, root, "k.cu",
+                "template <class K> __global__ void bits(K *k) { k[0] = k[1] >> 2; }\n"
+                "template <class K, int D> __global__ void merge(K *k) { k[0] = k[1] % D; }\n"
+                "template <class T> __global__ void scale(T *x) { x[0] *= 2; }\n"
+                "template <class K> void run(K *k) { merge<K, 2><<<1, 32>>>(k); }\n"
+                "void host(float *x, unsigned *u, int *i)\n"
+                "{ bits<<<1, 32>>>(u); run(i); scale<<<1, 32>>>(x); scale<<<1, 32>>>(u); }\n",
+                NULL, 0);
+    kernel_tparams(&list, &out);
+    const char *cuda = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
+    char *rt = fs_join(cuda, "include/cuda.h");
+    if (fs_exists(rt)) { /* launches parse only with the toolkit's headers */
+        CHECK_CONTAINS(list.data, "bits: type K unsigned\n|"); /* "unsigned int": one word */
+        CHECK_CONTAINS(list.data, "merge: type K int\n"); /* through a host template */
+        CHECK_CONTAINS(list.data, "scale: type T float\n|"); /* a float launch wins */
+    }
+    free(rt);
+    buf_release(&list);
+    buf_release(&out);
+    free(root);
+}
+
 static void test_extract__instantiates_a_type_parameter_from_the_members_the_kernel_uses(void)
 {
     char *root = realpath(test_tmpdir(), NULL);
@@ -669,6 +695,7 @@ int main(void)
     TEST_RUN(test_extract__a_kernel_the_parse_drops_is_recorded_as_unparsed);
     TEST_RUN(test_extract__instantiates_a_functor_template_from_the_trees_call_sites);
     TEST_RUN(test_extract__instantiates_a_type_parameter_from_the_members_the_kernel_uses);
+    TEST_RUN(test_extract__an_integer_type_from_the_trees_launches_replaces_float);
     TEST_RUN(test_sysinc__finds_openmp_and_lscats_own_helper_headers);
     TEST_RUN(test_extract__keeps_a_conditional_block_around_a_declaration_whole);
     TEST_RUN(test_srctext__refuses_includes_leaving_the_tree);
