@@ -96,8 +96,9 @@ static enum build_class class_of(const char *msg, char **subject)
     } else if ((has(msg, "must have class type but it has type") && has(msg, "\"float")) ||
                has(msg, "followed by \"::\" must be a class or namespace name") ||
                has(msg, "must have integral or unscoped enum type") ||
-               (has(msg, "\"float *\"") && (has(msg, "is incompatible with parameter of type") ||
-                                             has(msg, "cannot be used to initialize")))) {
+               has(msg, "argument of type \"float *\" is incompatible with parameter") ||
+               (has(msg, "cannot be used to initialize an entity of type \"float *\"") &&
+                has(msg, "int *"))) {
         c = CLASS_TEMPLATE_TYPE;    /* a type parameter at float used as a class or an integer */
     } else if (has(msg, "uses too much shared data") || has(msg, "too much global constant data") ||
                has(msg, "uses too much local data")) {

@@ -96,7 +96,81 @@ static int line_of(const char *s, size_t at)
     return line;
 }
 
-/* "#define IDENT" with its continuation lines. */
+/* Is offset at inside a comment (a commented-out `#define N 512`)? */
+static int in_comment(const char *s, size_t at)
+{
+    int block = 0, line = 0;
+    for (size_t i = 0; i < at && s[i]; i++) {
+        if (line) {
+            line = s[i] != '\n';
+        } else if (block) {
+            if (s[i] == '*' && s[i + 1] == '/')
+                block = 0, i++;
+        } else if (s[i] == '/' && s[i + 1] == '*') {
+            block = 1, i++;
+        } else if (s[i] == '/' && s[i + 1] == '/') {
+            line = 1, i++;
+        }
+    }
+    return block || line;
+}
+
+/* Is the line at [b, e) a preprocessor line, a comment or blank? */
+static int macro_only_line(const char *b, const char *e)
+{
+    while (b < e && isspace((unsigned char)*b))
+        b++;
+    return b == e || *b == '#' || (b[0] == '/' && (b[1] == '/' || b[1] == '*')) || *b == '*';
+}
+
+/* A #define inside a block of preprocessor lines only (`#ifdef RD_WG_SIZE_0_0 / #define
+ * NUMBER_THREADS RD_WG_SIZE_0_0 / #else / #define NUMBER_THREADS 256 / #endif`): the whole
+ * #if ... #endif, so the preprocessor picks the branch. [*start, *end) grows when so. */
+static void whole_conditional(const char *s, size_t *start, size_t *end)
+{
+    const char *open = NULL;
+    int depth = 0;
+    for (const char *l = s + *start; l > s;) { /* back to the #if this line sits in */
+        const char *b = l - 1;
+        while (b > s && b[-1] != '\n')
+            b--;
+        if (!macro_only_line(b, l - 1))
+            return;
+        const char *t = b;
+        while (*t == ' ' || *t == '\t')
+            t++;
+        if (!strncmp(t, "#endif", 6))
+            depth++;
+        else if (!strncmp(t, "#if", 3) && depth-- == 0) {
+            open = b;
+            break;
+        }
+        l = b;
+    }
+    if (!open)
+        return;
+    depth = 0;
+    for (const char *l = s + *end; *l;) { /* on to its #endif */
+        const char *e = strchr(l + (*l == '\n'), '\n');
+        e = e ? e : l + strlen(l);
+        const char *t = l + (*l == '\n');
+        if (!macro_only_line(t, e))
+            return;
+        while (*t == ' ' || *t == '\t')
+            t++;
+        if (!strncmp(t, "#if", 3))
+            depth++;
+        else if (!strncmp(t, "#endif", 6) && depth-- == 0) {
+            *start = (size_t)(open - s);
+            *end = (size_t)(e - s);
+            return;
+        }
+        l = e;
+    }
+}
+
+/* "#define IDENT" with its continuation lines (not one in a comment), with the conditional
+ * block of preprocessor lines around it. */
 static int find_define(const char *s, const char *ident, size_t *start, size_t *end)
 {
     size_t il = strlen(ident);
@@ -104,7 +178,7 @@ static int find_define(const char *s, const char *ident, size_t *start, size_t *
         const char *h = p;
         while (h > s && (h[-1] == ' ' || h[-1] == '\t'))
             h--;
-        if (h == s || h[-1] != '#')
+        if (h == s || h[-1] != '#' || in_comment(s, (size_t)(h - 1 - s)))
             continue;
         const char *q = p + 6;
         while (*q == ' ' || *q == '\t')
@@ -115,7 +189,10 @@ static int find_define(const char *s, const char *ident, size_t *start, size_t *
         while (*e && !(*e == '\n' && e[-1] != '\\'))
             e++;
         *start = (size_t)(h - 1 - s);
+        while (*start > 0 && s[*start - 1] != '\n')
+            (*start)--; /* from the line's start */
         *end = (size_t)(e - s);
+        whole_conditional(s, start, end);
         return 0;
     }
     return -1;
@@ -137,6 +214,33 @@ static int tag_before(const char *s, size_t start, size_t at)
     return 0;
 }
 
+/* Does the declarator list after a body's closing brace (`} NAME, *PNAME;`, ending at end)
+ * name ident? */
+static int declarator_names(const char *s, size_t end, const char *ident)
+{
+    size_t b = end, il = strlen(ident);
+    while (b > 0 && s[b - 1] != '}')
+        b--;
+    for (const char *p = s + b; p + il <= s + end; p++)
+        if (strncmp(p, ident, il) == 0 && !srcscan_is_ident((unsigned char)p[il]) &&
+            (p == s || !srcscan_is_ident((unsigned char)p[-1])))
+            return 1;
+    return 0;
+}
+
+/* A struct body's span ends at its '}'; the declarators that follow (`} NAME;`, a typedef's
+ * name) join it, up to the ';' (nothing else than names, '*', ',' and spaces between). */
+static size_t with_declarators(const char *s, size_t end)
+{
+    size_t k = end;
+    if (k == 0 || s[k - 1] != '}')
+        return end;
+    while (s[k] && (isspace((unsigned char)s[k]) || srcscan_is_ident((unsigned char)s[k]) ||
+                    s[k] == '*' || s[k] == ',') && k - end < 256)
+        k++;
+    return s[k] == ';' ? k + 1 : end;
+}
+
 /* Is the top-level span [start,end) a definition of ident? */
 static int defines(const char *s, size_t start, size_t end, size_t brace, size_t at,
                    const char *ident)
@@ -156,7 +260,7 @@ static int defines(const char *s, size_t start, size_t end, size_t brace, size_t
     int yes = 0;
     if (srcscan_head_has(s, start, head_end, "typedef"))
         yes = !brace ? (*after == ';' || *after == '[' || *after == ')')
-                     : (strstr(s + at, ";") == s + end - 1);
+                     : (strstr(s + at, ";") == s + end - 1 || declarator_names(s, end, ident));
     else if (strstr(head, "using") && *after == '=')
         yes = 1;
     else if (brace && tag_before(s, start, at))
@@ -190,7 +294,7 @@ static int decl_visit(void *ctx, const char *path)
              at = srcscan_find_word(text.data, &sc, d->ident, (size_t)at + 1))
             found = sc.depth[at] == 0 &&
                     srcscan_top_span(text.data, &sc, (size_t)at, &start, &end, &brace) == 0 &&
-                    start <= (size_t)at &&
+                    start <= (size_t)at && (end = with_declarators(text.data, end)) > 0 &&
                     defines(text.data, start, end, brace, (size_t)at, d->ident);
         srcscan_release(&sc);
     }

@@ -109,6 +109,8 @@ static void test_classify__front_end_classes(void)
            "\"unsigned int *\"\n", CLASS_TEMPLATE_TYPE, "float *");
     expect("k.cu(7): error: argument of type \"int *\" is incompatible with parameter of type "
            "\"unsigned int *\"\n", CLASS_NO_MATCHING_OVERLOAD, "int *");
+    expect("k.cu(8): error: argument of type \"float\" is incompatible with parameter of type "
+           "\"float *\"\n", CLASS_NO_MATCHING_OVERLOAD, "float *");
     expect("ptxas error   : Entry function '_Z5sgemmILi32EEvPf' uses too much shared data "
            "(0x40000 bytes, 0xc000 max)\n", CLASS_RESOURCE_LIMIT, NULL);
     expect("a.cu(133): error: static assertion failed with \"\"\n", CLASS_STATIC_ASSERT, NULL);

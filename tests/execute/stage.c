@@ -32,7 +32,8 @@ static const char *const fixtures[] = {
     "undeclared_add_header", "undeclared_pull_decl", "unknown_type_pull", "no_matching_overload",
     "template_defaults", "incomplete_type", "redefinition", "removed_cuda_api",
     "host_from_device", "drop_host_code", "link_error", "other", "evil_socket", "evil_write",
-    "evil_forkbomb", "dynamic_parallelism", "missing_header_compat", "shadowed_toolkit", NULL,
+    "evil_forkbomb", "dynamic_parallelism", "missing_header_compat", "shadowed_toolkit",
+    "shared_overflow", NULL,
 };
 
 static struct fixture_env env;
@@ -69,9 +70,9 @@ static void test_execute__builds_all_fixtures_and_records_failures(void)
     o.probe = EXECUTE_PROBE_NEVER;
     CHECK_OK(execute_run(&first, env.s, env.work, &o, env.run_id));
     ready = 1;
-    CHECK_INT(first.kernels, ==, 22);
+    CHECK_INT(first.kernels, ==, 23);
     CHECK_INT(first.build_failed, ==, 4); /* no_matching_overload, incomplete, link, other */
-    CHECK_INT(first.built_first_try + first.built_after_repair, ==, 18);
+    CHECK_INT(first.built_first_try + first.built_after_repair, ==, 19);
     int64_t n = 0;
     CHECK_OK(store_query_int(&n, env.s, "SELECT count(*) FROM failures WHERE stage = 'execute'",
                              ""));
@@ -237,6 +238,23 @@ static void test_execute__classifies_an_error_directive_as_other(void)
     free(fe);
 }
 
+static void test_execute__drops_the_block_sizes_whose_shared_tile_overflows(void)
+{
+    /* 64 KiB at 32: the sizes up to 24 (36 KiB) stay */
+    check_build("shared_overflow", "ok", "resource_limit", "add_flag:-DLSCAT_BLOCK_MAX=24", NULL);
+    char *log = NULL;
+    CHECK_OK(store_query_text(&log, env.s, "SELECT a.log_path FROM build_attempts a JOIN builds b "
+                              "ON b.id = a.build_id WHERE b.kernel_id = ? AND a.attempt = 2", "t",
+                              id_of("shared_overflow")));
+    char *path = fs_join(env.work, log ? log : "");
+    struct buf text = BUF_INIT;
+    CHECK_OK(buf_read_file(&text, path));
+    CHECK_CONTAINS(text.data, " -DLSCAT_BLOCK_MAX=24 "); /* on nvcc's command line */
+    buf_release(&text);
+    free(path);
+    free(log);
+}
+
 static void test_execute__builds_dynamic_parallelism_with_relocatable_device_code(void)
 {
     check_build("dynamic_parallelism", "ok", "other", "add_flag:-rdc=true", NULL);
@@ -254,7 +272,7 @@ static void test_execute__a_second_run_rebuilds_nothing(void)
     o.probe = EXECUTE_PROBE_NEVER;
     CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
     CHECK_OK(store_query_int(&after, env.s, "SELECT count(*) FROM build_attempts", ""));
-    CHECK_INT(c.cached, ==, 22);
+    CHECK_INT(c.cached, ==, 23);
     CHECK_INT(c.built_first_try + c.built_after_repair + c.build_failed, ==, 0);
     CHECK_INT(after, ==, before); /* no nvcc run; the bench measures how long this takes */
 }
@@ -290,7 +308,7 @@ static void test_execute__an_edited_kernel_times_out_then_is_rebuilt(void)
     o.probe = EXECUTE_PROBE_NEVER;
     o.build_timeout_s = 5;
     CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
-    CHECK_INT(c.cached, ==, 21);
+    CHECK_INT(c.cached, ==, 22);
     CHECK_INT(c.build_failed, ==, 1);
     check_build("ok", "failed", "timeout", "[]", "timeout");
     /* the same kernel.cu (the same cache key), the FIFO now an empty file: a timeout is
@@ -301,7 +319,7 @@ static void test_execute__an_edited_kernel_times_out_then_is_rebuilt(void)
     free(line);
     o.build_timeout_s = 300;
     CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
-    CHECK_INT(c.cached, ==, 21);
+    CHECK_INT(c.cached, ==, 22);
     CHECK_INT(c.built_first_try, ==, 1);
     check_build("ok", "ok", "none", "[]", NULL);
 }
@@ -360,7 +378,7 @@ static void test_execute__sandboxed_probes_stop_misbehaving_host_code_and_go_on(
     o.probe = EXECUTE_PROBE_FORCE;
     o.probe_timeout_s = PROBE_LIMIT_S;
     CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
-    CHECK_INT(c.probed, ==, 18);
+    CHECK_INT(c.probed, ==, 19);
     int conn = accept(ls, NULL, NULL);
     close(ls);
     int net_isolated = caps->bwrap || caps->netns; /* GPU probes run without Landlock */
@@ -694,6 +712,7 @@ int main(void)
     TEST_RUN(test_execute__classifies_an_unresolved_device_function_as_link_error);
     TEST_RUN(test_execute__classifies_an_error_directive_as_other);
     TEST_RUN(test_execute__builds_dynamic_parallelism_with_relocatable_device_code);
+    TEST_RUN(test_execute__drops_the_block_sizes_whose_shared_tile_overflows);
     TEST_RUN(test_execute__a_second_run_rebuilds_nothing);
     TEST_RUN(test_execute__an_edited_kernel_times_out_then_is_rebuilt);
     TEST_RUN(test_execute__sandboxed_probes_stop_misbehaving_host_code_and_go_on);
