@@ -170,11 +170,63 @@ static int has_unit(struct closure *cl, int idx)
     return 0;
 }
 
+/* Names `__launch_bounds__(W, CTMIN(SHM_SIZE / sizeof(T), 8))` uses: libclang does not visit
+ * attribute arguments, so each identifier in them is looked up among the namespace-scope
+ * variables of the translation unit (the kernel's namespace first). */
+static void push_named_var(struct closure *cl, const char *name, CXCursor near)
+{
+    CXCursor best = clang_getNullCursor();
+    CXCursor ns = clang_getCursorSemanticParent(near);
+    for (size_t i = 0; i < cl->x->ntops; i++) {
+        CXCursor t = cl->x->tops[i].c;
+        enum CXCursorKind k = clang_getCursorKind(t);
+        if (k != CXCursor_VarDecl)
+            continue;
+        CXString ts = clang_getCursorSpelling(t);
+        int same = clang_getCString(ts) && strcmp(clang_getCString(ts), name) == 0;
+        clang_disposeString(ts);
+        if (same && (clang_Cursor_isNull(best) || clang_equalCursors(clang_getCursorSemanticParent(t), ns)))
+            best = t;
+    }
+    if (!clang_Cursor_isNull(best))
+        closure_push_decl(cl, best);
+}
+
+static void head_refs(struct closure *cl, CXCursor c)
+{
+    enum CXCursorKind k = clang_getCursorKind(c);
+    if (k != CXCursor_FunctionDecl && k != CXCursor_FunctionTemplate)
+        return;
+    CXTranslationUnit tu = clang_Cursor_getTranslationUnit(c);
+    CXToken *tok = NULL;
+    unsigned n = 0;
+    clang_tokenize(tu, clang_getCursorExtent(c), &tok, &n);
+    int depth = -1; /* > 0: inside __launch_bounds__( ... ) */
+    for (unsigned i = 0; i < n; i++) {
+        CXString sp = clang_getTokenSpelling(tu, tok[i]);
+        const char *t = clang_getCString(sp) ? clang_getCString(sp) : "";
+        int stop = depth < 0 && strcmp(t, "{") == 0;
+        if (depth < 0 && strcmp(t, "__launch_bounds__") == 0)
+            depth = 0;
+        else if (depth >= 0 && strcmp(t, "(") == 0)
+            depth++;
+        else if (depth > 0 && strcmp(t, ")") == 0)
+            depth = depth == 1 ? -1 : depth - 1;
+        else if (depth > 0 && clang_getTokenKind(tok[i]) == CXToken_Identifier)
+            push_named_var(cl, t, c);
+        clang_disposeString(sp);
+        if (stop)
+            break;
+    }
+    clang_disposeTokens(tu, tok, n);
+}
+
 static void add_unit(struct closure *cl, int idx)
 {
     XGROW(cl->units, cl->nunits + 1, cl->units_cap);
     cl->units[cl->nunits++] = idx;
     clang_visitChildren(cl->x->tops[idx].c, refs_visit, cl);
+    head_refs(cl, cl->x->tops[idx].c);
 }
 
 /* Explicit and partial specialisations of a class or function template the closure uses

@@ -106,6 +106,7 @@ static void test_repair__adds_each_header_once(void)
     free(f);
     CHECK_STR(repair_header_for("curand_init"), "<curand_kernel.h>");
     CHECK_STR(repair_header_for("std::chrono"), "<chrono>");
+    CHECK_STR(repair_header_for("std::uintptr_t"), "<cstdint>"); /* namespace "std" has no member */
     CHECK(repair_header_for("no_such_thing") == NULL);
     buf_release(&s);
 }

@@ -417,9 +417,14 @@ static void test_extract__instantiates_a_type_parameter_from_the_members_the_ker
                 "{ w[threadIdx.x].x /= 2; w[threadIdx.x].y /= 2; }\n"
                 "template <class TR> __global__ void flag(float *x) { if (TR::on()) x[0] = 1; }\n"
                 "template <class T> __global__ void keep(T *x) { T v = x[0]; x[1] = v; }\n"
-                "template <class T> __global__ void unknown(T t, float *x) { x[0] = t.nowhere; }\n",
+                "template <class T> __global__ void unknown(T t, float *x) { x[0] = t.nowhere; }\n"
+                "namespace lim { const int SHM = 48 * 1024; }\n"
+                "template <int W> __global__ void __launch_bounds__(W, lim::SHM / (W * 64))\n"
+                "bounded(float *x) { x[0] = 0; }\n",
                 NULL, 0);
     kernel_tparams(&list, &out);
+    /* a name only __launch_bounds__ uses joins the closure */
+    CHECK_CONTAINS(list.data, "namespace lim {\nconst int SHM = 48 * 1024;");
     /* the class declaring every member used, with its closure; float for its own unused S */
     CHECK_CONTAINS(list.data, "rowcopy: type L Reader<float>\ntype W Writer\n|");
     CHECK_CONTAINS(list.data, "struct Writer");
