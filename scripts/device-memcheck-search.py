@@ -15,11 +15,13 @@
 #   --all      run every stored try (no stop at the first clean one): each try's plain outcome
 #              against memcheck's
 # Prints, last: kernels/s, memcheck processes and their wall, and the verdicts compared.
-# The harnesses are untrusted: each runs as nobody (when root), with a 60 s limit and its output
+# The harnesses are untrusted: each runs as nobody (when root), in its own session killed at
+# MCS_TIMEOUT seconds (default 10, the probe's small-size deadline), its output
 # capped (16 MiB files, 64 KiB read back).
 import concurrent.futures as cf, json, os, re, resource, sqlite3, subprocess, sys, tempfile, time
 
 SAN = os.environ.get("COMPUTE_SANITIZER", "/usr/local/cuda/bin/compute-sanitizer")
+LIMIT = float(os.environ.get("MCS_TIMEOUT", "10"))  # s per process (a harness's 1024x1 deadline)
 SMALL = re.compile(r"\(at (1024x1|64x64),")
 
 
@@ -65,12 +67,17 @@ def run_try(harness, binding, lines, tmp):
     if binding != "area":
         cmd += ["--bind", binding]
     t0 = time.time()
+    # its own session, killed whole at the limit: killing compute-sanitizer alone left the
+    # harness holding the GPU (7 compute apps after session 11's first pass)
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, cwd=tmp, text=True, start_new_session=True,
+                         preexec_fn=drop)
     try:
-        p = subprocess.run(cmd, input="\n".join(lines) + "\n", text=True, timeout=60,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp,
-                           preexec_fn=drop)
+        p.communicate("\n".join(lines) + "\n", timeout=LIMIT)
         rc = p.returncode
     except subprocess.TimeoutExpired:
+        os.killpg(p.pid, 9)
+        p.wait()
         rc = "timeout"
     wall = time.time() - t0
     text = open(log, errors="replace").read(65536) if os.path.exists(log) else ""
@@ -135,6 +142,10 @@ def main():
     json.dump(res, open(outp, "w"))
     procs = sum(len(v) for v in res.values())
     pw = sum(r["wall"] for v in res.values() for r in v)
+    walls = sorted(r["wall"] for v in res.values() for r in v if r["rc"] != "timeout")
+    print("processes that ended by themselves: %d, median %.2f s, mean %.2f s; at the limit: %d" % (
+        len(walls), walls[len(walls) // 2] if walls else 0, sum(walls) / len(walls) if walls else 0,
+        procs - len(walls)))
     print("memcheck search: %d kernels, %d processes, %.1f s wall with %d workers: %.2f kernels/s, "
           "%.2f s per process (process-seconds %.0f)" % (len(res), procs, wall, n,
                                                         len(res) / wall if wall else 0,

@@ -150,10 +150,11 @@ probe() { # mode: before:N / after:N / after:NsS
 mcs() {
     local spec=${1#mcs:} all=()
     [[ $spec == *a ]] && { all=(--all); spec=${spec%a}; }
-    [ "$(left)" -gt 30 ] || { note "== $1: skipped, $(left) s left"; return; }
+    [ "$(left)" -gt 45 ] || { note "== $1: skipped, $(left) s left"; return; }
     [ -f "$BASE/before.db" ] || gzip -dc "$ROOT/${PB_MCS_BEFORE:-.dev/rc10-final.db.gz}" > "$BASE/before.db"
     chmod -R o+rX "$BASE/w/after"
     settle "before $1"
+    [ "$(left)" -gt 30 ] || { note "== $1: skipped, $(left) s left"; return; }
     note "== $1:"
     timeout -k 10 $(( $(left) - 15 )) python3 scripts/device-memcheck-search.py "$BASE/w/after" "$BASE/before.db" \
         "$spec" "$OUT/${1//:/-}.json" "${all[@]}" 2>&1 | tail -30 | sed 's/^/   /' | tee -a "$S"
