@@ -272,6 +272,8 @@ static int defines(const char *s, size_t start, size_t end, size_t brace, size_t
     else if (!brace && (*after == '=' || *after == '[') &&
              (strstr(head, "const") || strstr(head, "__constant__") || strstr(head, "__device__")))
         yes = 1;
+    else if (!brace && *after == ';' && (strstr(head, "__constant__") || strstr(head, "__device__")))
+        yes = 1; /* __constant__ params_common d_common; */
     free(head);
     return yes;
 }

@@ -126,13 +126,14 @@ static void test_reposearch__finds_macros_typedefs_structs_and_functions(void)
 {
     const char *root = getenv("LSCAT_ROOT");
     char *repo = xasprintf("%s/tests/execute/fixtures/repo", root ? root : ".");
-    const char *names[] = { "BLOCK_DIM", "real_t", "Pair", "sq", "cg", "Node", "THREADS", NULL };
+    const char *names[] = { "BLOCK_DIM", "real_t", "Pair", "sq", "cg", "Node", "THREADS", "d_pair", NULL };
     const char *want[] = { "#define BLOCK_DIM 16", "typedef float real_t;", "struct Pair { float a, b; };",
                            "__device__ inline float sq(float v)",
                            "namespace cg = cooperative_groups;",
                            "typedef struct Node {\n\tint key;\n\tfloat value;\n} Node;",
                            /* not the commented-out one; the whole conditional */
-                           "#ifdef WG_SIZE\n#define THREADS WG_SIZE\n#else\n#define THREADS 256\n#endif" };
+                           "#ifdef WG_SIZE\n#define THREADS WG_SIZE\n#else\n#define THREADS 256\n#endif",
+                           "__constant__ Pair d_pair;" /* a device variable without initialiser */ };
     for (int i = 0; names[i]; i++) {
         struct buf out = BUF_INIT, origin = BUF_INIT;
         const char *via = NULL;
