@@ -380,6 +380,7 @@ static char *explicit_arg(CXCursor call, CXCursor target, int idx)
 /* The function parameter of template t whose type is its template parameter idx, or -1. */
 struct fp_find {
     int idx, at, param;
+    int ptr; /* the parameter is a pointer to it (`K *keys`) */
 };
 
 static enum CXChildVisitResult fp_visit(CXCursor c, CXCursor parent, void *d)
@@ -388,26 +389,32 @@ static enum CXChildVisitResult fp_visit(CXCursor c, CXCursor parent, void *d)
     struct fp_find *f = d;
     if (clang_getCursorKind(c) != CXCursor_ParmDecl)
         return CXChildVisit_Continue;
-    if (f->param < 0 && dependent_index(clang_getCursorType(c)) == f->idx)
+    if (f->param < 0 && dependent_index(clang_getCursorType(c)) == f->idx) {
         f->param = f->at;
+        f->ptr = clang_getCanonicalType(clang_getNonReferenceType(clang_getCursorType(c))).kind ==
+                 CXType_Pointer;
+    }
     f->at++;
     return CXChildVisit_Continue;
 }
 
-static int resolve_param(CXType *out, struct ctx *x, CXCursor t, int idx, int depth);
+static int resolve_param(CXType *out, int *via_ptr, struct ctx *x, CXCursor t, int idx,
+                         int depth);
 
-/* Template parameter idx of target, as the dependent call inside f->holder gives it. */
-static int through_holder(CXType *out, struct ctx *x, const struct dep_find *f, int idx,
-                          int depth)
+/* Template parameter idx of target, as the dependent call inside f->holder gives it; *via_ptr
+ * set when deduced through a pointer argument. */
+static int through_holder(CXType *out, int *via_ptr, struct ctx *x, const struct dep_find *f,
+                          int idx, int depth)
 {
     char *name = explicit_arg(f->call, f->target, idx);
     int j = name ? holder_param_named(f->holder, name) : -1;
     free(name);
     if (j < 0) { /* deduced from an argument: a parameter of type T, given the holder's own */
-        struct fp_find p = { idx, 0, -1 };
+        struct fp_find p = { idx, 0, -1, 0 };
         clang_visitChildren(f->target, fp_visit, &p);
         if (p.param < 0 || p.param >= clang_Cursor_getNumArguments(f->call))
             return 0;
+        *via_ptr |= p.ptr;
         CXType at = clang_getCursorType(clang_Cursor_getArgument(f->call, (unsigned)p.param));
         j = dependent_index(at);
         if (j < 0) {
@@ -420,12 +427,13 @@ static int through_holder(CXType *out, struct ctx *x, const struct dep_find *f, 
             return 1;
         }
     }
-    return resolve_param(out, x, f->holder, j, depth - 1);
+    return resolve_param(out, via_ptr, x, f->holder, j, depth - 1);
 }
 
 /* The type the tree gives template parameter idx of t: a call with it concrete, else through
  * the function templates that call t. 1 when found. */
-static int resolve_param(CXType *out, struct ctx *x, CXCursor t, int idx, int depth)
+static int resolve_param(CXType *out, int *via_ptr, struct ctx *x, CXCursor t, int idx,
+                         int depth)
 {
     CXCursor spec;
     if (find_call(&spec, x, t) && idx < clang_Cursor_getNumTemplateArguments(spec) &&
@@ -439,8 +447,11 @@ static int resolve_param(CXType *out, struct ctx *x, CXCursor t, int idx, int de
             continue;
         struct dep_find f = { t, x->tops[i].c, clang_getNullCursor(), 0 };
         clang_visitChildren(x->tops[i].c, dep_visit, &f);
-        if (f.found && !clang_Cursor_isNull(f.call) && through_holder(out, x, &f, idx, depth))
+        int ptr = *via_ptr;
+        if (f.found && !clang_Cursor_isNull(f.call) && through_holder(out, &ptr, x, &f, idx, depth)) {
+            *via_ptr = ptr;
             return 1;
+        }
     }
     return 0;
 }
@@ -458,9 +469,11 @@ static void from_host_templates(struct buf *tparams, struct ctx *x, CXCursor k,
         char kind[16] = "", name[128] = "", value[128] = "";
         CXType t;
         char *sp = NULL;
+        int ptr = 0; /* through a pointer argument only an integer type is taken (keys): a
+                      * `floatX *` buffer of the tree's own precision (__nv_bfloat16) keeps float */
         if (sscanf(line, "%15s %127s %127s", kind, name, value) == 3 && !strcmp(kind, "type") &&
-            !strcmp(value, "float") && resolve_param(&t, x, k, i, TINST_HOST_DEPTH) &&
-            ((sp = nameable_type(t)) || (sp = integer_type(t))) && strlen(sp) < 128) {
+            !strcmp(value, "float") && resolve_param(&t, &ptr, x, k, i, TINST_HOST_DEPTH) &&
+            ((sp = integer_type(t)) || (!ptr && (sp = nameable_type(t)))) && strlen(sp) < 128) {
             buf_addf(&out, "type %s %s\n", name, sp);
             closure_push_decl(cl, clang_getTypeDeclaration(clang_getCanonicalType(t)));
         } else {

@@ -382,8 +382,12 @@ static void test_extract__an_integer_type_from_the_trees_launches_replaces_float
                 "template <class K, int D> __global__ void merge(K *k) { k[0] = k[1] % D; }\n"
                 "template <class T> __global__ void scale(T *x) { x[0] *= 2; }\n"
                 "template <class K> void run(K *k) { merge<K, 2><<<1, 32>>>(k); }\n"
+                "struct half16 { unsigned short bits; };\n"
+                "template <class T> __global__ void norm(T *x) { x[0] = x[1]; }\n"
+                "template <class F> void prec(F *x) { norm<<<1, 32>>>(x); }\n"
                 "void host(float *x, unsigned *u, int *i)\n"
-                "{ bits<<<1, 32>>>(u); run(i); scale<<<1, 32>>>(x); scale<<<1, 32>>>(u); }\n",
+                "{ bits<<<1, 32>>>(u); run(i); scale<<<1, 32>>>(x); scale<<<1, 32>>>(u);\n"
+                "  prec((half16 *)x); }\n",
                 NULL, 0);
     kernel_tparams(&list, &out);
     const char *cuda = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
@@ -392,6 +396,8 @@ static void test_extract__an_integer_type_from_the_trees_launches_replaces_float
         CHECK_CONTAINS(list.data, "bits: type K unsigned\n|"); /* "unsigned int": one word */
         CHECK_CONTAINS(list.data, "merge: type K int\n"); /* through a host template */
         CHECK_CONTAINS(list.data, "scale: type T float\n|"); /* a float launch wins */
+        /* a class through a pointer argument of a host template: the buffer's precision */
+        CHECK_CONTAINS(list.data, "norm: type T float\n|");
     }
     free(rt);
     buf_release(&list);
