@@ -89,16 +89,24 @@ int harness_grid2d(const struct harness_kernel *k)
     return kind < 0 ? k->is2d : kind == INDEXING_2D || kind == INDEXING_3D;
 }
 
-/* The grid rule and the output check's reference block follow the kernel's indexing. */
+/* The grid rule follows the kernel's indexing; the output check's reference block too, unless
+ * the source's own launch says its block (what the kernel was written for). */
 static void add_indexing(struct buf *out, const struct harness_kernel *k)
 {
     int two_d = harness_grid2d(k);
     const char *name = k->indexing ? k->indexing : two_d ? "2d" : "1d";
+    struct harness_launch l;
+    char ref[48];
+    harness_launch_parse(&l, k->launch);
+    if (l.block[0] && (long long)l.block[0] * l.block[1] * l.block[2] <= 1024)
+        snprintf(ref, sizeof ref, "%d, %d, %d", l.block[0], l.block[1], l.block[2]);
+    else
+        snprintf(ref, sizeof ref, "%s", two_d ? "16, 16, 1" : "256, 1, 1");
     buf_addf(out, "#define LSCAT_INDEXING \"%s\"\n", indexing_parse(name) < 0 ? "1d" : name);
     buf_addf(out, "static const int lscat_grid2d = %d; /* 1: it indexes y, every shape gets a 2D "
                   "grid */\n", two_d);
     buf_addf(out, "static const unsigned lscat_ref_block[3] = { %s }; /* the output check's "
-                  "reference */\n", two_d ? "16, 16, 1" : "256, 1, 1");
+                  "reference */\n", ref);
 }
 
 static void add_pick(struct buf *out, const struct harness_kernel *k)
