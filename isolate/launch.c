@@ -1,7 +1,8 @@
 /* The repository's own launch of a kernel: the block, dynamic shared memory and grid of its
  * first `k<<<grid, block, smem>>>(...)` in the tree whose block is a constant (literals,
- * macros, constexpr, `dim3 b(32, 8)` variables), and its `__launch_bounds__` maximum. The probe
- * tries that block first when its own shapes fault (docs/execute.md "Block retry"). */
+ * macros, constexpr, `dim3 b(32, 8)` variables; the bytes else from the tree's opt-in
+ * cudaFuncSetAttribute), and its `__launch_bounds__` maximum. The probe tries that block first
+ * when its own shapes fault (docs/execute.md "Block retry"). */
 #include "isolate/extract_impl.h"
 
 #include "common/xalloc.h"
@@ -168,12 +169,58 @@ static void read_config(struct launch_src *o, CXCursor cfg)
         o->smem = scalar(&v, sm, 4) && v >= 0 ? v : -1;
 }
 
+/* Inside a function template a launch's callee may stay unresolved (`k<<<1, 1024>>>(v)` with
+ * v of a template type): a reference to an overload set naming the kernel. */
+struct callee_find {
+    CXCursor kernel;
+    int hit;
+};
+
+static int names_kernel(CXCursor c, CXCursor kernel)
+{
+    if (is_kernel(clang_getCursorReferenced(c), kernel))
+        return 1;
+    if (clang_getCursorKind(c) == CXCursor_OverloadedDeclRef)
+        for (unsigned i = 0; i < clang_getNumOverloadedDecls(c); i++)
+            if (is_kernel(clang_getOverloadedDecl(c, i), kernel))
+                return 1;
+    return 0;
+}
+
+static enum CXChildVisitResult callee_visit(CXCursor c, CXCursor parent, void *d)
+{
+    (void)parent;
+    struct callee_find *f = d;
+    f->hit = names_kernel(c, f->kernel);
+    return f->hit ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+static enum CXChildVisitResult first_child(CXCursor c, CXCursor parent, void *d)
+{
+    (void)parent;
+    *(CXCursor *)d = c;
+    return CXChildVisit_Break;
+}
+
+static int calls_kernel(CXCursor call, CXCursor kernel)
+{
+    if (is_kernel(clang_getCursorReferenced(call), kernel))
+        return 1;
+    CXCursor callee = clang_getNullCursor();
+    clang_visitChildren(call, first_child, &callee);
+    if (clang_Cursor_isNull(callee))
+        return 0;
+    struct callee_find f = { kernel, names_kernel(callee, kernel) };
+    if (!f.hit)
+        clang_visitChildren(callee, callee_visit, &f);
+    return f.hit;
+}
+
 static enum CXChildVisitResult launch_visit(CXCursor c, CXCursor parent, void *d)
 {
     (void)parent;
     struct launch_find *f = d;
-    if (clang_getCursorKind(c) == CXCursor_CallExpr &&
-        is_kernel(clang_getCursorReferenced(c), f->kernel)) {
+    if (clang_getCursorKind(c) == CXCursor_CallExpr && calls_kernel(c, f->kernel)) {
         CXCursor cfg = clang_getNullCursor();
         clang_visitChildren(c, config_of, &cfg);
         if (!clang_Cursor_isNull(cfg)) {
@@ -181,6 +228,36 @@ static enum CXChildVisitResult launch_visit(CXCursor c, CXCursor parent, void *d
             if (f->out->has_block)
                 return CXChildVisit_Break;
         }
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* `cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)`: the dynamic
+ * shared memory the tree opts kernel k in to, where its launch's own bytes are not constant
+ * (`k<<<g, b, smem_max_size>>>` with smem_max_size returned by an init function). */
+static enum CXChildVisitResult optin_visit(CXCursor c, CXCursor parent, void *d)
+{
+    (void)parent;
+    struct launch_find *f = d;
+    if (clang_getCursorKind(c) != CXCursor_CallExpr || clang_Cursor_getNumArguments(c) != 3)
+        return CXChildVisit_Recurse;
+    CXString s = clang_getCursorSpelling(c);
+    int named = clang_getCString(s) && strcmp(clang_getCString(s), "cudaFuncSetAttribute") == 0;
+    clang_disposeString(s);
+    if (!named)
+        return CXChildVisit_Recurse;
+    CXCursor k = clang_Cursor_getArgument(c, 0), attr = unwrap(clang_Cursor_getArgument(c, 1));
+    CXString a = clang_getCursorSpelling(clang_getCursorReferenced(attr));
+    int max_dyn = clang_getCString(a) &&
+                  strcmp(clang_getCString(a), "cudaFuncAttributeMaxDynamicSharedMemorySize") == 0;
+    clang_disposeString(a);
+    struct callee_find cf = { f->kernel, names_kernel(k, f->kernel) };
+    if (max_dyn && !cf.hit)
+        clang_visitChildren(k, callee_visit, &cf);
+    long long v;
+    if (max_dyn && cf.hit && scalar(&v, clang_Cursor_getArgument(c, 2), 4) && v > 0) {
+        f->out->smem = v;
+        return CXChildVisit_Break;
     }
     return CXChildVisit_Recurse;
 }
@@ -259,6 +336,11 @@ void launch_find(struct launch_src *out, struct ctx *x, CXCursor k)
     }
     if (!out->has_block)
         out->smem = -1, out->has_grid = 0;
+    for (size_t i = 0; i < x->ntops && out->has_block && out->smem < 0; i++) {
+        enum CXCursorKind kind = clang_getCursorKind(x->tops[i].c);
+        if (kind != CXCursor_Namespace && kind != CXCursor_LinkageSpec)
+            clang_visitChildren(x->tops[i].c, optin_visit, &f);
+    }
     out->bounds = launch_bounds(x, k);
 }
 

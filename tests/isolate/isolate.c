@@ -348,6 +348,7 @@ static void kernel_launches(struct buf *list, struct buf *out)
 
 /* The repository's own launch (isolate/launch.c): a dim3 temporary with shared memory bytes,
  * a dim3 variable of macros and constexpr values with a macro's 64 KiB, a template's launch,
+ * one inside a host template, bytes from the tree's cudaFuncSetAttribute opt-in,
  * __launch_bounds__ with a literal and a macro; a block known only at run time stays out. */
 static void test_extract__records_the_sources_own_launch_and_launch_bounds(void)
 {
@@ -366,7 +367,15 @@ static void test_extract__records_the_sources_own_launch_and_launch_bounds(void)
                 "{ dim3 blk(BS, TY); size_t bytes = SHM;\n"
                 "  tile<<<dim3(n / 32, n / 8), dim3(32, 8), 2048>>>(a, n);\n"
                 "  big<<<16, blk, bytes>>>(a); bounded<<<1, 64>>>(a); bmacro<<<n, b>>>(a);\n"
-                "  tk<4><<<dim3(2, 2, 1), 128, 4 * 256>>>(a); dyn<<<1, b>>>(a); }\n", NULL, 0);
+                "  tk<4><<<dim3(2, 2, 1), 128, 4 * 256>>>(a); dyn<<<1, b>>>(a); }\n"
+                "template <class F> __global__ void tsum(float *r, const F *v) { r[0] = v[0]; }\n"
+                "template <class F> void th(float *r, const F *v) { tsum<<<1, 1024>>>(r, v); }\n"
+                "__global__ void optk(float *a) { extern __shared__ float s[]; s[0] = 1; a[0] = s[0]; }\n"
+                "static size_t init_optk() { size_t m = (64 + 8) * 1024;\n"
+                "  cudaFuncSetAttribute(optk, cudaFuncAttributeMaxDynamicSharedMemorySize, m);\n"
+                "  return m; }\n"
+                "void run_optk(float *a) { static size_t bytes = init_optk(); optk<<<4, 256, bytes>>>(a); }\n",
+                NULL, 0);
     kernel_launches(&list, &out);
     const char *cuda = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
     char *rt = fs_join(cuda, "include/cuda.h");
@@ -376,6 +385,10 @@ static void test_extract__records_the_sources_own_launch_and_launch_bounds(void)
         CHECK_CONTAINS(list.data, "tk: block 128 1 1\nsmem 1024\ngrid 2 2 1\n|");
         CHECK_CONTAINS(list.data, "bounded: block 64 1 1\nsmem 0\ngrid 1 1 1\nbounds 64\n|");
         CHECK_CONTAINS(list.data, "dyn: |"); /* a block known at run time only */
+        /* a launch left unresolved inside a host template */
+        CHECK_CONTAINS(list.data, "tsum: block 1024 1 1\nsmem 0\ngrid 1 1 1\n|");
+        /* bytes known only at run time: the tree's opt-in says them */
+        CHECK_CONTAINS(list.data, "optk: block 256 1 1\nsmem 73728\ngrid 4 1 1\n|");
     }
     CHECK_CONTAINS(list.data, "bmacro: bounds 128\n|");
     free(rt);
