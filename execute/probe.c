@@ -243,7 +243,6 @@ static int small_clean(const char *results, int large, int want)
 /* A block shape of the block retry (PROBE_RETRY_BLOCKS_1D/_2D); NULL: the probe's own shapes. */
 struct shape {
     int bx, by, bz; /* bz 0 reads as 1 */
-    int src;        /* the source's own launch (isolate's "launch" in kernels.params) */
 };
 
 /* The probe's stdin: the small configurations (a 2D kernel's 2D one only), then, when `large`,
@@ -538,7 +537,7 @@ static int retry_shapes(struct shape *out, const struct probe_options *o)
     probe_source_launch(src, &bounds, o->params);
     long long st = (long long)src[0] * src[1] * src[2];
     if (src[0] && st <= 1024 && (!bounds || st <= bounds))
-        out[n++] = (struct shape){ src[0], src[1], src[2], 1 };
+        out[n++] = (struct shape){ src[0], src[1], src[2] };
     for (size_t i = 0; i < nfix; i++) {
         struct shape f = is2d ? two[i] : one[i];
         if ((bounds && f.bx * f.by > bounds) ||
