@@ -20,10 +20,12 @@
                               * template values, C++ files holding kernels parsed alone,
                               * kernels in skipped preprocessor branches or dropped by
                               * errors recorded; 9: struct arguments' pointer members get
-                              * buffers (isolate/members.c); 10 (build11): a type parameter
-                              * used as a class takes the tree's class declaring what is used
-                              * (isolate/tuse.c), launches' integer type arguments replace
-                              * float, names in __launch_bounds__ join the closure */
+                              * buffers (isolate/members.c); 10: the source's own launch (block,
+                              * dynamic shared memory, grid, __launch_bounds__) in params.json;
+                              * (build11) a type parameter used as a class takes the tree's class
+                              * declaring what is used (isolate/tuse.c), launches' integer type
+                              * arguments replace float, names in __launch_bounds__ join the
+                              * closure */
 
 struct task {
     int64_t source_id;
