@@ -2,7 +2,8 @@
 # Issue #14 (session 11, build11), the CPU half of the device proof: isolate the 14 repositories
 # holding the 69 B4/B5 build failures of session 10's store (and every kernel ISOLATE_VERSION 10
 # changed in them) with this tree's lscat, keep those kernels (scripts/realcode-build11.py) and
-# write .dev/build11/work (lscat.db, kernels/, before.tsv) for scripts/device-build11.sh.
+# write .dev/build11/work (lscat.db, kernels/, before.tsv) and .dev/build11/repos.tar.xz (the
+# repositories, for execute's repairs) for scripts/device-build11.sh.
 # About 15 minutes at -j2 here (NVIDIA+cuda-samples alone is 7).
 # Usage: scripts/build11-prepare.sh [REPOS_DIR [BEFORE_STORE [NONRUNNABLE_TSV [BEFORE_ISOLATION_DB]]]]
 set -uo pipefail
@@ -22,4 +23,10 @@ for r in BBuf+how-to-optim-algorithm-in-cuda cudpp+cudpp sandialabs+tenzing vett
         echo "build11-prepare: isolate failed on $r (see $W/isolate.log)" >&2
     echo "isolated $r: $(( $(date +%s) - t0 )) s"
 done
-/usr/bin/python3 scripts/realcode-build11.py "$W/lscat.db" "$STORE" "$TSV" "$ISO"
+/usr/bin/python3 scripts/realcode-build11.py "$W/lscat.db" "$STORE" "$TSV" "$ISO" || exit 3
+# the repositories themselves, for execute's repairs on the device (scripts/device-build11.sh
+# unpacks them and points sources.root there)
+sqlite3 "$W/lscat.db" 'PRAGMA wal_checkpoint(TRUNCATE);' > /dev/null
+tar c -C "$REPOS" $(sqlite3 "$W/lscat.db" "SELECT root FROM sources" | xargs -r -n1 basename) |
+    nice xz -T2 -6 > .dev/build11/repos.tar.xz || exit 3
+echo "build11-prepare: $(du -sh .dev/build11 | cut -f1) in .dev/build11 (carry it with build/bin)"

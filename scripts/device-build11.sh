@@ -6,7 +6,7 @@
 # was runnable before and is not now (a regression).
 #
 # Usage: scripts/device-build11.sh OUT_DIR
-# Needs (carried): build/bin, .dev/build11/work (scripts/build11-prepare.sh here: lscat.db,
+# Needs (carried): build/bin, .dev/build11 (scripts/build11-prepare.sh here: repos.tar.xz and work/: lscat.db,
 #   kernels/, before.tsv: the kernel's id, name, status and class in session 10's store (same
 #   repository, file and name), group: B4|B5 (the 69) or changed (a source ISOLATE_VERSION 10
 #   changed)).
@@ -20,6 +20,19 @@ mkdir -p "$OUT"
 [ -f "$D/work/before.tsv" ] && [ -f "$D/work/lscat.db" ] ||
     { echo "device-build11: run scripts/build11-prepare.sh first ($D/work)" >&2; exit 2; }
 BIN=$ROOT/build/bin
+if [ -f "$D/repos.tar.xz" ]; then # repairs pull declarations from the repositories: here
+    mkdir -p "$D/repos" && tar xJf "$D/repos.tar.xz" -C "$D/repos" || exit 3
+    /usr/bin/env python3 - "$D" <<'EOF' || exit 3
+import os, sqlite3, sys
+d = sys.argv[1]
+db = sqlite3.connect(d + "/work/lscat.db")
+for (root,) in db.execute("SELECT root FROM sources").fetchall():
+    here = os.path.join(d, "repos", os.path.basename(root))
+    if os.path.isdir(here):
+        db.execute("UPDATE sources SET root = ? WHERE root = ?", (here, root))
+db.commit()
+EOF
+fi
 t0=$(date +%s)
 PATH=$BIN:$PATH LSCAT_BIN=$BIN LSCAT_SHARE_DIR=$ROOT LSCAT_NO_PROGRESS=1 \
     timeout -k 20 "${B11_BUDGET_S:-420}" "$BIN/lscat" --work "$D/work" -j "${B11_JOBS:-$(nproc)}" \
