@@ -6,11 +6,11 @@
 # (repository, file, name): a change of ISOLATE_VERSION changes a kernel's id (its source).
 #
 # Usage: realcode-build11.py WORK_DB BEFORE_STORE NONRUNNABLE_TSV BEFORE_ISOLATION_DB
-#   WORK_DB: the copy to prune (its kernels/ beside it are left; unlisted ones are not built)
+#   WORK_DB: the copy to prune (the folders under kernels/ beside it of the kernels left out go)
 #   BEFORE_STORE: session 10's store (statuses, classes; e.g. /work/notes/s11/s10final.db)
 #   NONRUNNABLE_TSV: scripts/realcode-nonrunnable.py --list (pattern, name, id prefix)
 #   BEFORE_ISOLATION_DB: the isolation that store built (.dev/realcode/work9/lscat.db)
-import os, sqlite3, sys
+import os, shutil, sqlite3, sys
 
 
 def groups(db):
@@ -55,6 +55,16 @@ def main():
         name = sorted(gs)[0][2]
         out.append("\t".join([kid, name, s, c, target[hit[0]] if hit else "changed"]))
     work.commit()
+    # the folders of the kernels left out go too (the device carries the work folder)
+    root = os.path.dirname(os.path.abspath(work_p))
+    keep = {os.path.normpath(os.path.join(root, r[0])) for r in work.execute("SELECT dir FROM kernels")}
+    kdir = os.path.join(root, "kernels")
+    for top in (os.listdir(kdir) if os.path.isdir(kdir) else []):
+        for k in os.listdir(os.path.join(kdir, top)):
+            p = os.path.join(kdir, top, k)
+            if os.path.normpath(p) not in keep:
+                shutil.rmtree(p, ignore_errors=True)
+    work.execute("VACUUM")
     with open(os.path.join(os.path.dirname(os.path.abspath(work_p)), "before.tsv"), "w") as f:
         f.write("".join(l + "\n" for l in out))
     found = {g for gs in wg.values() for g in gs if g in target}
