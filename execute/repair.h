@@ -51,6 +51,6 @@ int repair_apply(struct buf *src, struct buf *fixes, const struct repair_input *
 const char *repair_header_for(const char *ident);
 
 /* Bumped whenever a strategy changes: part of the build cache key. */
-#define REPAIR_VERSION 6
+#define REPAIR_VERSION 7
 
 #endif
