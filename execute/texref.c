@@ -105,7 +105,7 @@ static size_t rewrite_one(struct buf *src, size_t at, size_t end, struct buf *na
             plain &= srcscan_is_ident((unsigned char)p[i]) && !(i == 0 && isdigit((unsigned char)p[i]));
         if (!plain)
             continue;
-        buf_addf(&regs, " LSCAT_TEXREF_REGISTER(%s)", p);
+        buf_addf(&regs, " LSCAT_TEXREF_REGISTER(%s);", p);
         buf_addf(names, "%s%s", names->len ? "," : "", p);
     }
     buf_adds(&out, regs.data);

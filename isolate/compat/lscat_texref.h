@@ -74,6 +74,6 @@ static int lscat_texref_add(const lscat_texref<T, D, M> *symbol, const char *nam
 }
 
 #define LSCAT_TEXREF_REGISTER(name)                                                               \
-    static int lscat_texref_reg_##name = lscat_texref_add(&name, #name);
+    static int lscat_texref_reg_##name = lscat_texref_add(&name, #name)
 
 #endif
