@@ -259,7 +259,8 @@ static int texref_visit(void *ctx, const char *path)
          at = srcscan_find_word(text.data, &sc, d->ident, (size_t)at + 1))
         found = sc.depth[at] == 0 &&
                 srcscan_top_span(text.data, &sc, (size_t)at, &start, &end, &brace) == 0 &&
-                start <= (size_t)at && !brace && reposearch_texture_head(text.data, start, end) >= 0;
+                start <= (size_t)at && !brace &&
+                reposearch_texture_head(text.data, start, end) >= 0;
     srcscan_release(&sc);
     if (found) {
         buf_add(d->out, text.data + start, end - start);

@@ -1,7 +1,8 @@
 /* The texture_object repair: texture references (`texture<T, D, M> t;`, removed in CUDA 12)
  * become lscat's texture-object stand-ins (isolate/compat/lscat_texref.h), which the harness
  * binds to texture objects over buffers of the configuration's size. A reference the isolated
- * kernel uses but lacks (libclang could not parse its declaration) is pulled from the repository. */
+ * kernel uses but lacks (libclang could not parse its declaration) is pulled from the
+ * repository. */
 #include "execute/texref.h"
 
 #include "common/fs.h"
@@ -102,7 +103,8 @@ static size_t rewrite_one(struct buf *src, size_t at, size_t end, struct buf *na
             p[--n] = '\0';
         int plain = n > 0;
         for (size_t i = 0; i < n; i++)
-            plain &= srcscan_is_ident((unsigned char)p[i]) && !(i == 0 && isdigit((unsigned char)p[i]));
+            plain &= srcscan_is_ident((unsigned char)p[i]) &&
+                     !(i == 0 && isdigit((unsigned char)p[i]));
         if (!plain)
             continue;
         buf_addf(&regs, " LSCAT_TEXREF_REGISTER(%s);", p);
@@ -155,14 +157,16 @@ static int pull_missing(struct buf *src, struct buf *fixes, const struct repair_
 static int add_header(struct buf *src, const struct repair_input *in)
 {
     struct buf data = BUF_INIT;
-    char *from = fs_join(in->compat_dir, TEXREF_HEADER), *to = fs_join(in->include_dir, TEXREF_HEADER);
+    char *from = fs_join(in->compat_dir, TEXREF_HEADER);
+    char *to = fs_join(in->include_dir, TEXREF_HEADER);
     int rc = buf_read_file(&data, from);
     if (rc == 0)
         rc = fs_mkdirs_parent(to);
     if (rc == 0)
         rc = fs_write_atomic(to, data.data, data.len);
     if (rc == 0 && !strstr(src->data, "#include \"" TEXREF_HEADER "\""))
-        splice(src, 0, 0, "#include \"" TEXREF_HEADER "\" /* lscat execute: texture references */\n");
+        splice(src, 0, 0,
+               "#include \"" TEXREF_HEADER "\" /* lscat execute: texture references */\n");
     free(from);
     free(to);
     buf_release(&data);

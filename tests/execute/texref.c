@@ -42,7 +42,8 @@ static void test_texref__a_missing_reference_is_pulled_and_becomes_a_texture_obj
     CHECK(mkdtemp(tmp) != NULL);
     struct buf s = BUF_INIT;
     buf_adds(&s, "#include <cuda_runtime.h>\n__global__ void k(float *out, int n)\n{\n"
-                 "    int i = threadIdx.x;\n    if (i < n)\n        out[i] = tex1Dfetch(t_in, i);\n}\n");
+                 "    int i = threadIdx.x;\n    if (i < n)\n"
+                 "        out[i] = tex1Dfetch(t_in, i);\n}\n");
     char *f = repair(&s, "kernel.cu(6): error: identifier \"t_in\" is undefined\n", tmp);
     CHECK_CONTAINS(f, "\"pull_decl:t_in@src/textures.cuh:6(text)\"");
     CHECK_CONTAINS(f, "\"texture_object:t_in\"");
@@ -112,13 +113,14 @@ static void test_texref__the_golden_texture_kernels_build_with_nvcc(void)
     CHECK_INT(c.built_after_repair, ==, 2);
     CHECK_INT(c.build_failed, ==, 0);
     for (int i = 0; i < 2; i++) {
-        char *fixes = fixture_query_text(&env, "SELECT fixes FROM builds WHERE kernel_id = ?", ids[i]);
+        char *fixes = fixture_query_text(&env, "SELECT fixes FROM builds WHERE kernel_id = ?",
+                                         ids[i]);
         CHECK_CONTAINS(fixes, "texture_object:");
         CHECK_CONTAINS(fixes, "pull_decl:");
         free(fixes);
-        char *cls = fixture_query_text(&env, "SELECT a.error_class FROM build_attempts a JOIN builds "
-                                             "b ON b.id = a.build_id WHERE b.kernel_id = ? AND "
-                                             "a.attempt = 1", ids[i]);
+        char *cls = fixture_query_text(&env, "SELECT a.error_class FROM build_attempts a JOIN "
+                                             "builds b ON b.id = a.build_id WHERE "
+                                             "b.kernel_id = ? AND a.attempt = 1", ids[i]);
         CHECK_STR(cls, "removed_cuda_api");
         free(cls);
     }
