@@ -16,6 +16,11 @@ struct lscat_texref {
     cudaTextureObject_t arr;   /* a 1D cudaArray: tex1D */
 };
 
+/* `texture<float, 1> &t` elsewhere than a file-scope declaration (a parameter type) names the
+ * stand-in too; file-scope declarations are rewritten to be __device__ (execute/texref.c). */
+template <class T, int D = 1, enum cudaTextureReadMode M = cudaReadModeElementType>
+using texture = lscat_texref<T, D, M>;
+
 /* What a fetch returns: the element, or floats for cudaReadModeNormalizedFloat. */
 template <class T, enum cudaTextureReadMode M> struct lscat_texret { typedef T type; };
 template <class T> struct lscat_texret<T, cudaReadModeNormalizedFloat> { typedef float type; };
