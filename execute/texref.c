@@ -55,21 +55,24 @@ static int next_texref(const char *s, size_t from, size_t *at, size_t *end)
     return found;
 }
 
-/* Whether kernel.cu declares the texture reference `name` (in any form). */
+/* Whether kernel.cu declares the texture reference `name`, as a reference or rewritten. */
 static int declares(const char *s, const char *name)
 {
-    size_t at, end;
-    for (size_t from = 0; next_texref(s, from, &at, &end) == 0; from = end) {
-        char *decl = xstrndup(s + at, end - at);
-        struct srcscan sc;
-        srcscan_init(&sc, decl, strlen(decl));
-        int hit = srcscan_find_word(decl, &sc, name, 0) >= 0;
-        srcscan_release(&sc);
+    struct srcscan sc;
+    size_t start, end, brace;
+    int hit = 0;
+    srcscan_init(&sc, s, strlen(s));
+    for (long w = srcscan_find_word(s, &sc, name, 0); w >= 0 && !hit;
+         w = srcscan_find_word(s, &sc, name, (size_t)w + 1)) {
+        if (sc.depth[w] != 0 || srcscan_top_span(s, &sc, (size_t)w, &start, &end, &brace) < 0 ||
+            brace || start > (size_t)w)
+            continue;
+        char *decl = xstrndup(s + start, (size_t)w - start);
+        hit = reposearch_texture_head(s, start, end) >= 0 || strstr(decl, "lscat_texref<");
         free(decl);
-        if (hit)
-            return 1;
     }
-    return 0;
+    srcscan_release(&sc);
+    return hit;
 }
 
 /* `texture<ARGS> a, b;` at [at, end) -> `__device__ lscat_texref<ARGS> a, b;` and a registration
@@ -119,6 +122,24 @@ static size_t rewrite_one(struct buf *src, size_t at, size_t end, struct buf *na
     return next;
 }
 
+/* Where pulled references go: after the includes and the #define lines that follow them (a
+ * reference's element type is a CUDA or standard type; a use may sit in a function inside a
+ * conditional block, which the declaration must precede). */
+static size_t after_defines(const char *s)
+{
+    size_t at = srcscan_after_includes(s);
+    for (;;) {
+        size_t p = at;
+        while (s[p] == ' ' || s[p] == '\t' || s[p] == '\n')
+            p++;
+        if (strncmp(s + p, "#define", 7) != 0)
+            return at;
+        while (s[p] && !(s[p] == '\n' && s[p - 1] != '\\')) /* backslash-newline continues */
+            p++;
+        at = s[p] ? p + 1 : p;
+    }
+}
+
 /* Pull the declaration of every texture reference the diagnostics say is undefined. */
 static int pull_missing(struct buf *src, struct buf *fixes, const struct repair_input *in)
 {
@@ -130,14 +151,7 @@ static int pull_missing(struct buf *src, struct buf *fixes, const struct repair_
             continue;
         struct buf text = BUF_INIT, origin = BUF_INIT;
         if (reposearch_find_texref(in->repo_root, d->subject, &text, &origin) == 0) {
-            struct srcscan sc;
-            size_t start, end, brace, at = srcscan_after_includes(src->data);
-            srcscan_init(&sc, src->data, src->len);
-            long w = srcscan_find_word(src->data, &sc, d->subject, 0);
-            if (w >= 0 && srcscan_top_span(src->data, &sc, (size_t)w, &start, &end, &brace) == 0 &&
-                start <= (size_t)w && start > at)
-                at = start;
-            srcscan_release(&sc);
+            size_t at = after_defines(src->data);
             char *block = xasprintf("/* lscat execute: pulled from %s (text) */\n%s\n", origin.data,
                                     text.data);
             splice(src, at, at, block);

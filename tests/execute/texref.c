@@ -54,6 +54,28 @@ static void test_texref__a_missing_reference_is_pulled_and_becomes_a_texture_obj
     char *copied = xasprintf("%s/lscat_texref.h", tmp);
     CHECK(fs_exists(copied));
     free(copied);
+    free(f); /* the same diagnostic again (another error kept it undefined): not pulled twice */
+    f = repair(&s, "kernel.cu(9): error: identifier \"t_in\" is undefined\n", tmp);
+    CHECK(!strstr(f, "pull_decl"));
+    fs_remove_tree(tmp);
+    free(f);
+    buf_release(&s);
+}
+
+static void test_texref__a_pulled_reference_precedes_a_use_inside_a_conditional_block(void)
+{
+    char tmp[] = "/tmp/lscat-texref-XXXXXX";
+    CHECK(mkdtemp(tmp) != NULL);
+    struct buf s = BUF_INIT;
+    buf_adds(&s, "#include <vector_types.h>\n#define NODETEX 1\n#define TWO \\\n  2\n"
+                 "#if NODETEX\n__device__ float fetch(int i) { return tex1Dfetch(t_in, i); }\n"
+                 "#endif\n__global__ void k(float *o) { o[0] = fetch(TWO); }\n");
+    char *f = repair(&s, "kernel.cu(6): error: identifier \"t_in\" is undefined\n", tmp);
+    CHECK_CONTAINS(f, "\"texture_object:t_in\"");
+    CHECK_CONTAINS(s.data, "#define TWO \\\n  2\n/* lscat execute: pulled from src/textures.cuh:6 "
+                           "(text) */\n__device__ lscat_texref<float, 1, cudaReadModeElementType> "
+                           "t_in;");
+    CHECK(strstr(s.data, "t_in;") < strstr(s.data, "#if NODETEX"));
     fs_remove_tree(tmp);
     free(f);
     buf_release(&s);
@@ -150,6 +172,7 @@ static void test_texref__a_texture_object_parameter_is_bound_in_the_harness(void
 int main(void)
 {
     TEST_RUN(test_texref__a_missing_reference_is_pulled_and_becomes_a_texture_object);
+    TEST_RUN(test_texref__a_pulled_reference_precedes_a_use_inside_a_conditional_block);
     TEST_RUN(test_texref__every_declared_reference_is_rewritten_and_registered);
     TEST_RUN(test_texref__nothing_is_rewritten_without_a_removed_api_diagnostic);
     TEST_RUN(test_texref__a_texture_object_parameter_is_bound_in_the_harness);
