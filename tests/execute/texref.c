@@ -112,6 +112,46 @@ static void test_texref__nothing_is_rewritten_without_a_removed_api_diagnostic(v
     buf_release(&s);
 }
 
+/* The stand-in header with real nvcc: fetches of every form, the old host binding calls, and a
+ * registry filled before main (the program runs without a GPU: it only reads the registry). */
+static void test_texref__the_stand_in_compiles_old_host_calls_and_registers_before_main(void)
+{
+    if (!fixture_have_nvcc())
+        test_skip("nvcc not found");
+    char *root = fixture_source_root();
+    char *dir = realpath(test_tmpdir(), NULL);
+    char *src = fs_join(dir, "old.cu"), *bin = fs_join(dir, "old");
+    const char *text =
+        "#include \"lscat_texref.h\"\n"
+        "__device__ lscat_texref<float, 1, cudaReadModeElementType> t_in; "
+        "LSCAT_TEXREF_REGISTER(t_in);\n"
+        "static __device__ lscat_texref<uchar4, 2, cudaReadModeNormalizedFloat> t_img; "
+        "LSCAT_TEXREF_REGISTER(t_img);\n"
+        "__device__ float via(const texture<float, 1> &t, int i) { return tex1Dfetch(t, i); }\n"
+        "__global__ void k(float *o) { int i = threadIdx.x;\n"
+        "  o[i] = via(t_in, i) + tex1D(t_in, 0.5f) + tex2D(t_img, i, 0).w; }\n"
+        "void host(float *d, cudaArray_t a) { size_t off;\n"
+        "  cudaBindTexture(&off, t_in, d, 64 * sizeof(float));\n"
+        "  cudaBindTexture2D(0, t_img, d, cudaCreateChannelDesc<uchar4>(), 8, 8, 32);\n"
+        "  cudaBindTextureToArray(t_in, a); cudaUnbindTexture(t_in); k<<<1, 32>>>(d); }\n"
+        "int main() { return lscat_ntexrefs == 2 && lscat_texrefs[1].normalized &&\n"
+        "  lscat_texrefs[1].desc.x == 8 && lscat_texrefs[0].desc.f == cudaChannelFormatKindFloat"
+        " ? 0 : 1; }\n";
+    CHECK_OK(fs_write_atomic(src, text, strlen(text)));
+    const char *home = getenv("CUDA_HOME");
+    char *cmd = xasprintf("\"%s/bin/nvcc\" -arch=sm_90 -I\"%s/isolate/compat\" \"%s\" -o \"%s\" "
+                          ">\"%s.log\" 2>&1", home ? home : "/usr/local/cuda", root, src, bin, bin);
+    CHECK_INT(system(cmd), ==, 0);
+    char *run = xasprintf("\"%s\"", bin);
+    CHECK_INT(system(run), ==, 0);
+    free(run);
+    free(cmd);
+    free(src);
+    free(bin);
+    free(dir);
+    free(root);
+}
+
 static const char *const names[] = { "texref_scale", "texref_sum2d", "tex_blur" };
 static const int param_counts[] = { 2, 3, 4 };
 
@@ -176,6 +216,7 @@ int main(void)
     TEST_RUN(test_texref__every_declared_reference_is_rewritten_and_registered);
     TEST_RUN(test_texref__nothing_is_rewritten_without_a_removed_api_diagnostic);
     TEST_RUN(test_texref__a_texture_object_parameter_is_bound_in_the_harness);
+    TEST_RUN(test_texref__the_stand_in_compiles_old_host_calls_and_registers_before_main);
     TEST_RUN(test_texref__the_golden_texture_kernels_build_with_nvcc);
     return test_done();
 }
