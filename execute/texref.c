@@ -140,6 +140,27 @@ static size_t after_defines(const char *s)
     }
 }
 
+/* Whether `name` is the first argument of a reference-form fetch in s ("tex2D(name, ..."):
+ * other removed names (__shfl, cudaThreadSynchronize) are not searched for. */
+static int fetched(const char *s, const char *name)
+{
+    static const char *const fetches[] = { "tex1Dfetch", "tex1D", "tex2D", "tex3D", NULL };
+    size_t nl = strlen(name);
+    for (int f = 0; fetches[f]; f++)
+        for (const char *p = strstr(s, fetches[f]); p; p = strstr(p + 1, fetches[f])) {
+            const char *q = p + strlen(fetches[f]);
+            while (*q == ' ' || *q == '\t')
+                q++;
+            if (*q++ != '(')
+                continue;
+            while (isspace((unsigned char)*q))
+                q++;
+            if (strncmp(q, name, nl) == 0 && !srcscan_is_ident((unsigned char)q[nl]))
+                return 1;
+        }
+    return 0;
+}
+
 /* Pull the declaration of every texture reference the diagnostics say is undefined. */
 static int pull_missing(struct buf *src, struct buf *fixes, const struct repair_input *in)
 {
@@ -147,7 +168,7 @@ static int pull_missing(struct buf *src, struct buf *fixes, const struct repair_
     for (size_t i = 0; i < in->diags->count; i++) {
         const struct diag *d = &in->diags->items[i];
         if (d->cls != CLASS_REMOVED_CUDA_API || !d->subject || !strstr(d->message, "undefined") ||
-            !in->repo_root || declares(src->data, d->subject))
+            !in->repo_root || !fetched(src->data, d->subject) || declares(src->data, d->subject))
             continue;
         struct buf text = BUF_INIT, origin = BUF_INIT;
         if (reposearch_find_texref(in->repo_root, d->subject, &text, &origin) == 0) {
