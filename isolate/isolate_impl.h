@@ -20,9 +20,10 @@
                               * template values, C++ files holding kernels parsed alone,
                               * kernels in skipped preprocessor branches or dropped by
                               * errors recorded; 9: struct arguments' pointer members get
-                              * buffers (isolate/members.c); 10: texture object parameters
-                              * and texture references get bound texture objects (harness,
-                              * params.json "textures") */
+                              * buffers (isolate/members.c); 10: the source's own launch (block,
+                              * dynamic shared memory, grid, __launch_bounds__) in params.json;
+                              * texture object parameters and texture references get bound
+                              * texture objects (harness, params.json "textures") */
 
 struct task {
     int64_t source_id;
