@@ -7,6 +7,7 @@
 #include "common/fs.h"
 #include "common/xalloc.h"
 #include "execute/srcscan.h"
+#include "execute/texref.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -655,6 +656,7 @@ int repair_apply(struct buf *src, struct buf *fixes, const struct repair_input *
     host_device(src, &r, in);
     template_defaults(src, &r, in);
     rewrite_removed(src, &r, in);
+    r.applied += texref_repair(src, r.fixes, in);
     missing_headers(src, &r, in);
     missing_names(src, &r, in);
     return r.applied;

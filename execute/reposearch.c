@@ -321,3 +321,68 @@ int reposearch_find_decl(void *ctx, const char *repo_root, const char *ident, co
                                 repo_root);
     return 0;
 }
+
+/* ---------------------------------------------------------------- texture references */
+
+/* Offset of the `texture` word starting the declaration s[start, end) ("texture <" after an
+ * optional static/extern), or -1. */
+long reposearch_texture_head(const char *s, size_t start, size_t end)
+{
+    size_t i = start;
+    for (;;) {
+        while (i < end && isspace((unsigned char)s[i]))
+            i++;
+        if (strncmp(s + i, "static", 6) == 0 && isspace((unsigned char)s[i + 6]))
+            i += 6;
+        else if (strncmp(s + i, "extern", 6) == 0 && isspace((unsigned char)s[i + 6]))
+            i += 6;
+        else
+            break;
+    }
+    size_t at = i;
+    if (end - i < 8 || strncmp(s + i, "texture", 7) != 0)
+        return -1;
+    i += 7;
+    while (i < end && isspace((unsigned char)s[i]))
+        i++;
+    return i < end && s[i] == '<' ? (long)at : -1;
+}
+
+static int texref_visit(void *ctx, const char *path)
+{
+    struct decl_search *d = ctx;
+    struct buf text = BUF_INIT;
+    text.cap_bytes = MAX_FILE_BYTES;
+    if (buf_read_file(&text, path) < 0 || !strstr(text.data, "texture")) {
+        buf_release(&text);
+        return 0;
+    }
+    struct srcscan sc;
+    size_t start = 0, end = 0, brace = 0;
+    int found = 0;
+    srcscan_init(&sc, text.data, text.len);
+    for (long at = srcscan_find_word(text.data, &sc, d->ident, 0); at >= 0 && !found;
+         at = srcscan_find_word(text.data, &sc, d->ident, (size_t)at + 1))
+        found = sc.depth[at] == 0 &&
+                srcscan_top_span(text.data, &sc, (size_t)at, &start, &end, &brace) == 0 &&
+                start <= (size_t)at && !brace &&
+                reposearch_texture_head(text.data, start, end) >= 0;
+    srcscan_release(&sc);
+    if (found) {
+        buf_add(d->out, text.data + start, end - start);
+        buf_addf(d->origin, "%s:%d", path + strlen(d->root) + (path[strlen(d->root)] == '/'),
+                 line_of(text.data, start));
+    }
+    buf_release(&text);
+    return found;
+}
+
+int reposearch_find_texref(const char *repo_root, const char *ident, struct buf *out,
+                           struct buf *origin)
+{
+    struct decl_search d = { repo_root, ident, out, origin };
+    if (strchr(ident, ':') || !walk(repo_root, 0, texref_visit, &d))
+        return lscat_error_setc(LSCAT_ENOTFOUND, "no texture reference '%s' under '%s'", ident,
+                                repo_root);
+    return 0;
+}

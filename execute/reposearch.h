@@ -15,4 +15,12 @@ int reposearch_find_decl(void *ctx, const char *repo_root, const char *ident, co
 int reposearch_find_header(void *ctx, const char *repo_root, const char *name, char **path_out,
                            const char **via);
 
+/* The file-scope declaration of the texture reference `ident` ("texture<float, 1> ident;") under
+ * repo_root: its text in `out`, "path:line" in `origin`. 0, or LSCAT_ENOTFOUND. */
+int reposearch_find_texref(const char *repo_root, const char *ident, struct buf *out,
+                           struct buf *origin);
+/* Offset of the `texture` word that starts the declaration s[start, end), or -1 when it is not a
+ * texture reference's declaration. */
+long reposearch_texture_head(const char *s, size_t start, size_t end);
+
 #endif

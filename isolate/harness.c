@@ -7,6 +7,7 @@
 #include "common/xalloc.h"
 #include "isolate/indexing.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,6 +174,130 @@ static void add_members(struct buf *out, const struct harness_kernel *k)
     buf_adds(out, ";\n");
 }
 
+/* The index of `name` (len bytes) in the comma-separated list, or -1. */
+static int list_index(const char *list, const char *name, size_t len)
+{
+    int i = 0;
+    for (const char *p = list; p && *p; i++) {
+        const char *c = strchr(p, ',');
+        size_t n = c ? (size_t)(c - p) : strlen(p);
+        if (n == len && strncmp(p, name, len) == 0)
+            return i;
+        p = c ? c + 1 : NULL;
+    }
+    return -1;
+}
+
+/* A template parameter's instantiation value ("type T float" -> "float"), else `type` itself. */
+static char *instantiated(const struct harness_kernel *k, char *type)
+{
+    for (const char *p = k->tparams; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        char kind[16] = "", name[128] = "", value[128] = "";
+        char *line = xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
+        int hit = sscanf(line, "%15s %127s %127s", kind, name, value) == 3 &&
+                  strcmp(name, type) == 0;
+        free(line);
+        if (hit) {
+            free(type);
+            return xstrdup(value);
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+    return type;
+}
+
+/* At `p` (just after a fetch's name): "<T>" then "(name"; the element type and the name. */
+static int parse_fetch(const char *p, char **elem, const char **name, size_t *len)
+{
+    if (*p != '<')
+        return -1;
+    const char *open = p;
+    int depth = 0;
+    for (; *p; p++)
+        if (*p == '<')
+            depth++;
+        else if (*p == '>' && --depth == 0)
+            break;
+    if (!*p)
+        return -1;
+    const char *close = p++;
+    while (isspace((unsigned char)*p))
+        p++;
+    if (*p++ != '(')
+        return -1;
+    while (isspace((unsigned char)*p))
+        p++;
+    *name = p;
+    while (isalnum((unsigned char)*p) || *p == '_')
+        p++;
+    *len = (size_t)(p - *name);
+    const char *a = open + 1, *b = close;
+    while (a < b && isspace((unsigned char)*a))
+        a++;
+    while (b > a && isspace((unsigned char)b[-1]))
+        b--;
+    *elem = xstrndup(a, (size_t)(b - a));
+    return *len ? 0 : -1;
+}
+
+int harness_textures(struct buf *out, const struct harness_kernel *k)
+{
+    static const char *const fetch[] = { "tex1Dfetch", "tex2D", "tex1D", NULL };
+    static const char *const resource[] = { "linear", "pitch2d", "array1d" };
+    int count = 0;
+    struct buf seen = BUF_INIT; /* ",<index>," of parameters already listed */
+    buf_addch(&seen, ',');
+    for (int f = 0; k->source && fetch[f]; f++) {
+        size_t fl = strlen(fetch[f]);
+        for (const char *p = strstr(k->source, fetch[f]); p; p = strstr(p + fl, fetch[f])) {
+            char *elem = NULL, key[32];
+            const char *name;
+            size_t len;
+            if ((p > k->source && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) ||
+                parse_fetch(p + fl, &elem, &name, &len) < 0) {
+                free(elem);
+                continue;
+            }
+            int i = list_index(k->names, name, len);
+            snprintf(key, sizeof key, ",%d,", i);
+            if (i >= 0 && !strstr(seen.data, key)) {
+                elem = instantiated(k, elem);
+                buf_addf(out, "%d\t%s\t%s\t%.*s\t%s\n", i, fetch[f], resource[f], (int)len, name,
+                         elem);
+                buf_adds(&seen, key + 1);
+                count++;
+            }
+            free(elem);
+        }
+    }
+    buf_release(&seen);
+    return count;
+}
+
+/* The texture object parameters' table (lscat_tex_param binds them). */
+static void add_textures(struct buf *out, const struct harness_kernel *k)
+{
+    struct buf lines = BUF_INIT;
+    harness_textures(&lines, k);
+    buf_adds(out, "struct lscat_texparam { int param; char kind; cudaChannelFormatDesc desc; };\n"
+                  "static const lscat_texparam lscat_texparams[] = {\n");
+    for (char *line = lines.data; line && *line;) {
+        char *nl = strchr(line, '\n');
+        *nl = '\0';
+        char *f[5] = { line };
+        for (int j = 1; j < 5; j++) {
+            f[j] = strchr(f[j - 1], '\t');
+            *f[j]++ = '\0';
+        }
+        buf_addf(out, "    { %s, '%c', cudaCreateChannelDesc<%s>() }, /* %s(%s) */\n", f[0],
+                 f[2][0] == 'p' ? 'p' : f[2][0] == 'a' ? 'a' : 'l', f[4], f[1], f[3]);
+        line = nl + 1;
+    }
+    buf_adds(out, "    { -1, 0, {} } };\n");
+    buf_release(&lines);
+}
+
 void harness_launch_parse(struct harness_launch *out, const char *text)
 {
     memset(out, 0, sizeof(*out));
@@ -242,6 +367,7 @@ void harness_generate(struct buf *out, const struct harness_kernel *k)
     add_indexing(out, k);
     add_pick(out, k);
     add_members(out, k);
+    add_textures(out, k);
     buf_adds(out, "\n");
     buf_adds(out, harness_body_text);
     buf_release(&targs);

@@ -24,6 +24,7 @@ struct harness_kernel {
     const char *arg_note; /* why an argument stays out of reach (virtual class); NULL or "" */
     const char *launch;  /* the source's own launch (isolate/launch.c): "block X Y Z", "smem N",
                             "grid X Y Z", "bounds N" lines; NULL or "" when none is known */
+    const char *source;  /* kernel.cu's text (texture object parameters); may be NULL */
 };
 
 /* The source's launch, parsed from harness_kernel.launch; zero (smem -1) where unknown. */
@@ -47,6 +48,12 @@ void harness_template_args(struct buf *out, const struct harness_kernel *k, cons
 /* 1 when the harness gives every block shape a 2D grid covering W x H: the kernel's indexing
  * is 2d or 3d (without an indexing, when is2d). */
 int harness_grid2d(const struct harness_kernel *k);
+
+/* The parameters the kernel fetches through as texture objects (`tex1Dfetch<T>(p, i)`,
+ * `tex2D<T>(p, x, y)`, `tex1D<T>(p, x)` with p a parameter), one line each:
+ * "<index>\t<fetch>\t<resource>\t<name>\t<element type>\n"; resource is linear, pitch2d or
+ * array1d (what the harness binds). Returns the count. */
+int harness_textures(struct buf *out, const struct harness_kernel *k);
 
 /* The whole harness.cu text. */
 void harness_generate(struct buf *out, const struct harness_kernel *k);

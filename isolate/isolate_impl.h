@@ -25,7 +25,9 @@
                               * (build11) a type parameter used as a class takes the tree's class
                               * declaring what is used (isolate/tuse.c), launches' integer type
                               * arguments replace float, names in __launch_bounds__ join the
-                              * closure */
+                              * closure; (tex11) texture object parameters and texture
+                              * references get bound texture objects (harness, params.json
+                              * "textures") */
 
 struct task {
     int64_t source_id;

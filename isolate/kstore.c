@@ -65,6 +65,34 @@ void kstore_failure(struct run *r, const char *subject, const char *cls, const c
     r->c->notes++;
 }
 
+/* ,"textures":[{"param","fetch","resource","elem"}] when the kernel fetches through texture
+ * object parameters (what the harness binds: docs/isolate.md "Textures"). */
+static void add_textures_json(struct buf *b, const struct harness_kernel *hk)
+{
+    struct buf lines = BUF_INIT;
+    if (harness_textures(&lines, hk) > 0) {
+        buf_adds(b, ",\"textures\":[");
+        int n = 0;
+        for (char *line = lines.data; *line;) {
+            char *nl = strchr(line, '\n'), *f[5] = { line };
+            *nl = '\0';
+            for (int j = 1; j < 5; j++) {
+                f[j] = strchr(f[j - 1], '\t');
+                *f[j]++ = '\0';
+            }
+            buf_adds(b, n++ ? ",{\"param\":" : "{\"param\":");
+            buf_add_json_str(b, f[3], strlen(f[3]));
+            buf_addf(b, ",\"index\":%s,\"fetch\":\"%s\",\"resource\":\"%s\",\"elem\":", f[0],
+                     f[1], f[2]);
+            buf_add_json_str(b, f[4], strlen(f[4]));
+            buf_addch(b, '}');
+            line = nl + 1;
+        }
+        buf_addch(b, ']');
+    }
+    buf_release(&lines);
+}
+
 static void add_params_json(struct buf *b, const struct record *k, const struct harness_kernel *hk)
 {
     struct buf targs = BUF_INIT;
@@ -95,6 +123,7 @@ static void add_params_json(struct buf *b, const struct record *k, const struct 
     struct harness_launch launch;
     harness_launch_parse(&launch, hk->launch);
     harness_launch_json(b, &launch);
+    add_textures_json(b, hk);
     buf_addf(b, ",\"dynamic_shared\":%s,\"device_launch\":%s,\"params\":",
              hk->dynshared ? "true" : "false", record_int(k, "device_launch") ? "true" : "false");
     buf_adds(b, record_str(k, "params"));
@@ -222,7 +251,8 @@ int kstore_kernel(struct run *r, const struct task *t, const struct record *k)
                                  (int)record_int(k, "is2d"), (int)record_int(k, "dynshared"),
                                  record_str(k, "roles"), record_str(k, "param_names"),
                                  record_str(k, "indexing"), record_str(k, "members"),
-                                 record_str(k, "arg_note"), record_str(k, "launch") };
+                                 record_str(k, "arg_note"), record_str(k, "launch"),
+                                 record_str(k, "source") };
     if (!hk.indexing || indexing_parse(hk.indexing) < 0)
         hk.indexing = hk.is2d ? "2d" : "1d";
     const struct record_field *src = record_get(k, "source");

@@ -153,6 +153,34 @@ static void test_harness__a_2d_kernel_gets_2d_grids_and_a_16x16_reference(void)
     buf_release(&h);
 }
 
+static void test_harness__texture_object_parameters_get_their_fetch_and_element(void)
+{
+    struct harness_kernel k = { .name = "sp", .call = "sp", .tparams = "type T float\n",
+                                .is_template = 1, .roles = "buffer,scale,unknown,scale",
+                                .names = "dst,texA,img,texB", .indexing = "1d",
+                                .source = "#define LOAD_A(i) tex1Dfetch<fComplex>(texA, i)\n"
+                                          "// tex1Dfetch is the texture-object form here\n"
+                                          "template <class T> __global__ void sp(T *dst, "
+                                          "cudaTextureObject_t texA, cudaTextureObject_t img, "
+                                          "cudaTextureObject_t texB) {\n"
+                                          "  dst[0] = LOAD_A(0).x + tex2D< T >( img, 1, 2) + "
+                                          "tex1D<T>(texB, 0.5f) + my_tex2D<int>(dst, 1);\n}\n" };
+    struct buf lines = BUF_INIT, h = BUF_INIT;
+    CHECK_INT(harness_textures(&lines, &k), ==, 3);
+    CHECK_STR(lines.data, "1\ttex1Dfetch\tlinear\ttexA\tfComplex\n"
+                          "2\ttex2D\tpitch2d\timg\tfloat\n"
+                          "3\ttex1D\tarray1d\ttexB\tfloat\n");
+    harness_generate(&h, &k);
+    CHECK_CONTAINS(h.data, "{ 1, 'l', cudaCreateChannelDesc<fComplex>() }, /* tex1Dfetch(texA) */");
+    CHECK_CONTAINS(h.data, "{ 2, 'p', cudaCreateChannelDesc<float>() }, /* tex2D(img) */");
+    CHECK_CONTAINS(h.data, "{ 3, 'a', cudaCreateChannelDesc<float>() }, /* tex1D(texB) */");
+    buf_reset(&lines);
+    k.source = NULL; /* nothing known: an empty table */
+    CHECK_INT(harness_textures(&lines, &k), ==, 0);
+    buf_release(&lines);
+    buf_release(&h);
+}
+
 static void test_extract__finds_kernel_and_its_closure(void)
 {
     char *root = realpath(test_tmpdir(), NULL);
@@ -772,5 +800,6 @@ int main(void)
     TEST_RUN(test_sysinc__finds_openmp_and_lscats_own_helper_headers);
     TEST_RUN(test_extract__keeps_a_conditional_block_around_a_declaration_whole);
     TEST_RUN(test_srctext__refuses_includes_leaving_the_tree);
+    TEST_RUN(test_harness__texture_object_parameters_get_their_fetch_and_element);
     return test_done();
 }
