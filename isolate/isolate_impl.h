@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#define ISOLATE_VERSION "9" /* 3: closures bring function template specialisations; 4: a
+#define ISOLATE_VERSION "10" /* 3: closures bring function template specialisations; 4: a
                               * named matrix's dimension (wA, hB, nA) keeps its role; 5: whole
                               * conditional blocks, toolkit headers first, OpenMP/MPI/compat
                               * fallbacks; 6: the kernel's indexing (grids, planned shapes),
@@ -20,7 +20,9 @@
                               * template values, C++ files holding kernels parsed alone,
                               * kernels in skipped preprocessor branches or dropped by
                               * errors recorded; 9: struct arguments' pointer members get
-                              * buffers (isolate/members.c) */
+                              * buffers (isolate/members.c); 10 (args11): reference parameters
+                              * made in device memory, list links and lock words in structs,
+                              * the tokens binding's aligned dims */
 
 struct task {
     int64_t source_id;
