@@ -4,14 +4,15 @@
 # harness by harness on the GPU: each kernel's harness is built with nvcc and run with --probe
 # under every binding on the probe's configurations (1D: 1024x1 256, 64x64 16x16, 2024x2024 256;
 # 2D: 64x64 16x16, 2024x2024 16x16), then with the block retry's shapes where all of those
-# faulted. Prints one line per kernel (the first binding and shape that ran clean, else each
+# faulted (bindings as the probe picks them: side where a size role is, tokens where two
+# transformer dims are named). Prints one line per kernel (the first binding and shape that ran clean, else each
 # binding's outcome) and a summary last. No store and no libclang needed on the device.
 #
 # Usage: scripts/device-args.sh KDIR [OUT]
 #   KDIR  a folder of kernel folders <id>/{kernel.cu,harness.cu,params.json} (made on the CPU
 #         machine by `scripts/device-args.sh --pack KDIR` from .dev/rc10's work folders)
 #   OUT   results folder (default $OUT or .dev/device-args)
-# Environment: NVCC (default /usr/local/cuda/bin/nvcc), DA_TIMEOUT (seconds per run, 60).
+# Environment: NVCC (default /usr/local/cuda/bin/nvcc), DA_TIMEOUT (seconds per run, 30).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -25,9 +26,9 @@ if [ "${1:-}" = "--pack" ]; then # CPU machine: copy the P2/P5 kernels' folders 
     ls "$K" | wc -l; exit 0
 fi
 K=$(cd "${1:?usage: device-args.sh KDIR [OUT]}" && pwd)
-O=${2:-${OUT:-.dev/device-args}}; mkdir -p "$O"
+O=${2:-${OUT:-.dev/device-args}}; mkdir -p "$O" && O=$(cd "$O" && pwd)
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
-TO=${DA_TIMEOUT:-60}
+TO=${DA_TIMEOUT:-30}
 "$NVCC" -std=c++17 -arch=sm_90 -I"$ROOT" -c tune/timing.cu -o "$O/timing.o" || exit 3
 "$NVCC" -I"$ROOT" -c tune/stats.c -o "$O/stats.o" || exit 3
 ls "$K" | xargs -P 8 -I{} sh -c "cd '$K/{}' && '$NVCC' -std=c++17 -arch=sm_90 -I. -I'$ROOT' \
@@ -57,10 +58,14 @@ for k in $(ls "$K"); do
         cfg() { if [ "$1" = "256 1 1" ]; then printf '1024 1 256 1 1\n64 64 16 16 1\n2024 2024 256 1 1\n'
                 else printf '1024 1 %s\n64 64 %s\n2024 2024 %s\n' "$1" "$1" "$1"; fi; }
     fi
+    binds=area # as the probe: side where a size role is, tokens where two dims are named
+    grep -q '"role":"size"' "$K/$k/params.json" && binds="$binds side"
+    [ "$(grep -oE '"name":"(B|T|N|C|OC|NH|V|Vp|P)","type":"[^"]*","canonical":"[^"]*","kind":"scalar"' \
+        "$K/$k/params.json" | wc -l)" -ge 2 ] && binds="$binds tokens"
     verdict="" tries=""
     IFS='|' read -ra S <<< "$shapes"
     for s in "${S[@]}"; do
-        for b in area side tokens; do
+        for b in $binds; do
             got=$(run "$k" "$b" "$(cfg "$s")")
             tries="$tries $b@${s// /x}:[${got% }]"
             v=$(verdict_of "$got" $ncfg $nsmall)
