@@ -34,6 +34,9 @@
 # PB_IDS (a file of kernel ids, one a line, relative to the root: those kernels instead of
 # PB_PREFIXES), PB_WORK (.dev/realcode/work: the archive's work folder; .dev/realcode/work9 for
 # .dev/realcode9full.tar.xz, the corpus isolated at ISOLATE_VERSION 9).
+#   mcs:N     no probe: scripts/device-memcheck-search.py (N workers) over the built kernels whose
+#             stored probe (PB_MCS_BEFORE, default .dev/rc10-final.db.gz) faulted at the small
+#             sizes; mcs:Na runs every stored try
 # Modes without "before" need no .dev/probe-before. Needs python3, no sqlite3 CLI.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 3
@@ -142,9 +145,26 @@ probe() { # mode: before:N / after:N / after:NsS
     settle "after $mode (exit $rc)"
     python3 scripts/device-probe8.py mode "$w/lscat.db" "$mode" "$wall" "$rc" "$cap" "${args[*]}" | tee -a "$S"
 }
-for m in $MODES; do probe "$m"; done
+# mcs:N (mcs:Na: every stored try): scripts/device-memcheck-search.py over the built kernels with N
+# workers, their tries taken from PB_MCS_BEFORE (a store of the same kernels, gzip).
+mcs() {
+    local spec=${1#mcs:} all=()
+    [[ $spec == *a ]] && { all=(--all); spec=${spec%a}; }
+    [ "$(left)" -gt 45 ] || { note "== $1: skipped, $(left) s left"; return; }
+    [ -f "$BASE/before.db" ] || gzip -dc "$ROOT/${PB_MCS_BEFORE:-.dev/rc10-final.db.gz}" > "$BASE/before.db"
+    chmod -R o+rX "$BASE/w/after"
+    settle "before $1"
+    [ "$(left)" -gt 30 ] || { note "== $1: skipped, $(left) s left"; return; }
+    note "== $1:"
+    timeout -k 10 $(( $(left) - 15 )) python3 scripts/device-memcheck-search.py "$BASE/w/after" "$BASE/before.db" \
+        "$spec" "$OUT/${1//:/-}.json" "${all[@]}" 2>&1 | tail -30 | sed 's/^/   /' | tee -a "$S"
+    settle "after $1"
+}
+for m in $MODES; do
+    case $m in mcs:*) mcs "$m" ;; *) probe "$m" ;; esac
+done
 # shellcheck disable=SC2086 # the modes are words
-python3 scripts/device-probe8.py compare "$BASE/p" $MODES | tee -a "$S"
+python3 scripts/device-probe8.py compare "$BASE/p" $(for m in $MODES; do [[ $m == mcs:* ]] || echo "$m"; done) | tee -a "$S"
 # The GPU test of the harness's probe lines and the budget, when build/tests came and time is left.
 G=$ROOT/build/tests/execute/gpu_probe_budget
 if [ -x "$G" ] && [ "$(left)" -gt 100 ]; then
