@@ -48,8 +48,9 @@ static const struct cli_opt opts[] = {
       "seconds; past it the binding ends too_slow (default 3; 0: the probe run's timeout is "
       "all)", OPT_PROBE_BUDGET },
     { "no-block-retry", 0, NULL, "probe with the probe's own blocks only (default: a kernel "
-      "whose every binding faulted there is probed again with 128, 64, 32, 1024 (1D) or 8x8, "
-      "32x8, 32x32 (2D) blocks)", OPT_NO_BLOCK_RETRY },
+      "whose every binding faulted there is probed again with the source's own block, then "
+      "128, 64, 32, 1024 (1D) or 8x8, 32x8, 32x32 (2D) blocks; none over its "
+      "__launch_bounds__)", OPT_NO_BLOCK_RETRY },
     { "probe-faults", 0, "N", "fault budget per kernel: no further binding or retry block "
       "once N of its probe runs faulted at the small sizes; the verdict is what those runs "
       "gave (default 9; 0: no limit)", OPT_PROBE_FAULTS },
@@ -174,9 +175,11 @@ static void help(void)
            "and 16x16x1; a 2D kernel (params is2d) gets 16x16x1 only, as its fixed shared\n"
            "tiles overflow with 1D blocks (tune skips those). A 2D kernel probed before that\n"
            "rule whose verdict it could change is probed again. A kernel whose every\n"
-           "binding faulted with those blocks is probed again with other shapes of tune's\n"
-           "sweep (128, 64, 32, 1024; 2D: 8x8, 32x8, 32x32): fixed shared arrays or asserts\n"
-           "made for smaller or other blocks (block retry; --no-block-retry: not).\n"
+           "binding faulted with those blocks is probed again with other shapes: first the\n"
+           "block of the repository's own launch (params.json \"launch\", with its dynamic\n"
+           "shared memory; tune measures it), then 128, 64, 32, 1024 (2D: 8x8, 32x8, 32x32),\n"
+           "none over the kernel's __launch_bounds__: fixed shared arrays or asserts made\n"
+           "for other blocks (block retry; --no-block-retry: not).\n"
            "Each probe worker runs the harness.so files in a long-lived lscat-runner in the\n"
            "sandbox (its own uid; context made once) with a spare that takes over after a\n"
            "fault, crash or timeout; --no-probe-runner: a process per probe run.\n"

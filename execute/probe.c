@@ -242,7 +242,7 @@ static int small_clean(const char *results, int large, int want)
 
 /* A block shape of the block retry (PROBE_RETRY_BLOCKS_1D/_2D); NULL: the probe's own shapes. */
 struct shape {
-    int bx, by;
+    int bx, by, bz; /* bz 0 reads as 1 */
 };
 
 /* The probe's stdin: the small configurations (a 2D kernel's 2D one only), then, when `large`,
@@ -253,10 +253,11 @@ static void probe_configs(struct buf *out, const struct probe_options *o, int la
                           const struct shape *s)
 {
     int is2d = probe_is2d(o->params);
-    if (s && s->by > 1) {
-        buf_addf(out, "64 64 %d %d 1\n", s->bx, s->by);
+    int bz = s && s->bz > 1 ? s->bz : 1;
+    if (s && (s->by > 1 || bz > 1)) {
+        buf_addf(out, "64 64 %d %d %d\n", s->bx, s->by, bz);
         if (large)
-            buf_addf(out, "%d %d %d %d 1\n", o->large, o->large, s->bx, s->by);
+            buf_addf(out, "%d %d %d %d %d\n", o->large, o->large, s->bx, s->by, bz);
         return;
     }
     if (s) {
@@ -486,7 +487,7 @@ static int try_bindings(struct plan *pl, const struct probe_options *o, int larg
         rc = run_binding(p, o, b, 0, large, s);
         p->binding = xstrdup(probe_bindings[b]);
         if (s)
-            p->block = xasprintf("%dx%dx1", s->bx, s->by);
+            p->block = xasprintf("%dx%dx%d", s->bx, s->by, s->bz > 1 ? s->bz : 1);
         if (rc == 0 && p->outcome == PROBE_OK && o->sanitizer)
             rc = run_binding(p, o, b, 1, 0, s);
         if (rc == 0 && p->outcome == PROBE_OK && !sanitizer_flagged(p))
@@ -510,26 +511,80 @@ static int all_faulted(const struct plan *pl)
     return pl->nt > 0;
 }
 
-/* The block retry (docs/execute.md "Block retry"): the bindings again with each retry shape of
- * the kernel's dimensionality, until one runs clean (or clean at the small sizes). */
-static int retry_blocks(struct plan *pl, const struct probe_options *o, int large)
+int probe_source_launch(int block[3], int *bounds, const char *params)
+{
+    static const char key[] = "\"launch\":{\"block\":[", bkey[] = "\"launch_bounds\":";
+    const char *p = params ? strstr(params, key) : NULL;
+    block[0] = block[1] = block[2] = 0;
+    *bounds = 0;
+    if (p && (sscanf(p + sizeof key - 1, "%d,%d,%d", &block[0], &block[1], &block[2]) != 3 ||
+              block[0] < 1 || block[1] < 1 || block[2] < 1))
+        block[0] = block[1] = block[2] = 0;
+    p = params ? strstr(params, bkey) : NULL;
+    if (p && (sscanf(p + sizeof bkey - 1, "%d", bounds) != 1 || *bounds < 0))
+        *bounds = 0;
+    return block[0] > 0;
+}
+
+/* The retry shapes of this kernel, in order: the source's own block first, then
+ * PROBE_RETRY_BLOCKS_1D/_2D without it; none over its __launch_bounds__ (refused with
+ * `invalid argument`: a wasted fault). Returns the count (at most 8). */
+static int retry_shapes(struct shape *out, const struct probe_options *o)
 {
     static const struct shape one[] = PROBE_RETRY_BLOCKS_1D, two[] = PROBE_RETRY_BLOCKS_2D;
-    int is2d = probe_is2d(o->params), rc = 0;
-    size_t n = is2d ? sizeof(two) / sizeof(two[0]) : sizeof(one) / sizeof(one[0]);
-    for (size_t i = 0; i < n && rc == 0 && pl->pick < 0 && pl->fallback < 0 && pl->small < 0 &&
-                       !pl->stopped; i++)
-        rc = try_bindings(pl, o, large, is2d ? &two[i] : &one[i]);
+    int is2d = probe_is2d(o->params), src[3], bounds, n = 0;
+    size_t nfix = is2d ? sizeof(two) / sizeof(two[0]) : sizeof(one) / sizeof(one[0]);
+    probe_source_launch(src, &bounds, o->params);
+    long long st = (long long)src[0] * src[1] * src[2];
+    if (src[0] && st <= 1024 && (!bounds || st <= bounds))
+        out[n++] = (struct shape){ src[0], src[1], src[2] };
+    for (size_t i = 0; i < nfix; i++) {
+        struct shape f = is2d ? two[i] : one[i];
+        if ((bounds && f.bx * f.by > bounds) ||
+            (src[0] && f.bx == src[0] && f.by == src[1] && src[2] == 1))
+            continue;
+        out[n++] = f;
+    }
+    return n;
+}
+
+/* The block retry (docs/execute.md "Block retry"): the bindings again with each retry shape
+ * (retry_shapes), until one runs clean (or clean at the small sizes). */
+static int retry_blocks(struct plan *pl, const struct probe_options *o, int large)
+{
+    struct shape list[8];
+    int n = retry_shapes(list, o), rc = 0;
+    for (int i = 0; i < n && rc == 0 && pl->pick < 0 && pl->fallback < 0 && pl->small < 0 &&
+                    !pl->stopped; i++)
+        rc = try_bindings(pl, o, large, &list[i]);
     return rc;
 }
 
-/* A pick made with a retry shape says so, and what the probe's own shapes gave. */
-static void mark_reblocked(struct probe_result *p, const struct probe_result *first)
+/* Whether the probe's own blocks (256 threads) are over the kernel's __launch_bounds__: then
+ * they are not run (each would be refused), and the retry shapes are tried at once. */
+static int own_over_bounds(const struct probe_options *o)
 {
-    char *d = xasprintf("block %s%s%s; with the probe's own blocks: %s%s%s", p->block,
-                        p->detail ? ": " : "", p->detail ? p->detail : "",
-                        probe_outcome_name(first->outcome), first->detail ? ": " : "",
-                        first->detail ? first->detail : "");
+    int src[3], bounds;
+    probe_source_launch(src, &bounds, o->params);
+    return o->retry_blocks && bounds > 0 && bounds < 256;
+}
+
+/* A pick made with a retry shape says so (and whether it is the source's own launch), and what
+ * the probe's own shapes gave (first; NULL: not run, over the kernel's __launch_bounds__). */
+static void mark_reblocked(struct probe_result *p, const struct probe_result *first,
+                           const struct probe_options *o)
+{
+    int src[3], bounds;
+    char own[32];
+    probe_source_launch(src, &bounds, o->params);
+    snprintf(own, sizeof own, "%dx%dx%d", src[0], src[1], src[2]);
+    int is_src = src[0] && strcmp(own, p->block) == 0;
+    char *d = xasprintf("block %s%s%s%s; with the probe's own blocks: %s%s%s", p->block,
+                        is_src ? " (the source's launch)" : "", p->detail ? ": " : "",
+                        p->detail ? p->detail : "",
+                        first ? probe_outcome_name(first->outcome) : "not run, over its "
+                        "__launch_bounds__", first && first->detail ? ": " : "",
+                        first && first->detail ? first->detail : "");
     free(p->detail);
     p->detail = d;
 }
@@ -556,11 +611,14 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
      * fails at large sizes after --max-failures). */
     for (int b = 1; probe_bindings[b] && o->large > 0; b++)
         large |= probe_binding_matters(b, o->params);
-    rc = try_bindings(&pl, o, large, NULL);
+    int over = own_over_bounds(o);
+    if (!over)
+        rc = try_bindings(&pl, o, large, NULL);
     int own = pl.nt; /* tries with the probe's own shapes */
     if (rc == 0 && o->retry_blocks && pl.pick < 0 && pl.fallback < 0 && pl.small < 0 &&
-        all_faulted(&pl))
+        (over || all_faulted(&pl)))
         rc = retry_blocks(&pl, o, large);
+    int kept = pl.pick >= 0 || pl.fallback >= 0 || pl.small >= 0;
     struct buf j = BUF_INIT;
     tries_json(&j, pl.t, pl.nt); /* what each binding really gave */
     if (pl.pick < 0 && pl.fallback < 0 && pl.small >= 0) {
@@ -569,8 +627,8 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
     }
     if (pl.pick < 0)
         pl.pick = pl.fallback >= 0 ? pl.fallback : 0; /* ran ok with a report, else the default's */
-    if (pl.pick >= own) /* only a retry shape ran clean (the others leave the default's) */
-        mark_reblocked(&pl.t[pl.pick], &pl.t[0]);
+    if (pl.pick >= own && pl.nt > 0 && (own > 0 || kept)) /* only a retry shape ran clean */
+        mark_reblocked(&pl.t[pl.pick], own > 0 ? &pl.t[0] : NULL, o);
     if (pl.stopped && pl.nt > 0) /* the verdict is what the runs made give */
         mark_stopped(&pl.t[pl.pick], pl.faults);
     if (pl.nt > 0) {

@@ -133,9 +133,15 @@ struct gpu_info {
  * shapes in turn (all of them in tune's default sweep, tune/space.h), every configuration of a
  * run with that one shape: 1D kernels with fixed shared arrays or warp counts for 32-192 threads
  * (`__shared__ float s[BDIM + 2 * R]`, BDIM 32), 2D kernels with 8x8 or 32-wide tiles or an
- * `assert(blockDim.x == 32)`. The first shape under which a binding runs clean is kept. */
-#define PROBE_RETRY_BLOCKS_1D { { 128, 1 }, { 64, 1 }, { 32, 1 }, { 1024, 1 } }
-#define PROBE_RETRY_BLOCKS_2D { { 8, 8 }, { 32, 8 }, { 32, 32 } }
+ * `assert(blockDim.x == 32)`. The first shape under which a binding runs clean is kept. The
+ * source's own block (kernels.params "launch", probe_source_launch) goes before them, and
+ * shapes over the kernel's __launch_bounds__ are left out (execute/probe.c retry_shapes). */
+#define PROBE_RETRY_BLOCKS_1D { { 128, 1, 1 }, { 64, 1, 1 }, { 32, 1, 1 }, { 1024, 1, 1 } }
+#define PROBE_RETRY_BLOCKS_2D { { 8, 8, 1 }, { 32, 8, 1 }, { 32, 32, 1 } }
+
+/* The source's own launch from kernels.params (isolate's "launch":{"block":[X,Y,Z],...} and
+ * "launch_bounds":N): block zero when none is known, *bounds 0 when none. 1 with a block. */
+int probe_source_launch(int block[3], int *bounds, const char *params);
 
 /* Whether kernels.params says the kernel is 2D ("is2d":true). 0 when params is NULL. */
 int probe_is2d(const char *params);

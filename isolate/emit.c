@@ -276,7 +276,7 @@ void emit_kernel(struct ctx *x, CXCursor k)
     indexing_analyze(&ix, src.data, src.len);
     indexing_uses_text(uses, sizeof uses, ix.uses);
     int is2d = ix.dims >= 2;
-    record_begin(x->out, "kernel", 18);
+    record_begin(x->out, "kernel", 19);
     record_field_str(x->out, "name", qname);
     record_field_str(x->out, "call", call);
     record_field_str(x->out, "path", extract_rel_path(x, f));
@@ -295,6 +295,12 @@ void emit_kernel(struct ctx *x, CXCursor k)
     record_field_int(x->out, "param_count", kp.n);
     record_field_str(x->out, "members", kp.members.len ? kp.members.data : "");
     record_field_str(x->out, "arg_note", kp.note.len ? kp.note.data : "");
+    struct launch_src ls;
+    struct buf lt = BUF_INIT;
+    launch_find(&ls, x, k);
+    launch_text(&lt, &ls);
+    record_field_str(x->out, "launch", lt.len ? lt.data : "");
+    buf_release(&lt);
 done:
     free(qname);
     free(call);

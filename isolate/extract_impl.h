@@ -135,6 +135,22 @@ int tinst_from_calls(struct buf *tparams, struct ctx *x, CXCursor k, struct clos
  * or arguments a harness cannot name. Caller frees. */
 char *tinst_explicit_args(CXCursor k);
 
+/* ---- launch.c: the repository's own launch of a kernel */
+
+struct launch_src {
+    int has_block, has_grid; /* 1 when the first constant launch's block (grid) is known */
+    int block[3], grid[3];
+    long long smem;          /* its dynamic shared memory bytes; -1 unknown */
+    int bounds;              /* __launch_bounds__ maximum threads; 0 none or not constant */
+};
+
+/* The first launch `k<<<g, b, smem>>>` of kernel k in the tree whose block is constant, and its
+ * `__launch_bounds__`. */
+void launch_find(struct launch_src *out, struct ctx *x, CXCursor k);
+/* As the kernel record's "launch" field: "block X Y Z", "smem N", "grid X Y Z", "bounds N"
+ * lines, the known ones only ("" when nothing is known). */
+void launch_text(struct buf *b, const struct launch_src *l);
+
 /* ---- emit.c: the closure as source text */
 
 /* Append the closure's source to b: system includes, macros, then declarations in

@@ -89,16 +89,24 @@ int harness_grid2d(const struct harness_kernel *k)
     return kind < 0 ? k->is2d : kind == INDEXING_2D || kind == INDEXING_3D;
 }
 
-/* The grid rule and the output check's reference block follow the kernel's indexing. */
+/* The grid rule follows the kernel's indexing; the output check's reference block too, unless
+ * the source's own launch says its block (what the kernel was written for). */
 static void add_indexing(struct buf *out, const struct harness_kernel *k)
 {
     int two_d = harness_grid2d(k);
     const char *name = k->indexing ? k->indexing : two_d ? "2d" : "1d";
+    struct harness_launch l;
+    char ref[48];
+    harness_launch_parse(&l, k->launch);
+    if (l.block[0] && (long long)l.block[0] * l.block[1] * l.block[2] <= 1024)
+        snprintf(ref, sizeof ref, "%d, %d, %d", l.block[0], l.block[1], l.block[2]);
+    else
+        snprintf(ref, sizeof ref, "%s", two_d ? "16, 16, 1" : "256, 1, 1");
     buf_addf(out, "#define LSCAT_INDEXING \"%s\"\n", indexing_parse(name) < 0 ? "1d" : name);
     buf_addf(out, "static const int lscat_grid2d = %d; /* 1: it indexes y, every shape gets a 2D "
                   "grid */\n", two_d);
     buf_addf(out, "static const unsigned lscat_ref_block[3] = { %s }; /* the output check's "
-                  "reference */\n", two_d ? "16, 16, 1" : "256, 1, 1");
+                  "reference */\n", ref);
 }
 
 static void add_pick(struct buf *out, const struct harness_kernel *k)
@@ -165,6 +173,53 @@ static void add_members(struct buf *out, const struct harness_kernel *k)
     buf_adds(out, ";\n");
 }
 
+void harness_launch_parse(struct harness_launch *out, const char *text)
+{
+    memset(out, 0, sizeof(*out));
+    out->smem = -1;
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        int a[3];
+        long long v;
+        if (sscanf(p, "block %d %d %d", &a[0], &a[1], &a[2]) == 3 && a[0] > 0 && a[1] > 0 && a[2] > 0)
+            memcpy(out->block, a, sizeof a);
+        else if (sscanf(p, "grid %d %d %d", &a[0], &a[1], &a[2]) == 3 && a[0] > 0 && a[1] > 0 &&
+                 a[2] > 0)
+            memcpy(out->grid, a, sizeof a);
+        else if (sscanf(p, "smem %lld", &v) == 1 && v >= 0)
+            out->smem = v;
+        else if (sscanf(p, "bounds %d", &a[0]) == 1 && a[0] > 0)
+            out->bounds = a[0];
+    }
+    if (!out->block[0])
+        out->smem = -1;
+}
+
+void harness_launch_json(struct buf *out, const struct harness_launch *l)
+{
+    if (l->block[0]) {
+        buf_addf(out, ",\"launch\":{\"block\":[%d,%d,%d]", l->block[0], l->block[1], l->block[2]);
+        if (l->smem >= 0)
+            buf_addf(out, ",\"smem\":%lld", l->smem);
+        if (l->grid[0])
+            buf_addf(out, ",\"grid\":[%d,%d,%d]", l->grid[0], l->grid[1], l->grid[2]);
+        buf_addch(out, '}');
+    }
+    if (l->bounds > 0)
+        buf_addf(out, ",\"launch_bounds\":%d", l->bounds);
+}
+
+/* The source's launch for the harness: its block gets its dynamic shared memory (opted in
+ * above 48 KiB), the other shapes the harness's rule (docs/isolate.md "Harness rules"). */
+static void add_launch(struct buf *out, const struct harness_kernel *k)
+{
+    struct harness_launch l;
+    harness_launch_parse(&l, k->launch);
+    buf_addf(out, "static const unsigned lscat_src_block[3] = { %d, %d, %d }; /* the source's "
+                  "launch; 0: none known */\n", l.block[0], l.block[1], l.block[2]);
+    buf_addf(out, "static const long long lscat_src_smem = %lld; /* its dynamic shared memory; "
+                  "-1: unknown */\n", l.smem);
+}
+
 void harness_generate(struct buf *out, const struct harness_kernel *k)
 {
     struct buf targs = BUF_INIT;
@@ -183,6 +238,7 @@ void harness_generate(struct buf *out, const struct harness_kernel *k)
     add_list(out, "lscat_roles", k->roles);
     add_list(out, "lscat_names", k->names);
     buf_addf(out, "static const int lscat_dynshared = %d;\n", k->dynshared ? 1 : 0);
+    add_launch(out, k);
     add_indexing(out, k);
     add_pick(out, k);
     add_members(out, k);

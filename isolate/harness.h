@@ -22,7 +22,20 @@ struct harness_kernel {
     const char *indexing; /* isolate/indexing.h's name: "1d", "2d", ...; NULL = from is2d */
     const char *members; /* struct members to set, kparams.h's members_collect lines; may be NULL */
     const char *arg_note; /* why an argument stays out of reach (virtual class); NULL or "" */
+    const char *launch;  /* the source's own launch (isolate/launch.c): "block X Y Z", "smem N",
+                            "grid X Y Z", "bounds N" lines; NULL or "" when none is known */
 };
+
+/* The source's launch, parsed from harness_kernel.launch; zero (smem -1) where unknown. */
+struct harness_launch {
+    int block[3], grid[3]; /* block[0] 0: no constant block; grid[0] 0: no constant grid */
+    long long smem;        /* dynamic shared memory bytes with that block; -1 unknown */
+    int bounds;            /* __launch_bounds__ maximum threads; 0 none */
+};
+void harness_launch_parse(struct harness_launch *out, const char *text);
+/* `,"launch":{"block":[32,8,1],"smem":2048,"grid":[4,4,1]},"launch_bounds":64` for params.json,
+ * the known parts only ("" when none). */
+void harness_launch_json(struct buf *out, const struct harness_launch *l);
 
 /* The block sizes a block/tile template parameter is instantiated with: 2D kernels follow
  * block x over {8,16,24,32}, 1D kernels over {32,64,128,256,512,1024}. Returns the count. */

@@ -20,9 +20,10 @@
                               * template values, C++ files holding kernels parsed alone,
                               * kernels in skipped preprocessor branches or dropped by
                               * errors recorded; 9: struct arguments' pointer members get
-                              * buffers (isolate/members.c); 10 (args11): reference parameters
-                              * made in device memory, list links and lock words in structs,
-                              * the tokens binding's aligned dims */
+                              * buffers (isolate/members.c); 10: the source's own launch (block,
+                              * dynamic shared memory, grid, __launch_bounds__) in params.json;
+                              * (args11) reference parameters made in device memory, list links
+                              * and lock words in structs, the tokens binding's aligned dims */
 
 struct task {
     int64_t source_id;

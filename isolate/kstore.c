@@ -92,6 +92,9 @@ static void add_params_json(struct buf *b, const struct record *k, const struct 
         buf_adds(b, ",\"note\":");
         buf_add_json_str(b, hk->arg_note, strlen(hk->arg_note));
     }
+    struct harness_launch launch;
+    harness_launch_parse(&launch, hk->launch);
+    harness_launch_json(b, &launch);
     buf_addf(b, ",\"dynamic_shared\":%s,\"device_launch\":%s,\"params\":",
              hk->dynshared ? "true" : "false", record_int(k, "device_launch") ? "true" : "false");
     buf_adds(b, record_str(k, "params"));
@@ -219,7 +222,7 @@ int kstore_kernel(struct run *r, const struct task *t, const struct record *k)
                                  (int)record_int(k, "is2d"), (int)record_int(k, "dynshared"),
                                  record_str(k, "roles"), record_str(k, "param_names"),
                                  record_str(k, "indexing"), record_str(k, "members"),
-                                 record_str(k, "arg_note") };
+                                 record_str(k, "arg_note"), record_str(k, "launch") };
     if (!hk.indexing || indexing_parse(hk.indexing) < 0)
         hk.indexing = hk.is2d ? "2d" : "1d";
     const struct record_field *src = record_get(k, "source");

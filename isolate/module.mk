@@ -1,9 +1,10 @@
 # isolate/: libclang (LLVM 22) kernel discovery, closure, parameter model and harness generation.
 # lscat-isolate links libclang with an rpath so no LD_LIBRARY_PATH is needed.
 # The files that include libclang's headers: the extractor (extract, closure, emit), kparams and
-# tinst (template arguments from call sites).
+# tinst (template arguments from call sites), launch (the source's own launch).
 ISOLATE_CLANG_OBJS := $(B)/isolate/extract.o $(B)/isolate/closure.o $(B)/isolate/emit.o \
-                      $(B)/isolate/kparams.o $(B)/isolate/members.o $(B)/isolate/tinst.o
+                      $(B)/isolate/kparams.o $(B)/isolate/members.o $(B)/isolate/tinst.o \
+                      $(B)/isolate/launch.o
 ISOLATE_OBJS := $(B)/isolate/params.o $(B)/isolate/indexing.o $(ISOLATE_CLANG_OBJS) \
                 $(B)/isolate/srctext.o $(B)/isolate/resolve.o $(B)/isolate/sysinc.o \
                 $(B)/isolate/harness.o $(B)/isolate/kstore.o $(B)/isolate/isolate.o $(B)/gen/isolate_harness_body.o

@@ -15,6 +15,21 @@
 #include <time.h>
 #include <unistd.h>
 
+/* A kernel whose probe kept the source's own block (docs/execute.md "Block retry") is
+ * measured with that block too, where its space lacks it (`params`: kernels.params, NULL when
+ * the probe kept another). */
+static void own_space(struct plan_kernel *k, const struct tune_options *o, const char *params)
+{
+    static const char key[] = "\"launch\":{\"block\":[";
+    const char *p = params ? strstr(params, key) : NULL;
+    int b[3];
+    k->own.n = 0;
+    if (p && sscanf(p + sizeof key - 1, "%d,%d,%d", &b[0], &b[1], &b[2]) == 3 && b[0] > 0 &&
+        b[1] > 0 && b[2] > 0 && (long long)b[0] * b[1] * b[2] <= 1024)
+        tune_space_with_block(&k->own, k->two_d && o->space_2d.n > 0 ? &o->space_2d : &o->space,
+                              b[0], b[1], b[2]);
+}
+
 static int load_kernels(struct sweep_shared *sh, struct store *s)
 {
     const struct tune_options *o = sh->o;
@@ -27,7 +42,10 @@ static int load_kernels(struct sweep_shared *sh, struct store *s)
         rc = store_prepare(&st, s,
                            "SELECT k.id, k.name, b.binary_path, b.arch, k.binding, "
                            "coalesce(k.indexing IN ('2d', '3d'), k.params LIKE "
-                           "'%\"is2d\":true%') FROM kernels k "
+                           "'%\"is2d\":true%'), "
+                           "CASE WHEN EXISTS (SELECT 1 FROM probes p WHERE p.kernel_id = k.id "
+                           "AND p.detail LIKE '%(the source''s launch)%') THEN k.params END "
+                           "FROM kernels k "
                            "JOIN builds b ON b.kernel_id = k.id "
                            "WHERE k.status = 'runnable' AND b.status = 'ok' "
                            "AND b.binary_path IS NOT NULL AND k.id LIKE ? || '%' "
@@ -51,6 +69,7 @@ static int load_kernels(struct sweep_shared *sh, struct store *s)
             k->name = xstrdup(store_col_text(st, 1));
             k->binding = store_col_text(st, 4) ? xstrdup(store_col_text(st, 4)) : NULL;
             k->two_d = store_col_int(st, 5) != 0;
+            own_space(k, o, store_col_text(st, 6));
         }
         size_t bcap = k->cap;
         XGROW(k->bins, (size_t)k->nbuilds + 1, bcap);
@@ -68,6 +87,8 @@ static int load_kernels(struct sweep_shared *sh, struct store *s)
 
 const struct tune_space *plan_space_of(const struct tune_options *o, const struct plan_kernel *k)
 {
+    if (k->own.n > 0)
+        return &k->own;
     return k->two_d && o->space_2d.n > 0 ? &o->space_2d : &o->space;
 }
 
@@ -260,6 +281,7 @@ void plan_release(struct sweep_shared *sh)
         free(kn->id);
         free(kn->name);
         free(kn->binding);
+        tune_space_release(&kn->own);
         free(kn);
     }
     free(sh->kernels);

@@ -16,6 +16,7 @@ struct plan_kernel {
     char *id, *name;
     int two_d;            /* indexes y (kernels.indexing 2d/3d; before it, params' is2d) */
     char *binding;        /* kernels.binding: execute's choice; NULL = the default */
+    struct tune_space own; /* n > 0: its space plus the source's block the probe kept */
     char **bins, **archs; /* one per ok build */
     int nbuilds;
     size_t cap;

@@ -128,6 +128,27 @@ void tune_space_release(struct tune_space *s)
     s->n = 0;
 }
 
+int tune_space_with_block(struct tune_space *out, const struct tune_space *base, int bx, int by,
+                          int bz)
+{
+    int have = 0;
+    for (int i = 0; i < base->n && !have; i++)
+        have = base->configs[i].bx == bx && base->configs[i].by == by && base->configs[i].bz == bz;
+    if (have || base->n == 0)
+        return 0;
+    out->configs = xcalloc((size_t)base->n * 2, sizeof(*out->configs));
+    out->n = 0;
+    for (int i = 0; i < base->n; i++) {
+        out->configs[out->n++] = base->configs[i];
+        int last = i + 1 == base->n || base->configs[i + 1].w != base->configs[i].w ||
+                   base->configs[i + 1].h != base->configs[i].h;
+        if (last) /* the end of this size's shapes */
+            out->configs[out->n++] = (struct tune_config){ base->configs[i].w, base->configs[i].h,
+                                                           bx, by, bz };
+    }
+    return 1;
+}
+
 int tune_space_find(const struct tune_space *s, const struct tune_config *c)
 {
     for (int i = 0; i < s->n; i++)

@@ -41,6 +41,11 @@ int tune_space_named(const char **blocks_1d, const char **blocks_2d, const char 
  * 1024 threads; duplicates are dropped. Returns 0 or LSCAT_EINVALID with a message. */
 int tune_space_parse(struct tune_space *out, const char *sizes, const char *blocks);
 void tune_space_release(struct tune_space *s);
+/* base with block bx x by x bz added at each of its sizes, into *out (released by the caller),
+ * when base lacks it: 1. 0 when base has it already (out untouched). The source's own launch
+ * that the probe kept (docs/tune.md "Spaces"). */
+int tune_space_with_block(struct tune_space *out, const struct tune_space *base, int bx, int by,
+                          int bz);
 /* Index of c in the space, or -1. */
 int tune_space_find(const struct tune_space *s, const struct tune_config *c);
 

@@ -317,6 +317,66 @@ static void test_bindings__a_2d_kernel_with_another_tile_runs_with_a_retried_blo
     probe_result_release(&p);
 }
 
+/* The source's own launch (isolate's "launch" in kernels.params) is the first retry shape: a
+ * kernel written for 24x4 blocks runs with them at the first retry, before 8x8, 32x8 and 32x32
+ * (which fault here too), and the verdict says it is the source's. */
+#define SRC_LAUNCH_2D "{\"is2d\":true,\"launch\":{\"block\":[24,4,1],\"smem\":73728}," \
+                      "\"params\":[{\"name\":\"A\",\"role\":\"buffer\"}]}"
+static void test_bindings__the_source_block_is_the_first_retry_shape(void)
+{
+    struct probe_result p;
+    probe(&p, "sticky * * 16 16\nsticky * * 8 8\nsticky * * 32 8\nsticky * * 32 32\n",
+          SRC_LAUNCH_2D, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.block, "24x4x1");
+    CHECK_INT(tries(&p), ==, 2); /* the own 16x16, then the source's */
+    CHECK_CONTAINS(p.detail, "block 24x4x1 (the source's launch); with the probe's own blocks: "
+                             "illegal_address");
+    CHECK_CONTAINS(p.bindings, "\"block\":\"24x4x1\",\"configs\":[\"64x64 24x4x1\"]");
+    probe_result_release(&p);
+    /* the source's block faulting too: the fixed shapes follow, without a second 24x4 */
+    probe(&p, "sticky * * 16 16\nsticky * * 8 8\nsticky * * 24 4\n", SRC_LAUNCH_2D, 2024, NULL);
+    CHECK_STR(p.block, "32x8x1");
+    CHECK_INT(tries(&p), ==, 4);
+    CHECK(strstr(p.detail, "the source's launch") == NULL);
+    probe_result_release(&p);
+}
+
+/* `__launch_bounds__(64)`: the probe's own 256-thread blocks and the retry's 128 and 1024 are
+ * refused by the launch (`invalid argument`), so they are not run: the first run is 64x1. */
+#define BOUNDS_64 "{\"launch_bounds\":64,\"params\":[{\"name\":\"A\",\"role\":\"buffer\"}," \
+                  "{\"name\":\"w\",\"role\":\"width\"}]}"
+static void test_bindings__shapes_over_the_launch_bounds_are_not_tried(void)
+{
+    struct probe_result p;
+    probe(&p, "sticky * * 256 1\nsticky * * 16 16\nsticky * * 128 1\nsticky * * 1024 1\n",
+          BOUNDS_64, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.block, "64x1x1");
+    CHECK_INT(tries(&p), ==, 1);
+    CHECK_CONTAINS(p.detail, "block 64x1x1; with the probe's own blocks: not run, over its "
+                             "__launch_bounds__");
+    CHECK(strstr(p.bindings, "256x1x1") == NULL && strstr(p.bindings, "128x1x1") == NULL);
+    probe_result_release(&p);
+    /* every shape within the bounds faulting: the verdict is the last fault, no 128 or 1024 run */
+    probe(&p, "sticky * * 64 1\nsticky * * 32 1\n", BOUNDS_64, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");
+    CHECK_INT(tries(&p), ==, 2);
+    CHECK(strstr(p.bindings, "128x1x1") == NULL && strstr(p.bindings, "1024x1x1") == NULL);
+    probe_result_release(&p);
+}
+
+/* kernels.params read back: the source's block and launch bounds, absent parts zero. */
+static void test_bindings__the_source_launch_is_read_from_params(void)
+{
+    int b[3], bounds;
+    CHECK_INT(probe_source_launch(b, &bounds, SRC_LAUNCH_2D), ==, 1);
+    CHECK(b[0] == 24 && b[1] == 4 && b[2] == 1 && bounds == 0);
+    CHECK_INT(probe_source_launch(b, &bounds, BOUNDS_64), ==, 0);
+    CHECK(b[0] == 0 && bounds == 64);
+    CHECK_INT(probe_source_launch(b, &bounds, NULL), ==, 0);
+}
+
 /* No retry where another block cannot help or cannot be seen: a crash, a run that reported no
  * configuration, and with the retry switched off (--no-block-retry). */
 static void test_bindings__the_block_retry_follows_faults_only(void)
@@ -447,6 +507,9 @@ int main(void)
     TEST_RUN(test_bindings__a_1d_kernel_with_a_smaller_fixed_tile_runs_with_a_retried_block);
     TEST_RUN(test_bindings__a_2d_kernel_with_another_tile_runs_with_a_retried_block);
     TEST_RUN(test_bindings__the_block_retry_follows_faults_only);
+    TEST_RUN(test_bindings__the_source_block_is_the_first_retry_shape);
+    TEST_RUN(test_bindings__shapes_over_the_launch_bounds_are_not_tried);
+    TEST_RUN(test_bindings__the_source_launch_is_read_from_params);
     TEST_RUN(test_bindings__a_transformer_kernel_failing_under_area_runs_under_tokens);
     TEST_RUN(test_bindings__the_fault_budget_stops_the_search_after_n_faulting_runs);
     TEST_RUN(test_bindings__without_a_fault_budget_a_rescue_at_the_fourth_shape_is_still_found);

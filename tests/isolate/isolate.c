@@ -336,6 +336,67 @@ static void kernel_tparams(struct buf *list, struct buf *out)
                      record_str(&r, "source"));
 }
 
+/* "name: launch" of every kernel record, one per line. */
+static void kernel_launches(struct buf *list, struct buf *out)
+{
+    size_t pos = 0;
+    struct record r;
+    while (record_next(&r, out->data, out->len, &pos) == 1)
+        if (strcmp(r.type, "kernel") == 0)
+            buf_addf(list, "%s: %s|\n", record_str(&r, "name"), record_str(&r, "launch"));
+}
+
+/* The repository's own launch (isolate/launch.c): a dim3 temporary with shared memory bytes,
+ * a dim3 variable of macros and constexpr values with a macro's 64 KiB, a template's launch,
+ * one inside a host template, bytes from the tree's cudaFuncSetAttribute opt-in,
+ * __launch_bounds__ with a literal and a macro; a block known only at run time stays out. */
+static void test_extract__records_the_sources_own_launch_and_launch_bounds(void)
+{
+    char *root = realpath(test_tmpdir(), NULL);
+    struct buf out = BUF_INIT, list = BUF_INIT;
+    extract_src(&out, root, "l.cu",
+                "#define BS 32\n#define SHM (64 * 1024)\n#define NT 128\nconstexpr int TY = 8;\n"
+                "__global__ void tile(float *a, int n) { a[threadIdx.y * 32 + threadIdx.x] = n; }\n"
+                "__global__ void big(float *a) { extern __shared__ float s[]; s[threadIdx.x] = a[0];\n"
+                "  a[threadIdx.x] = s[0]; }\n"
+                "__global__ void __launch_bounds__(64) bounded(float *a) { a[threadIdx.x] = 1; }\n"
+                "__global__ void __launch_bounds__(NT, 2) bmacro(float *a) { a[threadIdx.x] = 1; }\n"
+                "template <int N> __global__ void tk(float *a) { a[threadIdx.x] = N; }\n"
+                "__global__ void dyn(float *a) { a[threadIdx.x] = 2; }\n"
+                "void host(float *a, int n, int b)\n"
+                "{ dim3 blk(BS, TY); size_t bytes = SHM;\n"
+                "  tile<<<dim3(n / 32, n / 8), dim3(32, 8), 2048>>>(a, n);\n"
+                "  big<<<16, blk, bytes>>>(a); bounded<<<1, 64>>>(a); bmacro<<<n, b>>>(a);\n"
+                "  tk<4><<<dim3(2, 2, 1), 128, 4 * 256>>>(a); dyn<<<1, b>>>(a); }\n"
+                "template <class F> __global__ void tsum(float *r, const F *v) { r[0] = v[0]; }\n"
+                "template <class F> void th(float *r, const F *v) { tsum<<<1, 1024>>>(r, v); }\n"
+                "__global__ void optk(float *a) { extern __shared__ float s[]; s[0] = 1; a[0] = s[0]; }\n"
+                "static size_t init_optk() { size_t m = (64 + 8) * 1024;\n"
+                "  cudaFuncSetAttribute(optk, cudaFuncAttributeMaxDynamicSharedMemorySize, m);\n"
+                "  return m; }\n"
+                "void run_optk(float *a) { static size_t bytes = init_optk(); optk<<<4, 256, bytes>>>(a); }\n",
+                NULL, 0);
+    kernel_launches(&list, &out);
+    const char *cuda = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
+    char *rt = fs_join(cuda, "include/cuda.h");
+    if (fs_exists(rt)) { /* launches parse only with the toolkit's headers */
+        CHECK_CONTAINS(list.data, "tile: block 32 8 1\nsmem 2048\n|"); /* its grid is n's */
+        CHECK_CONTAINS(list.data, "big: block 32 8 1\nsmem 65536\ngrid 16 1 1\n|");
+        CHECK_CONTAINS(list.data, "tk: block 128 1 1\nsmem 1024\ngrid 2 2 1\n|");
+        CHECK_CONTAINS(list.data, "bounded: block 64 1 1\nsmem 0\ngrid 1 1 1\nbounds 64\n|");
+        CHECK_CONTAINS(list.data, "dyn: |"); /* a block known at run time only */
+        /* a launch left unresolved inside a host template */
+        CHECK_CONTAINS(list.data, "tsum: block 1024 1 1\nsmem 0\ngrid 1 1 1\n|");
+        /* bytes known only at run time: the tree's opt-in says them */
+        CHECK_CONTAINS(list.data, "optk: block 256 1 1\nsmem 73728\ngrid 4 1 1\n|");
+    }
+    CHECK_CONTAINS(list.data, "bmacro: bounds 128\n|");
+    free(rt);
+    buf_release(&list);
+    buf_release(&out);
+    free(root);
+}
+
 static void test_extract__instantiates_a_functor_template_from_the_trees_call_sites(void)
 {
     char *root = realpath(test_tmpdir(), NULL);
@@ -662,6 +723,7 @@ int main(void)
     TEST_RUN(test_extract__a_kernel_in_a_skipped_preprocessor_branch_is_recorded);
     TEST_RUN(test_extract__a_kernel_the_parse_drops_is_recorded_as_unparsed);
     TEST_RUN(test_extract__instantiates_a_functor_template_from_the_trees_call_sites);
+    TEST_RUN(test_extract__records_the_sources_own_launch_and_launch_bounds);
     TEST_RUN(test_sysinc__finds_openmp_and_lscats_own_helper_headers);
     TEST_RUN(test_extract__keeps_a_conditional_block_around_a_declaration_whole);
     TEST_RUN(test_srctext__refuses_includes_leaving_the_tree);

@@ -92,6 +92,23 @@ static void test_space__fit_gives_1d_kernels_1d_shapes_and_2d_kernels_2d_shapes(
     CHECK_INT(tune_space_named(&b1, &b2, "paper", NULL), ==, LSCAT_EINVALID);
 }
 
+/* The source's block the probe kept, added at each size after that size's shapes; a block the
+ * space has already leaves it alone. */
+static void test_space__a_kernels_own_block_joins_each_size(void)
+{
+    struct tune_space base, own;
+    CHECK_OK(tune_space_parse(&base, "64,128", "16x16,64"));
+    CHECK_INT(tune_space_with_block(&own, &base, 32, 4, 1), ==, 1);
+    CHECK_INT(own.n, ==, 6);
+    CHECK(own.configs[2].w == 64 && own.configs[2].bx == 32 && own.configs[2].by == 4);
+    CHECK(own.configs[5].w == 128 && own.configs[5].bx == 32 && own.configs[5].bz == 1);
+    CHECK(own.configs[3].w == 128 && own.configs[3].bx == 16);
+    CHECK_INT(tune_space_with_block(&own, &base, 64, 1, 1), ==, 0); /* out untouched */
+    CHECK_INT(own.n, ==, 6);
+    tune_space_release(&own);
+    tune_space_release(&base);
+}
+
 int main(void)
 {
     TEST_RUN(test_space__default_is_lscats_7_sizes_by_20_blocks);
@@ -99,5 +116,6 @@ int main(void)
     TEST_RUN(test_space__accepts_rectangles_3d_blocks_and_drops_duplicates);
     TEST_RUN(test_space__rejects_bad_lists_with_a_message);
     TEST_RUN(test_space__fit_gives_1d_kernels_1d_shapes_and_2d_kernels_2d_shapes);
+    TEST_RUN(test_space__a_kernels_own_block_joins_each_size);
     return test_done();
 }

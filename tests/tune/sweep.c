@@ -230,6 +230,31 @@ static void test_sweep__each_kernel_is_planned_over_its_indexing_space(void)
     store_free(s);
 }
 
+/* A kernel whose probe kept the source's own block (docs/execute.md "Block retry") is measured
+ * with it at every size although the space lacks it; one whose probe kept another is not. */
+static void test_sweep__the_probes_kept_source_block_is_measured_outside_the_space(void)
+{
+    struct store *s = setup(2, NULL);
+    struct tune_gpu g[1];
+    struct tune_counts c;
+    gpus_of(g, 1, 1, s);
+    CHECK_OK(store_exec(s, "UPDATE kernels SET params = '{\"launch\":{\"block\":[32,4,1],"
+                           "\"smem\":0}}';"
+                           "INSERT INTO probes(kernel_id, gpu_id, outcome, detail, probed_at) "
+                           "SELECT 'k0', id, 'ok', 'block 32x4x1 (the source''s launch); with the "
+                           "probe''s own blocks: cuda_error', 'now' FROM gpus;"
+                           "INSERT INTO probes(kernel_id, gpu_id, outcome, detail, probed_at) "
+                           "SELECT 'k1', id, 'ok', NULL, 'now' FROM gpus"));
+    sweep(&c, s, g, 1, 0, 5);
+    CHECK_INT(c.configs_planned, ==, 2 * 3 + 2 * 2);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k0' AND block_x = 32 "
+                   "AND block_y = 4 AND status = 'ok'"), ==, 2);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k1' AND block_x = 32"),
+              ==, 0);
+    CHECK_INT(log_count(0, "cfg 128 128 32 4"), ==, 1);
+    store_free(s);
+}
+
 static void test_sweep__output_checks_are_recorded_with_their_cost(void)
 {
     const char *b[] = { "mismatch * * 64 *\n", "nocheck\n" };
@@ -592,6 +617,7 @@ int main(void)
     TEST_RUN(test_sweep__remeasure_supersedes_and_keeps_old_rows);
     TEST_RUN(test_sweep__each_gpu_model_measures_each_kernel);
     TEST_RUN(test_sweep__each_kernel_is_planned_over_its_indexing_space);
+    TEST_RUN(test_sweep__the_probes_kept_source_block_is_measured_outside_the_space);
     TEST_RUN(test_sweep__output_checks_are_recorded_with_their_cost);
     TEST_RUN(test_sweep__crashes_hangs_and_give_ups_are_recorded);
     TEST_RUN(test_sweep__launches_each_kernel_with_its_binding_and_records_it);

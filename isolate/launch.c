@@ -1,0 +1,358 @@
+/* The repository's own launch of a kernel: the block, dynamic shared memory and grid of its
+ * first `k<<<grid, block, smem>>>(...)` in the tree whose block is a constant (literals,
+ * macros, constexpr, `dim3 b(32, 8)` variables; the bytes else from the tree's opt-in
+ * cudaFuncSetAttribute), and its `__launch_bounds__` maximum. The probe tries that block first
+ * when its own shapes fault (docs/execute.md "Block retry"). */
+#include "isolate/extract_impl.h"
+
+#include "common/xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* e without the implicit casts and parentheses libclang shows around it. */
+static enum CXChildVisitResult only_child(CXCursor c, CXCursor parent, void *d)
+{
+    (void)parent;
+    CXCursor *o = d;
+    if (clang_Cursor_isNull(*o))
+        *o = c;
+    else
+        *o = clang_getNullCursor(); /* a second child: not a wrapper */
+    return CXChildVisit_Continue;
+}
+
+static CXCursor unwrap(CXCursor e)
+{
+    for (int i = 0; i < 16; i++) {
+        enum CXCursorKind k = clang_getCursorKind(e);
+        if (k != CXCursor_UnexposedExpr && k != CXCursor_ParenExpr)
+            break;
+        CXCursor c = clang_getNullCursor();
+        clang_visitChildren(e, only_child, &c);
+        if (clang_Cursor_isNull(c))
+            break;
+        e = c;
+    }
+    return e;
+}
+
+/* An integer constant: 1 and *v when e evaluates to one. */
+static int eval_int(long long *v, CXCursor e)
+{
+    CXEvalResult r = clang_Cursor_Evaluate(e);
+    int ok = r && clang_EvalResult_getKind(r) == CXEval_Int;
+    if (ok)
+        *v = clang_EvalResult_getAsLongLong(r);
+    if (r)
+        clang_EvalResult_dispose(r);
+    return ok;
+}
+
+/* The initialiser of the variable a DeclRefExpr names, or a null cursor. */
+static enum CXChildVisitResult last_expr(CXCursor c, CXCursor parent, void *d)
+{
+    (void)parent;
+    if (clang_isExpression(clang_getCursorKind(c)))
+        *(CXCursor *)d = c;
+    return CXChildVisit_Continue;
+}
+
+static CXCursor var_init(CXCursor e)
+{
+    CXCursor init = clang_getNullCursor();
+    if (clang_getCursorKind(e) != CXCursor_DeclRefExpr)
+        return init;
+    CXCursor d = clang_getCursorReferenced(e);
+    if (clang_getCursorKind(d) == CXCursor_VarDecl)
+        clang_visitChildren(d, last_expr, &init);
+    return init;
+}
+
+/* A scalar argument of the launch: the expression's value, or its variable's initial value
+ * (`size_t shmem = 2 * 1024; k<<<g, b, shmem>>>`). */
+static int scalar(long long *v, CXCursor e, int depth)
+{
+    if (eval_int(v, e))
+        return 1;
+    CXCursor init = var_init(unwrap(e));
+    return depth > 0 && !clang_Cursor_isNull(init) && scalar(v, init, depth - 1);
+}
+
+/* A dim3 argument: an integer (x, 1, 1), `dim3(x, y, z)` with constant parts, or a dim3
+ * variable initialised so (followed through copies). 1 when constant. */
+static int dim3_value(int out[3], CXCursor e, int depth)
+{
+    long long v;
+    if (depth <= 0)
+        return 0;
+    e = unwrap(e);
+    if (eval_int(&v, e)) {
+        out[0] = (int)v, out[1] = out[2] = 1;
+        return v > 0 && v <= 0x7fffffff;
+    }
+    CXCursor init = var_init(e);
+    if (!clang_Cursor_isNull(init))
+        return dim3_value(out, init, depth - 1);
+    if (clang_getCursorKind(e) != CXCursor_CallExpr)
+        return 0;
+    int n = clang_Cursor_getNumArguments(e);
+    if (n == 1) { /* a copy, or dim3(x) */
+        CXType t = clang_getCanonicalType(clang_getCursorType(clang_Cursor_getArgument(e, 0)));
+        if (t.kind == CXType_Record || t.kind == CXType_Elaborated)
+            return dim3_value(out, clang_Cursor_getArgument(e, 0), depth - 1);
+    }
+    if (n < 1 || n > 3)
+        return 0;
+    out[0] = out[1] = out[2] = 1;
+    for (int i = 0; i < n; i++) {
+        CXCursor a = clang_Cursor_getArgument(e, (unsigned)i);
+        if (!scalar(&v, a, 4) || v <= 0 || v > 0x7fffffff)
+            return 0;
+        out[i] = (int)v;
+    }
+    return 1;
+}
+
+/* Whether argument a of a launch's configuration was left out (a default argument has no
+ * place in the file). */
+static int defaulted(CXCursor a)
+{
+    CXSourceRange r = clang_getCursorExtent(a);
+    unsigned s = 0, e = 0;
+    clang_getExpansionLocation(clang_getRangeStart(r), NULL, NULL, NULL, &s);
+    clang_getExpansionLocation(clang_getRangeEnd(r), NULL, NULL, NULL, &e);
+    return s == 0 && e == 0;
+}
+
+struct launch_find {
+    CXCursor kernel;
+    struct launch_src *out;
+};
+
+static int is_kernel(CXCursor r, CXCursor kernel)
+{
+    if (clang_Cursor_isNull(r))
+        return 0;
+    CXCursor canon = clang_getCanonicalCursor(kernel);
+    return clang_equalCursors(clang_getCanonicalCursor(r), canon) ||
+           clang_equalCursors(clang_getCanonicalCursor(clang_getSpecializedCursorTemplate(r)),
+                              canon);
+}
+
+static enum CXChildVisitResult config_of(CXCursor c, CXCursor parent, void *d)
+{
+    (void)parent;
+    CXString s = clang_getCursorSpelling(c);
+    int yes = clang_getCursorKind(c) == CXCursor_CallExpr && clang_getCString(s) &&
+              strcmp(clang_getCString(s), "__cudaPushCallConfiguration") == 0;
+    clang_disposeString(s);
+    if (yes)
+        *(CXCursor *)d = c;
+    return yes ? CXChildVisit_Break : CXChildVisit_Continue;
+}
+
+/* One launch `<<<grid, block, smem>>>`: its values where constant. */
+static void read_config(struct launch_src *o, CXCursor cfg)
+{
+    int n = clang_Cursor_getNumArguments(cfg);
+    long long v;
+    if (n < 2 || !dim3_value(o->block, clang_Cursor_getArgument(cfg, 1), 8))
+        return;
+    o->has_block = 1;
+    o->has_grid = dim3_value(o->grid, clang_Cursor_getArgument(cfg, 0), 8);
+    CXCursor sm = n > 2 ? clang_Cursor_getArgument(cfg, 2) : clang_getNullCursor();
+    if (clang_Cursor_isNull(sm) || defaulted(sm))
+        o->smem = 0;
+    else
+        o->smem = scalar(&v, sm, 4) && v >= 0 ? v : -1;
+}
+
+/* Inside a function template a launch's callee may stay unresolved (`k<<<1, 1024>>>(v)` with
+ * v of a template type): a reference to an overload set naming the kernel. */
+struct callee_find {
+    CXCursor kernel;
+    int hit;
+};
+
+static int names_kernel(CXCursor c, CXCursor kernel)
+{
+    if (is_kernel(clang_getCursorReferenced(c), kernel))
+        return 1;
+    if (clang_getCursorKind(c) == CXCursor_OverloadedDeclRef)
+        for (unsigned i = 0; i < clang_getNumOverloadedDecls(c); i++)
+            if (is_kernel(clang_getOverloadedDecl(c, i), kernel))
+                return 1;
+    return 0;
+}
+
+static enum CXChildVisitResult callee_visit(CXCursor c, CXCursor parent, void *d)
+{
+    (void)parent;
+    struct callee_find *f = d;
+    f->hit = names_kernel(c, f->kernel);
+    return f->hit ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+static enum CXChildVisitResult first_child(CXCursor c, CXCursor parent, void *d)
+{
+    (void)parent;
+    *(CXCursor *)d = c;
+    return CXChildVisit_Break;
+}
+
+static int calls_kernel(CXCursor call, CXCursor kernel)
+{
+    if (is_kernel(clang_getCursorReferenced(call), kernel))
+        return 1;
+    CXCursor callee = clang_getNullCursor();
+    clang_visitChildren(call, first_child, &callee);
+    if (clang_Cursor_isNull(callee))
+        return 0;
+    struct callee_find f = { kernel, names_kernel(callee, kernel) };
+    if (!f.hit)
+        clang_visitChildren(callee, callee_visit, &f);
+    return f.hit;
+}
+
+static enum CXChildVisitResult launch_visit(CXCursor c, CXCursor parent, void *d)
+{
+    (void)parent;
+    struct launch_find *f = d;
+    if (clang_getCursorKind(c) == CXCursor_CallExpr && calls_kernel(c, f->kernel)) {
+        CXCursor cfg = clang_getNullCursor();
+        clang_visitChildren(c, config_of, &cfg);
+        if (!clang_Cursor_isNull(cfg)) {
+            read_config(f->out, cfg);
+            if (f->out->has_block)
+                return CXChildVisit_Break;
+        }
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* `cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)`: the dynamic
+ * shared memory the tree opts kernel k in to, where its launch's own bytes are not constant
+ * (`k<<<g, b, smem_max_size>>>` with smem_max_size returned by an init function). */
+static enum CXChildVisitResult optin_visit(CXCursor c, CXCursor parent, void *d)
+{
+    (void)parent;
+    struct launch_find *f = d;
+    if (clang_getCursorKind(c) != CXCursor_CallExpr || clang_Cursor_getNumArguments(c) != 3)
+        return CXChildVisit_Recurse;
+    CXString s = clang_getCursorSpelling(c);
+    int named = clang_getCString(s) && strcmp(clang_getCString(s), "cudaFuncSetAttribute") == 0;
+    clang_disposeString(s);
+    if (!named)
+        return CXChildVisit_Recurse;
+    CXCursor k = clang_Cursor_getArgument(c, 0), attr = unwrap(clang_Cursor_getArgument(c, 1));
+    CXString a = clang_getCursorSpelling(clang_getCursorReferenced(attr));
+    int max_dyn = clang_getCString(a) &&
+                  strcmp(clang_getCString(a), "cudaFuncAttributeMaxDynamicSharedMemorySize") == 0;
+    clang_disposeString(a);
+    struct callee_find cf = { f->kernel, names_kernel(k, f->kernel) };
+    if (max_dyn && !cf.hit)
+        clang_visitChildren(k, callee_visit, &cf);
+    long long v;
+    if (max_dyn && cf.hit && scalar(&v, clang_Cursor_getArgument(c, 2), 4) && v > 0) {
+        f->out->smem = v;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* A token's value: an integer literal, or a macro whose body is one (in parentheses too). */
+static int token_value(long long *v, struct ctx *x, const char *tok, int depth)
+{
+    char *end;
+    if (tok[0] >= '0' && tok[0] <= '9') {
+        *v = strtoll(tok, &end, 0);
+        return end != tok;
+    }
+    int mi = extract_macro_by_name(x, tok);
+    if (mi < 0 || depth <= 0)
+        return 0;
+    CXTranslationUnit tu = x->tu;
+    CXToken *t = NULL;
+    unsigned n = 0;
+    int ok = 0;
+    clang_tokenize(tu, clang_getCursorExtent(x->macros[mi].c), &t, &n);
+    unsigned i = 1; /* after the macro's name */
+    while (i < n && !ok) {
+        CXString s = clang_getTokenSpelling(tu, t[i++]);
+        const char *sp = clang_getCString(s) ? clang_getCString(s) : "";
+        if (strcmp(sp, "(") != 0)
+            ok = token_value(v, x, sp, depth - 1);
+        clang_disposeString(s);
+        if (!ok && strcmp(sp, "(") != 0)
+            break;
+    }
+    clang_disposeTokens(tu, t, n);
+    return ok;
+}
+
+/* `__launch_bounds__(N, ...)` written before the kernel's name: N where it is a literal or
+ * a macro of one; 0 otherwise. */
+static int launch_bounds(struct ctx *x, CXCursor k)
+{
+    CXToken *t = NULL;
+    unsigned n = 0;
+    long long v = 0;
+    int found = 0;
+    CXFile f = NULL;
+    unsigned from = 0, to = 0; /* in the file: the macros' own locations tokenize to nothing */
+    clang_getExpansionLocation(clang_getRangeStart(clang_getCursorExtent(k)), &f, NULL, NULL, &from);
+    clang_getExpansionLocation(clang_getCursorLocation(k), NULL, NULL, NULL, &to);
+    if (!f || to <= from)
+        return 0;
+    clang_tokenize(x->tu, clang_getRange(clang_getLocationForOffset(x->tu, f, from),
+                                         clang_getLocationForOffset(x->tu, f, to)), &t, &n);
+    for (unsigned i = 0; i + 2 < n && !found; i++) {
+        CXString a = clang_getTokenSpelling(x->tu, t[i]), b = clang_getTokenSpelling(x->tu, t[i + 1]);
+        if (strcmp(clang_getCString(a), "__launch_bounds__") == 0 &&
+            strcmp(clang_getCString(b), "(") == 0) {
+            CXString c = clang_getTokenSpelling(x->tu, t[i + 2]);
+            found = token_value(&v, x, clang_getCString(c), 4) && v > 0 && v <= 1 << 20;
+            clang_disposeString(c);
+        }
+        clang_disposeString(a);
+        clang_disposeString(b);
+    }
+    clang_disposeTokens(x->tu, t, n);
+    return found ? (int)v : 0;
+}
+
+void launch_find(struct launch_src *out, struct ctx *x, CXCursor k)
+{
+    memset(out, 0, sizeof(*out));
+    out->smem = -1;
+    struct launch_find f = { k, out };
+    for (size_t i = 0; i < x->ntops && !out->has_block; i++) {
+        enum CXCursorKind kind = clang_getCursorKind(x->tops[i].c);
+        if (kind == CXCursor_Namespace || kind == CXCursor_LinkageSpec)
+            continue; /* their declarations are tops of their own */
+        clang_visitChildren(x->tops[i].c, launch_visit, &f);
+    }
+    if (!out->has_block)
+        out->smem = -1, out->has_grid = 0;
+    for (size_t i = 0; i < x->ntops && out->has_block && out->smem < 0; i++) {
+        enum CXCursorKind kind = clang_getCursorKind(x->tops[i].c);
+        if (kind != CXCursor_Namespace && kind != CXCursor_LinkageSpec)
+            clang_visitChildren(x->tops[i].c, optin_visit, &f);
+    }
+    out->bounds = launch_bounds(x, k);
+}
+
+void launch_text(struct buf *b, const struct launch_src *l)
+{
+    if (l->has_block) {
+        buf_addf(b, "block %d %d %d\n", l->block[0], l->block[1], l->block[2]);
+        if (l->smem >= 0)
+            buf_addf(b, "smem %lld\n", l->smem);
+        if (l->has_grid)
+            buf_addf(b, "grid %d %d %d\n", l->grid[0], l->grid[1], l->grid[2]);
+    }
+    if (l->bounds > 0)
+        buf_addf(b, "bounds %d\n", l->bounds);
+}
