@@ -62,13 +62,13 @@ for d in "$W"/pack/*/; do
     [ "$(left)" -gt 60 ] || { log "budget: stopped before $(basename "$d")"; break; }
     r=$(basename "$d")
     timeout -k 10 $(( $(left) - 50 )) lscat --work "$d" -j "${LB_JOBS:-$(nproc)}" execute \
-        --probe-jobs 4 --probe-timeout "${LB_PROBE_TIMEOUT:-10}" > "$OUT/execute-$r.log" 2>&1
-    log "$r: execute exit $?: $(grep -o 'execute: [0-9]* kernels.*' "$OUT/execute-$r.log" | tail -1 | cut -c1-150)"
+        --probe-jobs 4 --probe-timeout "${LB_PROBE_TIMEOUT:-10}" > "$OUT/execute-${r//+/_}.log" 2>&1
+    log "$r: execute exit $?: $(grep -o 'execute: [0-9]* kernels.*' "$OUT/execute-${r//+/_}.log" | tail -1 | cut -c1-150)"
     runnable=$("$PY" -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(
         "SELECT count(*) FROM kernels WHERE status = ?", ("runnable",)).fetchone()[0])' "$d/lscat.db")
     if [ "$(left)" -gt 60 ] && [ "${runnable:-0}" -gt 0 ]; then
         timeout -k 10 $(( $(left) - 40 )) lscat --work "$d" tune --sizes 240,1016 --samples 3 \
-            --min-sample-ms 0.2 > "$OUT/tune-$r.log" 2>&1
+            --min-sample-ms 0.2 > "$OUT/tune-${r//+/_}.log" 2>&1
         log "$r: tune exit $?"
     fi
 done
@@ -90,5 +90,12 @@ for l in open(os.path.join(p, "launches.tsv")):
     ok += r[0] == "ok"
     print("%-3s %-30.30s %-40.40s %-15s %-70.70s tune %d/%d" % (grp, name, launch.replace('"', ''),
           r[0] or r[4], (r[1] or "").replace("\n", " "), r[2], r[3]))
+    if r[0] == "ok" and r[2] < r[3]:  # what the tune rows that did not run said
+        for st, b, cnt, err in d.execute("""SELECT m.status, m.block_x || 'x' || m.block_y || 'x' ||
+                m.block_z, count(*), min(m.error) FROM measurements m JOIN kernel_occurrences o ON
+                o.kernel_id = m.kernel_id JOIN kernels k ON k.id = m.kernel_id WHERE k.name = ? AND
+                o.path = ? AND m.status != 'ok' GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 4""",
+                (name, path)):
+            print("      tune %s %s x%d: %s" % (st, b, cnt, (err or "")[:100]))
 print("P1/P4 kernels of session 10 (all probe_failed there): %d, runnable now %d" % (n, ok))
 PYEOF
