@@ -37,8 +37,9 @@ run() { # kernel, binding, configuration lines; prints the outcomes of the resul
     printf '%b' "$3" | timeout "$TO" "$O/$1.bin" --probe --bind "$2" --results "$O/r.jsonl" \
         > "$O/$1.$2.out" 2>&1
     local rc=$?
-    [ $rc = 124 ] && { echo timeout; return; }
     tail -n +2 "$O/r.jsonl" 2>/dev/null | sed -n 's/.*"status":"\([a-z_]*\)".*/\1/p' | tr '\n' ' '
+    [ $rc = 124 ] && echo timeout # the configurations before it still count
+    rm -f "$O/r.jsonl"
 }
 verdict_of() { # statuses, count expected, count of small configurations
     local st=($1) n=0 x
@@ -74,6 +75,6 @@ for k in $(ls "$K"); do
         done
         [ -n "$verdict" ] && break
     done
-    echo "$k ${verdict:-not_runnable} |$tries" | cut -c1-400
+    echo "$k ${verdict:-not_runnable} |$tries" | cut -c1-300
 done | tee "$O/verdicts.txt"
 echo "summary: $(grep -c ' ok ' "$O/verdicts.txt") clean, $(grep -c ' small-only ' "$O/verdicts.txt") clean at the small sizes only, of $(wc -l < "$O/verdicts.txt") kernels"
