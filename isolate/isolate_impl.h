@@ -23,7 +23,9 @@
                               * buffers (isolate/members.c); 10: the source's own launch (block,
                               * dynamic shared memory, grid, __launch_bounds__) in params.json;
                               * texture object parameters and texture references get bound
-                              * texture objects (harness, params.json "textures") */
+                              * texture objects (harness, params.json "textures"); reference
+                              * parameters made in device memory, list links and lock words in
+                              * structs, the tokens binding's aligned dims */
 
 struct task {
     int64_t source_id;
