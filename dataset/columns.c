@@ -18,8 +18,8 @@ static const struct columns_col param_fields[] = {
     { "name", S, 0, "", "parameter name as written", 0 },
     { "type", S, 1, "", "C type as written, e.g. const float *", 0 },
     { "canonical", S, 1, "", "canonical C type (typedefs resolved)", 0 },
-    { "kind", S, 1, "", "pointer, scalar, template (depends on a template parameter), struct "
-      "or other", 0 },
+    { "kind", S, 1, "", "pointer, reference, scalar, template (depends on a template "
+      "parameter), struct or other", 0 },
     { "role", S, 1, "", "buffer, width, height, depth, size, stride, scale or unknown", 0 },
     { "pointer", B, 1, "", "the parameter is a pointer (kind = pointer)", 0 },
     { "const", B, 1, "", "pointers: the pointee is const; null for other kinds", 0 },

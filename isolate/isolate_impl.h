@@ -22,12 +22,13 @@
                               * errors recorded; 9: struct arguments' pointer members get
                               * buffers (isolate/members.c); 10: the source's own launch (block,
                               * dynamic shared memory, grid, __launch_bounds__) in params.json;
-                              * (build11) a type parameter used as a class takes the tree's class
-                              * declaring what is used (isolate/tuse.c), launches' integer type
-                              * arguments replace float, names in __launch_bounds__ join the
-                              * closure; (tex11) texture object parameters and texture
-                              * references get bound texture objects (harness, params.json
-                              * "textures") */
+                              * texture object parameters and texture references get bound
+                              * texture objects (harness, params.json "textures"); reference
+                              * parameters made in device memory, list links and lock words in
+                              * structs, the tokens binding's aligned dims; (build11) a type
+                              * parameter used as a class takes the tree's class declaring what
+                              * is used (isolate/tuse.c), launches' integer type arguments
+                              * replace float, names in __launch_bounds__ join the closure */
 
 struct task {
     int64_t source_id;

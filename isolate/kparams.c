@@ -7,6 +7,7 @@
 #include "common/xalloc.h"
 #include "isolate/params.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,26 @@ static int is_scalar_kind(enum CXTypeKind k)
 {
     return (k >= CXType_Bool && k <= CXType_LongDouble) || k == CXType_Float16 ||
            k == CXType_Half || k == CXType_Enum || k == CXType_BFloat16;
+}
+
+/* What the harness fills in a record argument, for the dataset: "members":[{"name":"elements",
+ * "role":"buffer"}, ...] from members_collect's lines (role buffer, lock, next or a scalar's). */
+static void members_json(struct buf *b, const char *lines)
+{
+    buf_adds(b, ",\"members\":[");
+    for (const char *p = lines; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        char role[32], name[256];
+        if (sscanf(p, "%*d %*d %*d %*c %*d %*c %*d %*d %31s %255s", role, name) == 2) {
+            buf_adds(b, b->data[b->len - 1] == '[' ? "{\"name\":" : ",{\"name\":");
+            buf_add_json_str(b, name, strlen(name));
+            buf_adds(b, ",\"role\":");
+            buf_add_json_str(b, role, strlen(role));
+            buf_addch(b, '}');
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+    buf_addch(b, ']');
 }
 
 /* A record argument: its members for the harness (isolate/members.c) as a JSON field, or, for
@@ -46,9 +67,29 @@ static void record_members(struct kparams *kp, struct buf *b, const char *name, 
     }
     if (clang_getCanonicalType(rec).kind == CXType_Pointer)
         return;
+    size_t from = kp->members.len;
     int n = members_collect(&kp->members, kp->n - 1, deref, c);
-    if (n)
+    if (n) {
         buf_addf(b, ",\"%s\":%d", deref ? "elem_pointer_members" : "pointer_members", n);
+        members_json(b, kp->members.data + from);
+    }
+}
+
+/* A reference parameter (`DataElement &elem`): the harness passes the address of an object it
+ * makes in device memory, as a pointer parameter's first element, members set as for one. */
+static void reference_json(struct kparams *kp, struct buf *b, const char *name, CXType t,
+                           CXType canon)
+{
+    CXType pt = clang_getPointeeType(canon);
+    char *elem = type_str(clang_getPointeeType(t));
+    long long es = clang_Type_getSizeOf(pt);
+    buf_adds(b, ",\"kind\":\"reference\",\"elem\":");
+    buf_add_json_str(b, elem, strlen(elem));
+    buf_addf(b, ",\"const\":%s,\"elem_bytes\":%lld,\"template_dependent\":%s",
+             clang_isConstQualifiedType(pt) ? "true" : "false", es > 0 ? es : 0,
+             es == CXTypeLayoutError_Dependent ? "true" : "false");
+    free(elem);
+    record_members(kp, b, name, pt, 1);
 }
 
 /* One parameter as a JSON object; *role_out gets its role. */
@@ -80,6 +121,9 @@ static void param_json(struct kparams *kp, CXCursor p, enum params_role *role_ou
                  es == CXTypeLayoutError_Dependent ? "true" : "false");
         free(elem);
         record_members(kp, b, name, pt, 1);
+        role = PARAMS_ROLE_BUFFER;
+    } else if (canon.kind == CXType_LValueReference || canon.kind == CXType_RValueReference) {
+        reference_json(kp, b, name, t, canon);
         role = PARAMS_ROLE_BUFFER;
     } else if (dependent || canon.kind == CXType_Unexposed) {
         buf_adds(b, ",\"kind\":\"template\",\"template_dependent\":true");

@@ -3,12 +3,15 @@
  * hold `float2 *vertexPos`. From libclang's record layout (field offsets, bases, one nested
  * record level) this lists every pointer and arithmetic member with its byte offset and role;
  * the harness allocates a buffer per pointer member and gives size-like integers their
- * binding's values, as for parameters. Classes with virtual functions are named, not filled. */
+ * binding's values, as for parameters; a pointer to the record's own type in an array (a
+ * linked list's `next`) chains the array's elements, a lock word starts zeroed. Classes with
+ * virtual functions are named, not filled. */
 #include "isolate/kparams.h"
 
 #include "common/xalloc.h"
 #include "isolate/params.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +21,7 @@ struct walk {
     struct buf *out; /* "P D OFF K BYTES EK EBYTES CONST ROLE NAME\n" lines */
     int param, deref, depth;
     long long base;  /* byte offset of the record walked */
+    CXType top;      /* the argument's record: a pointer to it is a list's link */
     const char *prefix;
     int lines, pointers;
 };
@@ -80,13 +84,28 @@ int members_is_polymorphic(CXType t)
 
 static void walk_record(struct walk *w, CXType t);
 
+/* A pointer member holding a lock word (`int *mutex`, `locks`, `lock_flag`): its buffer starts
+ * zeroed, as the program's own cudaMemset leaves it, since any other value reads as locked. */
+static int is_lock_name(const char *name)
+{
+    char low[64];
+    size_t n = 0;
+    for (; name[n] && n + 1 < sizeof low; n++)
+        low[n] = (char)tolower((unsigned char)name[n]);
+    low[n] = '\0';
+    if (strstr(low, "mutex") || !strncmp(low, "lock", 4))
+        return 1;
+    const char *at = strstr(low, "lock");
+    return at && at > low && at[-1] != 'b' && (at[4] == '\0' || !strcmp(at + 4, "s"));
+}
+
 static void add_line(struct walk *w, long long off, char kind, long long bytes, char ek,
                      long long eb, int cnst, const char *role, const char *name)
 {
     buf_addf(w->out, "%d %d %lld %c %lld %c %lld %d %s %s%s\n", w->param, w->deref, off, kind,
              bytes, ek ? ek : 'x', eb > 0 ? eb : 0, cnst, role, w->prefix, name);
     w->lines++;
-    w->pointers += kind == 'p';
+    w->pointers += kind == 'p' || kind == 'n';
 }
 
 static void walk_field(struct walk *w, CXCursor f, long long off)
@@ -102,8 +121,11 @@ static void walk_field(struct walk *w, CXCursor f, long long off)
         CXType e = clang_getCanonicalType(clang_getPointeeType(t));
         long long eb = e.kind == CXType_Void ? 8 : clang_Type_getSizeOf(e);
         char ek = e.kind == CXType_Void ? 'f' : arith_kind(e);
-        if (eb > 0 && e.kind != CXType_Pointer && !members_is_polymorphic(e))
-            add_line(w, off, 'p', bytes, ek, eb, clang_isConstQualifiedType(e), "buffer", name);
+        if (w->deref && w->depth == 1 && clang_equalTypes(clang_getUnqualifiedType(e), w->top))
+            add_line(w, off, 'n', bytes, 'x', eb, 0, "next", name); /* a list's link */
+        else if (eb > 0 && e.kind != CXType_Pointer && !members_is_polymorphic(e))
+            add_line(w, off, 'p', bytes, ek, eb, clang_isConstQualifiedType(e),
+                     ek && ek != 'f' && is_lock_name(name) ? "lock" : "buffer", name);
     } else if (arith_kind(t) && !(w->deref && arith_kind(t) == 'f')) {
         /* (an array's float members keep the fill's values in [0,1)) */
         add_line(w, off, arith_kind(t), bytes, 0, 0, 0, params_role_name(params_role_of(name)),
@@ -174,7 +196,7 @@ int members_collect(struct buf *out, int param, int deref, CXType record)
     if (members_is_polymorphic(record))
         return 0;
     struct buf lines = BUF_INIT;
-    struct walk w = { &lines, param, deref, 1, 0, "", 0, 0 };
+    struct walk w = { &lines, param, deref, 1, 0, clang_getCanonicalType(record), "", 0, 0 };
     walk_record(&w, record);
     if (w.pointers) /* a record of plain values keeps the harness's old fill */
         buf_add(out, lines.data, lines.len);

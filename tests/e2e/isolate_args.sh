@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # End-to-end tests of kernel arguments (issue #14). Struct arguments (P5) on
 # tests/isolate/fixtures/structs: the parameter model counts the pointer members the harness
-# sets, the harness carries their table (offsets, roles) or, for a class with virtual functions,
-# the note a fault's detail carries, and every harness compiles with the real nvcc (skipped, and
-# said so, where nvcc is absent); tests/e2e/gpu_struct_args.sh runs them on a device. Template
+# sets and names them (params "members"), the harness carries their table (offsets, roles; a
+# reference parameter's object, a list's links, a lock word) or, for a class with virtual
+# functions, the note a fault's detail carries, and every harness compiles with the real nvcc
+# (skipped, and said so, where nvcc is absent); tests/e2e/gpu_struct_args.sh runs them on a
+# device. Template
 # arguments (B4) on tests/isolate/fixtures/launches: a header kernel reached from a unit that
 # does not launch it and from one that launches it through a host template is instantiated from
 # the launch, whichever unit is stored first. Type parameters used as classes (B4/B5) on
@@ -21,6 +23,11 @@ t_contains isolate_args__size_members_take_their_roles "$W/$(dir grid_add)/harne
 t_contains isolate_args__an_array_of_records_gets_element_members "$W/$(dir segment_points)/params.json" '"elem_pointer_members":1'
 t_contains isolate_args__a_nested_private_pointer_is_found "$W/$(dir pair_count)/harness.cu" '"buffer", "in.data" }'
 t_contains isolate_args__a_virtual_class_is_named "$W/$(dir shape_area)/params.json" '"note":"parameter '"'shapes'"': class Shape has virtual functions'
+t_contains isolate_args__the_params_say_what_the_harness_fills "$W/$(dir grid_add)/params.json" '"members":[{"name":"width","role":"width"},{"name":"height","role":"height"},{"name":"stride","role":"stride"},{"name":"elements","role":"buffer"}]'
+t_contains isolate_args__a_reference_parameter_is_a_reference "$W/$(dir count_by_ref)/params.json" '"kind":"reference","elem":"Counter","const":false,"elem_bytes":16,"template_dependent":false,"elem_pointer_members":1'
+t_contains isolate_args__a_reference_parameter_members_are_set_in_its_object "$W/$(dir count_by_ref)/harness.cu" '{ 0, 1, 8ULL, '"'p'"', 8, '"'f'"', 4, 0, "buffer", "samples" },'
+t_contains isolate_args__a_list_link_chains_the_array "$W/$(dir walk_list)/harness.cu" '{ 0, 1, 8ULL, '"'n'"', 8, '"'x'"', 16, 0, "next", "next" },'
+t_contains isolate_args__a_lock_word_is_a_lock "$W/$(dir locked_add)/harness.cu" '{ 0, 0, 0ULL, '"'p'"', 8, '"'s'"', 4, 0, "lock", "mutex" },'
 
 # -j1: a.cu (no launch) is stored first; b.cu's instantiation from its launch replaces it.
 WL=$T_TMP/launches
@@ -38,7 +45,7 @@ else
     q "SELECT name || ' ' || dir FROM kernels" > "$B/list"
     export NVCC ROOT W B
     xargs -P 2 -L 1 sh -c 'cd "$W/$1" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" -c harness.cu -o "$B/$0.o" >"$B/$0.log" 2>&1 || echo "$0"' < "$B/list" > "$B/failed"
-    if [ -s "$B/failed" ] || [ "$(wc -l < "$B/list")" -ne 4 ]; then
+    if [ -s "$B/failed" ] || [ "$(wc -l < "$B/list")" -ne 7 ]; then
         t_fail isolate_args__every_harness_compiles_with_nvcc "$(tr '\n' ' ' < "$B/failed"): $(cat "$B/$(head -1 "$B/failed").log" | grep -m3 error)"
     else t_ok isolate_args__every_harness_compiles_with_nvcc; fi
 fi

@@ -17,13 +17,13 @@ p=$(sed -n 's/^const char \*const probe_bindings\[\] = { \(.*\), NULL };$/\1/p' 
 if [ -n "$h" ] && [ "$h" = "$p" ]; then t_ok isolate_bindings__the_probe_tries_the_harness_bindings_in_order
 else t_fail isolate_bindings__the_probe_tries_the_harness_bindings_in_order "harness '$h', probe '$p'"; fi
 
-names="isolate_bindings__harnesses_build isolate_bindings__help_exits_0_and_names_the_bindings isolate_bindings__help_names_the_output_checks_fallback_references isolate_bindings__an_unknown_binding_is_a_usage_error isolate_bindings__bad_show_args_are_a_usage_error isolate_bindings__area_binds_a_size_to_w_times_h isolate_bindings__side_binds_a_size_to_the_side isolate_bindings__side_keeps_widths_and_heights isolate_bindings__an_element_count_kernel_under_area isolate_bindings__tokens_binds_b_t_c_to_one_h_w isolate_bindings__tokens_leaves_other_kernels_as_area"
+names="isolate_bindings__harnesses_build isolate_bindings__help_exits_0_and_names_the_bindings isolate_bindings__help_names_the_output_checks_fallback_references isolate_bindings__an_unknown_binding_is_a_usage_error isolate_bindings__bad_show_args_are_a_usage_error isolate_bindings__area_binds_a_size_to_w_times_h isolate_bindings__side_binds_a_size_to_the_side isolate_bindings__side_keeps_widths_and_heights isolate_bindings__an_element_count_kernel_under_area isolate_bindings__tokens_gives_aligned_transformer_dims isolate_bindings__tokens_grows_the_buffers_at_small_sizes isolate_bindings__tokens_scales_the_dims_with_the_size isolate_bindings__tokens_gives_n_the_heads_beside_a_t isolate_bindings__tokens_gives_n_the_rows_without_a_t isolate_bindings__tokens_gives_heads_dividing_c isolate_bindings__tokens_leaves_other_kernels_as_area"
 if [ ! -x "$NVCC" ]; then for n in $names; do t_skip "$n" "nvcc not found ($NVCC)"; done; t_done; fi
 
 "$NVCC" -std=c++17 -arch=sm_90 -I"$ROOT" -c "$ROOT/tune/timing.cu" -o "$B/timing.o" 2>"$B/timing.log" &&
     "$NVCC" -I"$ROOT" -c "$ROOT/tune/stats.c" -o "$B/stats.o" 2>"$B/stats.log"
 ok=1
-for k in matmul_square saxpy transpose add_positions; do
+for k in matmul_square saxpy transpose add_positions softmax_rows row_scale head_sums; do
     (cd "$G/$k" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$B/timing.o" "$B/stats.o" \
         -o "$B/$k" >"$B/$k.log" 2>&1) || { ok=0; echo "$k: $(grep -m2 error "$B/$k.log")" >&2; }
 done
@@ -58,12 +58,35 @@ out=$(show saxpy --show-args 256 256)
 case "$out" in *'"binding":"area"'*'"args":[{"role":"size","value":65536},{"role":"scale","value":1},{"role":"buffer","elems":66560},{"role":"buffer","elems":66560}]}')
     t_ok isolate_bindings__an_element_count_kernel_under_area ;;
     *) t_fail isolate_bindings__an_element_count_kernel_under_area "$out" ;; esac
-# tokens: a transformer's B, T, C by name (B = 1, T = H, C = W), so B*T*C = W*H; area: scales 1
+# tokens: a transformer's dims by name, aligned (C 256/512/768, T a multiple of 32, B 1,
+# NH = C/64), the most work B*T*C whose tensors fit W*H; area: scales 1
 out=$(show add_positions --bind tokens --show-args 496 240)
 out_area=$(show add_positions --show-args 496 240)
-case "$out|$out_area" in *'"binding":"tokens"'*'{"role":"scale","value":1},{"role":"scale","value":240},{"role":"scale","value":496}]}|'*'{"role":"scale","value":1},{"role":"scale","value":1},{"role":"scale","value":1}]}')
-    t_ok isolate_bindings__tokens_binds_b_t_c_to_one_h_w ;;
-    *) t_fail isolate_bindings__tokens_binds_b_t_c_to_one_h_w "$out | $out_area" ;; esac
+case "$out|$out_area" in *'"binding":"tokens"'*'{"role":"buffer","elems":120064}'*'{"role":"scale","value":1},{"role":"scale","value":96},{"role":"scale","value":256}]}|'*'{"role":"scale","value":1},{"role":"scale","value":1},{"role":"scale","value":1}]}')
+    t_ok isolate_bindings__tokens_gives_aligned_transformer_dims ;;
+    *) t_fail isolate_bindings__tokens_gives_aligned_transformer_dims "$out | $out_area" ;; esac
+# 1024x1 has room for no aligned model: C 256, T 32, and the buffers hold C*C = 65536 (+ pad)
+out=$(show add_positions --bind tokens --show-args 1024 1)
+case "$out" in *'{"role":"buffer","elems":66560},{"role":"buffer","elems":66560},{"role":"buffer","elems":66560},{"role":"scale","value":1},{"role":"scale","value":32},{"role":"scale","value":256}]}')
+    t_ok isolate_bindings__tokens_grows_the_buffers_at_small_sizes ;;
+    *) t_fail isolate_bindings__tokens_grows_the_buffers_at_small_sizes "$out" ;; esac
+out=$(show add_positions --bind tokens --show-args 2024 2024)
+case "$out" in *'{"role":"buffer","elems":4097600},'*'{"role":"scale","value":1},{"role":"scale","value":576},{"role":"scale","value":768}]}')
+    t_ok isolate_bindings__tokens_scales_the_dims_with_the_size ;;
+    *) t_fail isolate_bindings__tokens_scales_the_dims_with_the_size "$out" ;; esac
+# softmax over (N, T, T) scores: N = B*NH = 12 at 2024x2024, so 12*576*576 fits W*H
+out=$(show softmax_rows --bind tokens --show-args 2024 2024)
+case "$out" in *'{"role":"size","value":12},{"role":"scale","value":576}]}')
+    t_ok isolate_bindings__tokens_gives_n_the_heads_beside_a_t ;;
+    *) t_fail isolate_bindings__tokens_gives_n_the_heads_beside_a_t "$out" ;; esac
+out=$(show row_scale --bind tokens --show-args 2024 2024)
+case "$out" in *'{"role":"size","value":576},{"role":"scale","value":768}]}')
+    t_ok isolate_bindings__tokens_gives_n_the_rows_without_a_t ;;
+    *) t_fail isolate_bindings__tokens_gives_n_the_rows_without_a_t "$out" ;; esac
+out=$(show head_sums --bind tokens --show-args 1016 1016)
+case "$out" in *'{"role":"scale","value":1},{"role":"scale","value":288},{"role":"scale","value":768},{"role":"size","value":12}]}')
+    t_ok isolate_bindings__tokens_gives_heads_dividing_c ;;
+    *) t_fail isolate_bindings__tokens_gives_heads_dividing_c "$out" ;; esac
 out=$(show saxpy --bind tokens --show-args 256 256)
 case "$out" in *'"binding":"tokens"'*'"args":[{"role":"size","value":65536},{"role":"scale","value":1},'*)
     t_ok isolate_bindings__tokens_leaves_other_kernels_as_area ;;

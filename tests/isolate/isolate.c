@@ -544,6 +544,33 @@ static void kernel_fields(struct buf *list, struct buf *out, const char *field)
             buf_addf(list, "%s: %s|\n", record_str(&r, "name"), record_str(&r, field));
 }
 
+/* A reference parameter's record is filled as an array element (deref 1); a pointer to the
+ * record's own type is a link ('n'), an integer pointer named like a lock word starts zeroed
+ * ("lock"), one named like a block does not. */
+static void test_extract__references_links_and_lock_words_are_members(void)
+{
+    char *root = realpath(test_tmpdir(), NULL);
+    struct buf out = BUF_INIT;
+    extract_src(&out, root, "r.cu",
+                "struct Cnt { int hits; float *samples; };\n"
+                "__global__ void byref(Cnt &c) { c.samples[0] += c.hits; }\n"
+                "struct Node { int key; Node *next; };\n"
+                "__global__ void walk(Node *l, int *o) { o[0] = l->next->key; }\n"
+                "struct Lk { int *mutex; int *blocks; unsigned *row_lock; };\n"
+                "__global__ void locked(Lk k) { atomicCAS(k.mutex, 0, 1); }\n",
+                NULL, 0);
+    struct buf members = BUF_INIT;
+    kernel_fields(&members, &out, "members");
+    CHECK_CONTAINS(members.data, "byref: 0 1 0 s 4 x 0 0 unknown hits\n"
+                                 "0 1 8 p 8 f 4 0 buffer samples\n|");
+    CHECK_CONTAINS(members.data, "walk: 0 1 0 s 4 x 0 0 unknown key\n0 1 8 n 8 x 16 0 next next\n|");
+    CHECK_CONTAINS(members.data, "locked: 0 0 0 p 8 s 4 0 lock mutex\n0 0 8 p 8 s 4 0 buffer "
+                                 "blocks\n0 0 16 p 8 u 4 0 lock row_lock\n|");
+    buf_release(&members);
+    buf_release(&out);
+    free(root);
+}
+
 static void test_extract__lists_the_pointer_members_of_struct_arguments(void)
 {
     char *root = realpath(test_tmpdir(), NULL);
@@ -789,6 +816,7 @@ int main(void)
     TEST_RUN(test_extract__a_trees_own_cuda_h_does_not_hide_the_toolkits);
     TEST_RUN(test_extract__a_missing_header_costs_only_the_kernels_that_use_what_it_declares);
     TEST_RUN(test_extract__lists_the_pointer_members_of_struct_arguments);
+    TEST_RUN(test_extract__references_links_and_lock_words_are_members);
     TEST_RUN(test_extract__instantiates_from_launches_inside_host_templates);
     TEST_RUN(test_extract__instantiates_an_enumeration_template_parameter);
     TEST_RUN(test_extract__a_kernel_in_a_skipped_preprocessor_branch_is_recorded);
