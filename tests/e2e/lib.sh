@@ -46,7 +46,7 @@ t_wait_until() {
     local until=$((SECONDS + ${T_PATIENCE_S:-600}))
     until "$@"; do
         [ "$SECONDS" -ge "$until" ] && return 1
-        sleep 0.1
+        sleep "${T_POLL_S:-0.1}"
     done
 }
 
