@@ -64,9 +64,11 @@ static const struct columns_col kernel_cols[] = {
     { "sanitizer", S, 1, "", "distinct compute-sanitizer verdicts of the probes, sorted (empty "
       "when probed without --sanitize); null if never probed", COLUMNS_LIST_JSON },
     { "binding", S, 1, "", "role binding the probe found runs clean and tune measures with: area "
-      "(a size-named scalar such as n is W*H, the element count) or side (it is min(W, H), a "
-      "square matrix's side); null if no binding ran clean or the kernel was not probed "
-      "(docs/isolate.md, Bindings)", 0 },
+      "(a size-named scalar such as n is W*H, the element count), side (it is min(W, H), a "
+      "square matrix's side), tokens (a transformer's dims by name) or fixed (the kernel has "
+      "hard-coded problem sizes and runs at its source's own buffers, grid and block: measured "
+      "at that one size only); null if no binding ran clean or the kernel was not probed "
+      "(docs/isolate.md, Bindings and Fixed sizes)", 0 },
     { "indexing", S, 1, "", "how the kernel indexes its threads, from the code it reaches: none "
       "(no thread index), 1d (x only), grid_stride (x only, a loop stepping by the grid's size), "
       "2d (y), 3d (z); tune plans block shapes and grids from it; null if isolated before lscat "
@@ -153,8 +155,13 @@ static const struct columns_col measurement_cols[] = {
     { "clocks_locked", B, 0, "", "clocks were locked during the measurement", 0 },
     { "l2_flush", B, 0, "", "L2 cache flushed before each sample", 0 },
     { "binding", S, 0, "", "role binding the harness ran with, i.e. the values its scalar "
-      "parameters got: area (size-named scalars = W*H) or side (= min(W, H), a square matrix's "
-      "side); width = W, height = H, stride = W in both (docs/isolate.md, Bindings)", 0 },
+      "parameters got: area (size-named scalars = W*H), side (= min(W, H), a square matrix's "
+      "side) or tokens (a transformer's dims by name); width = W, height = H, stride = W in "
+      "all. fixed: the size flag of a kernel with hard-coded problem sizes, run at its source's "
+      "buffers, grid and block; width x height is then that size (its largest buffer's element "
+      "count as W x H, W >= H), the only row of the kernel per GPU and block, not a point of a "
+      "W x H sweep: keep such rows out of per-size comparisons (docs/tune.md, Fixed-size "
+      "kernels)", 0 },
     { "output_check", S, 0, "", "whether this configuration did the kernel's whole work: match "
       "(every buffer it may write equals a reference block's output on the same inputs: "
       "integers exactly, floats within 1e-3 relative + 1e-5 absolute, doubles 1e-9 + 1e-12), "

@@ -20,13 +20,16 @@
 /* Current ok timings whose output check is `match` (the configuration did the kernel's whole
  * work: docs/isolate.md "Output check"), one per (model, kernel, size, block); several GPUs of
  * one model: the fastest. ?1 = the --gpu filter; ?4 = 1 (--all-checks): every ok row, whatever
- * its check (the table as it read before the check, for comparison). */
+ * its check (the table as it read before the check, for comparison). Rows of binding `fixed`
+ * (a kernel measured at its source's hard-coded size, docs/tune.md "Fixed-size kernels") are
+ * not a point of the W x H sweep: left out of every per-size table. */
 #define TIMES_CTE                                                                               \
     "WITH t AS (SELECT g.name AS gpu, m.kernel_id AS k, m.width AS w, m.height AS h,"          \
     " m.block_x AS bx, m.block_y AS byy, m.block_z AS bz,"                                    \
     " m.block_x * m.block_y * m.block_z AS thr, min(m.median_ns) AS ns"                        \
     " FROM measurements m JOIN gpus g ON g.id = m.gpu_id WHERE m.superseded = 0 AND"           \
     " m.status = 'ok' AND (m.output_check = 'match' OR ?4 = 1) AND m.median_ns > 0 AND"       \
+    " m.binding <> 'fixed' AND"                                                               \
     " (?1 IS NULL OR instr(lower(g.name), lower(?1)) > 0)"                                     \
     " GROUP BY g.name, m.kernel_id, m.width, m.height, m.block_x, m.block_y, m.block_z)"
 

@@ -12,19 +12,21 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char usage[] = "lscat execute [--arch sm_90,sm_80] [-j N] [--attempts N] "
                             "[--no-probe] [--sanitize] [--probe-size N] [--probe-budget S] "
                             "[--no-block-retry] [--probe-faults N] [--probe-small-timeout S] "
                             "[--device N] "
                             "[--kernel ID] [--probe-jobs N] [--no-probe-runner] [--probe-spares N] "
+                            "[--probe-memcheck auto|off] "
                             "[--build-ahead N]";
 
 enum { OPT_ARCH = 1, OPT_ATTEMPTS, OPT_BUILD_TIMEOUT, OPT_PROBE_TIMEOUT, OPT_NO_PROBE,
        OPT_PROBE_ANYWAY, OPT_SANITIZE, OPT_DEVICE, OPT_KERNEL, OPT_NVCC, OPT_PROBE_SIZE,
        OPT_BUILD_AHEAD, OPT_BUILD_ROUND, OPT_PROBE_JOBS, OPT_SHARD, OPT_NO_PROBE_RUNNER,
        OPT_PROBE_BUDGET, OPT_PROBE_SPARES, OPT_NO_BLOCK_RETRY, OPT_PROBE_FAULTS,
-       OPT_PROBE_SMALL_TIMEOUT };
+       OPT_PROBE_SMALL_TIMEOUT, OPT_PROBE_MEMCHECK };
 
 static const struct cli_opt opts[] = {
     { "arch", 0, "LIST", "architectures to build for, e.g. sm_90,sm_80 (default: those of the "
@@ -57,6 +59,10 @@ static const struct cli_opt opts[] = {
     { "probe-small-timeout", 0, "S", "in a runner, the first small probe configuration (1024x1; "
       "a 2D kernel's 64x64) gets S seconds, then the run ends timeout (default 10, at most "
       "--probe-timeout; 0: --probe-timeout)", OPT_PROBE_SMALL_TIMEOUT },
+    { "probe-memcheck", 0, "auto|off", "auto: once a kernel's probe run faulted, its further "
+      "tries run first in a long-lived runner under compute-sanitizer memcheck (found beside "
+      "nvcc), which catches the overrun without a GPU fault, and the first clean one is "
+      "confirmed by a plain run (default off)", OPT_PROBE_MEMCHECK },
     { "probe-jobs", 0, "N", "probes at a time, beside the -j builds (default min(-j, 4); at "
       "most 4 per GPU unless LSCAT_PROBE_JOBS_MAX allows more)", OPT_PROBE_JOBS },
     { "no-probe-runner", 0, NULL, "a process per probe run (default: each probe worker runs "
@@ -92,6 +98,13 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_SANITIZE: o->sanitize = 1; return 0;
     case OPT_NO_PROBE_RUNNER: o->probe_runner = 0; return 0;
     case OPT_NO_BLOCK_RETRY: o->no_block_retry = 1; return 0;
+    case OPT_PROBE_MEMCHECK:
+        if (strcmp(arg, "auto") && strcmp(arg, "off")) {
+            lscat_error_set("--probe-memcheck: '%s' is not auto or off", arg);
+            return LSCAT_EINVALID;
+        }
+        o->probe_memcheck = !strcmp(arg, "auto");
+        return 0;
     case OPT_ATTEMPTS:
         if (cli_parse_int(&n, "--attempts", arg, 1, 16) < 0)
             return LSCAT_EINVALID;
@@ -169,10 +182,17 @@ static void help(void)
            "as soon as it is built, while the next ones build, and is in the store at once\n"
            "(`lscat tune --follow` picks it up).\n"
            "Each role binding of the harness (area: a size is W*H elements; side: a size is\n"
-           "a square matrix's side; tokens: a transformer's B, T, C = 1, H, W by name) is\n"
+           "a square matrix's side; tokens: a transformer's B, T, C = 1, H, W by name;\n"
+           "tiles, for kernels whose source computes the grid from their sizes: that grid\n"
+           "with the sizes rounded up to its tiles, the source's block only) is\n"
            "tried in that order, on small sizes and (for kernels with a size parameter or\n"
            "two transformer dims) at --probe-size; the first that runs clean is kept\n"
-           "(kernels.binding) and tune launches the kernel with it. Probe blocks: 256x1x1\n"
+           "(kernels.binding) and tune launches the kernel with it. A kernel with\n"
+           "hard-coded problem sizes (params.json \"fixed\": no integer parameter, constant\n"
+           "cudaMalloc sizes) also tries the fixed binding: its source's buffers, grid and\n"
+           "block, one configuration at that size (first for a grid-stride kernel, else when\n"
+           "no other binding ran clean); tune then measures that size only.\n"
+           "Probe blocks: 256x1x1\n"
            "and 16x16x1; a 2D kernel (params is2d) gets 16x16x1 only, as its fixed shared\n"
            "tiles overflow with 1D blocks (tune skips those). A 2D kernel probed before that\n"
            "rule whose verdict it could change is probed again. A kernel whose every\n"
@@ -189,6 +209,10 @@ static void help(void)
            "sizes only under every binding is runnable (small sizes only). The first small\n"
            "configuration has --probe-small-timeout. A kernel stops being probed once\n"
            "--probe-faults of its runs faulted at the small sizes (fault budget).\n"
+           "--probe-memcheck auto: once a kernel's plain run faulted, its further tries run\n"
+           "first in the worker's long-lived runner under compute-sanitizer memcheck (an\n"
+           "overrun there is a report, not a GPU fault); the first clean one is confirmed\n"
+           "by a plain run, whose verdict is kept.\n"
            "Without a device it builds and repairs and says that probing needs one.\n"
            "Declarations and headers a kernel lacks are pulled from its repository through\n"
            "lscat-isolate's libclang service ('lscat isolate resolve --serve', started once,\n"
@@ -220,6 +244,12 @@ static void log_summary(const struct execute_counts *c)
              c->reprobed, c->runnable, c->rebound, c->small_only, c->reblocked, c->too_slow,
              c->probe_failed, c->fault_budget,
              c->gpu_present || c->probed ? "" : " (probing needs a CUDA device)");
+    if (c->memcheck_runs)
+        log_info("execute: memcheck runner: %d tries run (%d with a report, %d run plain "
+                 "again), %d clean ones confirmed by a plain run, %d plain fallback runs, %d "
+                 "runners started", c->memcheck_runs, c->memcheck_reports,
+                 c->memcheck_inconclusive, c->confirm_runs, c->memcheck_fallback_runs,
+                 c->memcheck_starts);
     if (c->interrupted)
         fprintf(stderr, "lscat-execute: interrupted; run again to build and probe what "
                         "is missing\n");

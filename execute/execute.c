@@ -165,9 +165,14 @@ done:
 
 static void sanitizer_setup(struct stage *g)
 {
-    if (g->probing && g->o->sanitize && !(g->sanitizer = find_sanitizer(
-            g->env.nvcc ? g->env.nvcc : "/usr/local/cuda/bin/nvcc")))
+    const char *nvcc = g->env.nvcc ? g->env.nvcc : "/usr/local/cuda/bin/nvcc";
+    if (g->probing && g->o->sanitize && !(g->sanitizer = find_sanitizer(nvcc)))
         log_warn("--sanitize: compute-sanitizer not found beside nvcc; probing without it");
+    /* the memcheck runner (docs/execute.md "The memcheck runner") needs probe runners */
+    if (g->probing && g->o->probe_memcheck && g->runner_program &&
+        !(g->memcheck = find_sanitizer(nvcc)))
+        log_info("--probe-memcheck auto: compute-sanitizer not found beside nvcc ('%s'); a "
+                 "kernel's tries after a fault run plain", nvcc);
 }
 
 /* Probes run in a long-lived lscat-runner per probe worker unless --no-probe-runner (or
@@ -261,7 +266,7 @@ static void pool_sizes(int *builders, int *probers, const struct stage *g)
         p = most;
     }
     /* a probe runner, its spares and its process runs: a uid each */
-    int per = g->runner_program ? 2 + g->o->probe_spares : 1;
+    int per = g->runner_program ? 2 + g->o->probe_spares + (g->memcheck != NULL) : 1;
     *probers = g->probing ? p : 0;
     *builders = jobs;
     if (sandbox_detect(NULL)->drop_uid && *builders + per * *probers > SANDBOX_UID_SLOTS) {
@@ -324,8 +329,8 @@ int execute_run(struct execute_counts *out, struct store *s, const char *work_di
         log_info("no kernels to build (run lscat isolate first?)");
         goto done;
     }
-    sanitizer_setup(&g);
     runner_setup(&g);
+    sanitizer_setup(&g); /* after runner_setup: the memcheck runner needs probe runners */
     pool_sizes(&builders, &probers, &g);
     size_t jobs = (size_t)(o->jobs > 0 ? o->jobs : 1);
     g.ahead = o->build_ahead > 0 ? (size_t)o->build_ahead : o->build_ahead == 0 ? 8 * jobs : 0;
@@ -347,6 +352,7 @@ done:
     free(g.items);
     free(g.queue);
     free(g.sanitizer);
+    free(g.memcheck);
     free(g.runner_program);
     free(g.store_error);
     free(arch);
@@ -369,7 +375,10 @@ void execute_counts_json(char **out, const struct execute_counts *c)
                      "\"built_while_probing\":%d,\"interrupted\":%d,\"build_wall_s\":%.3f,"
                      "\"build_wait_s\":%.3f,\"probe_wait_s\":%.3f,\"runner_starts\":%d,"
                      "\"runner_probe_runs\":%d,\"runner_ended\":%d,"
-                     "\"runner_spare_ready\":%d,\"too_slow\":%d,\"fault_budget\":%d}",
+                     "\"runner_spare_ready\":%d,\"too_slow\":%d,\"fault_budget\":%d,"
+                     "\"memcheck_starts\":%d,\"memcheck_runs\":%d,\"memcheck_reports\":%d,"
+                     "\"memcheck_inconclusive\":%d,\"confirm_runs\":%d,"
+                     "\"memcheck_fallback_runs\":%d,\"memcheck_late\":%d,\"memcheck_stray\":%d}",
                      c->kernels, c->cached, c->built_first_try, c->built_after_repair,
                      c->build_failed, c->probed, c->runnable, c->rebound, c->small_only,
                      c->reblocked, c->probed_2d, c->reprobed, c->probes_kept, c->rekeyed,
@@ -377,5 +386,8 @@ void execute_counts_json(char **out, const struct execute_counts *c)
                      c->out_of_bounds, c->errors, c->gpu_present, c->built_while_probing,
                      c->interrupted, c->build_wall_s, c->build_wait_s, c->probe_wait_s,
                      c->runner_starts, c->runner_probe_runs, c->runner_ended,
-                     c->runner_spare_ready, c->too_slow, c->fault_budget);
+                     c->runner_spare_ready, c->too_slow, c->fault_budget, c->memcheck_starts,
+                     c->memcheck_runs, c->memcheck_reports, c->memcheck_inconclusive,
+                     c->confirm_runs, c->memcheck_fallback_runs, c->memcheck_late,
+                     c->memcheck_stray);
 }

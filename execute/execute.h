@@ -45,13 +45,20 @@ struct execute_options {
                                 default PROBE_FAULT_BUDGET; docs/execute.md "Fault budget") */
     double probe_small_timeout_s; /* the first small configuration's deadline in a runner
                                 (--probe-small-timeout, default 10; 0: the probe timeout) */
+    int probe_memcheck;      /* 1: a memcheck runner per probe worker takes a kernel's tries
+                                after its first fault (--probe-memcheck auto, when
+                                compute-sanitizer is beside nvcc); 0: off (docs/execute.md
+                                "The memcheck runner") */
 };
 /* (shard: only the kernels of this shard, by a hash of their id: common/shard.h) */
 #define EXECUTE_OPTIONS_INIT { .arch = NULL, .nvcc = NULL, .jobs = 1, .max_attempts = 5, \
     .build_timeout_s = 300, .probe_timeout_s = 30, .probe_budget_s = 3, .probe = EXECUTE_PROBE_AUTO, .sanitize = 0, \
     .device = 0, .kernel = NULL, .probe_size = 2024, .stop = NULL, .build_ahead = 0, \
     .probe_jobs = 0, .probe_runner = 1, .probe_spares = 1, .shard = SHARD_INIT, \
-    .probe_faults = 9, .probe_small_timeout_s = 10 } /* PROBE_FAULT_BUDGET, PROBE_SMALL_TIMEOUT_S */
+    .probe_faults = 9, .probe_small_timeout_s = 10, \
+    .probe_memcheck = EXECUTE_PROBE_MEMCHECK_DEFAULT }
+/* --probe-memcheck's default (1: auto, 0: off): docs/execute.md "The memcheck runner" */
+#define EXECUTE_PROBE_MEMCHECK_DEFAULT 0 /* PROBE_FAULT_BUDGET, PROBE_SMALL_TIMEOUT_S */
 
 struct execute_counts {
     int kernels;             /* considered */
@@ -83,6 +90,14 @@ struct execute_counts {
     int runner_ended;        /* runs that ended their runner (fault, crash, timeout) */
     int runner_spare_ready;  /* of the runs after such an end, those that found the spare
                                 ready (its context made while the other probed) */
+    int memcheck_starts;     /* memcheck runners started */
+    int memcheck_runs;       /* tries run in a memcheck runner */
+    int memcheck_reports;    /* of them, those with a memcheck report (a fault verdict) */
+    int memcheck_inconclusive; /* of them, those run plain again (a timeout, a crash, no lines) */
+    int confirm_runs;        /* plain runs confirming a try memcheck found clean */
+    int memcheck_fallback_runs; /* plain runs of tries memcheck rejected near an allocation */
+    int memcheck_late;       /* memcheck runs whose log grew after the harness returned */
+    int memcheck_stray;      /* log growth found before a run (a report past the settle window) */
 };
 
 /* Run the stage on the store `s` with work folder `work_dir` (absolute). Returns 0 when it ran

@@ -183,6 +183,11 @@ static void count_probe(struct stage *g, const struct item *it, const struct pro
     c->reblocked += p->outcome == PROBE_OK && p->block != NULL;
     c->too_slow += p->too_slow;
     c->fault_budget += p->fault_budget;
+    c->memcheck_runs += p->memcheck_runs;
+    c->memcheck_reports += p->memcheck_reports;
+    c->memcheck_inconclusive += p->memcheck_inconclusive;
+    c->confirm_runs += p->confirm_runs;
+    c->memcheck_fallback_runs += p->memcheck_fallback_runs;
     c->probed_2d += probe_is2d(it->params);
     c->reprobed += it->reprobe;
     log_event(LOG_DEBUG, "probed", "kernel", it->id, "outcome", probe_outcome_name(p->outcome),
@@ -194,6 +199,7 @@ struct worker {
     struct stage *g;
     int slot, probe;
     struct probe_runner *runner; /* a probe worker's lscat-runner (slots slot .. slot + spares) */
+    struct probe_runner *memcheck; /* its memcheck runner (slot + spares + 2), NULL: none */
 };
 
 /* The worker's probe runner, made on its first probe (NULL: a process per probe run). */
@@ -211,6 +217,12 @@ static struct probe_runner *worker_runner(struct stage *g, struct worker *w)
         ro.device = g->device;
         ro.timeout_s = g->o->probe_timeout_s;
         probe_runner_new(&w->runner, &ro);
+        if (g->memcheck) { /* no spare: it lives on after the faults it catches */
+            ro.sanitizer = g->memcheck;
+            ro.spare = 0;
+            ro.slots[0] = w->slot + 2 + g->o->probe_spares; /* after the process runs' slot */
+            probe_runner_new(&w->memcheck, &ro);
+        }
         free(scratch);
     }
     return w->runner;
@@ -225,11 +237,19 @@ static void worker_runner_free(struct stage *g, struct worker *w)
     probe_runner_stats(&st, w->runner);
     probe_runner_free(w->runner);
     w->runner = NULL;
+    struct probe_runner_stats mc = { 0 };
+    if (w->memcheck)
+        probe_runner_stats(&mc, w->memcheck);
+    probe_runner_free(w->memcheck);
+    w->memcheck = NULL;
     pthread_mutex_lock(&g->lock);
     g->c->runner_starts += st.starts;
     g->c->runner_probe_runs += st.runs;
     g->c->runner_ended += st.ended;
     g->c->runner_spare_ready += st.spare_ready;
+    g->c->memcheck_starts += mc.starts;
+    g->c->memcheck_late += mc.late;
+    g->c->memcheck_stray += mc.stray;
     pthread_mutex_unlock(&g->lock);
 }
 
@@ -254,6 +274,7 @@ static void probe_one(struct stage *g, struct item *it, struct worker *w)
     po.fault_budget = g->o->probe_faults;
     po.small_timeout_s = g->o->probe_small_timeout_s;
     po.runner = worker_runner(g, w);
+    po.memcheck = w->memcheck;
     /* Probes share the GPU with each other, never with a measurement (lscat tune); a stop
      * while waiting for tune's measurement starts nothing. */
     struct gpulock gl = { -1 };
@@ -375,8 +396,8 @@ static int start(pthread_t *t, struct worker *w, struct stage *g, int n, int fir
          * one for its probe runs as processes (the sanitizer's, a harness without its .so):
          * a process run's slot sweep kills every process of its uid, so sharing the runner's
          * uid killed the idle runner, and the next kernel's run in it died of signal 9 */
-        int step = probe && g->runner_program ? 2 + g->o->probe_spares : 1;
-        w[i] = (struct worker){ g, first + step * i, probe, NULL };
+        int step = probe && g->runner_program ? 2 + g->o->probe_spares + (g->memcheck != NULL) : 1;
+        w[i] = (struct worker){ g, first + step * i, probe, NULL, NULL };
         if (pthread_create(&t[i], NULL, pool_worker, &w[i]) != 0)
             break;
         started++;
@@ -431,7 +452,7 @@ void pool_run(struct stage *g, int builders, int probers)
     int nb = start(t, w, g, builders, 0, 0);
     if (!nb) { /* no thread: this one builds, after the probe workers started */
         g->builders = 1;
-        w[builders + probers] = (struct worker){ g, 0, 0, NULL };
+        w[builders + probers] = (struct worker){ g, 0, 0, NULL, NULL };
     }
     int np = probers ? start(t + builders, w + builders, g, probers, builders, 1) : 0;
     if (!nb)
@@ -441,7 +462,7 @@ void pool_run(struct stage *g, int builders, int probers)
     builds_done(g);
     if (probers && !np) { /* no probe thread: this one probes what was queued */
         g->probers = 1;
-        w[builders] = (struct worker){ g, builders, 1, NULL };
+        w[builders] = (struct worker){ g, builders, 1, NULL, NULL };
         pool_worker(&w[builders]);
     }
     for (int i = 0; i < np; i++)

@@ -42,7 +42,7 @@ char *probe_json_str(const char *line, const char *key)
     return xstrndup(p, (size_t)(e - p));
 }
 
-const char *const probe_bindings[] = { "area", "side", "tokens", NULL };
+const char *const probe_bindings[] = { "area", "side", "tokens", "tiles", "fixed", NULL };
 
 int probe_is2d(const char *params)
 {
@@ -51,7 +51,8 @@ int probe_is2d(const char *params)
 
 /* Per binding after the first: the roles whose value differs from the default's (tokens goes
  * by names instead, token_dims). */
-static const char *const binding_roles[][4] = { { NULL }, { "size", NULL }, { NULL } };
+static const char *const binding_roles[][4] = { { NULL }, { "size", NULL }, { NULL }, { NULL },
+                                                 { NULL } };
 
 /* How many scalars of `params` the tokens binding gives a value by name (the harness's
  * lscat_token_dim: B, T, N, C, OC, NH, V, Vp, P). */
@@ -73,10 +74,14 @@ int probe_binding_matters(int b, const char *params)
 {
     if (b <= 0)
         return b == 0;
+    if (b == PROBE_BIND_FIXED) /* isolate found the source's hard-coded problem size */
+        return probe_fixed_size(NULL, params);
     if (!params)
         return 1;
     if (!strcmp(probe_bindings[b], "tokens")) /* a transformer's dims: two of them at least */
         return token_dims(params) >= 2;
+    if (!strcmp(probe_bindings[b], "tiles")) /* the source's grid over its own sizes */
+        return strstr(params, "\"grid_expr\":[") != NULL;
     for (int i = 0; binding_roles[b][i]; i++) {
         char pat[64];
         snprintf(pat, sizeof(pat), "\"role\":\"%s\"", binding_roles[b][i]);
@@ -86,117 +91,25 @@ int probe_binding_matters(int b, const char *params)
     return 0;
 }
 
+int probe_fixed_size(int wh[2], const char *params)
+{
+    static const char key[] = "\"fixed\":{\"size\":[";
+    const char *p = params ? strstr(params, key) : NULL;
+    int w = 0, h = 0;
+    if (!p || sscanf(p + sizeof key - 1, "%d,%d", &w, &h) != 2 || w < 1 || h < 1)
+        return 0;
+    if (wh)
+        wh[0] = w, wh[1] = h;
+    return 1;
+}
+
 /* The integer after "key": in a JSON line, or -1. */
-static long json_int(const char *line, const char *key)
+long probe_json_int(const char *line, const char *key)
 {
     char pat[64];
     snprintf(pat, sizeof(pat), "\"%s\":", key);
     const char *p = strstr(line, pat);
     return p ? strtol(p + strlen(pat), NULL, 10) : -1;
-}
-
-static enum probe_outcome error_kind(const char *err)
-{
-    if (strstr(err, "illegal memory access") || strstr(err, "illegal address") ||
-        strstr(err, "misaligned address") || strstr(err, "out of bounds") ||
-        strstr(err, "ILLEGAL_ADDRESS") || strstr(err, "global/shared address space"))
-        return PROBE_ILLEGAL_ADDRESS;
-    if (strstr(err, "launch failure") || strstr(err, "launch timed out") ||
-        strstr(err, "LAUNCH_FAILED") || strstr(err, "unspecified launch"))
-        return PROBE_LAUNCH_FAILURE;
-    return PROBE_CUDA_ERROR;
-}
-
-static char *last_line(const char *s)
-{
-    size_t n = strlen(s);
-    while (n && (s[n - 1] == '\n' || s[n - 1] == ' '))
-        n--;
-    size_t b = n;
-    while (b && s[b - 1] != '\n')
-        b--;
-    return xstrndup(s + b, n - b < 300 ? n - b : 300);
-}
-
-void probe_classify(struct probe_result *out, const struct proc_result *r, const char *results)
-{
-    int ok_lines = 0;
-    char *first_err = NULL, *first_invalid = NULL;
-    for (const char *p = results; p && *p;) {
-        const char *nl = strchr(p, '\n');
-        char *line = xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
-        char *st = probe_json_str(line, "status");
-        if (st && strcmp(st, "ok") == 0)
-            ok_lines++;
-        else if (st && strcmp(st, "cuda_error") == 0 && !first_err) {
-            first_err = probe_json_str(line, "error");
-            const char *blk = strstr(line, "\"block\":[");
-            long bx = 0, by = 0, bz = 0;
-            if (first_err && json_int(line, "w") > 0 && blk && /* where: the size says a lot */
-                sscanf(blk, "\"block\":[%ld,%ld,%ld]", &bx, &by, &bz) == 3) {
-                char *at = xasprintf("%s (at %ldx%ld, block %ldx%ldx%ld)", first_err,
-                                     json_int(line, "w"), json_int(line, "h"), bx, by, bz);
-                free(first_err);
-                first_err = at;
-            }
-        }
-        else if (st && strcmp(st, "invalid_config") == 0 && !first_invalid)
-            first_invalid = probe_json_str(line, "error");
-        if (st && !first_err && strcmp(st, "cuda_error") == 0)
-            first_err = xstrdup("cuda_error");
-        free(st);
-        free(line);
-        p = nl ? nl + 1 : NULL;
-    }
-    struct buf d = BUF_INIT;
-    if (r->timed_out) {
-        out->outcome = PROBE_TIMEOUT;
-        proc_describe(&d, r, NULL);
-    } else if (r->signal) {
-        out->outcome = PROBE_CRASH;
-        proc_describe(&d, r, NULL);
-    } else if (first_err) {
-        out->outcome = error_kind(first_err);
-        buf_adds(&d, first_err);
-    } else if (ok_lines > 0 && r->exit_code == 0) {
-        out->outcome = PROBE_OK;
-    } else {
-        out->outcome = r->exit_code == 127 || r->exit_code > 128 ? PROBE_CRASH : PROBE_CUDA_ERROR;
-        char *tail = last_line(r->err.data);
-        buf_addf(&d, "exit %d, %d configurations ran%s%s%s%s", r->exit_code, ok_lines,
-                 first_invalid ? ": " : "", first_invalid ? first_invalid : "",
-                 *tail ? ": " : "", tail);
-        free(tail);
-    }
-    out->detail = d.len ? buf_detach(&d, NULL) : NULL;
-    buf_release(&d);
-    free(first_err);
-    free(first_invalid);
-}
-
-void probe_classify_sanitizer(struct probe_result *out, const struct proc_result *r)
-{
-    const char *log = strstr(r->out.data, "=========") ? r->out.data : r->err.data;
-    const char *oob = NULL;
-    static const char *const marks[] = { "Invalid __global__", "Invalid __shared__",
-                                         "Invalid __local__", "out of bounds",
-                                         "Out-of-range", NULL };
-    for (int i = 0; marks[i] && !oob; i++)
-        oob = strstr(log, marks[i]);
-    const char *summary = strstr(log, "ERROR SUMMARY:");
-    if (oob) {
-        out->sanitizer = xstrdup("out_of_bounds");
-        const char *e = strchr(oob, '\n');
-        out->sanitizer_detail = xstrndup(oob, e ? (size_t)(e - oob) : strlen(oob));
-    } else if (summary && strncmp(summary, "ERROR SUMMARY: 0 errors", 23) == 0) {
-        out->sanitizer = xstrdup("clean");
-    } else if (summary) {
-        out->sanitizer = xstrdup("errors");
-        const char *e = strchr(summary, '\n');
-        out->sanitizer_detail = xstrndup(summary, e ? (size_t)(e - summary) : strlen(summary));
-    } else {
-        out->sanitizer = xstrdup(r->timed_out ? "timeout" : "unavailable");
-    }
 }
 
 static int run_in_sandbox(struct proc_result *r, const char *const *argv,
@@ -227,7 +140,7 @@ static int small_clean(const char *results, int large, int want)
         const char *nl = strchr(p, '\n');
         char *line = xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
         char *st = probe_json_str(line, "status");
-        long w = json_int(line, "w"), h = json_int(line, "h");
+        long w = probe_json_int(line, "w"), h = probe_json_int(line, "h");
         if (st && w > 0 && !(w == large && h == large)) {
             lines++;
             ok += strcmp(st, "ok") == 0;
@@ -250,9 +163,14 @@ struct shape {
  * has that block: a 1D shape on 1024x1 and 64x64 (a 1D kernel's tile holds no 16x16 either),
  * a 2D shape on 64x64. */
 static void probe_configs(struct buf *out, const struct probe_options *o, int large,
-                          const struct shape *s)
+                          const struct shape *s, int b)
 {
-    int is2d = probe_is2d(o->params);
+    int is2d = probe_is2d(o->params), wh[2], src[3], bounds;
+    if (b == PROBE_BIND_FIXED && probe_fixed_size(wh, o->params) &&
+        probe_source_launch(src, &bounds, o->params)) { /* its own size, its source's block */
+        buf_addf(out, "%d %d %d %d %d\n", wh[0], wh[1], src[0], src[1], src[2]);
+        return;
+    }
     int bz = s && s->bz > 1 ? s->bz : 1;
     if (s && (s->by > 1 || bz > 1)) {
         buf_addf(out, "64 64 %d %d %d\n", s->bx, s->by, bz);
@@ -302,8 +220,9 @@ static int run_in_runner(struct proc_result *r, struct buf *text, const struct p
         int rc = probe_runner_run(r, text, o->runner, so, args, configs, o->timeout_s, &watch);
         ran = rc == PROBE_RUNNER_OK;
         if (rc == PROBE_RUNNER_UNAVAILABLE)
-            log_warn("probe: %s; probing with a process per run from now on",
-                     lscat_error_last());
+            log_warn("probe: %s; %s from now on", lscat_error_last(),
+                     o->runner == o->memcheck ? "a kernel's tries after a fault run plain"
+                                              : "probing with a process per run");
         if (!ran)
             proc_result_release(r);
     }
@@ -311,17 +230,35 @@ static int run_in_runner(struct proc_result *r, struct buf *text, const struct p
     return ran;
 }
 
+static int faulted(const struct probe_result *p);
+
+/* How run_binding runs the harness: plain (in the probe runner, else a process), under
+ * compute-sanitizer as a process (--sanitize), or in the memcheck runner. */
+enum { RUN_PLAIN = 0, RUN_SANITIZER = 1, RUN_MEMCHECK = 2 };
+#define RUN_NOT_IN_MEMCHECK 1 /* run_binding: no memcheck run could be made (run it plain) */
+
 /* One run of the harness with binding b and retry shape s (NULL: the probe's own shapes):
- * plain on the small and large configurations, or under compute-sanitizer on the small ones.
- * Fills out's outcome (and configs) or its sanitizer verdict. */
-static int run_binding(struct probe_result *out, const struct probe_options *o, int b,
-                       int sanitize, int large, const struct shape *s)
+ * plain on the small and large configurations, or under compute-sanitizer (a process, or the
+ * memcheck runner: RUN_MEMCHECK) on the small ones. Fills out's outcome (and configs) or its
+ * sanitizer verdict; a memcheck run also its memcheck verdict (probe_memcheck_judge). */
+static int run_binding(struct probe_result *out, const struct probe_options *po, int b,
+                       int mode, int large, const struct shape *s)
 {
     char dev[16];
     struct buf cfg = BUF_INIT;
+    struct probe_options mo = *po; /* a memcheck run: its runner, a generous first deadline */
+    const struct probe_options *o = &mo;
+    int sanitize = mode == RUN_SANITIZER;
+    if (mode == RUN_MEMCHECK) {
+        mo.runner = po->memcheck;
+        mo.small_timeout_s = po->small_timeout_s > 0 ? PROBE_MEMCHECK_SLOWER * po->small_timeout_s
+                                                      : 0;
+        large = 0;
+    }
     snprintf(dev, sizeof(dev), "%d", o->device);
-    probe_configs(&cfg, o, !sanitize && large, s);
-    int nsmall = probe_is2d(o->params) ? 1 : 2;
+    large = large && b != PROBE_BIND_FIXED; /* the fixed binding runs its one size only */
+    probe_configs(&cfg, o, !sanitize && large, s, b);
+    int nsmall = b == PROBE_BIND_FIXED ? 1 : probe_is2d(o->params) ? 1 : 2;
     struct probe_budget bud;
     memset(&bud, 0, sizeof(bud));
     char *results = fs_join(o->scratch, "probe.jsonl");
@@ -351,11 +288,15 @@ static int run_binding(struct probe_result *out, const struct probe_options *o, 
         argv[harness_at + 5] = "/dev/fd/3"; /* --results: the runner's result pipe */
         /* without large configurations (or without a budget) the run's timeout is all */
         probe_budget_init(&bud, o, cfg.data, large && o->large > 0 ? nsmall : 9);
+        if (b == PROBE_BIND_FIXED) /* its one line makes the source's buffers: the run's timeout */
+            bud.small_for = 0;
         in_runner = run_in_runner(&r, &text, o, argv + harness_at + 1, cfg.data, &bud);
         argv[harness_at + 5] = results;
         if (in_runner && text.len) /* kept beside the build as a process's run leaves it */
             fs_write_atomic(results, text.data, text.len);
     }
+    if (rc == 0 && !in_runner && mode == RUN_MEMCHECK)
+        rc = RUN_NOT_IN_MEMCHECK;
     if (rc == 0 && !in_runner)
         rc = run_in_sandbox(&r, argv, o, cfg.data, sanitize ? o->timeout_s * 10 : o->timeout_s);
     else if (rc != 0)
@@ -375,6 +316,7 @@ static int run_binding(struct probe_result *out, const struct probe_options *o, 
             out->detail = probe_budget_detail(&bud);
         }
         out->small_ok = out->outcome == PROBE_OK || small_clean(text.data, o->large, nsmall);
+        out->first_only = !out->small_ok && nsmall == 2 && small_clean(text.data, o->large, 1);
         free(out->configs);
         out->configs = configs_json(cfg.data);
         free(out->config_s);
@@ -383,6 +325,9 @@ static int run_binding(struct probe_result *out, const struct probe_options *o, 
         out->kernel_s = in_runner ? probe_budget_times(bud.kern, bud.nconfigs, 1) : NULL;
         out->budget_s = in_runner ? bud.budget_s : 0;
         out->predicted_s = in_runner ? bud.predicted_s : 0;
+        out->run_s = r.elapsed_s;
+        if (mode == RUN_MEMCHECK)
+            probe_memcheck_judge(out, probe_runner_report(o->runner), faulted(out));
     }
     proc_result_release(&r);
     buf_release(&text);
@@ -418,6 +363,10 @@ static void tries_json(struct buf *out, const struct probe_result *t, int n)
         add_json_field(out, "sanitizer_detail", t[i].sanitizer_detail);
         if (t[i].block) /* a retry shape (docs/execute.md "Block retry") */
             add_json_field(out, "block", t[i].block);
+        if (t[i].memcheck) /* a run in the memcheck runner (docs/execute.md) */
+            add_json_field(out, "memcheck", probe_memcheck_name(t[i].memcheck));
+        if (t[i].confirm)
+            buf_adds(out, ",\"confirm\":true");
         buf_adds(out, ",\"configs\":");
         buf_adds(out, t[i].configs ? t[i].configs : "null");
         if (t[i].config_s) /* measured in a runner: each configuration's seconds */
@@ -427,6 +376,8 @@ static void tries_json(struct buf *out, const struct probe_result *t, int n)
         if (t[i].budget_s > 0)
             buf_addf(out, ",\"budget_s\":%.3f,\"predicted_s\":%.6f", t[i].budget_s,
                      t[i].predicted_s);
+        if (t[i].memcheck && t[i].run_s > 0) /* a memcheck run's wall time */
+            buf_addf(out, ",\"run_s\":%.3f", t[i].run_s);
         buf_addch(out, '}');
     }
     buf_addch(out, ']');
@@ -445,12 +396,15 @@ static void mark_small_only(struct probe_result *p, int large)
     p->small_only = 1;
 }
 
-/* The tries of one probe: every binding (and retry shape) run, and which of them to keep. */
-#define PROBE_TRIES 16
+/* The tries of one probe: every binding (and retry shape) run, and which of them to keep. A
+ * memcheck run and the plain run confirming it are two tries. */
+#define PROBE_TRIES 40
 struct plan {
     struct probe_result t[PROBE_TRIES];
     int nt, pick, fallback, small, too_slow;
     int faults, stopped; /* runs that faulted at the small sizes; the fault budget stopped it */
+    int mc;              /* a plain run faulted: the next tries go to the memcheck runner first */
+    int mc_runs, mc_reports, mc_inconclusive, confirms, mc_fallback;
 };
 
 /* Whether a run faulted in a configuration at the small sizes (an illegal address, a launch
@@ -472,32 +426,173 @@ static int budget_spent(struct plan *pl, const struct probe_options *o)
     return pl->stopped;
 }
 
+/* Whether a try of binding `name` was made already. */
+static int tried(const struct plan *pl, const char *name)
+{
+    for (int i = 0; i < pl->nt; i++)
+        if (pl->t[i].binding && strcmp(pl->t[i].binding, name) == 0)
+            return 1;
+    return 0;
+}
+
+int probe_fixed_first(const char *params)
+{
+    return probe_fixed_size(NULL, params) && params &&
+           (strstr(params, "\"indexing\":\"grid_stride\"") || strstr(params, "\"indexing\":\"none\""));
+}
+
+/* A fixed-size try says what it ran: `fixed size 4096x4096 (the source's buffers, 192 MiB),
+ * block 256x1x1 (the source's launch)`, then the run's own detail. */
+static void mark_fixed(struct probe_result *p, const struct probe_options *o)
+{
+    int wh[2] = { 0, 0 }, src[3], bounds;
+    const char *bytes = strstr(o->params, "\"fixed\":{\"size\":[");
+    bytes = bytes ? strstr(bytes, "\"bytes\":") : NULL;
+    double mib = bytes ? strtod(bytes + 8, NULL) / (1024.0 * 1024.0) : 0;
+    probe_fixed_size(wh, o->params);
+    probe_source_launch(src, &bounds, o->params);
+    char *d = xasprintf("fixed size %dx%d (the source's buffers, %.0f MiB), block %dx%dx%d (the "
+                        "source's launch)%s%s", wh[0], wh[1], mib, src[0], src[1], src[2],
+                        p->detail ? ": " : "", p->detail ? p->detail : "");
+    free(p->detail);
+    p->detail = d;
+}
+
+static void label(struct probe_result *p, int b, const struct shape *s)
+{
+    p->binding = xstrdup(probe_bindings[b]);
+    if (s && b != PROBE_BIND_FIXED) /* fixed runs its source's block whatever the shape */
+        p->block = xasprintf("%dx%dx%d", s->bx, s->by, s->bz > 1 ? s->bz : 1);
+}
+
+/* One try of binding b with shape s, in *out. Once a plain run of the kernel faulted (pl->mc)
+ * the try runs in the memcheck runner first (docs/execute.md "The memcheck runner"): a report,
+ * or a fault its lines say, is the try's verdict; clean is confirmed by a plain run (its
+ * verdict is what counts); anything else is run plain. */
+static int run_try(struct probe_result **out, struct plan *pl, const struct probe_options *o,
+                   int b, int large, const struct shape *s)
+{
+    struct probe_result *p = &pl->t[pl->nt++];
+    int rc = 0, confirm = 0;
+    if (pl->mc && o->memcheck && pl->nt < PROBE_TRIES) {
+        rc = run_binding(p, o, b, RUN_MEMCHECK, large, s);
+        if (rc == RUN_NOT_IN_MEMCHECK) { /* no memcheck runner: the slot is the plain run's */
+            probe_result_release(p);
+            rc = 0;
+        } else {
+            label(p, b, s);
+            *out = p;
+            if (rc != 0)
+                return rc;
+            pl->mc_runs++;
+            pl->mc_reports += p->memcheck == PROBE_MC_REPORT;
+            pl->mc_inconclusive += p->memcheck == PROBE_MC_INCONCLUSIVE;
+            if (p->memcheck == PROBE_MC_REPORT || p->memcheck == PROBE_MC_FAULT)
+                return 0;
+            confirm = p->memcheck == PROBE_MC_CLEAN;
+            p = &pl->t[pl->nt++];
+        }
+    }
+    rc = run_binding(p, o, b, RUN_PLAIN, large, s);
+    label(p, b, s);
+    p->confirm = confirm;
+    pl->confirms += confirm;
+    *out = p;
+    return rc;
+}
+
+/* The pick rules of the probe plan for a try that ran (step 3). */
+static void consider(struct plan *pl, const struct probe_result *p)
+{
+    int i = (int)(p - pl->t);
+    if (p->outcome == PROBE_OK && !sanitizer_flagged(p))
+        pl->pick = i;
+    else if (p->outcome == PROBE_OK && pl->fallback < 0)
+        pl->fallback = i;
+    else if (p->small_ok && pl->small < 0)
+        pl->small = i;
+    pl->too_slow += p->outcome == PROBE_TOO_SLOW;
+    pl->faults += faulted(p);
+    pl->mc |= !p->memcheck && faulted(p); /* the plain runner ended: memcheck from now on */
+}
+
+/* Whether binding b runs with shape s (NULL: the probe's own shapes): tiles only with the
+ * source's block, the only one its harness runs (docs/execute.md "The source's grid"). */
+static int binding_shape(int b, const struct probe_options *o, const struct shape *s)
+{
+    int src[3], bounds;
+    if (strcmp(probe_bindings[b], "tiles") != 0)
+        return 1;
+    if (!probe_source_launch(src, &bounds, o->params))
+        return 0;
+    if (!s) /* the own shapes: 256x1x1 (1D kernels) and 16x16x1 */
+        return src[2] == 1 && ((src[0] == 256 && src[1] == 1 && !probe_is2d(o->params)) ||
+                               (src[0] == 16 && src[1] == 16));
+    return s->bx == src[0] && s->by == src[1] && (s->bz > 1 ? s->bz : 1) == src[2];
+}
+
 /* Each binding in order that changes a value of this kernel, with shape s, until one runs clean
  * (docs/execute.md "Probe plan"). */
 static int try_bindings(struct plan *pl, const struct probe_options *o, int large,
                         const struct shape *s)
 {
-    int rc = 0;
-    for (int b = 0; probe_bindings[b] && pl->nt < PROBE_TRIES && rc == 0 && pl->pick < 0; b++) {
-        if (!probe_binding_matters(b, o->params))
+    int rc = 0, order[8], n = 0;
+    /* The fixed binding (the source's own buffers, grid and block: docs/execute.md "Probe plan")
+     * once per kernel: first where the kernel's work does not follow the grid (a grid-stride or
+     * persistent loop over its fixed size: W x H would only read past its buffers), else after
+     * the others, when none ran clean at W x H. */
+    int fixed = probe_binding_matters(PROBE_BIND_FIXED, o->params) && !tried(pl, "fixed");
+    int first = fixed && probe_fixed_first(o->params);
+    if (first)
+        order[n++] = PROBE_BIND_FIXED;
+    for (int b = 0; probe_bindings[b] && n < 7; b++)
+        if (b != PROBE_BIND_FIXED)
+            order[n++] = b;
+    if (fixed && !first)
+        order[n++] = PROBE_BIND_FIXED;
+    for (int i = 0; i < n && pl->nt < PROBE_TRIES && rc == 0 && pl->pick < 0; i++) {
+        int b = order[i];
+        if (!probe_binding_matters(b, o->params) || !binding_shape(b, o, s))
             continue;
         if (budget_spent(pl, o))
             break;
-        struct probe_result *p = &pl->t[pl->nt++];
-        rc = run_binding(p, o, b, 0, large, s);
-        p->binding = xstrdup(probe_bindings[b]);
-        if (s)
-            p->block = xasprintf("%dx%dx%d", s->bx, s->by, s->bz > 1 ? s->bz : 1);
+        struct probe_result *p;
+        rc = run_try(&p, pl, o, b, large, s);
+        if (b == PROBE_BIND_FIXED)
+            mark_fixed(p, o);
         if (rc == 0 && p->outcome == PROBE_OK && o->sanitizer)
-            rc = run_binding(p, o, b, 1, 0, s);
-        if (rc == 0 && p->outcome == PROBE_OK && !sanitizer_flagged(p))
-            pl->pick = pl->nt - 1;
-        else if (rc == 0 && p->outcome == PROBE_OK && pl->fallback < 0)
-            pl->fallback = pl->nt - 1;
-        else if (rc == 0 && p->small_ok && pl->small < 0)
-            pl->small = pl->nt - 1;
-        pl->too_slow += rc == 0 && p->outcome == PROBE_TOO_SLOW;
-        pl->faults += rc == 0 && faulted(p);
+            rc = run_binding(p, o, b, RUN_SANITIZER, 0, s);
+        if (rc == 0)
+            consider(pl, p);
+    }
+    return rc;
+}
+
+/* When memcheck found no clean try: the tries it rejected for global accesses near an
+ * allocation (which the MMU may not see: memcheck checks the allocation, the MMU the mapping)
+ * run plain, in order, at most PROBE_MEMCHECK_FALLBACK of them, until one is kept. */
+static int memcheck_fallback(struct plan *pl, const struct probe_options *o, int large)
+{
+    int rc = 0, n = pl->nt;
+    for (int i = 0; i < n && rc == 0 && pl->mc_fallback < PROBE_MEMCHECK_FALLBACK &&
+                    pl->nt < PROBE_TRIES && pl->pick < 0 && pl->fallback < 0 && pl->small < 0;
+         i++) {
+        const struct probe_result *t = &pl->t[i];
+        struct shape sh = { 0, 0, 0 };
+        int b = 0;
+        if (t->memcheck != PROBE_MC_REPORT || !t->mc_near)
+            continue;
+        while (probe_bindings[b] && strcmp(probe_bindings[b], t->binding))
+            b++;
+        if (!probe_bindings[b] ||
+            (t->block && sscanf(t->block, "%dx%dx%d", &sh.bx, &sh.by, &sh.bz) != 3))
+            continue;
+        struct probe_result *p = &pl->t[pl->nt++];
+        rc = run_binding(p, o, b, RUN_PLAIN, large, t->block ? &sh : NULL);
+        label(p, b, t->block ? &sh : NULL);
+        pl->mc_fallback++;
+        if (rc == 0)
+            consider(pl, p);
     }
     return rc;
 }
@@ -505,10 +600,33 @@ static int try_bindings(struct plan *pl, const struct probe_options *o, int larg
 /* Whether every try so far faulted in a configuration at the small sizes (faulted). */
 static int all_faulted(const struct plan *pl)
 {
-    for (int i = 0; i < pl->nt; i++)
+    int n = 0;
+    for (int i = 0; i < pl->nt; i++) {
+        int mc = pl->t[i].memcheck; /* clean or inconclusive: a plain run comes after it */
+        if (mc == PROBE_MC_CLEAN || mc == PROBE_MC_INCONCLUSIVE)
+            continue;
         if (!faulted(&pl->t[i]))
             return 0;
-    return pl->nt > 0;
+        n++;
+    }
+    return n > 0;
+}
+
+/* Whether every try so far ran the first small configuration (1024x1, a 256-wide 1D block) and
+ * then hung at 64x64 with the 16x16 block, for a 1D kernel: code written for a block x of whole
+ * warps (`row += blockDim.x / warpSize` steps by 0 at 16 wide; llm.c's
+ * matmul_backward_bias_kernel4). tune's fitted space gives a 1D kernel 1D shapes only, so the
+ * 1D retry shapes decide (docs/execute.md "Block retry"). */
+static int hung_at_16x16(const struct plan *pl, const struct probe_options *o)
+{
+    if (probe_is2d(o->params) || pl->nt == 0)
+        return 0;
+    for (int i = 0; i < pl->nt; i++) {
+        const struct probe_result *p = &pl->t[i];
+        if ((p->outcome != PROBE_TOO_SLOW && p->outcome != PROBE_TIMEOUT) || !p->first_only)
+            return 0;
+    }
+    return 1;
 }
 
 int probe_source_launch(int block[3], int *bounds, const char *params)
@@ -609,15 +727,19 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
     /* The large size is there to choose among bindings: where no other binding changes a value
      * of this kernel, the small configurations decide, as before bindings (tune gives up what
      * fails at large sizes after --max-failures). */
-    for (int b = 1; probe_bindings[b] && o->large > 0; b++)
-        large |= probe_binding_matters(b, o->params);
+    for (int b = 1; probe_bindings[b] && o->large > 0; b++) /* tiles alone does not: it only */
+        large |= strcmp(probe_bindings[b], "tiles") != 0 &&  /* rounds the sizes side gives; */
+                 b != PROBE_BIND_FIXED &&                    /* fixed runs its one size */
+                 probe_binding_matters(b, o->params);
     int over = own_over_bounds(o);
     if (!over)
         rc = try_bindings(&pl, o, large, NULL);
     int own = pl.nt; /* tries with the probe's own shapes */
     if (rc == 0 && o->retry_blocks && pl.pick < 0 && pl.fallback < 0 && pl.small < 0 &&
-        (over || all_faulted(&pl)))
+        (over || all_faulted(&pl) || hung_at_16x16(&pl, o)))
         rc = retry_blocks(&pl, o, large);
+    if (rc == 0 && pl.mc_reports && pl.pick < 0 && pl.fallback < 0 && pl.small < 0)
+        rc = memcheck_fallback(&pl, o, large);
     int kept = pl.pick >= 0 || pl.fallback >= 0 || pl.small >= 0;
     struct buf j = BUF_INIT;
     tries_json(&j, pl.t, pl.nt); /* what each binding really gave */
@@ -627,7 +749,8 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
     }
     if (pl.pick < 0)
         pl.pick = pl.fallback >= 0 ? pl.fallback : 0; /* ran ok with a report, else the default's */
-    if (pl.pick >= own && pl.nt > 0 && (own > 0 || kept)) /* only a retry shape ran clean */
+    if (pl.pick >= own && pl.nt > 0 && (own > 0 || kept) && pl.t[pl.pick].block)
+        /* only a retry shape ran clean (the fixed binding says its own block: mark_fixed) */
         mark_reblocked(&pl.t[pl.pick], own > 0 ? &pl.t[0] : NULL, o);
     if (pl.stopped && pl.nt > 0) /* the verdict is what the runs made give */
         mark_stopped(&pl.t[pl.pick], pl.faults);
@@ -639,6 +762,11 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
     out->probe_s = fs_mono_s() - t0;
     out->too_slow = pl.too_slow;
     out->fault_budget = pl.stopped;
+    out->memcheck_runs = pl.mc_runs;
+    out->memcheck_reports = pl.mc_reports;
+    out->memcheck_inconclusive = pl.mc_inconclusive;
+    out->confirm_runs = pl.confirms;
+    out->memcheck_fallback_runs = pl.mc_fallback;
     if (out->outcome == PROBE_TOO_SLOW) /* not an outcome of the probes table: the clock's */
         out->outcome = PROBE_TIMEOUT;
     for (int i = 0; i < pl.nt; i++)

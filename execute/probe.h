@@ -30,6 +30,8 @@ struct probe_result {
     char *configs;          /* the configurations its plain run was given: a JSON array of
                                "WxH BXxBYxBZ" (also in each entry of bindings) */
     int small_ok;           /* the small configurations ran clean (the large ones may not) */
+    int first_only;         /* only the first small configuration reported, clean: the run
+                               hung or ended at the second (64x64, block 16x16) */
     int small_only;         /* probe_run: ok only because no binding ran clean at the large
                                size and this one did at the small ones (detail says more) */
     char *config_s;         /* JSON array: each configuration's measured seconds, null where
@@ -44,12 +46,46 @@ struct probe_result {
                                (probe_options.fault_budget; detail says so) */
     char *block;            /* NULL: ran with the probe's own block shapes; else the other
                                shape it ran clean with ("128x1x1", probe_run's block retry) */
+    int memcheck;           /* a try run in the memcheck runner (docs/execute.md "The memcheck
+                               runner"): PROBE_MC_* (0: a plain run) */
+    int mc_near;            /* its reports are all global accesses near an allocation (the MMU
+                               may not see them: the plain fallback reruns such tries) */
+    int confirm;            /* a plain run confirming a try memcheck found clean */
+    double run_s;           /* the try's wall time (its run; a sanitizer process's not added) */
+    /* probe_run: the memcheck runner's share of the probe */
+    int memcheck_runs, memcheck_reports, confirm_runs, memcheck_fallback_runs,
+        memcheck_inconclusive;
 };
+
+/* What a try in the memcheck runner gave: a report (a fault verdict), a fault its lines said
+ * (a launch refused, a fault memcheck did not catch: the verdict a plain run gives), clean (then
+ * confirmed by a plain run), or none of these (a timeout, a crash, no lines: the try is run
+ * plain instead). */
+enum { PROBE_MC_NONE = 0, PROBE_MC_CLEAN, PROBE_MC_REPORT, PROBE_MC_FAULT, PROBE_MC_INCONCLUSIVE };
+/* A try run in the memcheck runner, classified from its lines (probe_classify) and the report
+ * its log gained (probe_runner_report): sets p->memcheck, and for a report the outcome
+ * illegal_address, detail "memcheck: <its first line>", small_ok 0 and mc_near. `faulted`: the
+ * lines alone faulted at the small sizes. */
+void probe_memcheck_judge(struct probe_result *p, const char *report, int faulted);
+const char *probe_memcheck_name(int mc);
+/* The plain runs of tries memcheck rejected for global accesses near an allocation, made when
+ * memcheck found no clean try (memcheck is stricter than the MMU), at most this many. */
+#define PROBE_MEMCHECK_FALLBACK 3
+/* A run in the memcheck runner gets this many times the first small configuration's deadline
+ * (instrumented kernels, the module patched at its first launch). */
+#define PROBE_MEMCHECK_SLOWER 2
 
 /* The role bindings of generated harnesses (`--bind`, isolate/harness_body.cu.in's
  * lscat_bindings; docs/isolate.md "Bindings"), in the order the probe tries them. The first is
  * the default, which a harness uses without --bind. NULL-terminated. */
 extern const char *const probe_bindings[];
+#define PROBE_BIND_FIXED 4 /* probe_bindings' "fixed": the source's hard-coded problem size */
+/* The fixed size isolate recorded in params (`"fixed":{"size":[W,H]`): 1 and wh (may be NULL),
+ * else 0. */
+int probe_fixed_size(int wh[2], const char *params);
+/* Whether the fixed binding goes before the others: a fixed size whose kernel's work does not
+ * follow the grid (params "indexing" grid_stride or none: a persistent loop over its size). */
+int probe_fixed_first(const char *params);
 
 /* Whether binding `b` gives some parameter of `params` (kernels.params JSON) another value than
  * the default binding does: only then is it worth a run. 1 when params is NULL (unknown). */
@@ -76,11 +112,16 @@ struct probe_options {
                                0: no limit */
     double small_timeout_s; /* in a runner, the first small configuration's deadline (0 or
                                >= timeout_s: the run's timeout_s); past it: timeout */
+    struct probe_runner *memcheck; /* NULL; else a memcheck runner (probe_runner_options.
+                               sanitizer): once a plain run of the kernel faulted at the small
+                               sizes, its later tries run here first (small configurations),
+                               and a try clean here is confirmed by a plain run (--probe-memcheck) */
 };
 #define PROBE_OPTIONS_INIT { .harness = NULL, .scratch = NULL, .work_dir = NULL, .slot = 0, \
     .device = 0, .timeout_s = 30.0, .sanitizer = NULL, .params = NULL, .large = 2024, \
     .runner = NULL, .large_budget_s = PROBE_LARGE_BUDGET_S, .retry_blocks = 1, \
-    .fault_budget = PROBE_FAULT_BUDGET, .small_timeout_s = PROBE_SMALL_TIMEOUT_S }
+    .fault_budget = PROBE_FAULT_BUDGET, .small_timeout_s = PROBE_SMALL_TIMEOUT_S, \
+    .memcheck = NULL }
 
 /* The fault budget (--probe-faults): the least that keeps every kernel runnable in session 9's
  * proof-run store (scripts/probe-fault-replay.py; docs/execute.md "Fault budget"). */
@@ -147,6 +188,8 @@ int probe_source_launch(int block[3], int *bounds, const char *params);
 int probe_is2d(const char *params);
 
 const char *probe_outcome_name(enum probe_outcome o);
+/* The integer after "key": in a JSON line, or -1. */
+long probe_json_int(const char *line, const char *key);
 /* The value of "key":"..." in one JSON line of a harness (a new string, NULL when absent; no
  * unescaping beyond \": the texts are plain). Shared by the verdicts and the run deadlines. */
 char *probe_json_str(const char *line, const char *key);
@@ -168,6 +211,12 @@ void probe_classify(struct probe_result *out, const struct proc_result *r, const
  * could not be started at all. */
 int probe_run(struct probe_result *out, const struct probe_options *o);
 void probe_result_release(struct probe_result *r);
+
+/* memcheck's log text: its first report line without the "========= " prefix (NULL: none), and
+ * whether every report is a global access near an allocation ("bytes after/before the nearest
+ * allocation": an overrun the MMU may not see). */
+char *probe_memcheck_first(const char *text);
+int probe_memcheck_near(const char *text);
 
 /* Classify compute-sanitizer's report (its stdout+stderr). Sets sanitizer/_detail. */
 void probe_classify_sanitizer(struct probe_result *out, const struct proc_result *r);

@@ -1,12 +1,14 @@
 /* Probe runs inside a long-lived, sandboxed lscat-runner (one per probe worker, plus a spare):
  * the client side of tune/runnerd.c's protocol (@ready, @run, @end, @done) over pipes, with a
- * wall-clock deadline per run, a capped output, and the slot uid swept between runs. */
+ * wall-clock deadline per run, a capped output, and the slot uid swept between runs. A memcheck
+ * runner is the same runner under compute-sanitizer, each run's report read from its log. */
 #include "execute/probe_runner.h"
 
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/xalloc.h"
+#include "execute/probe.h"
 #include "execute/sandbox.h"
 
 #include <errno.h>
@@ -18,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define OUT_CAP (64 << 10) /* per run, as a probe process's output cap */
@@ -30,15 +34,18 @@ struct rproc {
     struct buf res; /* fd 3 bytes not yet a whole line */
     const struct probe_runner_watch *watch; /* the run's, or NULL */
     double deadline, limit;                 /* the run's deadline (a watch moves it) and bound */
+    char *log;              /* a memcheck runner's log (its scratch folder's memcheck.log) */
+    long log_seen;          /* how much of it the last run's report ended at */
 };
 
 struct probe_runner {
     struct probe_runner_options o;
-    char *program, *scratch, *work_dir;
+    char *program, *scratch, *work_dir, *sanitizer;
     struct rproc rp[1 + PROBE_RUNNER_SPARES_MAX];
     int n, active, broken, after_end; /* n: runners kept, the active one and its spares */
     long starts;
     struct probe_runner_stats st;
+    struct buf report; /* a memcheck runner: what the log gained during the last run */
 };
 
 /* dir/name when executable, as an absolute path (the runner starts in its scratch folder). */
@@ -112,6 +119,8 @@ int probe_runner_new(struct probe_runner **out, const struct probe_runner_option
     pr->program = reachable_program(o->program, o->work_dir);
     pr->scratch = xstrdup(o->scratch);
     pr->work_dir = o->work_dir ? xstrdup(o->work_dir) : NULL;
+    pr->sanitizer = o->sanitizer ? xstrdup(o->sanitizer) : NULL;
+    pr->o.sanitizer = pr->sanitizer;
     if (pr->o.spare < 0 || pr->o.spare > PROBE_RUNNER_SPARES_MAX)
         pr->o.spare = pr->o.spare < 0 ? 0 : PROBE_RUNNER_SPARES_MAX;
     pr->n = 1 + pr->o.spare;
@@ -120,6 +129,7 @@ int probe_runner_new(struct probe_runner **out, const struct probe_runner_option
         pr->rp[i].ch.pid = -1;
         buf_init(&pr->rp[i].res, 0);
     }
+    buf_init(&pr->report, 0);
     if (pr->o.max_kernels <= 0)
         pr->o.max_kernels = 100;
     *out = pr;
@@ -165,9 +175,18 @@ static int start(struct probe_runner *pr, struct rproc *rp)
     snprintf(dev, sizeof(dev), "%d", pr->o.device);
     snprintf(slot, sizeof(slot), "%d", rp->slot);
     char *scratch = fs_join(pr->scratch, slot);
-    const char *argv[] = { pr->program, "--device", dev, NULL };
+    const char *plain[] = { pr->program, "--device", dev, NULL };
+    const char *mc[] = { pr->o.sanitizer, PROBE_RUNNER_MEMCHECK_ARGS, "--log-file", NULL,
+                         pr->program, "--device", dev, NULL };
+    if (pr->o.sanitizer) { /* a fresh log per runner: each run reads what it gained */
+        free(rp->log);
+        rp->log = fs_join(scratch, "memcheck.log");
+        unlink(rp->log);
+        rp->log_seen = 0;
+        mc[sizeof(mc) / sizeof(mc[0]) - 5] = rp->log;
+    }
     struct sandbox_options so = SANDBOX_OPTIONS_INIT;
-    so.argv = argv;
+    so.argv = pr->o.sanitizer ? mc : plain;
     so.scratch_dir = scratch;
     so.ro_dir = pr->work_dir;
     so.slot = rp->slot;
@@ -267,6 +286,13 @@ static int wait_for(struct rproc *rp, const int *flag, double deadline, struct p
     }
 }
 
+/* A memcheck runner's log size (0 when there is none). */
+static long log_size(const char *path)
+{
+    struct stat st;
+    return path && stat(path, &st) == 0 ? (long)st.st_size : 0;
+}
+
 /* The spare to take over from a runner that ended: one that holds its context (said @ready),
  * else the one started first (the likeliest to be ready soonest); -1 when none runs. */
 static int pick_spare(struct probe_runner *pr)
@@ -289,7 +315,7 @@ static int pick_spare(struct probe_runner *pr)
 static struct rproc *ready_runner(struct probe_runner *pr)
 {
     struct rproc *rp = &pr->rp[pr->active];
-    if (rp->running && rp->runs >= pr->o.max_kernels)
+    if (rp->running && (rp->runs >= pr->o.max_kernels || log_size(rp->log) > PROBE_RUNNER_LOG_MAX))
         retire(rp); /* recycled: whatever a harness leaked goes with it */
     if (rp->running) { /* one that died while idle is replaced, not charged to the next kernel */
         drain(rp, NULL, NULL);
@@ -348,6 +374,52 @@ static void send_run(struct rproc *rp, const char *so, const char *const *args,
     buf_release(&m);
 }
 
+static double settle_s(void)
+{
+    const char *e = getenv("LSCAT_MEMCHECK_SETTLE_MS");
+    return e && *e ? atof(e) / 1000.0 : PROBE_RUNNER_SETTLE_S;
+}
+
+/* After @done: wait until the log has not grown for the settle window (a report written after
+ * the harness returned is still this run's), counting how late it grew. */
+static void log_settle(struct probe_runner *pr, struct rproc *rp)
+{
+    double t0 = fs_mono_s(), quiet = settle_s(), last = t0, late = -1;
+    long size = log_size(rp->log), at_done = size;
+    for (double now = t0; now - last < quiet && now - t0 < 2.0; now = fs_mono_s()) {
+        struct timespec ts = { 0, 5 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+        long s = log_size(rp->log);
+        if (s != size)
+            size = s, last = fs_mono_s(), late = last - t0;
+    }
+    if (size > at_done) {
+        pr->st.late++;
+        if (late > pr->st.late_max_s)
+            pr->st.late_max_s = late;
+    }
+}
+
+/* What the log gained since `from` (at most 64 KiB) into pr->report. */
+static void log_take(struct probe_runner *pr, struct rproc *rp, long from)
+{
+    buf_setlen(&pr->report, 0);
+    long size = log_size(rp->log);
+    FILE *f = size > from ? fopen(rp->log, "rb") : NULL;
+    if (f && fseek(f, from, SEEK_SET) == 0) {
+        char tmp[65536];
+        size_t n = fread(tmp, 1, (size_t)(size - from) < sizeof tmp ? (size_t)(size - from)
+                                                                      : sizeof tmp, f);
+        buf_add(&pr->report, tmp, n);
+    }
+    if (f)
+        fclose(f);
+    rp->log_seen = size;
+    char *first = probe_memcheck_first(pr->report.data ? pr->report.data : "");
+    pr->st.reports += first != NULL;
+    free(first);
+}
+
 /* How the run ended, as a probe process's result would say it. */
 static int judge(struct probe_runner *pr, struct rproc *rp, struct proc_result *r, int w)
 {
@@ -388,7 +460,13 @@ int probe_runner_run(struct proc_result *r, struct buf *results, struct probe_ru
         pr->broken = 1;
         return PROBE_RUNNER_UNAVAILABLE;
     }
-    sandbox_sweep_slot(rp->slot, rp->ch.pid); /* what the last run left behind */
+    if (rp->log) /* what the last run left behind; under memcheck the runner is its child */
+        sandbox_sweep_slot_tree(rp->slot, rp->ch.pid);
+    else
+        sandbox_sweep_slot(rp->slot, rp->ch.pid);
+    long from = rp->log ? log_size(rp->log) : 0;
+    if (rp->log && rp->runs > 0 && from > rp->log_seen) /* not the banner: a late report */
+        pr->st.stray++;
     double t0 = fs_mono_s();
     rp->done_rc = -1;
     rp->done = 0;
@@ -397,6 +475,10 @@ int probe_runner_run(struct proc_result *r, struct buf *results, struct probe_ru
     send_run(rp, harness_so, args, configs);
     int w = wait_for(rp, &rp->done, -1, r, results);
     rp->watch = NULL;
+    if (rp->log && w == 0)
+        log_settle(pr, rp);
+    if (rp->log)
+        log_take(pr, rp, from);
     rp->runs++;
     pr->st.runs++;
     r->elapsed_s = fs_mono_s() - t0;
@@ -406,6 +488,11 @@ int probe_runner_run(struct proc_result *r, struct buf *results, struct probe_ru
 int probe_runner_broken(const struct probe_runner *pr)
 {
     return pr->broken;
+}
+
+const char *probe_runner_report(const struct probe_runner *pr)
+{
+    return pr->report.data ? pr->report.data : "";
 }
 
 void probe_runner_stats(struct probe_runner_stats *out, const struct probe_runner *pr)
@@ -423,9 +510,12 @@ void probe_runner_free(struct probe_runner *pr)
             (void)!write(rp->ch.in_fd, "@quit\n", 6);
         retire(rp);
         buf_release(&rp->res);
+        free(rp->log);
     }
+    buf_release(&pr->report);
     free(pr->program);
     free(pr->scratch);
     free(pr->work_dir);
+    free(pr->sanitizer);
     free(pr);
 }

@@ -28,10 +28,27 @@ struct probe_runner_options {
     int max_kernels;        /* replace a runner after this many runs (default 100) */
     double timeout_s;       /* per run (probe-timeout): also sizes the runner's CPU limit */
     double startup_s;       /* a runner's start, context included (default 60) */
+    const char *sanitizer;  /* NULL; else a memcheck runner: each runner is started under this
+                               compute-sanitizer (--tool memcheck --destroy-on-device-error
+                               kernel --log-file <its scratch>/memcheck.log), and each run's
+                               report is what the log gained during it (probe_runner_report) */
 };
 #define PROBE_RUNNER_OPTIONS_INIT { .program = NULL, .scratch = NULL, .work_dir = NULL, \
     .slots = { 0, 1, 2, 3 }, .device = 0, .spare = 1, .max_kernels = 100, .timeout_s = 30, \
-    .startup_s = 60 }
+    .startup_s = 60, .sanitizer = NULL }
+
+/* A memcheck runner's compute-sanitizer options (besides --log-file): no backtraces, no API
+ * errors (the harness's lines say those), every error printed (the limit may count over the
+ * runner's life; a replaced runner starts again), the harness only. */
+#define PROBE_RUNNER_MEMCHECK_ARGS "--tool", "memcheck", "--destroy-on-device-error", "kernel", \
+    "--show-backtrace", "no", "--report-api-errors", "no", "--print-limit", "1000000", \
+    "--target-processes", "application-only", "--launch-timeout", "120"
+/* After @done, a memcheck run waits until its log has not grown for this long (a report may be
+ * written after the harness returned; LSCAT_MEMCHECK_SETTLE_MS overrides it). */
+#define PROBE_RUNNER_SETTLE_S 0.03
+/* A memcheck runner is replaced once its log holds this much (the runner's file-size limit is
+ * 64 MiB; compute-sanitizer writes the log as the sandbox's uid). */
+#define PROBE_RUNNER_LOG_MAX ((long)32 << 20)
 
 /* lscat-runner: $LSCAT_RUNNER, else in $LSCAT_BIN (only there when set), else beside this
  * program, else in PATH. NULL when none is found (free() the result). */
@@ -63,11 +80,19 @@ int probe_runner_run(struct proc_result *r, struct buf *results, struct probe_ru
                      const char *harness_so, const char *const *args, const char *configs,
                      double timeout_s, const struct probe_runner_watch *watch);
 int probe_runner_broken(const struct probe_runner *pr);
+/* A memcheck runner: what its log gained during the last run (at most 64 KiB; "" for none, or
+ * for a plain runner). Valid until the next run. */
+const char *probe_runner_report(const struct probe_runner *pr);
 
 /* Counts since probe_runner_new: runners started, runs, runs that ended the runner (fault,
  * crash, timeout), and how many of the runs after such an end found a spare ready. */
 struct probe_runner_stats {
     int starts, runs, ended, spare_ready;
+    int reports;   /* memcheck runner: runs whose log gained a report */
+    int late;      /* memcheck runner: runs whose log grew after the harness returned (@done) */
+    int stray;     /* memcheck runner: runs before which the log had grown since the last one
+                      (a report later than the settle window: not attributed) */
+    double late_max_s; /* the latest growth after @done seen */
 };
 void probe_runner_stats(struct probe_runner_stats *out, const struct probe_runner *pr);
 

@@ -747,24 +747,45 @@ void sandbox_reap_slot(int slot)
         reap_slot(sandbox_slot_uid(slot));
 }
 
-/* The uid of /proc/<pid>, or -1. */
-static long proc_uid(const char *pid)
+/* The value of a "Key:" line of /proc/<pid>/status (Uid: its real uid), or -1. */
+static long proc_status(const char *pid, const char *key)
 {
     char path[64], line[256];
-    long uid = -1;
+    long v = -1;
+    size_t n = strlen(key);
     snprintf(path, sizeof(path), "/proc/%s/status", pid);
     FILE *f = fopen(path, "re");
     while (f && fgets(line, sizeof(line), f))
-        if (!strncmp(line, "Uid:", 4)) {
-            uid = strtol(line + 4, NULL, 10);
+        if (!strncmp(line, key, n)) {
+            v = strtol(line + n, NULL, 10);
             break;
         }
     if (f)
         fclose(f);
-    return uid;
+    return v;
 }
 
-int sandbox_sweep_slot(int slot, pid_t keep)
+static long proc_uid(const char *pid)
+{
+    return proc_status(pid, "Uid:");
+}
+
+/* Whether pid is `keep` or, with `tree`, one of its descendants. */
+static int kept(pid_t pid, pid_t keep, int tree)
+{
+    for (int depth = 0; pid > 1 && depth < 64; depth++) {
+        if (pid == keep)
+            return 1;
+        if (!tree)
+            return 0;
+        char s[24];
+        snprintf(s, sizeof s, "%d", (int)pid);
+        pid = (pid_t)proc_status(s, "PPid:");
+    }
+    return 0;
+}
+
+static int sweep(int slot, pid_t keep, int tree)
 {
     /* Under bubblewrap `keep` is bwrap, the runner its grandchild, and leftovers live in its
      * pid namespace (they die with it): nothing to tell apart from outside. */
@@ -777,7 +798,7 @@ int sandbox_sweep_slot(int slot, pid_t keep)
         DIR *d = opendir("/proc");
         for (struct dirent *e; d && (e = readdir(d));) {
             pid_t pid = (pid_t)strtol(e->d_name, NULL, 10);
-            if (pid <= 0 || pid == keep || proc_uid(e->d_name) != uid)
+            if (pid <= 0 || proc_uid(e->d_name) != uid || kept(pid, keep, tree))
                 continue;
             if (kill(pid, SIGKILL) == 0)
                 found = 1, killed++;
@@ -786,4 +807,14 @@ int sandbox_sweep_slot(int slot, pid_t keep)
             closedir(d);
     }
     return killed;
+}
+
+int sandbox_sweep_slot(int slot, pid_t keep)
+{
+    return sweep(slot, keep, 0);
+}
+
+int sandbox_sweep_slot_tree(int slot, pid_t keep)
+{
+    return sweep(slot, keep, 1);
 }

@@ -104,5 +104,8 @@ void sandbox_reap_slot(int slot);
  * killed; 0 without per-slot uids, and under bubblewrap (its pid namespace holds them: they
  * die with the child). */
 int sandbox_sweep_slot(int slot, pid_t keep);
+/* The same, keeping `keep`'s descendants too: a memcheck runner's lscat-runner is
+ * compute-sanitizer's child (docs/execute.md "The memcheck runner"). */
+int sandbox_sweep_slot_tree(int slot, pid_t keep);
 
 #endif

@@ -54,6 +54,7 @@ struct stage {
     int device;
     char gpu_uuid[96];         /* the probed GPU's lock name (common/gpulock.h), "" when none */
     char *sanitizer;
+    char *memcheck;            /* compute-sanitizer for the memcheck runners, NULL: none */
     char *runner_program;      /* lscat-runner for probes (docs/execute.md "Probe runner"),
                                   NULL: a process per probe run */
     int store_failed;

@@ -184,12 +184,14 @@ void emit_source(struct buf *b, struct closure *cl)
     buf_release(&piece);
 }
 
-/* When a header was missing: the first undeclared name inside the closure's units (the kernel
- * needs what the missing header declares), else NULL (the closure is complete without it). */
-static const struct lack *closure_lack(struct closure *cl)
+/* The first undeclared name inside the closure's units, else NULL. Unless `any`, only when a
+ * header was missing (the kernel needs what the missing header declares); with `any`, also in
+ * a unit that lacks a declaration its includer brings (a `.cu` file written to be #included
+ * into another unit, parsed alone: its kernels' closures are incomplete there). */
+static const struct lack *closure_lack(struct closure *cl, int any)
 {
     struct ctx *x = cl->x;
-    if (!x->missing.len)
+    if (!x->missing.len && !any)
         return NULL;
     for (size_t i = 0; i < x->nlacks; i++)
         for (size_t j = 0; j < cl->nunits; j++) {
@@ -199,6 +201,16 @@ static const struct lack *closure_lack(struct closure *cl)
                 return &x->lacks[i];
         }
     return NULL;
+}
+
+/* "unknown type name 'T' at path:line": what an incomplete closure lacks, and where. */
+static char *lack_text(struct ctx *x, const struct lack *l)
+{
+    unsigned lline = 0, col, off;
+    CXFile lf = NULL;
+    CXSourceLocation at = clang_getLocationForOffset(x->tu, l->file, l->offset);
+    clang_getExpansionLocation(at, &lf, &lline, &col, &off);
+    return xasprintf("%s at %s:%u", l->what, extract_rel_path(x, l->file), lline);
 }
 
 /* The note of a kernel left out because a missing header declares what it uses. */
@@ -225,18 +237,20 @@ void emit_kernel(struct ctx *x, CXCursor k)
     struct closure cl;
     struct kparams kp = KPARAMS_INIT;
     struct buf src = BUF_INIT;
-    char *qname = NULL, *call = NULL;
+    char *qname = NULL, *call = NULL, *incomplete = NULL;
     closure_init(&cl, x, NULL);
     closure_push_decl(&cl, k);
     kparams_collect(&kp, k);
     tinst_from_calls(&kp.tparams, x, k, &cl);
     tinst_from_uses(&kp.tparams, x, k, &cl);
     closure_complete(&cl);
-    const struct lack *lack = closure_lack(&cl);
+    const struct lack *lack = closure_lack(&cl, 0);
     if (lack) {
         note_lacking(x, k, lack);
         goto done;
     }
+    if ((lack = closure_lack(&cl, 1)) != NULL) /* kept; another unit's complete copy wins */
+        incomplete = lack_text(x, lack);
     emit_source(&src, &cl);
     struct buf clean = BUF_INIT;
     size_t fixed = srctext_fix_utf8(&clean, src.data, src.len);
@@ -277,7 +291,7 @@ void emit_kernel(struct ctx *x, CXCursor k)
     indexing_analyze(&ix, src.data, src.len);
     indexing_uses_text(uses, sizeof uses, ix.uses);
     int is2d = ix.dims >= 2;
-    record_begin(x->out, "kernel", 19);
+    record_begin(x->out, "kernel", 21);
     record_field_str(x->out, "name", qname);
     record_field_str(x->out, "call", call);
     record_field_str(x->out, "path", extract_rel_path(x, f));
@@ -289,6 +303,8 @@ void emit_kernel(struct ctx *x, CXCursor k)
     record_field_str(x->out, "indexing_uses", uses);
     record_field_int(x->out, "dynshared", cl.dynshared);
     record_field_int(x->out, "device_launch", strstr(src.data, "<<<") != NULL);
+    record_field_int(x->out, "cooperative", ix.grid_sync);
+    record_field_str(x->out, "incomplete", incomplete ? incomplete : "");
     record_field(x->out, "source", src.data, src.len);
     record_field(x->out, "params", kp.json.data, kp.json.len);
     record_field_str(x->out, "roles", kp.roles.data);
@@ -302,9 +318,11 @@ void emit_kernel(struct ctx *x, CXCursor k)
     launch_text(&lt, &ls);
     record_field_str(x->out, "launch", lt.len ? lt.data : "");
     buf_release(&lt);
+    launch_src_release(&ls);
 done:
     free(qname);
     free(call);
+    free(incomplete);
     buf_release(&src);
     kparams_release(&kp);
     closure_release(&cl);

@@ -73,7 +73,7 @@ struct ctx {
     CXCursor *kernel_decls; /* declarations of kernels without a definition here */
     size_t nkdecls, kdecls_cap;
     struct buf missing;     /* headers not found, "'a.h', 'b.h'" (empty: none) */
-    struct lack *lacks;     /* undeclared names in the tree, kept only when a header is missing */
+    struct lack *lacks;     /* undeclared names in files of the tree */
     size_t nlacks, lacks_cap;
     char *first_error;      /* the parse's first error, relative paths (NULL: none) */
 };
@@ -144,18 +144,40 @@ int tinst_from_uses(struct buf *tparams, struct ctx *x, CXCursor k, struct closu
 
 /* ---- launch.c: the repository's own launch of a kernel */
 
+#define LAUNCH_EXPR_MAX 160
 struct launch_src {
     int has_block, has_grid; /* 1 when the first constant launch's block (grid) is known */
     int block[3], grid[3];
     long long smem;          /* its dynamic shared memory bytes; -1 unknown */
     int bounds;              /* __launch_bounds__ maximum threads; 0 none or not constant */
+    /* The grid as expressions over the kernel's own parameters (docs/isolate.md "grid_expr"):
+     * x, y, z in lscat's small language; [0][0] '\0' when not expressible or constant. */
+    char grid_expr[3][LAUNCH_EXPR_MAX];
+    int grid_sm;             /* grid x = grid_sm x the device's multiProcessorCount; 0 none */
+    struct buf fixed;        /* fixed.c's "fixed ..." lines: the source's buffer sizes */
 };
 
 /* The first launch `k<<<g, b, smem>>>` of kernel k in the tree whose block is constant, and its
  * `__launch_bounds__`. */
 void launch_find(struct launch_src *out, struct ctx *x, CXCursor k);
-/* As the kernel record's "launch" field: "block X Y Z", "smem N", "grid X Y Z", "bounds N"
- * lines, the known ones only ("" when nothing is known). */
+/* The launch's hard-coded problem size (isolate/fixed.c, docs/isolate.md "Fixed sizes"): the
+ * grid `prop.multiProcessorCount [* N]` into out->grid_sm, and, when every pointer argument is
+ * a variable the launching function allocates with a constant `cudaMalloc(&p, bytes)` and no
+ * argument is an integer, "fixed I BYTES ELEM" lines (and "fixedsize W H") into out->fixed.
+ * call: the launch's CallExpr; fn: the top-level declaration holding it; cfg: its
+ * __cudaPushCallConfiguration call. */
+void fixed_find(struct launch_src *out, struct ctx *x, CXCursor call, CXCursor fn, CXCursor cfg);
+/* launch.c's evaluation, shared with fixed.c: e without implicit casts and parentheses; an
+ * integer constant expression or a variable initialised with one (1 and *v); a token's value
+ * (a literal, or a macro of one). */
+CXCursor launch_unwrap(CXCursor e);
+int launch_scalar(long long *v, CXCursor e, int depth);
+int launch_token_value(long long *v, struct ctx *x, const char *tok, int depth);
+/* Release launch_find's out (its fixed lines). */
+void launch_src_release(struct launch_src *l);
+
+/* As the kernel record's "launch" field: "block X Y Z", "smem N", "grid X Y Z", "bounds N",
+ * "grid_expr X;Y;Z" lines, the known ones only ("" when nothing is known). */
 void launch_text(struct buf *b, const struct launch_src *l);
 
 /* ---- emit.c: the closure as source text */

@@ -108,6 +108,22 @@ static void add_indexing(struct buf *out, const struct harness_kernel *k)
                   "grid */\n", two_d);
     buf_addf(out, "static const unsigned lscat_ref_block[3] = { %s }; /* the output check's "
                   "reference */\n", ref);
+    buf_addf(out, "static const int lscat_cooperative = %d; /* 1: a grid-wide barrier, launched "
+                  "cooperatively on a co-resident grid */\n", k->cooperative ? 1 : 0);
+}
+
+/* Whether the block template parameter is named as a thread count (NUM_THREADS, nthreads,
+ * THREADS_PER_BLOCK): then a 1D source block's x is its value at the source's launch. A tile
+ * side (BLOCKSIZE 32 under a 32*32-thread block) is not: its value there is not the block's. */
+static int block_param_counts_threads(const struct harness_kernel *k)
+{
+    const char *b = k->tparams ? strstr(k->tparams, "block ") : NULL;
+    char name[128] = "";
+    if (!b || sscanf(b, "block %127s", name) != 1)
+        return 0;
+    for (char *c = name; *c; c++)
+        *c = (char)tolower((unsigned char)*c);
+    return strstr(name, "thread") != NULL;
 }
 
 static void add_pick(struct buf *out, const struct harness_kernel *k)
@@ -138,6 +154,19 @@ static void add_pick(struct buf *out, const struct harness_kernel *k)
         harness_template_args(&args, k, num);
         buf_addf(out, "#if %d <= LSCAT_BLOCK_MAX\n    case %d: return &%s%s;\n#endif\n", v[i], v[i],
                  k->call, args.data);
+    }
+    struct harness_launch l; /* the source's 1D block too, where the parameter counts threads */
+    harness_launch_parse(&l, k->launch);
+    int src = l.block[0] > 0 && l.block[0] <= 1024 && l.block[1] == 1 && l.block[2] == 1 &&
+              block_param_counts_threads(k) ? l.block[0] : 0;
+    for (int i = 0; i < n && src; i++)
+        src = v[i] == src ? 0 : src;
+    if (src) {
+        buf_reset(&args);
+        snprintf(num, sizeof num, "%d", src);
+        harness_template_args(&args, k, num);
+        buf_addf(out, "    case %d: return &%s%s; /* the source's block */\n", src, k->call,
+                 args.data);
     }
     buf_addf(out, "    default: return nullptr;\n    }\n}\n#define LSCAT_OCCUPANCY_BX %d\n", v[0]);
     buf_release(&args);
@@ -298,6 +327,42 @@ static void add_textures(struct buf *out, const struct harness_kernel *k)
     buf_release(&lines);
 }
 
+/* "X;Y;Z" up to the line's end: three expressions of the small language (isolate/launch.c
+ * writes only its characters; anything else leaves the grid expression out). */
+static void parse_grid_expr(struct harness_launch *out, const char *p)
+{
+    size_t end = strcspn(p, "\n");
+    int part = 0;
+    size_t at = 0;
+    for (size_t i = 0; i <= end && part < 3; i++) {
+        char c = i < end ? p[i] : ';';
+        if (c == ';') {
+            out->grid_expr[part][at] = '\0';
+            part++, at = 0;
+        } else if ((isalnum((unsigned char)c) || strchr("_+-*/%(), ", c)) &&
+                   at + 1 < HARNESS_EXPR_MAX) {
+            out->grid_expr[part][at++] = c;
+        } else {
+            part = 4; /* not the language: none */
+        }
+    }
+    if (part != 3 || !out->grid_expr[0][0] || !out->grid_expr[1][0] || !out->grid_expr[2][0])
+        memset(out->grid_expr, 0, sizeof(out->grid_expr));
+}
+
+static void parse_fixed(struct harness_launch *out, const char *p)
+{
+    int i;
+    long long a, b;
+    if (sscanf(p, "fixed %d %lld %lld", &i, &a, &b) == 3 && i >= 0 && i < HARNESS_MAX_FIXED &&
+        a > 0 && b > 0)
+        out->fixed_bytes[i] = a, out->fixed_elem[i] = b;
+    else if (sscanf(p, "fixedsize %lld %lld", &a, &b) == 2 && a > 0 && b > 0)
+        out->fixed_w = a, out->fixed_h = b;
+    else if (sscanf(p, "fixedover %lld", &a) == 1 && a > 0)
+        out->fixed_over = a;
+}
+
 void harness_launch_parse(struct harness_launch *out, const char *text)
 {
     memset(out, 0, sizeof(*out));
@@ -314,12 +379,65 @@ void harness_launch_parse(struct harness_launch *out, const char *text)
             out->smem = v;
         else if (sscanf(p, "bounds %d", &a[0]) == 1 && a[0] > 0)
             out->bounds = a[0];
+        else if (strncmp(p, "grid_expr ", 10) == 0)
+            parse_grid_expr(out, p + 10);
+        else if (sscanf(p, "gridsm %d", &a[0]) == 1 && a[0] > 0)
+            out->grid_sm = a[0];
+        else
+            parse_fixed(out, p);
     }
     if (!out->block[0])
         out->smem = -1;
+    if (!out->block[0] || (!out->grid[0] && !out->grid_sm))
+        out->fixed_w = out->fixed_h = 0;
 }
 
-void harness_launch_json(struct buf *out, const struct harness_launch *l)
+/* The name of parameter i in "a,b,c" (or "arg<i>"). */
+static void param_name(struct buf *out, const char *names, int i)
+{
+    const char *p = names;
+    for (int k = 0; p && k < i; k++)
+        p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
+    size_t n = p ? strcspn(p, ",") : 0;
+    struct buf tmp = BUF_INIT;
+    if (n)
+        buf_add(&tmp, p, n);
+    else
+        buf_addf(&tmp, "arg%d", i);
+    buf_add_json_str(out, tmp.data, tmp.len);
+    buf_release(&tmp);
+}
+
+static void fixed_json(struct buf *out, const struct harness_launch *l, const char *names)
+{
+    if (l->fixed_over > 0) {
+        buf_addf(out, ",\"fixed\":{\"refused\":\"the source allocates %lld bytes for its "
+                      "buffers, over the harness's 2 GiB: not run at its own size\"}",
+                 l->fixed_over);
+        return;
+    }
+    if (!l->fixed_w)
+        return;
+    long long total = 0;
+    for (int i = 0; i < HARNESS_MAX_FIXED; i++)
+        total += l->fixed_bytes[i];
+    buf_addf(out, ",\"fixed\":{\"size\":[%lld,%lld],\"bytes\":%lld,\"buffers\":{",
+             l->fixed_w, l->fixed_h, total);
+    for (int i = 0, n = 0; i < HARNESS_MAX_FIXED; i++)
+        if (l->fixed_bytes[i] > 0) {
+            buf_adds(out, n++ ? "," : "");
+            param_name(out, names, i);
+            buf_addf(out, ":%lld", l->fixed_bytes[i]);
+        }
+    if (l->grid_sm)
+        buf_addf(out, "},\"grid\":[\"sm*%d\",1,1]", l->grid_sm);
+    else
+        buf_addf(out, "},\"grid\":[%d,%d,%d]", l->grid[0], l->grid[1], l->grid[2]);
+    buf_adds(out, ",\"why\":\"no integer parameter; every pointer argument of the source's "
+                  "launch is allocated with a constant size in the launching function\"}");
+}
+
+void harness_launch_json(struct buf *out, const struct harness_launch *l, const char *names)
 {
     if (l->block[0]) {
         buf_addf(out, ",\"launch\":{\"block\":[%d,%d,%d]", l->block[0], l->block[1], l->block[2]);
@@ -327,10 +445,16 @@ void harness_launch_json(struct buf *out, const struct harness_launch *l)
             buf_addf(out, ",\"smem\":%lld", l->smem);
         if (l->grid[0])
             buf_addf(out, ",\"grid\":[%d,%d,%d]", l->grid[0], l->grid[1], l->grid[2]);
+        else if (l->grid_sm)
+            buf_addf(out, ",\"grid_sm\":%d", l->grid_sm);
+        if (l->grid_expr[0][0])
+            buf_addf(out, ",\"grid_expr\":[\"%s\",\"%s\",\"%s\"]", l->grid_expr[0],
+                     l->grid_expr[1], l->grid_expr[2]);
         buf_addch(out, '}');
     }
     if (l->bounds > 0)
         buf_addf(out, ",\"launch_bounds\":%d", l->bounds);
+    fixed_json(out, l, names);
 }
 
 /* The source's launch for the harness: its block gets its dynamic shared memory (opted in
@@ -343,6 +467,21 @@ static void add_launch(struct buf *out, const struct harness_kernel *k)
                   "launch; 0: none known */\n", l.block[0], l.block[1], l.block[2]);
     buf_addf(out, "static const long long lscat_src_smem = %lld; /* its dynamic shared memory; "
                   "-1: unknown */\n", l.smem);
+    harness_tiles_prefix(out, k, &l);
+    /* the fixed binding: the source's own buffer sizes and grid (docs/isolate.md "Fixed sizes") */
+    buf_addf(out, "static const long long lscat_fixed_size[2] = { %lld, %lld }; /* 0: none */\n",
+             l.fixed_w, l.fixed_h);
+    buf_addf(out, "static const unsigned lscat_fixed_grid[4] = { %d, %d, %d, %d }; /* x y z, "
+                  "or x = [3] x multiProcessorCount */\n", l.grid[0], l.grid[1], l.grid[2],
+             l.grid_sm);
+    buf_adds(out, "static const long long lscat_fixed_bytes[] = {");
+    int last = 0;
+    for (int i = 0; i < HARNESS_MAX_FIXED; i++)
+        if (l.fixed_bytes[i] > 0)
+            last = i + 1;
+    for (int i = 0; i < last; i++)
+        buf_addf(out, " %lld,", l.fixed_bytes[i]);
+    buf_adds(out, " -1 }; /* per parameter; 0 none, -1 the end */\n");
 }
 
 void harness_generate(struct buf *out, const struct harness_kernel *k)

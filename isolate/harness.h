@@ -23,20 +23,50 @@ struct harness_kernel {
     const char *members; /* struct members to set, kparams.h's members_collect lines; may be NULL */
     const char *arg_note; /* why an argument stays out of reach (virtual class); NULL or "" */
     const char *launch;  /* the source's own launch (isolate/launch.c): "block X Y Z", "smem N",
-                            "grid X Y Z", "bounds N" lines; NULL or "" when none is known */
+                            "grid X Y Z", "grid_expr X;Y;Z", "bounds N" lines; NULL or "" when
+                            none is known */
     const char *source;  /* kernel.cu's text (texture object parameters); may be NULL */
+    int cooperative;     /* a grid-wide barrier (indexing.h grid_sync): cooperative launch */
 };
 
 /* The source's launch, parsed from harness_kernel.launch; zero (smem -1) where unknown. */
+#define HARNESS_EXPR_MAX 160
+#define HARNESS_MAX_FIXED 64
 struct harness_launch {
     int block[3], grid[3]; /* block[0] 0: no constant block; grid[0] 0: no constant grid */
     long long smem;        /* dynamic shared memory bytes with that block; -1 unknown */
     int bounds;            /* __launch_bounds__ maximum threads; 0 none */
+    char grid_expr[3][HARNESS_EXPR_MAX]; /* the grid over the kernel's parameters ("grid_expr"
+                                            line); [0][0] '\0' none */
+    int grid_sm;           /* grid x = grid_sm x multiProcessorCount; 0 none */
+    /* The source's hard-coded problem size (isolate/fixed.c): fixed_w 0 = none. */
+    long long fixed_w, fixed_h;
+    long long fixed_bytes[HARNESS_MAX_FIXED]; /* per parameter; 0 = not a fixed buffer */
+    long long fixed_elem[HARNESS_MAX_FIXED];  /* its element bytes */
+    long long fixed_over;  /* the buffers' bytes in all where over the harness's cap; else 0 */
 };
 void harness_launch_parse(struct harness_launch *out, const char *text);
 /* `,"launch":{"block":[32,8,1],"smem":2048,"grid":[4,4,1]},"launch_bounds":64` for params.json,
- * the known parts only ("" when none). */
-void harness_launch_json(struct buf *out, const struct harness_launch *l);
+ * the known parts only ("" when none); a grid expression as `"grid_expr":["16","cdiv(M,256)",
+ * "1"]` inside "launch"; a fixed size adds `,"fixed":{"size":[W,H],"bytes":N,
+ * "buffers":{"A":N,...},"grid":["sm*2",1,1],"why":"..."}` (names: comma-separated parameter
+ * names, may be NULL). */
+void harness_launch_json(struct buf *out, const struct harness_launch *l, const char *names);
+
+/* The tile a grid expression divides parameter `name` by: the least common multiple of the
+ * constant divisors d of `cdiv(name,d)` and `name/d` in the three expressions (docs/isolate.md
+ * "Aligned sizes"); 0 when it divides it by none. */
+long long harness_grid_align(const struct harness_launch *l, const char *name);
+
+/* Each parameter's alignment under the `tiles` binding (out[i], n parameters of k, roles and
+ * names as k's lists): its own from the grid expression; a size, width, height or stride the
+ * expression does not divide (GEMM's K) gets the least common multiple of the others (at most
+ * 8192: else their largest); 0 for the rest, and for all when the launch has no expression. */
+void harness_tile_aligns(long long *out, int n, const struct harness_kernel *k,
+                         const struct harness_launch *l);
+/* The harness prefix's lscat_src_grid (nullptr when none) and lscat_tile_align[]. */
+void harness_tiles_prefix(struct buf *out, const struct harness_kernel *k,
+                          const struct harness_launch *l);
 
 /* The block sizes a block/tile template parameter is instantiated with: 2D kernels follow
  * block x over {8,16,24,32}, 1D kernels over {32,64,128,256,512,1024}. Returns the count. */

@@ -181,6 +181,51 @@ static int find_grid_stride(const struct toks *t)
     return 0;
 }
 
+/* Whether the expression from token i on (to its `;`) calls this_grid(). */
+static int expr_calls_this_grid(const struct toks *t, size_t i)
+{
+    for (; i < t->n && !is(t, i, ";") && !is(t, i, "{"); i++)
+        if (is(t, i, "this_grid") && is(t, i + 1, "("))
+            return 1;
+    return 0;
+}
+
+/* Names of grid groups: declared `grid_group [const] [&|*] g` or assigned `g = this_grid()`. */
+static void grid_group_names(struct names *s, const struct toks *t)
+{
+    for (size_t i = 0; i < t->n && s->n < 64; i++) {
+        size_t j = i + 1;
+        if (is(t, i, "grid_group")) {
+            while (is(t, j, "const") || is(t, j, "&") || is(t, j, "&&") || is(t, j, "*"))
+                j++;
+            if (is_ident(t, j) && !named(s, &t->v[j]))
+                s->v[s->n++] = t->v[j];
+        } else if (is_ident(t, i) && is(t, j, "=") && expr_calls_this_grid(t, j + 1) &&
+                   !named(s, &t->v[i])) {
+            s->v[s->n++] = t->v[i];
+        }
+    }
+}
+
+/* A grid-wide barrier: this_grid().sync(), g.sync() or sync(g) on a grid group g. */
+static int find_grid_sync(const struct toks *t)
+{
+    struct names s = { .n = 0 };
+    grid_group_names(&s, t);
+    for (size_t i = 0; i + 3 < t->n; i++) {
+        if (is(t, i, "this_grid") && is(t, i + 1, "(") && is(t, i + 2, ")") &&
+            is(t, i + 3, ".") && is(t, i + 4, "sync") && is(t, i + 5, "("))
+            return 1;
+        if (is_ident(t, i) && named(&s, &t->v[i]) && is(t, i + 1, ".") && is(t, i + 2, "sync") &&
+            is(t, i + 3, "("))
+            return 1;
+        if (is(t, i, "sync") && is(t, i + 1, "(") && is_ident(t, i + 2) &&
+            named(&s, &t->v[i + 2]) && is(t, i + 3, ")") && !(i > 0 && is(t, i - 1, ".")))
+            return 1;
+    }
+    return 0;
+}
+
 void indexing_analyze(struct indexing *out, const char *src, size_t len)
 {
     char *text = clean_text(src ? src : "", src ? len : 0);
@@ -196,6 +241,7 @@ void indexing_analyze(struct indexing *out, const char *src, size_t len)
             if (out->uses & INDEXING_USE(b, c))
                 out->dims = c + 1;
     out->grid_stride = find_grid_stride(&t);
+    out->grid_sync = find_grid_sync(&t);
     if (out->dims >= 3)
         out->kind = INDEXING_3D;
     else if (out->dims == 2)

@@ -23,10 +23,15 @@ struct indexing {
     enum indexing_kind kind;
     int dims;        /* highest component of threadIdx/blockIdx used: 0 none, 1 x, 2 y, 3 z */
     int grid_stride; /* a `+=` (or `i = i + ...`) steps by an expression of gridDim */
+    int grid_sync;   /* a grid-wide barrier: a cooperative_groups grid_group's sync() */
     unsigned uses;   /* INDEXING_USE bits */
 };
 
-/* Analyse the source text src[0..len) (comments, strings and character literals ignored). */
+/* Analyse the source text src[0..len) (comments, strings and character literals ignored).
+ * grid_sync: `this_grid().sync()`, `g.sync()` or `[cg::]sync(g)` on a name g declared as a
+ * `grid_group` (a local, a parameter, a member) or assigned from `this_grid()`: such a kernel
+ * needs a cooperative launch with every block co-resident (docs/isolate.md "Cooperative
+ * launches"). */
 void indexing_analyze(struct indexing *out, const char *src, size_t len);
 
 /* "none", "1d", "grid_stride", "2d", "3d": the names params.json and kernels.indexing use. */

@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#define ISOLATE_VERSION "10" /* 3: closures bring function template specialisations; 4: a
+#define ISOLATE_VERSION "11" /* 3: closures bring function template specialisations; 4: a
                               * named matrix's dimension (wA, hB, nA) keeps its role; 5: whole
                               * conditional blocks, toolkit headers first, OpenMP/MPI/compat
                               * fallbacks; 6: the kernel's indexing (grids, planned shapes),
@@ -28,7 +28,16 @@
                               * structs, the tokens binding's aligned dims; (build11) a type
                               * parameter used as a class takes the tree's class declaring what
                               * is used (isolate/tuse.c), launches' integer type arguments
-                              * replace float, names in __launch_bounds__ join the closure */
+                              * replace float, names in __launch_bounds__ join the closure;
+                              * 11 (coop12): grid-wide barriers marked "cooperative" and
+                              * launched cooperatively on a co-resident grid; a closure that
+                              * lacks a declaration is marked "incomplete" and gives way to
+                              * another unit's complete copy; (grid12) the source's grid as an
+                              * expression over the kernel's parameters (launch grid_expr) and
+                              * the tiles binding's aligned sizes in the harness; (fixed12) the
+                              * source's hard-coded problem size (constant cudaMalloc sizes of
+                              * the launch's pointers, an SM-count grid) in params.json "fixed"
+                              * and the harness's fixed binding */
 
 struct task {
     int64_t source_id;

@@ -109,6 +109,12 @@ static void param_json(struct kparams *kp, CXCursor p, enum params_role *role_ou
     buf_add_json_str(b, canon_s, strlen(canon_s));
     enum params_role role = params_role_of(name);
     long long size = clang_Type_getSizeOf(canon);
+    if (strstr(written, "cudaGraphConditionalHandle")) /* issue #14, P7: graph-only kernels */
+        buf_addf(&kp->note, "%sparameter '%s': a cudaGraphConditionalHandle exists only in a "
+                 "CUDA graph with a conditional node (cudaGraphConditionalHandleCreate); the "
+                 "harness launches the kernel alone with 0, on which cudaGraphSetConditional "
+                 "faults: a kernel for a graph's conditional node, not runnable alone",
+                 kp->note.len ? "; " : "", name);
     int dependent = size == CXTypeLayoutError_Dependent;
     if (canon.kind == CXType_Pointer) {
         CXType pt = clang_getPointeeType(canon);

@@ -122,8 +122,15 @@ static void add_params_json(struct buf *b, const struct record *k, const struct 
     }
     struct harness_launch launch;
     harness_launch_parse(&launch, hk->launch);
-    harness_launch_json(b, &launch);
+    harness_launch_json(b, &launch, hk->names);
     add_textures_json(b, hk);
+    if (hk->cooperative)
+        buf_adds(b, ",\"cooperative\":true");
+    const char *incomplete = record_str(k, "incomplete");
+    if (incomplete && *incomplete) {
+        buf_adds(b, ",\"incomplete\":");
+        buf_add_json_str(b, incomplete, strlen(incomplete));
+    }
     buf_addf(b, ",\"dynamic_shared\":%s,\"device_launch\":%s,\"params\":",
              hk->dynshared ? "true" : "false", record_int(k, "device_launch") ? "true" : "false");
     buf_adds(b, record_str(k, "params"));
@@ -199,11 +206,26 @@ static int default_args(const char *targs)
     return n;
 }
 
+/* Is the new copy k better than the stored one (its template arguments targs_old, its
+ * closure's gap incomplete_old, "" when complete)? A complete closure beats an incomplete one
+ * (a `.cu` file meant to be #included, parsed alone, lacks its includer's typedef); at equal
+ * completeness, more template arguments from the tree's launches win. */
+static int better_copy(const struct record *k, const char *targs, const char *targs_old,
+                       const char *incomplete_old, int is_template)
+{
+    int gap = *record_str(k, "incomplete") != '\0', gap_old = *incomplete_old != '\0';
+    if (gap != gap_old)
+        return gap_old;
+    return is_template && default_args(targs) < default_args(targs_old);
+}
+
 /* The same definition reached through two translation units of one run: the kernel stored
- * first wins, except that one with more template arguments from the tree's launches replaces
- * it (two .cu files parsed side by side: `bottom_scan` launched with `<T, vecT, blockSize>` in
- * one, as `<float, float4, 256>` through a host template in the other). Only a kernel this run
- * made, with this one occurrence, is replaced; *seen becomes 0 when it was. */
+ * first wins, except that a better copy (better_copy) replaces it: a complete closure over an
+ * incomplete one (Learn-CUDA-Programming's gpuSolverFunctions.cu without the stSolverState
+ * typedef its includer brings), one with more template arguments from the tree's launches (two
+ * .cu files parsed side by side: `bottom_scan` launched with `<T, vecT, blockSize>` in one, as
+ * `<float, float4, 256>` through a host template in the other). Only a kernel this run made,
+ * with this one occurrence, is replaced; *seen becomes 0 when it was. */
 static int replace_worse(struct run *r, const struct task *t, const struct record *k,
                          const struct harness_kernel *hk, int64_t *seen)
 {
@@ -213,14 +235,15 @@ static int replace_worse(struct run *r, const struct task *t, const struct recor
     harness_template_args(&targs, hk, "BX");
     int rc = store_prepare(&st, r->s,
                            "SELECT k.id, k.dir, COALESCE(k.template_args, ''), (SELECT count(*) FROM "
-                           "kernel_occurrences x WHERE x.kernel_id = k.id) FROM kernel_occurrences "
+                           "kernel_occurrences x WHERE x.kernel_id = k.id), COALESCE(json_extract("
+                           "k.params, '$.incomplete'), '') FROM kernel_occurrences "
                            "o JOIN kernels k ON k.id = o.kernel_id WHERE o.source_id = ? AND "
                            "o.path = ? AND o.line = ? AND k.name = ? AND k.run_id = ? LIMIT 1");
     if (rc >= 0)
         rc = store_bind(st, "ititI", t->source_id, record_str(k, "path"),
                         (int64_t)record_int(k, "line"), hk->name, (int)r->o->run_id);
     if (rc >= 0 && (rc = store_step(st)) == STORE_ROW && store_col_int(st, 3) == 1 &&
-        default_args(targs.data) < default_args(store_col_text(st, 2))) {
+        better_copy(k, targs.data, store_col_text(st, 2), store_col_text(st, 4), hk->is_template)) {
         old_id = xstrdup(store_col_text(st, 0));
         old_dir = fs_join(r->o->work_dir, store_col_text(st, 1));
     }
@@ -252,7 +275,7 @@ int kstore_kernel(struct run *r, const struct task *t, const struct record *k)
                                  record_str(k, "roles"), record_str(k, "param_names"),
                                  record_str(k, "indexing"), record_str(k, "members"),
                                  record_str(k, "arg_note"), record_str(k, "launch"),
-                                 record_str(k, "source") };
+                                 record_str(k, "source"), (int)record_int(k, "cooperative") };
     if (!hk.indexing || indexing_parse(hk.indexing) < 0)
         hk.indexing = hk.is2d ? "2d" : "1d";
     const struct record_field *src = record_get(k, "source");
@@ -269,7 +292,7 @@ int kstore_kernel(struct run *r, const struct task *t, const struct record *k)
                          "ON k.id = o.kernel_id WHERE o.source_id = ? AND o.path = ? AND o.line = ? "
                          "AND k.name = ? AND k.id <> ?", "ititt", t->source_id,
                          record_str(k, "path"), (int64_t)record_int(k, "line"), hk.name, id);
-    if (rc >= 0 && seen > 0 && hk.is_template)
+    if (rc >= 0 && seen > 0)
         rc = replace_worse(r, t, k, &hk, &seen);
     if (rc < 0 || seen > 0)
         goto done;

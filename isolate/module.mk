@@ -4,10 +4,10 @@
 # tinst/tuse (template arguments from call sites and from uses), launch (the source's own launch).
 ISOLATE_CLANG_OBJS := $(B)/isolate/extract.o $(B)/isolate/closure.o $(B)/isolate/emit.o \
                       $(B)/isolate/kparams.o $(B)/isolate/members.o $(B)/isolate/tinst.o \
-                      $(B)/isolate/tuse.o $(B)/isolate/launch.o
+                      $(B)/isolate/tuse.o $(B)/isolate/launch.o $(B)/isolate/fixed.o
 ISOLATE_OBJS := $(B)/isolate/params.o $(B)/isolate/indexing.o $(ISOLATE_CLANG_OBJS) \
                 $(B)/isolate/srctext.o $(B)/isolate/resolve.o $(B)/isolate/sysinc.o \
-                $(B)/isolate/harness.o $(B)/isolate/kstore.o $(B)/isolate/isolate.o $(B)/gen/isolate_harness_body.o
+                $(B)/isolate/harness.o $(B)/isolate/tiles.o $(B)/isolate/kstore.o $(B)/isolate/isolate.o $(B)/gen/isolate_harness_body.o
 ISOLATE_CLANG_LIBS := -L$(LLVM_DIR)/lib -lclang -Wl,-rpath,$(LLVM_DIR)/lib
 $(B)/libisolate.a: $(ISOLATE_OBJS)
 	@rm -f $@
@@ -16,7 +16,7 @@ $(ISOLATE_CLANG_OBJS): CPPFLAGS += -I$(LLVM_DIR)/include
 
 # The fixed part of every harness (allocation and launch, the output check, the main loop),
 # embedded as one C string.
-HARNESS_BODY_PARTS := isolate/harness_body.cu.in isolate/harness_check.cu.in isolate/harness_main.cu.in
+HARNESS_BODY_PARTS := isolate/harness_body.cu.in isolate/harness_tiles.cu.in isolate/harness_check.cu.in isolate/harness_main.cu.in
 $(B)/gen/isolate_harness_body.c: $(HARNESS_BODY_PARTS)
 	@mkdir -p $(@D)
 	{ echo '/* generated from $(HARNESS_BODY_PARTS) */'; \

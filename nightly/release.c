@@ -468,6 +468,8 @@ int nightly_release_publish(char **name_out, struct store *s,
         rc = lscat_error_set("cannot rename '%s' to '%s': %s", tmp, final, strerror(errno));
         goto done;
     }
+    /* said before `latest` moves, so whoever kills the night between the two knows why it moved */
+    log_info("nightly: release %s is in place; moving latest to it", name);
     if ((rc = switch_latest(o->releases_dir, name)) < 0)
         goto done;
     log_info("nightly: published release %s (previous: %s)", final, prev ? prev : "none");

@@ -20,14 +20,40 @@
  * the probe kept another). */
 static void own_space(struct plan_kernel *k, const struct tune_options *o, const char *params)
 {
-    static const char key[] = "\"launch\":{\"block\":[";
-    const char *p = params ? strstr(params, key) : NULL;
-    int b[3];
+    static const char key[] = "\"launch\":{\"block\":[", fkey[] = "\"fixed\":{\"size\":[";
+    const char *p = params ? strstr(params, key) : NULL, *f = params ? strstr(params, fkey) : NULL;
+    int b[3], wh[2];
     k->own.n = 0;
-    if (p && sscanf(p + sizeof key - 1, "%d,%d,%d", &b[0], &b[1], &b[2]) == 3 && b[0] > 0 &&
+    if (!p || sscanf(p + sizeof key - 1, "%d,%d,%d", &b[0], &b[1], &b[2]) != 3 || b[0] < 1 ||
+        b[1] < 1 || b[2] < 1 || (long long)b[0] * b[1] * b[2] > 1024)
+        return;
+    if (k->binding && strcmp(k->binding, "fixed") == 0) {
+        /* its own size with its source's block only: nothing of it follows W x H (docs/tune.md
+         * "Fixed-size kernels") */
+        if (f && sscanf(f + sizeof fkey - 1, "%d,%d", &wh[0], &wh[1]) == 2 && wh[0] > 0 &&
+            wh[1] > 0) {
+            k->own.configs = xmalloc(sizeof(*k->own.configs));
+            k->own.configs[0] = (struct tune_config){ wh[0], wh[1], b[0], b[1], b[2] };
+            k->own.n = 1;
+        }
+        return;
+    }
+    tune_space_with_block(&k->own, k->two_d && o->space_2d.n > 0 ? &o->space_2d : &o->space,
+                          b[0], b[1], b[2]);
+}
+
+/* A kernel whose probe kept a block of the block retry (its probe detail "block BXxBYxBZ; with
+ * the probe's own blocks: ...") has the output check use that block as its reference
+ * (`--check-ref`): the harness's own reference (256x1x1 or 16x16x1) is a shape the probe saw
+ * fault, and a reference failing at a size turns the check off from there (docs/tune.md
+ * "Output check"). */
+static void check_ref_of(struct plan_kernel *k, const char *detail)
+{
+    int b[3];
+    k->check_ref[0] = '\0';
+    if (detail && sscanf(detail, "block %dx%dx%d", &b[0], &b[1], &b[2]) == 3 && b[0] > 0 &&
         b[1] > 0 && b[2] > 0 && (long long)b[0] * b[1] * b[2] <= 1024)
-        tune_space_with_block(&k->own, k->two_d && o->space_2d.n > 0 ? &o->space_2d : &o->space,
-                              b[0], b[1], b[2]);
+        snprintf(k->check_ref, sizeof k->check_ref, "%dx%dx%d", b[0], b[1], b[2]);
 }
 
 static int load_kernels(struct sweep_shared *sh, struct store *s)
@@ -43,8 +69,12 @@ static int load_kernels(struct sweep_shared *sh, struct store *s)
                            "SELECT k.id, k.name, b.binary_path, b.arch, k.binding, "
                            "coalesce(k.indexing IN ('2d', '3d'), k.params LIKE "
                            "'%\"is2d\":true%'), "
-                           "CASE WHEN EXISTS (SELECT 1 FROM probes p WHERE p.kernel_id = k.id "
-                           "AND p.detail LIKE '%(the source''s launch)%') THEN k.params END "
+                           "CASE WHEN k.binding = 'fixed' OR EXISTS (SELECT 1 FROM probes p "
+                           "WHERE p.kernel_id = k.id AND p.detail LIKE "
+                           "'%(the source''s launch)%') THEN k.params END, "
+                           "(SELECT p.detail FROM probes p WHERE p.kernel_id = k.id AND "
+                           "p.outcome = 'ok' AND p.detail LIKE 'block %' "
+                           "ORDER BY p.probed_at DESC LIMIT 1) "
                            "FROM kernels k "
                            "JOIN builds b ON b.kernel_id = k.id "
                            "WHERE k.status = 'runnable' AND b.status = 'ok' "
@@ -70,6 +100,7 @@ static int load_kernels(struct sweep_shared *sh, struct store *s)
             k->binding = store_col_text(st, 4) ? xstrdup(store_col_text(st, 4)) : NULL;
             k->two_d = store_col_int(st, 5) != 0;
             own_space(k, o, store_col_text(st, 6));
+            check_ref_of(k, store_col_text(st, 7));
         }
         size_t bcap = k->cap;
         XGROW(k->bins, (size_t)k->nbuilds + 1, bcap);
@@ -87,8 +118,11 @@ static int load_kernels(struct sweep_shared *sh, struct store *s)
 
 const struct tune_space *plan_space_of(const struct tune_options *o, const struct plan_kernel *k)
 {
+    static const struct tune_space none = { NULL, 0 };
     if (k->own.n > 0)
         return &k->own;
+    if (k->binding && strcmp(k->binding, "fixed") == 0)
+        return &none; /* a fixed size without its record: no W x H sweep either */
     return k->two_d && o->space_2d.n > 0 ? &o->space_2d : &o->space;
 }
 

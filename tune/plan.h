@@ -16,7 +16,10 @@ struct plan_kernel {
     char *id, *name;
     int two_d;            /* indexes y (kernels.indexing 2d/3d; before it, params' is2d) */
     char *binding;        /* kernels.binding: execute's choice; NULL = the default */
-    struct tune_space own; /* n > 0: its space plus the source's block the probe kept */
+    struct tune_space own; /* n > 0: its space plus the source's block the probe kept; binding
+                             fixed: its own size with that block, one configuration */
+    char check_ref[40];   /* "BXxBYxBZ": the block retry's shape the probe kept, the output
+                           * check's reference (--check-ref); "" = the harness's own */
     char **bins, **archs; /* one per ok build */
     int nbuilds;
     size_t cap;

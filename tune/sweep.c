@@ -309,12 +309,16 @@ static int prep_init(struct prep *p, struct sweep_worker *w, const struct plan_i
     int na = 0;
     while (o->timing_args && o->timing_args[na])
         na++;
-    p->args = xcalloc((size_t)na + 3, sizeof(*p->args));
+    p->args = xcalloc((size_t)na + 5, sizeof(*p->args));
     for (int i = 0; i < na; i++)
         p->args[i] = o->timing_args[i];
     if (p->k->binding && strcmp(p->k->binding, DEFAULT_BINDING) != 0) {
         p->args[na++] = "--bind";
         p->args[na++] = p->k->binding;
+    }
+    if (p->k->check_ref[0]) {
+        p->args[na++] = "--check-ref";
+        p->args[na++] = p->k->check_ref;
     }
     struct runner_options ro = RUNNER_OPTIONS_INIT;
     ro.harness = p->bin;

@@ -106,6 +106,26 @@ static void test_report__a_1d_kernel_without_its_1024x1_block_has_no_comparison(
     store_free(s);
 }
 
+/* Rows measured at a kernel's fixed size (binding fixed) are no point of the W x H sweep: a
+ * kernel's rows turned fixed leave its cases, the others' stay as they were. */
+static void test_report__fixed_size_rows_stay_out_of_the_per_size_tables(void)
+{
+    struct store *s = synthetic();
+    CHECK_OK(store_exec(s, "UPDATE measurements SET binding = 'fixed' WHERE kernel_id LIKE "
+                           "'2222%' AND gpu_id = 1"));
+    struct report_options o = REPORT_OPTIONS_INIT;
+    o.out_dir = test_tmpdir();
+    o.plots = 0;
+    struct buf table = BUF_INIT;
+    struct report_summary *r = NULL;
+    int n = 0;
+    CHECK_OK(report_run(&table, &r, &n, s, &o));
+    CHECK_INT(r[0].cases, ==, 2); /* saxpy's 2 sizes; gemm's left */
+    free(r);
+    buf_release(&table);
+    store_free(s);
+}
+
 /* A 2D kernel's 1024-thread comparison is its fastest 1024-thread shape that matched. */
 static void test_report__mismatching_rows_never_make_a_best_block(void)
 {
@@ -193,6 +213,7 @@ int main(void)
 {
     TEST_RUN(test_report__answers_lscat_questions_on_the_synthetic_store);
     TEST_RUN(test_report__a_1d_kernel_without_its_1024x1_block_has_no_comparison);
+    TEST_RUN(test_report__fixed_size_rows_stay_out_of_the_per_size_tables);
     TEST_RUN(test_report__mismatching_rows_never_make_a_best_block);
     TEST_RUN(test_report__all_checks_counts_mismatching_rows_as_before_the_check);
     TEST_RUN(test_report__gpu_filter_keeps_only_matching_models);

@@ -144,6 +144,30 @@ case "$got" in
 *)  t_fail isolate__a_kernel_lacking_a_header_is_recorded_once_with_the_header "got '$got'" ;;
 esac
 
+# A `.cu` file written to be #included after the header that declares its types, parsed alone,
+# gives its kernels an incomplete closure (Learn-CUDA-Programming's gpuSolverFunctions.cu without
+# the stSolverState typedef): the includer's complete copy wins whichever unit is stored first,
+# and a kernel no unit completes is kept, marked "incomplete" with what it lacks.
+U=$T_TMP/repos/units; mkdir -p "$U"
+printf 'typedef struct { int rows; float *d; } State;\n__global__ void elim(State s, float *a);\n' > "$U/solver.h"
+printf '__global__ void elim(State s, float *a)\n{ int i = threadIdx.x; if (i < s.rows) a[i] = 2 * s.d[i]; }\n' > "$U/funcs.cu"
+printf '#include "solver.h"\n#include "funcs.cu"\nvoid run(State s, float *a) { elim<<<1, 32>>>(s, a); }\n' > "$U/main.cu"
+printf '__global__ void lone(Orphan o, float *a) { a[threadIdx.x] = o.scale; }\n' > "$U/lone.cu"
+for j in 1 2; do
+    WU=$T_TMP/work-units-$j
+    lscat-isolate --work "$WU" --path "$U" -j$j -q >/dev/null 2>&1
+    d=$(sqlite3 "$WU/lscat.db" "SELECT dir FROM kernels WHERE name = 'elim'")
+    n=$(sqlite3 "$WU/lscat.db" "SELECT count(*) FROM kernels WHERE name = 'elim'")
+    if [ "$n" = 1 ] && grep -q "} State;" "$WU/$d/kernel.cu" && ! grep -q incomplete "$WU/$d/params.json"; then
+        t_ok "isolate__the_includers_complete_copy_of_a_kernel_wins_with_j$j"
+    else t_fail "isolate__the_includers_complete_copy_of_a_kernel_wins_with_j$j" "$n kernel(s): $(cat "$WU/$d/kernel.cu" 2>&1 | head -3)"; fi
+done
+got=$(sqlite3 "$WU/lscat.db" "SELECT json_extract(params, '$.incomplete') FROM kernels WHERE name = 'lone'")
+case "$got" in
+"unknown type name 'Orphan' at lone.cu:1") t_ok isolate__a_kernel_no_unit_completes_is_kept_and_marked_incomplete ;;
+*) t_fail isolate__a_kernel_no_unit_completes_is_kept_and_marked_incomplete "got '$got'" ;;
+esac
+
 # A C++ file holding a kernel (a HIP port whose runtime header is missing here) is parsed alone
 # like a header; a C++ file without one is not parsed; a kernel templated on an enumeration is
 # instantiated (the first enumerator, or the value of the tree's own launch).

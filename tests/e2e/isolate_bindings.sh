@@ -12,7 +12,9 @@ NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
 B=$T_TMP/b; mkdir -p "$B"
 
 # The probe's list and the harness's list, name by name and in order.
-h=$(sed -n 's/^static const char \*const lscat_bindings\[\] = { \(.*\), nullptr };$/\1/p' "$ROOT/isolate/harness_body.cu.in")
+# (the harness's list may wrap: its lines are joined first)
+h=$(tr '\n' ' ' < "$ROOT/isolate/harness_body.cu.in" | grep -o 'lscat_bindings\[\] = {[^}]*}' |
+    sed 's/^lscat_bindings\[\] = { *//; s/, *nullptr *}$//; s/  */ /g')
 p=$(sed -n 's/^const char \*const probe_bindings\[\] = { \(.*\), NULL };$/\1/p' "$ROOT/execute/probe.c")
 if [ -n "$h" ] && [ "$h" = "$p" ]; then t_ok isolate_bindings__the_probe_tries_the_harness_bindings_in_order
 else t_fail isolate_bindings__the_probe_tries_the_harness_bindings_in_order "harness '$h', probe '$p'"; fi

@@ -129,10 +129,13 @@ while [ "$kills" -lt 12 ] && [ "$attempts" -lt 30 ]; do
         wait "$pid" 2>/dev/null
         kills=$((kills + 1))
         staged="$staged $(grep -o 'nightly: [a-z]* started' "$T_TMP/kill.err" | tail -1 | cut -d' ' -f2)"
-        # latest moves only to a release the killed night had finished (killed while pruning
-        # or writing the index)
-        [ "$(readlink "$REL/latest")" = "$prev_latest" ] || grep -q "published release" "$T_TMP/kill.err" ||
-            broken="$broken latest-moved-by-a-killed-night"
+        # latest moves only to a release the killed night had put in place whole (killed
+        # between its rename and the log line after it, while pruning or writing the index); a
+        # fresh clone's CI once killed a night after the switch, before "published release"
+        now_latest=$(readlink "$REL/latest")
+        [ "$now_latest" = "$prev_latest" ] ||
+            grep -q "nightly: release $now_latest is in place" "$T_TMP/kill.err" ||
+            broken="$broken latest-moved-by-a-killed-night($prev_latest->$now_latest)"
         # the children die with the night (PR_SET_PDEATHSIG, SIGKILL): at once, though a busy
         # machine may take a moment to run their exit
         T_PATIENCE_S=30 t_wait_until no_stage_left

@@ -27,6 +27,21 @@
     "{\"params\":[{\"name\":\"N\",\"kind\":\"scalar\",\"role\":\"size\"},{\"name\":\"C\","         \
     "\"kind\":\"pointer\",\"role\":\"buffer\"}]}"
 
+/* A kernel with hard-coded sizes (isolate's params.json "fixed": no integer parameter, the
+ * source's buffers and grid), launched by its source with 256 threads */
+#define FIXED_PARAMS                                                                       \
+    "{\"is2d\":false,\"indexing\":\"grid_stride\",\"launch\":{\"block\":[256,1,1],"              \
+    "\"smem\":65536,\"grid_sm\":2},"                                                         \
+    "\"fixed\":{\"size\":[4096,4096],\"bytes\":201326592,\"buffers\":{\"A\":33554432},"        \
+    "\"grid\":[\"sm*2\",1,1]},\"params\":[{\"name\":\"A\",\"kind\":\"pointer\","             \
+    "\"role\":\"buffer\"},{\"name\":\"alpha\",\"kind\":\"scalar\",\"role\":\"scale\"}]}"
+
+/* The same record on a 1D kernel: its work follows the grid, so W x H goes first */
+#define FIXED_PARAMS_1D                                                                    \
+    "{\"is2d\":false,\"indexing\":\"1d\",\"launch\":{\"block\":[128,1,1],\"grid\":[8,1,1]},"    \
+    "\"fixed\":{\"size\":[32,32],\"bytes\":4096,\"buffers\":{\"A\":4096},\"grid\":[8,1,1]},"     \
+    "\"params\":[{\"name\":\"A\",\"kind\":\"pointer\",\"role\":\"buffer\"}]}"
+
 static int counter;
 static int no_retry; /* set by tests about something else than the block retry */
 static int fault_budget = PROBE_FAULT_BUDGET; /* --probe-faults */
@@ -400,6 +415,24 @@ static void test_bindings__the_block_retry_follows_faults_only(void)
     probe_result_release(&p);
 }
 
+/* A 1D kernel that ran at 1024x1 with 256-wide blocks and hangs at 64x64 with 16x16 (a loop
+ * stepping by blockDim.x / warpSize: 0 at 16 wide) runs with the 1D retry shapes; one hanging
+ * at its first configuration is not retried (a hang no shape changes). */
+static void test_bindings__a_1d_kernel_hanging_only_with_16x16_runs_with_a_1d_retry_block(void)
+{
+    struct probe_result p;
+    probe(&p, "hang 64 64 16 16\n", NO_SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.block, "128x1x1");
+    CHECK_INT(tries(&p), ==, 2);
+    CHECK_CONTAINS(p.detail, "block 128x1x1; with the probe's own blocks: timeout");
+    probe_result_release(&p);
+    probe(&p, "hang * * * *\n", NO_SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "timeout");
+    CHECK_INT(tries(&p), ==, 1);
+    probe_result_release(&p);
+}
+
 /* tokens: a kernel with a transformer's dims (B, T, C scalars, read as scales) faulting under
  * area (C = 1: misaligned float4 loads) runs under tokens (B = 1, T = H, C = W). */
 static void test_bindings__a_transformer_kernel_failing_under_area_runs_under_tokens(void)
@@ -416,6 +449,52 @@ static void test_bindings__a_transformer_kernel_failing_under_area_runs_under_to
     CHECK(!probe_binding_matters(2, GEMM_PARAMS));
     CHECK(!probe_binding_matters(2, SIZE_PARAMS));
     CHECK(probe_binding_matters(2, NULL));
+}
+
+/* tiles (docs/execute.md "The source's grid"): a tiled GEMM whose source computes its grid
+ * from M and N (params "grid_expr") and faults under area and side runs under tiles, tried
+ * only with the source's block: a 2D kernel written for 256x1 blocks gets it in the block
+ * retry (its own 16x16 shapes do not run tiles), a 1D one at once with its own 256x1. */
+#define TILED_2D "{\"is2d\":true,\"launch\":{\"block\":[256,1,1],\"smem\":0,\"grid_expr\":" \
+                 "[\"cdiv(N,64)\",\"cdiv(M,64)\",\"1\"]},\"params\":[{\"name\":\"M\",\"role\":" \
+                 "\"size\"},{\"name\":\"N\",\"role\":\"size\"},{\"name\":\"C\",\"role\":\"buffer\"}]}"
+#define TILED_1D "{\"launch\":{\"block\":[256,1,1],\"smem\":65536,\"grid_expr\":[\"16\"," \
+                 "\"cdiv(M,256)\",\"cdiv(N,2048)\"]},\"params\":[{\"name\":\"M\",\"role\":" \
+                 "\"size\"},{\"name\":\"N\",\"role\":\"size\"},{\"name\":\"C\",\"role\":\"buffer\"}]}"
+#define TILED_WIDTH "{\"launch\":{\"block\":[256,1,1],\"smem\":0,\"grid_expr\":" \
+                    "[\"cdiv(w,256)\",\"1\",\"1\"]},\"params\":[{\"name\":\"w\",\"role\":" \
+                    "\"width\"},{\"name\":\"C\",\"role\":\"buffer\"}]}"
+static void test_bindings__a_tiled_kernel_faulting_under_area_and_side_runs_under_tiles(void)
+{
+    struct probe_result p;
+    probe(&p, "sticky * * * * area\nsticky * * * * side\n", TILED_2D, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "tiles");
+    CHECK_STR(p.block, "256x1x1");
+    CHECK_INT(tries(&p), ==, 5); /* area, side at 16x16; area, side, tiles at 256x1 */
+    CHECK_CONTAINS(p.detail, "block 256x1x1 (the source's launch); with the probe's own blocks");
+    CHECK_CONTAINS(p.bindings, "{\"binding\":\"tiles\",\"outcome\":\"ok\"");
+    CHECK(strstr(p.bindings, "\"tiles\",\"outcome\":\"illegal") == NULL);
+    probe_result_release(&p);
+    probe(&p, "sticky * * * * area\nsticky * * * * side\n", TILED_1D, 2024, NULL);
+    CHECK_STR(p.binding, "tiles");
+    CHECK(p.block == NULL); /* the probe's own 256x1 is the source's block */
+    CHECK_INT(tries(&p), ==, 3);
+    CHECK_CONTAINS(p.bindings, "\"2024x2024 256x1x1\""); /* side asks for the large size */
+    probe_result_release(&p);
+    /* a kernel that runs under area never gets to tiles */
+    probe(&p, "", TILED_2D, 2024, NULL);
+    CHECK_STR(p.binding, "area");
+    CHECK_INT(tries(&p), ==, 1);
+    probe_result_release(&p);
+    /* tiles alone does not ask for the large size (only widths: side changes nothing) */
+    probe(&p, "sticky * * * * area\n", TILED_WIDTH, 2024, NULL);
+    CHECK_STR(p.binding, "tiles");
+    CHECK(strstr(p.bindings, "2024x2024") == NULL);
+    probe_result_release(&p);
+    CHECK(probe_binding_matters(3, TILED_2D));
+    CHECK(!probe_binding_matters(3, SIZE_PARAMS));
+    CHECK(!probe_binding_matters(3, SRC_LAUNCH_2D));
 }
 
 /* A 1D kernel with a size parameter (area and side) that runs only with 1024x1 blocks, the
@@ -491,6 +570,86 @@ static void test_bindings__fewer_faults_than_the_budget_change_nothing(void)
     fault_budget = PROBE_FAULT_BUDGET;
 }
 
+static void test_bindings__a_fixed_size_kernel_runs_its_own_size_first(void)
+{
+    struct probe_result p;
+    probe(&p, "sticky * * * * area\n", FIXED_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "fixed");
+    CHECK_INT(tries(&p), ==, 1); /* fixed first: no faulting W x H run before it */
+    CHECK_CONTAINS(p.bindings, "\"configs\":[\"4096x4096 256x1x1\"]}");
+    CHECK_CONTAINS(p.detail, "fixed size 4096x4096 (the source's buffers, 192 MiB), block "
+                             "256x1x1 (the source's launch)");
+    probe_result_release(&p);
+}
+
+static void test_bindings__a_fixed_size_failing_at_its_size_falls_back_to_area(void)
+{
+    struct probe_result p;
+    probe(&p, "sticky 4096 4096 * * fixed\n", FIXED_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "area");
+    CHECK_INT(tries(&p), ==, 2);
+    CHECK_CONTAINS(p.bindings, "{\"binding\":\"fixed\",\"outcome\":\"illegal_address\"");
+    probe_result_release(&p);
+}
+
+static void test_bindings__a_fixed_size_runs_clean_under_the_sanitizer_or_is_not_kept_first(void)
+{
+    struct probe_result p;
+    probe(&p, "", FIXED_PARAMS, 2024, "area");
+    CHECK_STR(p.binding, "area"); /* memcheck flags fixed (the stand-in): the clean area wins */
+    CHECK_INT(tries(&p), ==, 2);
+    probe_result_release(&p);
+}
+
+static void test_bindings__a_1d_fixed_size_kernel_running_at_w_times_h_keeps_area(void)
+{
+    struct probe_result p;
+    probe(&p, "", FIXED_PARAMS_1D, 2024, NULL);
+    CHECK_STR(p.binding, "area");
+    CHECK_INT(tries(&p), ==, 1); /* clean at W x H first: its sweep is kept */
+    probe_result_release(&p);
+}
+
+static void test_bindings__a_1d_fixed_size_kernel_faulting_at_w_times_h_runs_its_own_size(void)
+{
+    struct probe_result p;
+    no_retry = 1;
+    probe(&p, "sticky * * * * area\n", FIXED_PARAMS_1D, 2024, NULL);
+    no_retry = 0;
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "fixed");
+    CHECK_INT(tries(&p), ==, 2);
+    CHECK_CONTAINS(p.bindings, "\"configs\":[\"32x32 128x1x1\"]}");
+    probe_result_release(&p);
+}
+
+static void test_bindings__a_fixed_size_is_tried_once_with_the_block_retry(void)
+{
+    struct probe_result p;
+    probe(&p, "sticky * * * * area\nsticky * * * * fixed\n", FIXED_PARAMS_1D, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");
+    int fixed = 0;
+    for (const char *q = p.bindings; (q = strstr(q, "\"binding\":\"fixed\"")); q++)
+        fixed++;
+    CHECK_INT(fixed, ==, 1);
+    probe_result_release(&p);
+}
+
+static void test_bindings__a_kernel_without_a_fixed_record_never_tries_it(void)
+{
+    CHECK(!probe_binding_matters(PROBE_BIND_FIXED, SIZE_PARAMS));
+    CHECK(!probe_binding_matters(PROBE_BIND_FIXED, NULL));
+    CHECK(probe_binding_matters(PROBE_BIND_FIXED, FIXED_PARAMS));
+    CHECK(probe_fixed_first(FIXED_PARAMS));
+    CHECK(!probe_fixed_first(FIXED_PARAMS_1D));
+    int wh[2] = { 0, 0 };
+    CHECK(probe_fixed_size(wh, FIXED_PARAMS));
+    CHECK_INT(wh[0], ==, 4096);
+    CHECK_INT(wh[1], ==, 4096);
+}
+
 int main(void)
 {
     TEST_RUN(test_bindings__the_default_is_kept_when_it_runs_clean);
@@ -510,9 +669,18 @@ int main(void)
     TEST_RUN(test_bindings__the_source_block_is_the_first_retry_shape);
     TEST_RUN(test_bindings__shapes_over_the_launch_bounds_are_not_tried);
     TEST_RUN(test_bindings__the_source_launch_is_read_from_params);
+    TEST_RUN(test_bindings__a_1d_kernel_hanging_only_with_16x16_runs_with_a_1d_retry_block);
     TEST_RUN(test_bindings__a_transformer_kernel_failing_under_area_runs_under_tokens);
+    TEST_RUN(test_bindings__a_tiled_kernel_faulting_under_area_and_side_runs_under_tiles);
     TEST_RUN(test_bindings__the_fault_budget_stops_the_search_after_n_faulting_runs);
     TEST_RUN(test_bindings__without_a_fault_budget_a_rescue_at_the_fourth_shape_is_still_found);
     TEST_RUN(test_bindings__fewer_faults_than_the_budget_change_nothing);
+    TEST_RUN(test_bindings__a_fixed_size_kernel_runs_its_own_size_first);
+    TEST_RUN(test_bindings__a_fixed_size_failing_at_its_size_falls_back_to_area);
+    TEST_RUN(test_bindings__a_fixed_size_runs_clean_under_the_sanitizer_or_is_not_kept_first);
+    TEST_RUN(test_bindings__a_1d_fixed_size_kernel_running_at_w_times_h_keeps_area);
+    TEST_RUN(test_bindings__a_1d_fixed_size_kernel_faulting_at_w_times_h_runs_its_own_size);
+    TEST_RUN(test_bindings__a_fixed_size_is_tried_once_with_the_block_retry);
+    TEST_RUN(test_bindings__a_kernel_without_a_fixed_record_never_tries_it);
     return test_done();
 }

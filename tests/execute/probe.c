@@ -154,10 +154,14 @@ static void test_probe__the_counts_say_how_many_probes_the_fault_budget_stopped(
     memset(&c, 0, sizeof(c));
     c.probed = 5;
     c.fault_budget = 2;
+    c.memcheck_runs = 7;
+    c.confirm_runs = 3;
     char *j = NULL;
     execute_counts_json(&j, &c);
     CHECK_CONTAINS(j, "\"probed\":5,");
-    CHECK_CONTAINS(j, "\"fault_budget\":2}");
+    CHECK_CONTAINS(j, "\"fault_budget\":2,");
+    CHECK_CONTAINS(j, "\"memcheck_runs\":7,");
+    CHECK_CONTAINS(j, "\"confirm_runs\":3,");
     free(j);
 }
 

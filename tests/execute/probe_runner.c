@@ -75,6 +75,7 @@ static struct probe_runner *new_runner(const char *program, double timeout_s)
 }
 
 static int retry_blocks; /* the block retry (tests/execute/bindings.c) adds runs to a fault */
+static struct probe_runner *mc_runner; /* the probe's memcheck runner (NULL: none) */
 static double small_timeout_s = PROBE_SMALL_TIMEOUT_S; /* --probe-small-timeout */
 
 static void probe_sized(struct probe_result *out, struct probe_runner *pr, const char *behavior,
@@ -96,6 +97,7 @@ static void probe_sized(struct probe_result *out, struct probe_runner *pr, const
         o.large_budget_s = budget_s;
     }
     o.runner = pr;
+    o.memcheck = mc_runner;
     o.slot = 4;
     o.retry_blocks = retry_blocks;
     o.small_timeout_s = small_timeout_s;
@@ -136,33 +138,36 @@ static void test_probe_runner__kernels_run_one_after_another_in_one_runner(void)
     probe_runner_free(pr);
 }
 
-/* Until no process of `uid` is alive (a zombie's pipes are closed already): up to 20 s. */
+/* Whether a process of `uid` is alive (a zombie's pipes are closed already). */
+static int uid_alive(int uid)
+{
+    int alive = 0;
+    DIR *d = opendir("/proc");
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char path[300], line[256], state = 0;
+        int u = -1;
+        snprintf(path, sizeof(path), "/proc/%s/status", e->d_name);
+        FILE *f = fopen(path, "re");
+        while (f && fgets(line, sizeof(line), f)) {
+            if (!strncmp(line, "State:", 6))
+                sscanf(line + 6, " %c", &state);
+            if (!strncmp(line, "Uid:", 4))
+                sscanf(line + 4, "%d", &u);
+        }
+        if (f)
+            fclose(f);
+        alive |= u == uid && state != 'Z';
+    }
+    if (d)
+        closedir(d);
+    return alive;
+}
+
+/* Until no process of `uid` is alive: up to 20 s. */
 static void wait_uid_gone(int uid)
 {
-    for (int i = 0; i < 2000; i++) {
-        int alive = 0;
-        DIR *d = opendir("/proc");
-        for (struct dirent *e; d && (e = readdir(d));) {
-            char path[300], line[256], state = 0;
-            int u = -1;
-            snprintf(path, sizeof(path), "/proc/%s/status", e->d_name);
-            FILE *f = fopen(path, "re");
-            while (f && fgets(line, sizeof(line), f)) {
-                if (!strncmp(line, "State:", 6))
-                    sscanf(line + 6, " %c", &state);
-                if (!strncmp(line, "Uid:", 4))
-                    sscanf(line + 4, "%d", &u);
-            }
-            if (f)
-                fclose(f);
-            alive |= u == uid && state != 'Z';
-        }
-        if (d)
-            closedir(d);
-        if (!alive)
-            return;
+    for (int i = 0; i < 2000 && uid_alive(uid); i++)
         usleep(10000);
-    }
 }
 
 /* A process run's sweep of a uid kills every process of it; a runner killed so while idle is
@@ -529,6 +534,183 @@ static void test_probe_runner__after_the_first_line_the_small_deadline_no_longer
     probe_runner_free(pr);
 }
 
+/* The memcheck runner (docs/execute.md "The memcheck runner") under a stand-in compute-sanitizer:
+ * a real executable that runs the real lscat-runner as its child (as compute-sanitizer does)
+ * with LSCAT_FAKE_MEMCHECK_LOG naming its --log-file, where the stand-in harness writes a
+ * memcheck report instead of faulting (tests/tune/support/fake_harness.c). Each start is
+ * counted in `starts` beside it. */
+#define MC_SLOT 8
+static char *fake_sanitizer(void)
+{
+    char *p = fs_join(test_tmpdir(), "fake-compute-sanitizer");
+    char *starts = fs_join(test_tmpdir(), "fake-compute-sanitizer.starts");
+    char *text = xasprintf(
+        "#!/bin/sh\n"
+        "log=\n"
+        "while [ $# -gt 0 ]; do\n"
+        "  case \"$1\" in\n"
+        "    --log-file) log=$2; shift 2 ;;\n"
+        "    --*) shift 2 ;;\n"
+        "    *) break ;;\n"
+        "  esac\n"
+        "done\n"
+        "[ -n \"$log\" ] || { echo 'fake compute-sanitizer: no --log-file' >&2; exit 9; }\n"
+        "echo '========= COMPUTE-SANITIZER' > \"$log\"\n"
+        "echo start >> %s\n"
+        "exec 5<&0\n"
+        "LSCAT_FAKE_MEMCHECK_LOG=$log \"$@\" <&5 5<&- &\n"
+        "wait $!\n", starts);
+    test_write_file(p, text, strlen(text));
+    chmod(p, 0755);
+    test_write_file(starts, "", 0);
+    chmod(starts, 0666);
+    free(text);
+    free(starts);
+    return p;
+}
+
+static struct probe_runner *new_memcheck_runner(void)
+{
+    struct probe_runner_options ro = PROBE_RUNNER_OPTIONS_INIT;
+    char *scratch = fs_join(test_tmpdir(), "slots");
+    char *prog = probe_runner_find(), *san = fake_sanitizer();
+    CHECK(prog != NULL);
+    ro.program = prog;
+    ro.scratch = scratch;
+    ro.work_dir = test_tmpdir();
+    ro.slots[0] = MC_SLOT;
+    ro.spare = 0;
+    ro.timeout_s = 20;
+    ro.startup_s = 20;
+    ro.sanitizer = san;
+    struct probe_runner *pr;
+    CHECK(probe_runner_new(&pr, &ro) == 0);
+    free(scratch);
+    free(prog);
+    free(san);
+    return pr;
+}
+
+/* A 1D kernel whose probe blocks and 128x1 fault and 64x1 runs: under memcheck, retry by retry. */
+static void probe_with_memcheck(struct probe_result *p, struct probe_runner *pr,
+                                const char *behavior)
+{
+    retry_blocks = 1;
+    probe_in(p, pr, behavior, 0, 20);
+    retry_blocks = 0;
+}
+
+static void test_probe_runner__a_kernel_s_tries_after_its_fault_run_in_one_memcheck_runner_and_the_clean_one_is_confirmed_plain(void)
+{
+    struct probe_runner *pr = new_runner(NULL, 20);
+    mc_runner = new_memcheck_runner();
+    struct probe_result p;
+    probe_with_memcheck(&p, pr, "sticky * * 256 1\nsticky * * 16 16\nsticky * * 128 1\n");
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.block, "64x1x1");
+    CHECK_INT(p.memcheck_runs, ==, 2);    /* 128x1: a report; 64x1: clean */
+    CHECK_INT(p.memcheck_reports, ==, 1);
+    CHECK_INT(p.confirm_runs, ==, 1);
+    CHECK(strstr(p.bindings, "\"detail\":\"memcheck: Invalid __global__ write of size 4 bytes\","));
+    CHECK(strstr(p.bindings, "\"block\":\"128x1x1\",\"memcheck\":\"report\""));
+    CHECK(strstr(p.bindings, "\"block\":\"64x1x1\",\"memcheck\":\"clean\""));
+    CHECK(strstr(p.bindings, "\"block\":\"64x1x1\",\"confirm\":true"));
+    probe_result_release(&p);
+    struct probe_runner_stats st = stats(pr), mc = stats(mc_runner);
+    CHECK_INT(st.runs, ==, 2);   /* the probe's own blocks (faulted), the confirming run */
+    CHECK_INT(st.ended, ==, 1);
+    CHECK_INT(mc.runs, ==, 2);
+    CHECK_INT(mc.ended, ==, 0);  /* the report did not end it */
+    CHECK_INT(mc.reports, ==, 1);
+    CHECK_INT(mc.starts, ==, 1);
+    /* a second kernel faulting alike reuses the same memcheck runner */
+    probe_with_memcheck(&p, pr, "sticky * * 256 1\nsticky * * 16 16\n");
+    CHECK_STR(p.block, "128x1x1");
+    CHECK_INT(p.memcheck_runs, ==, 1);
+    probe_result_release(&p);
+    CHECK_INT(stats(mc_runner).starts, ==, 1);
+    CHECK_INT(stats(mc_runner).runs, ==, 3);
+    probe_runner_free(mc_runner);
+    mc_runner = NULL;
+    probe_runner_free(pr);
+}
+
+/* A report written after the harness returned is its run's (the settle window), not the next's.
+ * The window (3 s) is far above the report's 100 ms lag, so a loaded machine cannot push it out. */
+static void test_probe_runner__a_memcheck_report_written_after_the_run_returned_is_still_that_run_s(void)
+{
+    setenv("LSCAT_MEMCHECK_SETTLE_MS", "3000", 1); /* far above the 100 ms lag: a busy machine */
+    struct probe_runner *pr = new_runner(NULL, 20);
+    mc_runner = new_memcheck_runner();
+    struct probe_result p;
+    probe_with_memcheck(&p, pr, "mclate 100\nsticky * * 256 1\nsticky * * 16 16\n"
+                                "sticky * * 128 1\n");
+    CHECK_STR(p.block, "64x1x1");
+    CHECK_INT(p.memcheck_reports, ==, 1);
+    probe_result_release(&p);
+    struct probe_runner_stats mc = stats(mc_runner);
+    printf("# late %d (latest %.3f s), stray %d\n", mc.late, mc.late_max_s, mc.stray);
+    CHECK_INT(mc.late, ==, 1);
+    CHECK(mc.late_max_s > 0.05);
+    CHECK_INT(mc.stray, ==, 0);
+    probe_runner_free(mc_runner);
+    mc_runner = NULL;
+    probe_runner_free(pr);
+    unsetenv("LSCAT_MEMCHECK_SETTLE_MS");
+}
+
+/* memcheck is stricter than the MMU: when it finds no clean try, the tries it rejected for a
+ * read just past an allocation run plain, and the first that runs is kept. */
+static void test_probe_runner__when_memcheck_finds_no_clean_try_its_near_allocation_rejects_run_plain(void)
+{
+    struct probe_runner *pr = new_runner(NULL, 20);
+    mc_runner = new_memcheck_runner();
+    struct probe_result p;
+    probe_with_memcheck(&p, pr, "sticky * * 256 1\nsticky * * 16 16\noverrun * * 128 1\n"
+                                "sticky * * 64 1\nsticky * * 32 1\nsticky * * 1024 1\n");
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.block, "128x1x1");
+    CHECK_INT(p.memcheck_runs, ==, 4);
+    CHECK_INT(p.memcheck_reports, ==, 4);
+    CHECK_INT(p.confirm_runs, ==, 0);
+    CHECK_INT(p.memcheck_fallback_runs, ==, 1); /* only 128x1's report was near an allocation */
+    probe_result_release(&p);
+    /* with nothing near an allocation there is no fallback: memcheck's verdict stands */
+    probe_with_memcheck(&p, pr, "sticky * * * *\n");
+    CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");
+    CHECK_INT(p.memcheck_fallback_runs, ==, 0);
+    probe_result_release(&p);
+    probe_runner_free(mc_runner);
+    mc_runner = NULL;
+    probe_runner_free(pr);
+}
+
+/* A try that hangs under memcheck (7 did in session 11) is cut at twice the small deadline, the
+ * whole sanitizer session with it (the runner under it too), and the try runs plain. */
+static void test_probe_runner__a_try_that_hangs_under_memcheck_is_killed_whole_and_runs_plain(void)
+{
+    struct probe_runner *pr = new_runner(NULL, 20);
+    mc_runner = new_memcheck_runner();
+    struct probe_result p;
+    small_timeout_s = 1;
+    probe_with_memcheck(&p, pr, "sticky * * 256 1\nsticky * * 16 16\nmchang * * 128 1\n");
+    small_timeout_s = PROBE_SMALL_TIMEOUT_S;
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.block, "128x1x1");
+    CHECK_INT(p.memcheck_inconclusive, ==, 1);
+    CHECK(strstr(p.bindings, "\"memcheck\":\"inconclusive\""));
+    probe_result_release(&p);
+    struct probe_runner_stats mc = stats(mc_runner);
+    CHECK_INT(mc.ended, ==, 1);
+    if (sandbox_detect(test_tmpdir())->drop_uid) { /* nothing of its uid is left */
+        wait_uid_gone(sandbox_slot_uid(MC_SLOT));
+        CHECK(!uid_alive(sandbox_slot_uid(MC_SLOT)));
+    }
+    probe_runner_free(mc_runner);
+    mc_runner = NULL;
+    probe_runner_free(pr);
+}
+
 int main(void)
 {
     /* what a GPU node gets (no bubblewrap there); a host-only runner */
@@ -555,5 +737,9 @@ int main(void)
     TEST_RUN(test_probe_runner__the_same_large_configuration_passes_under_an_older_harness_budget);
     TEST_RUN(test_probe_runner__out_of_memory_at_the_large_size_ends_the_binding_at_once);
     TEST_RUN(test_probe_runner__without_a_budget_the_large_configurations_share_the_timeout);
+    TEST_RUN(test_probe_runner__a_kernel_s_tries_after_its_fault_run_in_one_memcheck_runner_and_the_clean_one_is_confirmed_plain);
+    TEST_RUN(test_probe_runner__a_memcheck_report_written_after_the_run_returned_is_still_that_run_s);
+    TEST_RUN(test_probe_runner__when_memcheck_finds_no_clean_try_its_near_allocation_rejects_run_plain);
+    TEST_RUN(test_probe_runner__a_try_that_hangs_under_memcheck_is_killed_whole_and_runs_plain);
     return test_done();
 }

@@ -125,6 +125,37 @@ static void test_indexing__cooperative_groups_spelling_counts(void)
     CHECK_STR(indexing_name(ix.kind), "2d");
 }
 
+static void test_indexing__grid_wide_barriers_in_every_spelling_are_grid_sync(void)
+{
+    static const char *const yes[] = {
+        "__global__ void k(float *p) { cg::grid_group grid = cg::this_grid(); p[0] = 1; "
+        "cg::sync(grid); }",
+        "__global__ void k(float *p) { auto gg = this_grid(); p[0] = 1; gg.sync(); }",
+        "__global__ void k(float *p) { p[0] = 1; cooperative_groups::this_grid().sync(); }",
+        "__device__ void step(float *p, const cg::grid_group &g) { p[0] = 1; g.sync(); }",
+        "struct Peer { const cg::grid_group &grid; __device__ void sync() { grid.sync(); } };",
+    };
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        struct indexing ix = of_text(yes[i]);
+        CHECK_INT(ix.grid_sync, ==, 1);
+    }
+}
+
+static void test_indexing__block_syncs_and_unrelated_names_are_no_grid_sync(void)
+{
+    static const char *const no[] = {
+        "__global__ void k(float *p) { cg::thread_block b = cg::this_thread_block(); b.sync(); "
+        "cg::sync(b); __syncthreads(); }",
+        "__global__ void k(float *p) { int grid = blockIdx.x; p[grid] = 0; __syncthreads(); }",
+        "__global__ void k(float *p) { auto g = cg::this_grid(); p[g.thread_rank()] = 0; }",
+        "__global__ void k(float *p) { /* this_grid().sync(); */ p[0] = 0; }",
+    };
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+        struct indexing ix = of_text(no[i]);
+        CHECK_INT(ix.grid_sync, ==, 0);
+    }
+}
+
 static void test_indexing__counting_threads_with_blockDim_y_is_not_2d(void)
 {
     struct indexing ix = of_text("__global__ void k(float *y, int n) { if (blockDim.x * "
@@ -164,6 +195,8 @@ int main(void)
     TEST_RUN(test_indexing__comments_and_strings_do_not_count);
     TEST_RUN(test_indexing__a_sum_over_gridDim_blocks_is_not_a_stride);
     TEST_RUN(test_indexing__cooperative_groups_spelling_counts);
+    TEST_RUN(test_indexing__grid_wide_barriers_in_every_spelling_are_grid_sync);
+    TEST_RUN(test_indexing__block_syncs_and_unrelated_names_are_no_grid_sync);
     TEST_RUN(test_indexing__counting_threads_with_blockDim_y_is_not_2d);
     TEST_RUN(test_indexing__no_index_at_all_is_none);
     TEST_RUN(test_indexing__names_round_trip);

@@ -132,6 +132,39 @@ static void test_harness__instantiates_block_parameters_per_block_value(void)
     buf_release(&h);
 }
 
+/* siboehm's sgemmWarptiling: a 2D kernel (instantiated at 8..32) whose block template value
+ * NUM_THREADS is 128 at its source's launch gets that instantiation too; its tiles binding
+ * reads the grid expression and rounds M and N to their tiles, K (no divisor) to their lcm. */
+static void test_harness__a_tiled_kernel_gets_its_sources_block_and_tiles(void)
+{
+    struct harness_kernel k = { .name = "warp", .call = "warp", .tparams = "value BM 128\n"
+                                "block NUM_THREADS BX\n", .is_template = 1, .is2d = 1,
+                                .roles = "size,size,size,scale,buffer", .names = "M,N,K,alpha,C",
+                                .indexing = "2d", .launch = "block 128 1 1\nsmem 0\n"
+                                "grid_expr cdiv(N,64);cdiv(M,128);1\n" };
+    struct buf h = BUF_INIT;
+    harness_generate(&h, &k);
+    CHECK_CONTAINS(h.data, "case 32: return &warp<128, 32>;");
+    CHECK_CONTAINS(h.data, "case 128: return &warp<128, 128>; /* the source's block */");
+    CHECK_CONTAINS(h.data, "lscat_src_grid[3] = { \"cdiv(N,64)\", \"cdiv(M,128)\", \"1\" };");
+    CHECK_CONTAINS(h.data, "lscat_tile_align[] = { 128, 64, 128, 0, 0, 0 };");
+    /* siboehm's sgemm_shared_mem_block: BLOCKSIZE is a tile side (32 under 1024 threads),
+     * not the block: no 1024 instantiation (its 32x32 floats would be 4 MiB of shared memory) */
+    k.tparams = "block BLOCKSIZE BX\n";
+    k.launch = "block 1024 1 1\nsmem 0\ngrid_expr cdiv(M,32);cdiv(N,32);1\n";
+    buf_reset(&h);
+    harness_generate(&h, &k);
+    CHECK(strstr(h.data, "case 1024:") == NULL);
+    struct harness_launch l;
+    harness_launch_parse(&l, "block 256 1 1\ngrid_expr 16;cdiv(M,256)+cdiv(M2,8);(N/2048)*2\n");
+    CHECK_INT(harness_grid_align(&l, "M"), ==, 256);   /* not M2's 8 */
+    CHECK_INT(harness_grid_align(&l, "N"), ==, 2048);
+    CHECK_INT(harness_grid_align(&l, "K"), ==, 0);
+    harness_launch_parse(&l, "block 256 1 1\ngrid_expr 16;M\"x;1\n"); /* not the language */
+    CHECK_STR(l.grid_expr[0], "");
+    buf_release(&h);
+}
+
 static void test_harness__a_2d_kernel_gets_2d_grids_and_a_16x16_reference(void)
 {
     struct harness_kernel k = { .name = "stencil", .call = "stencil", .tparams = "",
@@ -408,7 +441,8 @@ static void test_extract__records_the_sources_own_launch_and_launch_bounds(void)
     const char *cuda = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
     char *rt = fs_join(cuda, "include/cuda.h");
     if (fs_exists(rt)) { /* launches parse only with the toolkit's headers */
-        CHECK_CONTAINS(list.data, "tile: block 32 8 1\nsmem 2048\n|"); /* its grid is n's */
+        /* its grid is n's: an expression over the kernel's parameter */
+        CHECK_CONTAINS(list.data, "tile: block 32 8 1\nsmem 2048\ngrid_expr (n/32);(n/8);1\n|");
         CHECK_CONTAINS(list.data, "big: block 32 8 1\nsmem 65536\ngrid 16 1 1\n|");
         CHECK_CONTAINS(list.data, "tk: block 128 1 1\nsmem 1024\ngrid 2 2 1\n|");
         CHECK_CONTAINS(list.data, "bounded: block 64 1 1\nsmem 0\ngrid 1 1 1\nbounds 64\n|");
@@ -419,6 +453,62 @@ static void test_extract__records_the_sources_own_launch_and_launch_bounds(void)
         CHECK_CONTAINS(list.data, "optk: block 256 1 1\nsmem 73728\ngrid 4 1 1\n|");
     }
     CHECK_CONTAINS(list.data, "bmacro: bounds 128\n|");
+    free(rt);
+    buf_release(&list);
+    buf_release(&out);
+    free(root);
+}
+
+/* The source's grid as an expression (docs/isolate.md "grid_expr"): cuda_hgemm's launch (a
+ * `dim3 grid` of an inline div_ceil over the host's M, N passed on to the kernel, macros),
+ * siboehm's (a CEIL_DIV macro over const locals, the kernel's parameters in another order
+ * than the host's), a host variable passed under another name; a grid of a value the call does
+ * not pass, of a run-time call, or of a conditional records none. */
+static void test_extract__records_the_sources_grid_as_an_expression_over_kernel_parameters(void)
+{
+    char *root = realpath(test_tmpdir(), NULL);
+    struct buf out = BUF_INIT, list = BUF_INIT;
+    extract_src(&out, root, "g.cu",
+                "#include <cstddef>\n#define BLOCK_ROWS 256\n#define BLOCK_COLS 128\n"
+                "#define BLOCK_STRIDE 16\n#define CEIL_DIV(M, N) (((M) + (N)-1) / (N))\n"
+                "inline __device__ __host__ size_t div_ceil(size_t a, size_t b) {\n"
+                "  return (a % b != 0) ? (a / b + 1) : (a / b); }\n"
+                "__global__ void mma(const float *A, const float *B, float *C, size_t M, size_t N,\n"
+                "  size_t K) { C[blockIdx.y * N + threadIdx.x] = A[K] + B[M]; }\n"
+                "void mmaHost(float *A, float *B, float *C, size_t M, size_t N, size_t K) {\n"
+                "  dim3 block(256);\n"
+                "  dim3 grid(BLOCK_STRIDE, div_ceil(M, BLOCK_ROWS), div_ceil(N, BLOCK_COLS * BLOCK_STRIDE));\n"
+                "  mma<<<grid, block, 1024>>>(A, B, C, M, N, K); }\n"
+                "template <int BM, int BN> __global__ void sg(int M, int N, int K, float *C)\n"
+                "{ C[(blockIdx.y * BM + threadIdx.x) * N + blockIdx.x * BN] = K; }\n"
+                "void sgHost(int M, int N, int K, float *C) { const unsigned BM = 128, BN = 64;\n"
+                "  dim3 gridDim(CEIL_DIV(N, BN), CEIL_DIV(M, BM)); dim3 blockDim((BM * BN) / 64);\n"
+                "  sg<BM, BN><<<gridDim, blockDim>>>(M, N, K, C); }\n"
+                "__global__ void renamed(float *x, int count) { x[blockIdx.x * 64 + threadIdx.x] = count; }\n"
+                "__global__ void member(float *x, int n, int m) { x[threadIdx.x] = n + m; }\n"
+                "void mhost(float *x, int n, int m) { dim3 b(16, 8); dim3 g(m / b.x, n / b.y);\n"
+                "  member<<<g, b>>>(x, n, m); }\n"
+                "__global__ void other(float *x, int n) { x[threadIdx.x] = n; }\n"
+                "__global__ void runtime(float *x, int n) { x[threadIdx.x] = n; }\n"
+                "__global__ void cond(float *x, int n) { x[threadIdx.x] = n; }\n"
+                "int pick(int n);\n"
+                "void host(float *x, int len, int m) { renamed<<<(len + 63) / 64, 64>>>(x, len);\n"
+                "  other<<<m / 32, 32>>>(x, len); runtime<<<pick(len), 32>>>(x, len);\n"
+                "  cond<<<len > 4 ? len : 4, 32>>>(x, len); }\n",
+                NULL, 0);
+    kernel_launches(&list, &out);
+    const char *cuda = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
+    char *rt = fs_join(cuda, "include/cuda.h");
+    if (fs_exists(rt)) { /* launches parse only with the toolkit's headers */
+        CHECK_CONTAINS(list.data, "mma: block 256 1 1\nsmem 1024\n"
+                                  "grid_expr 16;cdiv(M,256);cdiv(N,2048)\n|");
+        CHECK_CONTAINS(list.data, "sg: block 128 1 1\nsmem 0\ngrid_expr cdiv(N,64);cdiv(M,128);1\n|");
+        CHECK_CONTAINS(list.data, "renamed: block 64 1 1\nsmem 0\ngrid_expr cdiv(count,64);1;1\n|");
+        CHECK_CONTAINS(list.data, "member: block 16 8 1\nsmem 0\ngrid_expr (m/16);(n/8);1\n|");
+        CHECK_CONTAINS(list.data, "other: block 32 1 1\nsmem 0\n|");
+        CHECK_CONTAINS(list.data, "runtime: block 32 1 1\nsmem 0\n|");
+        CHECK_CONTAINS(list.data, "cond: block 32 1 1\nsmem 0\n|");
+    }
     free(rt);
     buf_release(&list);
     buf_release(&out);
@@ -810,6 +900,7 @@ int main(void)
     TEST_RUN(test_record__reports_a_truncated_tail);
     TEST_RUN(test_harness__instantiates_block_parameters_per_block_value);
     TEST_RUN(test_harness__a_2d_kernel_gets_2d_grids_and_a_16x16_reference);
+    TEST_RUN(test_harness__a_tiled_kernel_gets_its_sources_block_and_tiles);
     TEST_RUN(test_extract__finds_kernel_and_its_closure);
     TEST_RUN(test_srctext__rewrites_invalid_utf8_keeping_literal_values);
     TEST_RUN(test_srctext__widens_an_extent_to_whole_conditional_blocks);
@@ -825,6 +916,7 @@ int main(void)
     TEST_RUN(test_extract__instantiates_a_type_parameter_from_the_members_the_kernel_uses);
     TEST_RUN(test_extract__an_integer_type_from_the_trees_launches_replaces_float);
     TEST_RUN(test_extract__records_the_sources_own_launch_and_launch_bounds);
+    TEST_RUN(test_extract__records_the_sources_grid_as_an_expression_over_kernel_parameters);
     TEST_RUN(test_sysinc__finds_openmp_and_lscats_own_helper_headers);
     TEST_RUN(test_extract__keeps_a_conditional_block_around_a_declaration_whole);
     TEST_RUN(test_srctext__refuses_includes_leaving_the_tree);

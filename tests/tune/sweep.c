@@ -255,6 +255,74 @@ static void test_sweep__the_probes_kept_source_block_is_measured_outside_the_spa
     store_free(s);
 }
 
+/* A kernel the probe ran at its fixed size (binding fixed, docs/tune.md "Fixed-size kernels")
+ * is measured once: its own size with its source's block, whatever the space; the row says
+ * binding fixed. The other kernel is swept as before. */
+static void test_sweep__a_fixed_size_kernel_is_measured_at_its_own_size_only(void)
+{
+    struct store *s = setup(2, NULL);
+    struct tune_gpu g[1];
+    struct tune_counts c;
+    gpus_of(g, 1, 1, s);
+    CHECK_OK(store_exec(s, "UPDATE kernels SET binding = 'fixed', params = '{\"launch\":"
+                           "{\"block\":[256,1,1],\"smem\":65536,\"grid_sm\":2},\"fixed\":"
+                           "{\"size\":[4096,4096],\"bytes\":201326592}}' WHERE id = 'k0'"));
+    sweep(&c, s, g, 1, 0, 5);
+    CHECK_INT(c.configs_planned, ==, 1 + 2 * 2);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k0'"), ==, 1);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k0' AND width = 4096 "
+                   "AND height = 4096 AND block_x = 256 AND block_y = 1 AND binding = 'fixed' "
+                   "AND status = 'ok'"), ==, 1);
+    CHECK_INT(log_count(0, "bind fixed"), ==, 1); /* the harness ran with --bind fixed */
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k1' AND binding = "
+                   "'area'"), ==, 4);
+    /* a second run has nothing left to measure for it */
+    sweep(&c, s, g, 1, 0, 5);
+    CHECK_INT(c.configs_planned, ==, 0);
+    store_free(s);
+}
+
+/* binding fixed without the record (an older params): no W x H sweep either */
+static void test_sweep__a_fixed_binding_without_its_size_is_not_swept(void)
+{
+    struct store *s = setup(1, NULL);
+    struct tune_gpu g[1];
+    struct tune_counts c;
+    gpus_of(g, 1, 1, s);
+    CHECK_OK(store_exec(s, "UPDATE kernels SET binding = 'fixed'"));
+    sweep(&c, s, g, 1, 0, 5);
+    CHECK_INT(c.configs_planned, ==, 0);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements"), ==, 0);
+    store_free(s);
+}
+
+/* A kernel whose probe kept a block of the block retry has the output check use that block as
+ * its reference (--check-ref): its harness's own reference faults at every size (badref), so
+ * without it every row would be not_checked after a restart; a kernel whose probe kept the
+ * probe's own shapes is not given one. */
+static void test_sweep__the_probes_kept_block_is_the_output_checks_reference(void)
+{
+    const char *b[] = { "badref * * * *\n", "badref * * * *\n" };
+    struct store *s = setup(2, b);
+    struct tune_gpu g[1];
+    struct tune_counts c;
+    gpus_of(g, 1, 1, s);
+    CHECK_OK(store_exec(s, "INSERT INTO probes(kernel_id, gpu_id, outcome, detail, probed_at) "
+                           "SELECT 'k0', id, 'ok', 'block 64x1x1: small sizes only; with the "
+                           "probe''s own blocks: illegal_address', 'now' FROM gpus;"
+                           "INSERT INTO probes(kernel_id, gpu_id, outcome, detail, probed_at) "
+                           "SELECT 'k1', id, 'ok', NULL, 'now' FROM gpus"));
+    sweep(&c, s, g, 1, 0, 5);
+    CHECK_INT(log_count(0, "checkref 64x1x1"), >=, 1);
+    CHECK_INT(log_count(1, "checkref"), ==, 0);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k0' AND status = 'ok' "
+                   "AND output_check = 'match'"), ==, 4);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k1' AND status = 'ok' "
+                   "AND output_check = 'not_checked' AND output_check_why LIKE "
+                   "'%the check is off%'"), ==, 4);
+    store_free(s);
+}
+
 static void test_sweep__output_checks_are_recorded_with_their_cost(void)
 {
     const char *b[] = { "mismatch * * 64 *\n", "nocheck\n" };
@@ -618,6 +686,9 @@ int main(void)
     TEST_RUN(test_sweep__each_gpu_model_measures_each_kernel);
     TEST_RUN(test_sweep__each_kernel_is_planned_over_its_indexing_space);
     TEST_RUN(test_sweep__the_probes_kept_source_block_is_measured_outside_the_space);
+    TEST_RUN(test_sweep__a_fixed_size_kernel_is_measured_at_its_own_size_only);
+    TEST_RUN(test_sweep__a_fixed_binding_without_its_size_is_not_swept);
+    TEST_RUN(test_sweep__the_probes_kept_block_is_the_output_checks_reference);
     TEST_RUN(test_sweep__output_checks_are_recorded_with_their_cost);
     TEST_RUN(test_sweep__crashes_hangs_and_give_ups_are_recorded);
     TEST_RUN(test_sweep__launches_each_kernel_with_its_binding_and_records_it);

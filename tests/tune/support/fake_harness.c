@@ -18,9 +18,18 @@
  *   stall W H BX BY    sleep 5 s, then run ok (a configuration that finishes, slowly)
  *   badref W H BX BY   the output check's reference block fails stickily at that size (a
  *                      cuda_error "output check: the reference block ... failed", exit 4);
- *                      with --no-check the configuration runs ok, not_checked
+ *                      with --no-check the configuration runs ok, not_checked; with
+ *                      --check-ref S (another reference: a block the probe kept) it runs ok
  *   badfault W H BX BY as badref, but with --no-check it fails stickily too (a kernel that
  *                      faults at that size whatever its block)
+ *   overrun W H BX BY  runs ok (an overrun the MMU does not see); under the stand-in memcheck
+ *                      a report of a global read just past an allocation
+ *   mchang W H BX BY   runs ok; under the stand-in memcheck it hangs (as 7 real tries did)
+ * Under a stand-in compute-sanitizer (LSCAT_FAKE_MEMCHECK_LOG names its log, as
+ * tests/execute/probe_runner.c's wrapper sets it) a `sticky` configuration appends a memcheck
+ * report (a global write out of bounds) to that log and runs on, its line ok: memcheck ends the
+ * faulting kernel and the API returns success. `mclate MS` writes each report MS ms after the
+ * harness returned (a child process), as a log that lags would.
  * Ok lines carry "check":"match" and "check_ns":1000, the first of each size also
  * "check_ref_ns":4000 (the reference's runs), as a real harness's output check does.
  * `sticky * * * 1` fails every 1D block (BY = 1) stickily and runs 2D ones: a 2D kernel with a
@@ -51,9 +60,10 @@ struct rule {
 };
 
 static struct rule rules[64];
-static int nrules, slow_ms, linger_ms, long_ms, nobind, nocheck, bind_given, probe;
+static int nrules, slow_ms, linger_ms, long_ms, nobind, nocheck, bind_given, probe, mclate_ms;
 static long long kernel_ns = -1;
 static const char *binding = "area";
+static const char *check_ref; /* --check-ref S: the reference block asked for */
 
 /* argv[0] without a trailing ".so". */
 static const char *self_name(const char *argv0)
@@ -69,7 +79,8 @@ static const char *self_name(const char *argv0)
 static void load_rules(const char *self)
 {
     char path[4200], line[256];
-    nrules = slow_ms = linger_ms = long_ms = nobind = nocheck = 0; /* a runner may keep us loaded */
+    nrules = slow_ms = linger_ms = long_ms = nobind = nocheck = mclate_ms = 0; /* a runner may
+                                                                    keep us loaded */
     kernel_ns = -1;
     snprintf(path, sizeof(path), "%s.behavior", self);
     FILE *f = fopen(path, "r");
@@ -86,6 +97,8 @@ static void load_rules(const char *self)
             long_ms = atoi(r->f[0]);
         else if (n >= 1 && strcmp(r->action, "linger") == 0)
             linger_ms = atoi(r->f[0]);
+        else if (n >= 2 && strcmp(r->action, "mclate") == 0)
+            mclate_ms = atoi(r->f[0]);
         else if (n >= 1 && strcmp(r->action, "nobind") == 0)
             nobind = 1;
         else if (n >= 1 && strcmp(r->action, "nocheck") == 0)
@@ -117,6 +130,46 @@ static const char *action_for(int w, int h, int bx, int by)
     return "ok";
 }
 
+/* The stand-in memcheck's report of a configuration (`sticky`: a write far out of bounds;
+ * `overrun`: a read just past an allocation), appended to its log now or, with mclate, by a
+ * child MS ms after the harness returned (pending until then). */
+static char mc_pending[4096];
+static const char *volatile no_action = ""; /* runs ok (volatile: no string folding) */
+
+static void memcheck_report(const char *log, const char *act, int w, int bx)
+{
+    char r[1024];
+    int near = !strcmp(act, "overrun");
+    snprintf(r, sizeof(r), "========= Invalid __global__ %s of size 4 bytes\n"
+             "=========     at fake_kernel+0x10 (w %d, block %d)\n"
+             "=========     by thread (0,0,0) in block (%d,0,0)\n"
+             "=========     Address 0x7f00deadbeef is out of bounds\n%s=========\n",
+             near ? "read" : "write", w, bx, w / bx,
+             near ? "=========     and is 4 bytes after the nearest allocation at 0x7f00dead0000 "
+                    "of size 4096 bytes\n" : "");
+    if (mclate_ms) {
+        strncat(mc_pending, r, sizeof(mc_pending) - strlen(mc_pending) - 1);
+        return;
+    }
+    FILE *f = fopen(log, "a");
+    if (f)
+        fputs(r, f), fclose(f);
+}
+
+static void memcheck_flush_late(const char *log)
+{
+    if (!mc_pending[0] || fork() != 0) {
+        mc_pending[0] = '\0';
+        return;
+    }
+    struct timespec ts = { mclate_ms / 1000, (long)(mclate_ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+    FILE *f = fopen(log, "a");
+    if (f)
+        fputs(mc_pending, f), fclose(f);
+    _exit(0);
+}
+
 static void log_line(const char *self, const char *fmt, int a, int b, int c, int d, int e)
 {
     char path[4200];
@@ -134,6 +187,7 @@ static int fake_main(int argc, char **argv)
     int occupancy = 0;
     int check = 1;
     binding = "area", bind_given = 0, probe = 0; /* a runner may keep us loaded */
+    check_ref = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--no-check"))
@@ -148,6 +202,8 @@ static int fake_main(int argc, char **argv)
             results = argv[++i];
         else if (i + 1 < argc && !strcmp(a, "--bind"))
             binding = argv[++i], bind_given = 1;
+        else if (i + 1 < argc && !strcmp(a, "--check-ref"))
+            check_ref = argv[++i];
         else {
             fprintf(stderr, "fake_harness: unknown option '%s'\n", a);
             return 2;
@@ -165,6 +221,8 @@ static int fake_main(int argc, char **argv)
     FILE *lf = fopen(logp, "a");
     if (lf) {
         fprintf(lf, "bind %s\n", binding);
+        if (check_ref)
+            fprintf(lf, "checkref %s\n", check_ref);
         cpu_set_t cpus; /* the CPUs it may run on: lscat-mpi must not leave it on one core */
         if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0)
             fprintf(lf, "cpus %d\n", CPU_COUNT(&cpus));
@@ -208,6 +266,13 @@ static int fake_main(int argc, char **argv)
             nanosleep(&ts, NULL);
         }
         const char *act = action_for(w, h, bx, by);
+        const char *mclog = getenv("LSCAT_FAKE_MEMCHECK_LOG");
+        if (mclog && (!strcmp(act, "sticky") || !strcmp(act, "overrun"))) {
+            memcheck_report(mclog, act, w, bx);
+            act = no_action; /* memcheck ended the kernel; the API says success */
+        }
+        if (!strcmp(act, "mchang") && mclog)
+            act = "hang";
         int gx = by > 1 ? (w + bx - 1) / bx : (w * h + bx - 1) / bx;
         int gy = by > 1 ? (h + by - 1) / by : 1;
         if (!strcmp(act, "crash")) {
@@ -222,7 +287,7 @@ static int fake_main(int argc, char **argv)
             nanosleep(&ts, NULL);
         }
         int badfault = !strcmp(act, "badfault");
-        if ((!strcmp(act, "badref") || badfault) && check) {
+        if (((!strcmp(act, "badref") && !check_ref) || badfault) && check) {
             fprintf(out, "{\"w\":%d,\"h\":%d,\"block\":[%d,%d,%d],\"grid\":[%d,%d,1],"
                     "\"status\":\"cuda_error\",\"error\":\"output check: the reference block "
                     "256x1x1 failed at %dx%d: an illegal memory access was encountered\"}\n",
@@ -274,6 +339,8 @@ static int fake_main(int argc, char **argv)
         fputs("}\n", out);
         fflush(out);
     }
+    if (getenv("LSCAT_FAKE_MEMCHECK_LOG"))
+        memcheck_flush_late(getenv("LSCAT_FAKE_MEMCHECK_LOG"));
     if (linger_ms) {
         struct timespec ts = { linger_ms / 1000, (long)(linger_ms % 1000) * 1000000L };
         nanosleep(&ts, NULL);

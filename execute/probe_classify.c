@@ -1,0 +1,183 @@
+/* How a probe run is judged: the harness's result lines and exit (probe_classify), a
+ * compute-sanitizer process's report (--sanitize), and a try run in the memcheck runner, from
+ * its lines and what memcheck's log gained during it, as the API returns success for a fault
+ * memcheck caught (docs/execute.md "Probe outcomes", "The memcheck runner"). */
+#include "execute/probe.h"
+
+#include "common/xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static enum probe_outcome error_kind(const char *err)
+{
+    if (strstr(err, "illegal memory access") || strstr(err, "illegal address") ||
+        strstr(err, "misaligned address") || strstr(err, "out of bounds") ||
+        strstr(err, "ILLEGAL_ADDRESS") || strstr(err, "global/shared address space"))
+        return PROBE_ILLEGAL_ADDRESS;
+    if (strstr(err, "launch failure") || strstr(err, "launch timed out") ||
+        strstr(err, "LAUNCH_FAILED") || strstr(err, "unspecified launch"))
+        return PROBE_LAUNCH_FAILURE;
+    return PROBE_CUDA_ERROR;
+}
+
+static char *last_line(const char *s)
+{
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == '\n' || s[n - 1] == ' '))
+        n--;
+    size_t b = n;
+    while (b && s[b - 1] != '\n')
+        b--;
+    return xstrndup(s + b, n - b < 300 ? n - b : 300);
+}
+
+void probe_classify(struct probe_result *out, const struct proc_result *r, const char *results)
+{
+    int ok_lines = 0;
+    char *first_err = NULL, *first_invalid = NULL;
+    for (const char *p = results; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        char *line = xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
+        char *st = probe_json_str(line, "status");
+        if (st && strcmp(st, "ok") == 0)
+            ok_lines++;
+        else if (st && strcmp(st, "cuda_error") == 0 && !first_err) {
+            first_err = probe_json_str(line, "error");
+            const char *blk = strstr(line, "\"block\":[");
+            long bx = 0, by = 0, bz = 0;
+            long w = probe_json_int(line, "w"), h = probe_json_int(line, "h");
+            if (first_err && w > 0 && blk && /* where: the size says a lot */
+                sscanf(blk, "\"block\":[%ld,%ld,%ld]", &bx, &by, &bz) == 3) {
+                char *at = xasprintf("%s (at %ldx%ld, block %ldx%ldx%ld)", first_err,
+                                     w, h, bx, by, bz);
+                free(first_err);
+                first_err = at;
+            }
+        }
+        else if (st && strcmp(st, "invalid_config") == 0 && !first_invalid)
+            first_invalid = probe_json_str(line, "error");
+        if (st && !first_err && strcmp(st, "cuda_error") == 0)
+            first_err = xstrdup("cuda_error");
+        free(st);
+        free(line);
+        p = nl ? nl + 1 : NULL;
+    }
+    struct buf d = BUF_INIT;
+    if (r->timed_out) {
+        out->outcome = PROBE_TIMEOUT;
+        proc_describe(&d, r, NULL);
+    } else if (r->signal) {
+        out->outcome = PROBE_CRASH;
+        proc_describe(&d, r, NULL);
+    } else if (first_err) {
+        out->outcome = error_kind(first_err);
+        buf_adds(&d, first_err);
+    } else if (ok_lines > 0 && r->exit_code == 0) {
+        out->outcome = PROBE_OK;
+    } else {
+        out->outcome = r->exit_code == 127 || r->exit_code > 128 ? PROBE_CRASH : PROBE_CUDA_ERROR;
+        char *tail = last_line(r->err.data);
+        buf_addf(&d, "exit %d, %d configurations ran%s%s%s%s", r->exit_code, ok_lines,
+                 first_invalid ? ": " : "", first_invalid ? first_invalid : "",
+                 *tail ? ": " : "", tail);
+        free(tail);
+    }
+    out->detail = d.len ? buf_detach(&d, NULL) : NULL;
+    buf_release(&d);
+    free(first_err);
+    free(first_invalid);
+}
+
+void probe_classify_sanitizer(struct probe_result *out, const struct proc_result *r)
+{
+    const char *log = strstr(r->out.data, "=========") ? r->out.data : r->err.data;
+    const char *oob = NULL;
+    static const char *const marks[] = { "Invalid __global__", "Invalid __shared__",
+                                         "Invalid __local__", "out of bounds",
+                                         "Out-of-range", NULL };
+    for (int i = 0; marks[i] && !oob; i++)
+        oob = strstr(log, marks[i]);
+    const char *summary = strstr(log, "ERROR SUMMARY:");
+    if (oob) {
+        out->sanitizer = xstrdup("out_of_bounds");
+        const char *e = strchr(oob, '\n');
+        out->sanitizer_detail = xstrndup(oob, e ? (size_t)(e - oob) : strlen(oob));
+    } else if (summary && strncmp(summary, "ERROR SUMMARY: 0 errors", 23) == 0) {
+        out->sanitizer = xstrdup("clean");
+    } else if (summary) {
+        out->sanitizer = xstrdup("errors");
+        const char *e = strchr(summary, '\n');
+        out->sanitizer_detail = xstrndup(summary, e ? (size_t)(e - summary) : strlen(summary));
+    } else {
+        out->sanitizer = xstrdup(r->timed_out ? "timeout" : "unavailable");
+    }
+}
+
+
+#define MC_MARK "========= "
+
+/* A report's header: a "========= " line that is not the banner, the summary or indented. */
+static int header(const char *p)
+{
+    size_t n = sizeof(MC_MARK) - 1;
+    return !strncmp(p, MC_MARK, n) && p[n] != ' ' && p[n] != '\n' && p[n] != '\0' &&
+           strncmp(p + n, "COMPUTE-SANITIZER", 17) && strncmp(p + n, "ERROR SUMMARY", 13);
+}
+
+static const char *next_line(const char *p)
+{
+    const char *nl = strchr(p, '\n');
+    return nl ? nl + 1 : NULL;
+}
+
+char *probe_memcheck_first(const char *text)
+{
+    for (const char *p = text; p && *p; p = next_line(p))
+        if (header(p)) {
+            p += sizeof(MC_MARK) - 1;
+            const char *e = strchr(p, '\n');
+            size_t n = e ? (size_t)(e - p) : strlen(p);
+            return xstrndup(p, n < 300 ? n : 300);
+        }
+    return NULL;
+}
+
+int probe_memcheck_near(const char *text)
+{
+    int reports = 0;
+    for (const char *p = text; p && *p; p = next_line(p)) {
+        if (!header(p))
+            continue;
+        reports++;
+        if (strncmp(p + sizeof(MC_MARK) - 1, "Invalid __global__", 18))
+            return 0; /* shared, local, misaligned, an exception: no mapping hides those */
+    }
+    return reports > 0 && strstr(text, "nearest allocation") != NULL;
+}
+
+static const char *const mc_names[] = { NULL, "clean", "report", "fault", "inconclusive" };
+
+const char *probe_memcheck_name(int mc)
+{
+    return mc > 0 && mc <= PROBE_MC_INCONCLUSIVE ? mc_names[mc] : NULL;
+}
+
+void probe_memcheck_judge(struct probe_result *p, const char *report, int faulted)
+{
+    char *first = probe_memcheck_first(report);
+    if (first) {
+        p->memcheck = PROBE_MC_REPORT;
+        p->outcome = PROBE_ILLEGAL_ADDRESS;
+        free(p->detail);
+        p->detail = xasprintf("memcheck: %s", first);
+        p->small_ok = 0;
+        p->mc_near = probe_memcheck_near(report);
+    } else if (p->outcome == PROBE_OK && p->small_ok) {
+        p->memcheck = PROBE_MC_CLEAN;
+    } else {
+        p->memcheck = faulted ? PROBE_MC_FAULT : PROBE_MC_INCONCLUSIVE;
+    }
+    free(first);
+}
