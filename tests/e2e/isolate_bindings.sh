@@ -15,9 +15,24 @@ B=$T_TMP/b; mkdir -p "$B"
 # (the harness's list may wrap: its lines are joined first)
 h=$(tr '\n' ' ' < "$ROOT/isolate/harness_body.cu.in" | grep -o 'lscat_bindings\[\] = {[^}]*}' |
     sed 's/^lscat_bindings\[\] = { *//; s/, *nullptr *}$//; s/  */ /g')
-p=$(sed -n 's/^const char \*const probe_bindings\[\] = { \(.*\), NULL };$/\1/p' "$ROOT/execute/probe.c")
+p=$(sed -n 's/^const char \*const probe_bindings\[\] = { \(.*\), NULL };$/\1/p' "$ROOT/execute/probe_params.c")
 if [ -n "$h" ] && [ "$h" = "$p" ]; then t_ok isolate_bindings__the_probe_tries_the_harness_bindings_in_order
 else t_fail isolate_bindings__the_probe_tries_the_harness_bindings_in_order "harness '$h', probe '$p'"; fi
+# The harness's LSCAT_BIND_<NAME> and the probe's PROBE_BIND_FIXED are those names' places in it.
+wrong=""
+i=0
+for name in $(echo "$h" | tr -d '",'); do
+    up=$(echo "$name" | tr a-z A-Z)
+    v=$(sed -n "s/^#define LSCAT_BIND_$up \([0-9]*\).*/\1/p" "$ROOT/isolate/harness_body.cu.in")
+    [ -z "$v" ] || [ "$v" = "$i" ] || wrong="$wrong LSCAT_BIND_$up=$v@$i"
+    [ "$i" = 0 ] || [ -n "$v" ] || wrong="$wrong LSCAT_BIND_$up-missing"
+    i=$((i + 1))
+done
+pf=$(sed -n 's/^#define PROBE_BIND_FIXED \([0-9]*\).*/\1/p' "$ROOT/execute/probe.h")
+[ "$pf" = "$(sed -n 's/^#define LSCAT_BIND_FIXED \([0-9]*\).*/\1/p' "$ROOT/isolate/harness_body.cu.in")" ] ||
+    wrong="$wrong PROBE_BIND_FIXED=$pf"
+[ -z "$wrong" ] && t_ok isolate_bindings__the_binding_numbers_are_their_places_in_the_list ||
+    t_fail isolate_bindings__the_binding_numbers_are_their_places_in_the_list "$wrong"
 
 names="isolate_bindings__harnesses_build isolate_bindings__help_exits_0_and_names_the_bindings isolate_bindings__help_names_the_output_checks_fallback_references isolate_bindings__an_unknown_binding_is_a_usage_error isolate_bindings__bad_show_args_are_a_usage_error isolate_bindings__area_binds_a_size_to_w_times_h isolate_bindings__side_binds_a_size_to_the_side isolate_bindings__side_keeps_widths_and_heights isolate_bindings__an_element_count_kernel_under_area isolate_bindings__tokens_gives_aligned_transformer_dims isolate_bindings__tokens_grows_the_buffers_at_small_sizes isolate_bindings__tokens_scales_the_dims_with_the_size isolate_bindings__tokens_gives_n_the_heads_beside_a_t isolate_bindings__tokens_gives_n_the_rows_without_a_t isolate_bindings__tokens_gives_heads_dividing_c isolate_bindings__tokens_leaves_other_kernels_as_area"
 if [ ! -x "$NVCC" ]; then for n in $names; do t_skip "$n" "nvcc not found ($NVCC)"; done; t_done; fi
