@@ -562,6 +562,27 @@ static int retry_shapes(struct shape *out, const struct probe_options *o)
 
 /* The block retry (docs/execute.md "Block retry"): the bindings again with each retry shape
  * (retry_shapes), until one runs clean (or clean at the small sizes). */
+/* A kernel that ran clean only at the small sizes, under a binding with the probe's own blocks,
+ * whose source computes its grid from its sizes with a block that is not one of those (so tiles
+ * was never tried): the tiles binding once with the source's block. Its sizes rounded to the
+ * source's tiles may run at the large size where W x H did not (sgemmVectorize and friends:
+ * docs/execute.md "The source's grid"). */
+static int tiles_after_small(struct plan *pl, const struct probe_options *o, int large)
+{
+    int src[3], bounds;
+    if (pl->pick >= 0 || pl->fallback >= 0 || pl->small < 0 || pl->stopped || !large ||
+        tried(pl, "tiles") || !probe_binding_matters(PROBE_BIND_TILES, o->params) ||
+        !probe_source_launch(src, &bounds, o->params) || budget_spent(pl, o) ||
+        pl->nt >= PROBE_TRIES)
+        return 0;
+    struct shape s = { src[0], src[1], src[2] };
+    struct probe_result *p;
+    int rc = run_try(&p, pl, o, PROBE_BIND_TILES, large, &s);
+    if (rc == 0)
+        consider(pl, p);
+    return rc;
+}
+
 static int retry_blocks(struct plan *pl, const struct probe_options *o, int large)
 {
     struct shape list[8];
@@ -632,6 +653,8 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
     if (rc == 0 && o->retry_blocks && pl.pick < 0 && pl.fallback < 0 && pl.small < 0 &&
         (over || all_faulted(&pl) || hung_at_16x16(&pl, o)))
         rc = retry_blocks(&pl, o, large);
+    if (rc == 0 && o->retry_blocks)
+        rc = tiles_after_small(&pl, o, large);
     if (rc == 0 && pl.mc_reports && pl.pick < 0 && pl.fallback < 0 && pl.small < 0)
         rc = memcheck_fallback(&pl, o, large);
     int kept = pl.pick >= 0 || pl.fallback >= 0 || pl.small >= 0;

@@ -79,6 +79,7 @@ const char *probe_memcheck_name(int mc);
  * lscat_bindings; docs/isolate.md "Bindings"), in the order the probe tries them. The first is
  * the default, which a harness uses without --bind. NULL-terminated. */
 extern const char *const probe_bindings[];
+#define PROBE_BIND_TILES 3 /* probe_bindings' "tiles": the source's grid over its own sizes */
 #define PROBE_BIND_FIXED 4 /* probe_bindings' "fixed": the source's hard-coded problem size */
 /* The fixed size isolate recorded in params (`"fixed":{"size":[W,H]`): 1 and wh (may be NULL),
  * else 0. */

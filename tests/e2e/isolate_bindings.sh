@@ -18,7 +18,7 @@ h=$(tr '\n' ' ' < "$ROOT/isolate/harness_body.cu.in" | grep -o 'lscat_bindings\[
 p=$(sed -n 's/^const char \*const probe_bindings\[\] = { \(.*\), NULL };$/\1/p' "$ROOT/execute/probe_params.c")
 if [ -n "$h" ] && [ "$h" = "$p" ]; then t_ok isolate_bindings__the_probe_tries_the_harness_bindings_in_order
 else t_fail isolate_bindings__the_probe_tries_the_harness_bindings_in_order "harness '$h', probe '$p'"; fi
-# The harness's LSCAT_BIND_<NAME> and the probe's PROBE_BIND_FIXED are those names' places in it.
+# The harness's LSCAT_BIND_<NAME> and the probe's PROBE_BIND_<NAME> are those names' places in it.
 wrong=""
 i=0
 for name in $(echo "$h" | tr -d '",'); do
@@ -26,11 +26,10 @@ for name in $(echo "$h" | tr -d '",'); do
     v=$(sed -n "s/^#define LSCAT_BIND_$up \([0-9]*\).*/\1/p" "$ROOT/isolate/harness_body.cu.in")
     [ -z "$v" ] || [ "$v" = "$i" ] || wrong="$wrong LSCAT_BIND_$up=$v@$i"
     [ "$i" = 0 ] || [ -n "$v" ] || wrong="$wrong LSCAT_BIND_$up-missing"
+    v=$(sed -n "s/^#define PROBE_BIND_$up \([0-9]*\).*/\1/p" "$ROOT/execute/probe.h")
+    [ -z "$v" ] || [ "$v" = "$i" ] || wrong="$wrong PROBE_BIND_$up=$v@$i"
     i=$((i + 1))
 done
-pf=$(sed -n 's/^#define PROBE_BIND_FIXED \([0-9]*\).*/\1/p' "$ROOT/execute/probe.h")
-[ "$pf" = "$(sed -n 's/^#define LSCAT_BIND_FIXED \([0-9]*\).*/\1/p' "$ROOT/isolate/harness_body.cu.in")" ] ||
-    wrong="$wrong PROBE_BIND_FIXED=$pf"
 [ -z "$wrong" ] && t_ok isolate_bindings__the_binding_numbers_are_their_places_in_the_list ||
     t_fail isolate_bindings__the_binding_numbers_are_their_places_in_the_list "$wrong"
 

@@ -497,6 +497,47 @@ static void test_bindings__a_tiled_kernel_faulting_under_area_and_side_runs_unde
     CHECK(!probe_binding_matters(3, SRC_LAUNCH_2D));
 }
 
+/* A tiled 2D kernel whose tries with the probe's own blocks ran clean at the small sizes only
+ * (area and side fault at 2024x2024; its source's block, 256x1, is not one of the own 16x16
+ * shapes, so tiles was never tried): tiles with the source's block, once, kept where it runs at
+ * the large size too. */
+static void test_bindings__a_small_only_tiled_kernel_gets_tiles_with_the_sources_block(void)
+{
+    struct probe_result p;
+    probe(&p, "sticky 2024 2024 * * area\nsticky 2024 2024 * * side\n", TILED_2D, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "tiles");
+    CHECK_STR(p.block, "256x1x1");
+    CHECK(!p.small_only);
+    CHECK_INT(tries(&p), ==, 3); /* area, side at 16x16 (small sizes only); tiles at 256x1 */
+    CHECK_CONTAINS(p.detail, "block 256x1x1 (the source's launch); with the probe's own blocks: "
+                             "illegal_address: an illegal memory access was encountered (at "
+                             "2024x2024, block 16x16x1)");
+    CHECK_CONTAINS(p.bindings, "\"2024x2024 256x1x1\"");
+    probe_result_release(&p);
+    /* tiles small only too: the first small-only try stays */
+    probe(&p, "sticky 2024 2024 * *\n", TILED_2D, 2024, NULL);
+    CHECK_STR(p.binding, "area");
+    CHECK(p.small_only);
+    CHECK(p.block == NULL);
+    CHECK_INT(tries(&p), ==, 3);
+    probe_result_release(&p);
+    /* --no-block-retry: the probe's own blocks only */
+    no_retry = 1;
+    probe(&p, "sticky 2024 2024 * *\n", TILED_2D, 2024, NULL);
+    no_retry = 0;
+    CHECK_STR(p.binding, "area");
+    CHECK(p.small_only);
+    CHECK_INT(tries(&p), ==, 2);
+    probe_result_release(&p);
+    /* no grid over its sizes in the source: nothing more */
+    probe(&p, "sticky 2024 2024 * *\n", SIZE_PARAMS_2D, 2024, NULL);
+    CHECK_STR(p.binding, "area");
+    CHECK(p.small_only);
+    CHECK_INT(tries(&p), ==, 2);
+    probe_result_release(&p);
+}
+
 /* A 1D kernel with a size parameter (area and side) that runs only with 1024x1 blocks, the
  * block retry's 4th shape: 8 faulting runs before the clean one. */
 #define ONLY_1024 "sticky * * 256 1\nsticky * * 16 16\nsticky * * 128 1\nsticky * * 64 1\n" \
@@ -672,6 +713,7 @@ int main(void)
     TEST_RUN(test_bindings__a_1d_kernel_hanging_only_with_16x16_runs_with_a_1d_retry_block);
     TEST_RUN(test_bindings__a_transformer_kernel_failing_under_area_runs_under_tokens);
     TEST_RUN(test_bindings__a_tiled_kernel_faulting_under_area_and_side_runs_under_tiles);
+    TEST_RUN(test_bindings__a_small_only_tiled_kernel_gets_tiles_with_the_sources_block);
     TEST_RUN(test_bindings__the_fault_budget_stops_the_search_after_n_faulting_runs);
     TEST_RUN(test_bindings__without_a_fault_budget_a_rescue_at_the_fourth_shape_is_still_found);
     TEST_RUN(test_bindings__fewer_faults_than_the_budget_change_nothing);
