@@ -98,13 +98,80 @@ static enum CXChildVisitResult alloc_visit(CXCursor c, CXCursor parent, void *d)
     return CXChildVisit_Break;
 }
 
-/* The bytes the function `fn` allocates for the variable argument `a` names; 0 when unknown. */
-static long long alloc_bytes(CXCursor fn, CXCursor a)
+/* The first call of a function (`fn`, canonical) in a function defined outside the system
+ * headers, and the function it is in. */
+struct caller_find {
+    CXCursor fn, call, in;
+    int hit;
+};
+
+static enum CXChildVisitResult call_of(CXCursor c, CXCursor parent, void *d)
+{
+    (void)parent;
+    struct caller_find *f = d;
+    if (clang_getCursorKind(c) == CXCursor_CallExpr &&
+        clang_equalCursors(clang_getCanonicalCursor(clang_getCursorReferenced(c)), f->fn)) {
+        f->call = c;
+        f->hit = 1;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Recurse;
+}
+
+static enum CXChildVisitResult caller_visit(CXCursor c, CXCursor parent, void *d)
+{
+    (void)parent;
+    struct caller_find *f = d;
+    enum CXCursorKind k = clang_getCursorKind(c);
+    if (clang_Location_isInSystemHeader(clang_getCursorLocation(c)))
+        return CXChildVisit_Continue;
+    if (k == CXCursor_Namespace || k == CXCursor_LinkageSpec || k == CXCursor_ClassDecl ||
+        k == CXCursor_StructDecl)
+        return CXChildVisit_Recurse;
+    if ((k == CXCursor_FunctionDecl || k == CXCursor_CXXMethod || k == CXCursor_FunctionTemplate) &&
+        clang_isCursorDefinition(c)) {
+        clang_visitChildren(c, call_of, f);
+        if (f->hit) {
+            f->in = c;
+            return CXChildVisit_Break;
+        }
+    }
+    return CXChildVisit_Continue;
+}
+
+/* The place of parameter `var` among `fn`'s, or -1. */
+static int param_index(CXCursor fn, CXCursor var)
+{
+    CXCursor want = clang_getCanonicalCursor(var);
+    for (int i = 0; i < clang_Cursor_getNumArguments(fn); i++)
+        if (clang_equalCursors(clang_getCanonicalCursor(clang_Cursor_getArgument(fn, (unsigned)i)),
+                               want))
+            return i;
+    return -1;
+}
+
+/* Where `fn` gets its parameters from, this many callers up at most: the launch is in a helper
+ * (`run(d_a, d_b)`) and the buffers come from its caller's cudaMalloc. */
+#define FIXED_CALLER_DEPTH 2
+
+/* The bytes the function `fn` allocates for the variable argument `a` names; 0 when unknown.
+ * Where `a` is a parameter of `fn`, the bytes of the first caller's argument for it. */
+static long long alloc_bytes(struct ctx *x, CXCursor fn, CXCursor a, int depth)
 {
     a = launch_unwrap(a);
     if (clang_getCursorKind(a) != CXCursor_DeclRefExpr)
         return 0;
     CXCursor var = clang_getCursorReferenced(a);
+    if (clang_getCursorKind(var) == CXCursor_ParmDecl && depth < FIXED_CALLER_DEPTH) {
+        int i = param_index(fn, var);
+        struct caller_find f = { clang_getCanonicalCursor(fn), clang_getNullCursor(),
+                                 clang_getNullCursor(), 0 };
+        if (i >= 0)
+            clang_visitChildren(clang_getTranslationUnitCursor(x->tu), caller_visit, &f);
+        if (!f.hit || i >= clang_Cursor_getNumArguments(f.call))
+            return 0;
+        return alloc_bytes(x, f.in, clang_Cursor_getArgument(f.call, (unsigned)i), depth + 1);
+    }
     if (clang_getCursorKind(var) != CXCursor_VarDecl)
         return 0;
     struct alloc_find f = { clang_getCanonicalCursor(var), 0, 0 };
@@ -140,7 +207,7 @@ static int integer_scale(CXCursor kernel, int i, CXType t)
 /* Each argument's fixed bytes and element bytes; 0 when the launch is not a fixed one: an
  * integer argument other than a scale factor (a size could come in), or a pointer whose
  * allocation is not constant. */
-static int args_fixed(long long *bytes, long long *elem, CXCursor call, CXCursor fn)
+static int args_fixed(long long *bytes, long long *elem, struct ctx *x, CXCursor call, CXCursor fn)
 {
     int n = clang_Cursor_getNumArguments(call), pointers = 0;
     CXCursor kernel = clang_getCursorReferenced(call);
@@ -156,7 +223,7 @@ static int args_fixed(long long *bytes, long long *elem, CXCursor call, CXCursor
         if (t.kind != CXType_Pointer)
             return 0;
         long long es = clang_Type_getSizeOf(clang_getCanonicalType(clang_getPointeeType(t)));
-        bytes[i] = alloc_bytes(fn, a);
+        bytes[i] = alloc_bytes(x, fn, a, 0);
         elem[i] = es;
         if (bytes[i] <= 0 || es <= 0 || bytes[i] % es != 0)
             return 0;
@@ -172,7 +239,7 @@ void fixed_find(struct launch_src *out, struct ctx *x, CXCursor call, CXCursor f
         return;
     if (!out->has_grid && clang_Cursor_getNumArguments(cfg) > 0)
         out->grid_sm = grid_sm(x, clang_Cursor_getArgument(cfg, 0));
-    int n = out->has_grid || out->grid_sm ? args_fixed(bytes, elem, call, fn) : 0;
+    int n = out->has_grid || out->grid_sm ? args_fixed(bytes, elem, x, call, fn) : 0;
     for (int i = 0; i < n; i++) {
         total += bytes[i];
         if (elem[i] > 0 && bytes[i] / elem[i] > most)

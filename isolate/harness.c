@@ -434,7 +434,8 @@ static void fixed_json(struct buf *out, const struct harness_launch *l, const ch
     else
         buf_addf(out, "},\"grid\":[%d,%d,%d]", l->grid[0], l->grid[1], l->grid[2]);
     buf_adds(out, ",\"why\":\"no integer parameter; every pointer argument of the source's "
-                  "launch is allocated with a constant size in the launching function\"}");
+                  "launch is allocated with a constant size in the launching function or a "
+                  "caller\"}");
 }
 
 void harness_launch_json(struct buf *out, const struct harness_launch *l, const char *names)

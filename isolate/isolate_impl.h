@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#define ISOLATE_VERSION "11" /* 3: closures bring function template specialisations; 4: a
+#define ISOLATE_VERSION "12" /* 3: closures bring function template specialisations; 4: a
                               * named matrix's dimension (wA, hB, nA) keeps its role; 5: whole
                               * conditional blocks, toolkit headers first, OpenMP/MPI/compat
                               * fallbacks; 6: the kernel's indexing (grids, planned shapes),
@@ -37,7 +37,8 @@
                               * the tiles binding's aligned sizes in the harness; (fixed12) the
                               * source's hard-coded problem size (constant cudaMalloc sizes of
                               * the launch's pointers, an SM-count grid) in params.json "fixed"
-                              * and the harness's fixed binding */
+                              * and the harness's fixed binding; 12: a fixed size's buffers
+                              * may be allocated by the launching function's callers (two up) */
 
 struct task {
     int64_t source_id;

@@ -2,7 +2,8 @@
 # Kernels with hard-coded problem sizes (issue #14; docs/isolate.md "Fixed sizes"): `lscat
 # isolate` on tests/isolate/fixtures/fixed (real libclang) records in params.json "fixed" the
 # source's constant cudaMalloc sizes of each pointer argument, the size tune will measure and the
-# grid (2 x the SM count, or a constant one); a kernel taking its size as a parameter records
+# grid (2 x the SM count, or a constant one), also where a helper launches on its caller's
+# buffers; a kernel taking its size as a parameter records
 # none; a launch on dim3 variables set after their declaration is no constant launch. The
 # harness (real nvcc) sizes its buffers from the record under --bind fixed, and refuses the
 # binding for a kernel without one. Skips what needs the CUDA headers or nvcc where absent.
@@ -10,7 +11,7 @@
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 W=$T_TMP/work
 NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
-names="isolate_fixed__a_persistent_kernel_records_its_buffers_and_sm_grid isolate_fixed__a_constant_grid_kernel_records_its_size isolate_fixed__a_kernel_taking_its_size_records_none isolate_fixed__a_dim3_set_later_is_no_constant_launch isolate_fixed__the_harness_carries_the_sizes isolate_fixed__the_fixed_binding_sizes_the_buffers_from_the_source isolate_fixed__the_fixed_binding_is_refused_without_a_record"
+names="isolate_fixed__a_persistent_kernel_records_its_buffers_and_sm_grid isolate_fixed__a_launch_in_a_helper_records_its_callers_buffers isolate_fixed__a_caller_allocating_a_given_size_records_none isolate_fixed__a_constant_grid_kernel_records_its_size isolate_fixed__a_kernel_taking_its_size_records_none isolate_fixed__a_dim3_set_later_is_no_constant_launch isolate_fixed__the_harness_carries_the_sizes isolate_fixed__the_fixed_binding_sizes_the_buffers_from_the_source isolate_fixed__the_fixed_binding_is_refused_without_a_record"
 if [ ! -f "${CUDA_HOME:-/usr/local/cuda}/include/cuda_runtime.h" ]; then
     for n in $names; do t_skip "$n" "no CUDA headers (launches parse only with them)"; done; t_done
 fi
@@ -20,6 +21,11 @@ t_contains isolate_fixed__a_persistent_kernel_records_its_buffers_and_sm_grid "$
     '"fixed":{"size":[1024,1024],"bytes":8388608,"buffers":{"a":4194304,"b":4194304},"grid":["sm*2",1,1],'
 t_contains isolate_fixed__a_constant_grid_kernel_records_its_size "$W/$(dir fixed_add)/params.json" \
     '"fixed":{"size":[64,64],"bytes":32768,"buffers":{"x":16384,"y":16384},"grid":[16,1,1],'
+t_contains isolate_fixed__a_launch_in_a_helper_records_its_callers_buffers "$W/$(dir caller_fill)/params.json" \
+    '"fixed":{"size":[128,128],"bytes":131072,"buffers":{"out":65536,"in":65536},"grid":[128,1,1],'
+if grep -q '"fixed"' "$W/$(dir twice_fill)/params.json"; then
+    t_fail isolate_fixed__a_caller_allocating_a_given_size_records_none "$(cat "$W/$(dir twice_fill)/params.json")"
+else t_ok isolate_fixed__a_caller_allocating_a_given_size_records_none; fi
 if grep -q '"fixed"' "$W/$(dir sized_scale)/params.json"; then
     t_fail isolate_fixed__a_kernel_taking_its_size_records_none "$(cat "$W/$(dir sized_scale)/params.json")"
 else t_ok isolate_fixed__a_kernel_taking_its_size_records_none; fi
