@@ -38,7 +38,9 @@
                               * source's hard-coded problem size (constant cudaMalloc sizes of
                               * the launch's pointers, an SM-count grid) in params.json "fixed"
                               * and the harness's fixed binding; 12: a fixed size's buffers
-                              * may be allocated by the launching function's callers (two up) */
+                              * may be allocated by the launching function's callers (two up);
+                              * of two units' copies of one definition the shorter closure,
+                              * then the smaller id, is kept (no more order-dependent ids) */
 
 struct task {
     int64_t source_id;

@@ -206,17 +206,30 @@ static int default_args(const char *targs)
     return n;
 }
 
-/* Is the new copy k better than the stored one (its template arguments targs_old, its
- * closure's gap incomplete_old, "" when complete)? A complete closure beats an incomplete one
- * (a `.cu` file meant to be #included, parsed alone, lacks its includer's typedef); at equal
- * completeness, more template arguments from the tree's launches win. */
-static int better_copy(const struct record *k, const char *targs, const char *targs_old,
-                       const char *incomplete_old, int is_template)
+/* One copy of a kernel, for better_copy: its id, template arguments, closure's gap ("" when
+ * complete) and source bytes. */
+struct copy {
+    const char *id, *targs, *incomplete;
+    int64_t bytes;
+};
+
+/* Is copy a better than the stored copy b? A complete closure beats an incomplete one (a `.cu`
+ * file meant to be #included, parsed alone, lacks its includer's typedef); at equal
+ * completeness, more template arguments from the tree's launches win; then the shorter closure
+ * (an includer's `using namespace std;` and host headers are not the kernel's); then the smaller
+ * id. A total order, so the copy a run keeps does not depend on the order its workers parsed the
+ * translation units in (session 13: shoc's bottom_scan came out of scan_kernel.h through two
+ * includers, and two -j 2 runs kept different ones). */
+static int better_copy(const struct copy *a, const struct copy *b, int is_template)
 {
-    int gap = *record_str(k, "incomplete") != '\0', gap_old = *incomplete_old != '\0';
-    if (gap != gap_old)
-        return gap_old;
-    return is_template && default_args(targs) < default_args(targs_old);
+    int gap = *a->incomplete != '\0', gap_b = *b->incomplete != '\0';
+    if (gap != gap_b)
+        return gap_b;
+    if (is_template && default_args(a->targs) != default_args(b->targs))
+        return default_args(a->targs) < default_args(b->targs);
+    if (a->bytes != b->bytes)
+        return a->bytes < b->bytes;
+    return strcmp(a->id, b->id) < 0;
 }
 
 /* The same definition reached through two translation units of one run: the kernel stored
@@ -227,7 +240,7 @@ static int better_copy(const struct record *k, const char *targs, const char *ta
  * `<float, float4, 256>` through a host template in the other). Only a kernel this run made,
  * with this one occurrence, is replaced; *seen becomes 0 when it was. */
 static int replace_worse(struct run *r, const struct task *t, const struct record *k,
-                         const struct harness_kernel *hk, int64_t *seen)
+                         const struct harness_kernel *hk, const char *id, int64_t *seen)
 {
     struct store_stmt *st = NULL;
     struct buf targs = BUF_INIT;
@@ -236,16 +249,22 @@ static int replace_worse(struct run *r, const struct task *t, const struct recor
     int rc = store_prepare(&st, r->s,
                            "SELECT k.id, k.dir, COALESCE(k.template_args, ''), (SELECT count(*) FROM "
                            "kernel_occurrences x WHERE x.kernel_id = k.id), COALESCE(json_extract("
-                           "k.params, '$.incomplete'), '') FROM kernel_occurrences "
+                           "k.params, '$.incomplete'), ''), COALESCE(k.source_bytes, 0) FROM "
+                           "kernel_occurrences "
                            "o JOIN kernels k ON k.id = o.kernel_id WHERE o.source_id = ? AND "
                            "o.path = ? AND o.line = ? AND k.name = ? AND k.run_id = ? LIMIT 1");
     if (rc >= 0)
         rc = store_bind(st, "ititI", t->source_id, record_str(k, "path"),
                         (int64_t)record_int(k, "line"), hk->name, (int)r->o->run_id);
-    if (rc >= 0 && (rc = store_step(st)) == STORE_ROW && store_col_int(st, 3) == 1 &&
-        better_copy(k, targs.data, store_col_text(st, 2), store_col_text(st, 4), hk->is_template)) {
-        old_id = xstrdup(store_col_text(st, 0));
-        old_dir = fs_join(r->o->work_dir, store_col_text(st, 1));
+    if (rc >= 0 && (rc = store_step(st)) == STORE_ROW && store_col_int(st, 3) == 1) {
+        const struct record_field *src = record_get(k, "source");
+        struct copy a = { id, targs.data, record_str(k, "incomplete"), (int64_t)src->value_len };
+        struct copy b = { store_col_text(st, 0), store_col_text(st, 2), store_col_text(st, 4),
+                          store_col_int(st, 5) };
+        if (better_copy(&a, &b, hk->is_template)) {
+            old_id = xstrdup(store_col_text(st, 0));
+            old_dir = fs_join(r->o->work_dir, store_col_text(st, 1));
+        }
     }
     store_finalize(st);
     if (rc >= 0 && old_id) {
@@ -293,7 +312,7 @@ int kstore_kernel(struct run *r, const struct task *t, const struct record *k)
                          "AND k.name = ? AND k.id <> ?", "ititt", t->source_id,
                          record_str(k, "path"), (int64_t)record_int(k, "line"), hk.name, id);
     if (rc >= 0 && seen > 0)
-        rc = replace_worse(r, t, k, &hk, &seen);
+        rc = replace_worse(r, t, k, &hk, id, &seen);
     if (rc < 0 || seen > 0)
         goto done;
     reldir = xasprintf("kernels/%.2s/%s", id, id);

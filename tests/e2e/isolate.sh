@@ -168,6 +168,32 @@ case "$got" in
 *) t_fail isolate__a_kernel_no_unit_completes_is_kept_and_marked_incomplete "got '$got'" ;;
 esac
 
+# One definition in a header reached through two includers whose closures differ (one brings
+# host headers and `using namespace std;`, as shoc's scan_kernel.h through its two includers):
+# the run keeps the same copy, the shorter closure, whichever includer sorts or is parsed first
+# (session 13: two -j 2 runs kept different copies, so the kernel's id changed run to run).
+K='template <class T>\n__global__ void inc(T *a, int n)\n{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] += 1; }\n'
+L='#include <string>\n#include <vector>\nusing namespace std;\n#include "inc_kernel.h"\nvoid run_long(float *a, int n) { vector<int> v; inc<float><<<n / 256, 256>>>(a, n); }\n'
+S='#include "inc_kernel.h"\nvoid run_short(float *a, int n) { inc<float><<<n / 256, 256>>>(a, n); }\n'
+ids=""
+for order in long-first short-first; do
+    O=$T_TMP/repos/includers-$order; mkdir -p "$O"
+    printf "$K" > "$O/inc_kernel.h"
+    if [ "$order" = long-first ]; then printf "$L" > "$O/a.cu"; printf "$S" > "$O/b.cu"
+    else printf "$S" > "$O/a.cu"; printf "$L" > "$O/b.cu"; fi
+    for j in 1 2; do
+        WI=$T_TMP/work-includers-$order-$j
+        lscat-isolate --work "$WI" --path "$O" -j$j -q >/dev/null 2>&1
+        ids="$ids $(sqlite3 "$WI/lscat.db" "SELECT count(*), id FROM kernels WHERE name = 'inc' GROUP BY id")"
+        d=$(sqlite3 "$WI/lscat.db" "SELECT dir FROM kernels WHERE name = 'inc'")
+        grep -q "namespace std" "$WI/$d/kernel.cu" 2>/dev/null && ids="$ids(long-copy-kept)"
+    done
+done
+set -- $ids
+if [ "$#" = 4 ] && [ "$1" = "$2" ] && [ "$2" = "$3" ] && [ "$3" = "$4" ] && [ "${1%%|*}" = 1 ]; then
+    t_ok isolate__two_includers_give_one_kernel_whatever_their_order
+else t_fail isolate__two_includers_give_one_kernel_whatever_their_order "count|id per run:$ids"; fi
+
 # A C++ file holding a kernel (a HIP port whose runtime header is missing here) is parsed alone
 # like a header; a C++ file without one is not parsed; a kernel templated on an enumeration is
 # instantiated (the first enumerator, or the value of the tree's own launch).
