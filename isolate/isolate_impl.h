@@ -39,7 +39,7 @@
                               * the launch's pointers, an SM-count grid) in params.json "fixed"
                               * and the harness's fixed binding; 12: a fixed size's buffers
                               * may be allocated by the launching function's callers (two up);
-                              * of two units' copies of one definition the shorter closure,
+                              * of two units' copies of one definition the longer closure,
                               * then the smaller id, is kept (no more order-dependent ids) */
 
 struct task {

@@ -170,7 +170,7 @@ esac
 
 # One definition in a header reached through two includers whose closures differ (one brings
 # host headers and `using namespace std;`, as shoc's scan_kernel.h through its two includers):
-# the run keeps the same copy, the shorter closure, whichever includer sorts or is parsed first
+# the run keeps the same copy, the longer closure, whichever includer sorts or is parsed first
 # (session 13: two -j 2 runs kept different copies, so the kernel's id changed run to run).
 K='template <class T>\n__global__ void inc(T *a, int n)\n{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] += 1; }\n'
 L='#include <string>\n#include <vector>\nusing namespace std;\n#include "inc_kernel.h"\nvoid run_long(float *a, int n) { vector<int> v; inc<float><<<n / 256, 256>>>(a, n); }\n'
@@ -186,7 +186,7 @@ for order in long-first short-first; do
         lscat-isolate --work "$WI" --path "$O" -j$j -q >/dev/null 2>&1
         ids="$ids $(sqlite3 "$WI/lscat.db" "SELECT count(*), id FROM kernels WHERE name = 'inc' GROUP BY id")"
         d=$(sqlite3 "$WI/lscat.db" "SELECT dir FROM kernels WHERE name = 'inc'")
-        grep -q "namespace std" "$WI/$d/kernel.cu" 2>/dev/null && ids="$ids(long-copy-kept)"
+        grep -q "namespace std" "$WI/$d/kernel.cu" 2>/dev/null || ids="$ids(short-copy-kept)"
     done
 done
 set -- $ids
