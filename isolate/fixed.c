@@ -98,10 +98,10 @@ static enum CXChildVisitResult alloc_visit(CXCursor c, CXCursor parent, void *d)
     return CXChildVisit_Break;
 }
 
-/* The first call of a function (`fn`, canonical) in a function defined outside the system
- * headers, and the function it is in. */
+/* The first call of a function (`fn`, canonical) in the tree's declarations (x->tops, as
+ * launch_find walks them), and the declaration it is in. */
 struct caller_find {
-    CXCursor fn, call, in;
+    CXCursor fn, call;
     int hit;
 };
 
@@ -118,25 +118,19 @@ static enum CXChildVisitResult call_of(CXCursor c, CXCursor parent, void *d)
     return CXChildVisit_Recurse;
 }
 
-static enum CXChildVisitResult caller_visit(CXCursor c, CXCursor parent, void *d)
+static int first_caller(CXCursor *call, CXCursor *in, struct ctx *x, CXCursor fn)
 {
-    (void)parent;
-    struct caller_find *f = d;
-    enum CXCursorKind k = clang_getCursorKind(c);
-    if (clang_Location_isInSystemHeader(clang_getCursorLocation(c)))
-        return CXChildVisit_Continue;
-    if (k == CXCursor_Namespace || k == CXCursor_LinkageSpec || k == CXCursor_ClassDecl ||
-        k == CXCursor_StructDecl)
-        return CXChildVisit_Recurse;
-    if ((k == CXCursor_FunctionDecl || k == CXCursor_CXXMethod || k == CXCursor_FunctionTemplate) &&
-        clang_isCursorDefinition(c)) {
-        clang_visitChildren(c, call_of, f);
-        if (f->hit) {
-            f->in = c;
-            return CXChildVisit_Break;
-        }
+    struct caller_find f = { clang_getCanonicalCursor(fn), clang_getNullCursor(), 0 };
+    for (size_t i = 0; i < x->ntops && !f.hit; i++) {
+        enum CXCursorKind kind = clang_getCursorKind(x->tops[i].c);
+        if (kind == CXCursor_Namespace || kind == CXCursor_LinkageSpec)
+            continue; /* their declarations are tops of their own */
+        clang_visitChildren(x->tops[i].c, call_of, &f);
+        if (f.hit)
+            *in = x->tops[i].c;
     }
-    return CXChildVisit_Continue;
+    *call = f.call;
+    return f.hit;
 }
 
 /* The place of parameter `var` among `fn`'s, or -1. */
@@ -164,13 +158,10 @@ static long long alloc_bytes(struct ctx *x, CXCursor fn, CXCursor a, int depth)
     CXCursor var = clang_getCursorReferenced(a);
     if (clang_getCursorKind(var) == CXCursor_ParmDecl && depth < FIXED_CALLER_DEPTH) {
         int i = param_index(fn, var);
-        struct caller_find f = { clang_getCanonicalCursor(fn), clang_getNullCursor(),
-                                 clang_getNullCursor(), 0 };
-        if (i >= 0)
-            clang_visitChildren(clang_getTranslationUnitCursor(x->tu), caller_visit, &f);
-        if (!f.hit || i >= clang_Cursor_getNumArguments(f.call))
+        CXCursor call, in;
+        if (i < 0 || !first_caller(&call, &in, x, fn) || i >= clang_Cursor_getNumArguments(call))
             return 0;
-        return alloc_bytes(x, f.in, clang_Cursor_getArgument(f.call, (unsigned)i), depth + 1);
+        return alloc_bytes(x, in, clang_Cursor_getArgument(call, (unsigned)i), depth + 1);
     }
     if (clang_getCursorKind(var) != CXCursor_VarDecl)
         return 0;
