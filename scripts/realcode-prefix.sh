@@ -1,21 +1,40 @@
 #!/usr/bin/env bash
-# Usage: scripts/realcode-prefix.sh OUT PREFIX... (from the repository root on the device; carry build/bin,
-# .dev/realcode11full.tar.xz). One device call: execute (build + probe) the v11 corpus's kernels whose id starts with each of
-# the prefixes given, in order, within RCP_BUDGET_S; the store and logs go to OUT.
+# Usage: scripts/realcode-prefix.sh OUT PREFIX... (from the repository root on the device; carry
+# build/bin and the archive). One device call: execute (build + probe) the corpus's kernels whose
+# id starts with each of the prefixes given, in order, within RCP_BUDGET_S; the store, the logs
+# and the CPU time by command (scripts/cpu-by-command.py) go to OUT.
+# Environment: RCP_WORK (the work folder, relative to the root; default .dev/realcode/work11),
+# RCP_ARCHIVE (what holds it, from `scripts/realcode-prepare.sh pack-work`; default
+# .dev/realcode11full.tar.xz; unpacked only when the work folder has no store yet, so a warm
+# machine's second call goes on from the first's), RCP_BUDGET_S (480), RCP_SPLIT_FIRST=1 (the
+# first prefix is built with --no-probe first, then probed: builds/s and probes/s apart).
 set -uo pipefail
 OUT=$1; shift
 ROOT=$PWD; [ -e /work/main ] || { mkdir -p /work && ln -s "$ROOT" /work/main; }
 export PATH=$ROOT/build/bin:$PATH LSCAT_SHARE_DIR=$ROOT LSCAT_NO_PROGRESS=1 LSCAT_BIN=$ROOT/build/bin
-W=$ROOT/.dev/realcode/work11
-[ -f "$W/lscat.db" ] || tar xJf .dev/realcode11full.tar.xz -C "$ROOT" --skip-old-files
+W=$ROOT/${RCP_WORK:-.dev/realcode/work11}
+[ -f "$W/lscat.db" ] || tar xJf "${RCP_ARCHIVE:-.dev/realcode11full.tar.xz}" -C "$ROOT" --skip-old-files
 T_END=$(( $(date +%s) + ${RCP_BUDGET_S:-480} ))
-for p in "$@"; do
-    t=$(( T_END - $(date +%s) )); [ "$t" -ge 30 ] || break
+python3 "$ROOT/scripts/cpu-by-command.py" "$OUT/cpu.tsv" 1 & sampler=$!
+run() {  # run LABEL PREFIX [execute options]
+    local label=$1 p=$2 t t0; shift 2
+    t=$(( T_END - $(date +%s) )); [ "$t" -ge 30 ] || return 1
     t0=$(date +%s)
-    timeout -k 60 "$t" lscat --work "$W" -j "$(nproc)" execute --kernel "$p" >> "$OUT/execute.log" 2>&1
-    echo "prefix $p: exit $? in $(( $(date +%s) - t0 )) s: $(tail -n 1 "$OUT/execute.log" | cut -c1-300)"
+    timeout -k 60 "$t" lscat --work "$W" -j "$(nproc)" execute --kernel "$p" "$@" >> "$OUT/execute.log" 2>&1
+    echo "$label $p: exit $? in $(( $(date +%s) - t0 )) s: $(grep -E '^lscat: (build|probe):' "$OUT/execute.log" | tail -n 2 | tr '\n' ' ' | cut -c1-200)"
+}
+first=1
+for p in "$@"; do
+    if [ "$first" = 1 ] && [ "${RCP_SPLIT_FIRST:-0}" = 1 ]; then
+        run "build only" "$p" --no-probe || break
+        run "probe only" "$p" || break
+    else
+        run prefix "$p" || break
+    fi
+    first=0
 done
+kill "$sampler"; wait "$sampler"
 python3 -c 'import gzip, shutil, sqlite3, sys
 s = sqlite3.connect(sys.argv[1]); d = sqlite3.connect(sys.argv[2]); s.backup(d); d.close()
 shutil.copyfileobj(open(sys.argv[2], "rb"), gzip.open(sys.argv[2] + ".gz", "wb", 6))' "$W/lscat.db" "$OUT/real.db" && rm -f "$OUT/real.db"
-gzip -9 "$OUT/execute.log"
+gzip -9f "$OUT/execute.log"
