@@ -4,13 +4,15 @@ nvcc, by the probe runners, or by neither?).
 
 Usage: scripts/cpu-by-command.py OUT.tsv [INTERVAL_S]   (runs until SIGTERM or SIGINT)
 
-Every INTERVAL_S (default 1) it reads /proc/<pid>/stat of every process and adds each one's
+Every INTERVAL_S (default 0.2) it reads /proc/<pid>/stat of every process and adds each one's
 user+system time since the last look (a process seen for the first time counts from its start, so
 short-lived nvcc children are counted up to the last look before they end; what a process spends
-after that last look is lost: keep the interval short against build times). It also reads
-/proc/stat, so the TSV's first line is the whole machine's busy share. On SIGTERM it writes
-OUT.tsv: `command<TAB>cpu_s<TAB>processes`, largest first, after a `#` line with the wall time,
-the number of CPUs and the machine's busy CPU-seconds.
+after that last look is lost: keep the interval short against build times; at 1 s nvcc's
+children were mostly missed). It also reads /proc/stat, so the TSV's first line is the whole
+machine's busy share. On SIGTERM it writes OUT.tsv: `command<TAB>cpu_s<TAB>processes`, largest
+first, after a `#` line with the wall time, the number of CPUs and the machine's busy
+CPU-seconds, and a line `(not seen)` with the busy time no look attributed (processes that
+ended between two looks, and what the ones that ended did after the last).
 """
 import os
 import signal
@@ -18,7 +20,7 @@ import sys
 import time
 
 out = sys.argv[1]
-interval = float(sys.argv[2]) if len(sys.argv) > 2 else 1.0
+interval = float(sys.argv[2]) if len(sys.argv) > 2 else 0.2
 tick = os.sysconf("SC_CLK_TCK")
 ncpu = os.cpu_count() or 1
 seen = {}      # pid -> (comm, last utime+stime in ticks)
@@ -84,4 +86,5 @@ with open(out + ".tmp", "w") as f:
     for comm, t in sorted(total.items(), key=lambda x: -x[1]):
         if t > 0:
             f.write(f"{comm}\t{t / tick:.1f}\t{procs.get(comm, 0)}\n")
+    f.write(f"(not seen)\t{busy - sum(total.values()) / tick:.1f}\t0\n")
 os.replace(out + ".tmp", out)

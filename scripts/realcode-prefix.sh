@@ -2,7 +2,10 @@
 # Usage: scripts/realcode-prefix.sh OUT PREFIX... (from the repository root on the device; carry
 # build/bin and the archive). One device call: execute (build + probe) the corpus's kernels whose
 # id starts with each of the prefixes given, in order, within RCP_BUDGET_S; the store, the logs
-# and the CPU time by command (scripts/cpu-by-command.py) go to OUT.
+# and the CPU time by command (scripts/cpu-by-command.py) go to OUT. The store is copied to OUT
+# after every prefix, so a call killed at its limit loses at most the prefix in flight (session
+# 14 lost a whole call's store: its last prefix ran past the call's limit before the one copy at
+# the end). RCP_BUDGET_S is the whole script's: the last prefix is stopped 40 s before it.
 # Environment: RCP_WORK (the work folder, relative to the root; default .dev/realcode/work11),
 # RCP_ARCHIVE (what holds it, from `scripts/realcode-prepare.sh pack-work`; default
 # .dev/realcode11full.tar.xz; unpacked only when the work folder has no store yet, so a warm
@@ -14,14 +17,24 @@ ROOT=$PWD; [ -e /work/main ] || { mkdir -p /work && ln -s "$ROOT" /work/main; }
 export PATH=$ROOT/build/bin:$PATH LSCAT_SHARE_DIR=$ROOT LSCAT_NO_PROGRESS=1 LSCAT_BIN=$ROOT/build/bin
 W=$ROOT/${RCP_WORK:-.dev/realcode/work11}
 [ -f "$W/lscat.db" ] || tar xJf "${RCP_ARCHIVE:-.dev/realcode11full.tar.xz}" -C "$ROOT" --skip-old-files
-T_END=$(( $(date +%s) + ${RCP_BUDGET_S:-480} ))
-python3 "$ROOT/scripts/cpu-by-command.py" "$OUT/cpu.tsv" 1 & sampler=$!
+T_END=$(( $(date +%s) + ${RCP_BUDGET_S:-480} - 40 ))
+python3 "$ROOT/scripts/cpu-by-command.py" "$OUT/cpu.tsv" & sampler=$!
+save() {  # the store as it is now, whole (sqlite's backup), to OUT/real.db.gz
+    python3 -c 'import gzip, os, shutil, sqlite3, sys
+s = sqlite3.connect(sys.argv[1]); d = sqlite3.connect(sys.argv[2]); s.backup(d); d.close()
+with open(sys.argv[2], "rb") as i, gzip.open(sys.argv[2] + ".gz.tmp", "wb", 6) as o:
+    shutil.copyfileobj(i, o)
+os.replace(sys.argv[2] + ".gz.tmp", sys.argv[2] + ".gz"); os.remove(sys.argv[2])' "$W/lscat.db" "$OUT/real.db"
+}
 run() {  # run LABEL PREFIX [execute options]
-    local label=$1 p=$2 t t0; shift 2
+    local label=$1 p=$2 t t0 rc; shift 2
     t=$(( T_END - $(date +%s) )); [ "$t" -ge 30 ] || return 1
     t0=$(date +%s)
-    timeout -k 60 "$t" lscat --work "$W" -j "$(nproc)" execute --kernel "$p" "$@" >> "$OUT/execute.log" 2>&1
-    echo "$label $p: exit $? in $(( $(date +%s) - t0 )) s: $(grep -E '^lscat: (build|probe):' "$OUT/execute.log" | tail -n 2 | tr '\n' ' ' | cut -c1-200)"
+    # SIGTERM first: execute stops its builds and probes and says what is missing
+    timeout -k 15 "$t" lscat --work "$W" -j "$(nproc)" execute --kernel "$p" "$@" >> "$OUT/execute.log" 2>&1
+    rc=$?
+    echo "$label $p: exit $rc in $(( $(date +%s) - t0 )) s: $(grep -E '^lscat-execute: (build|probe):' "$OUT/execute.log" | tail -n 2 | tr '\n' ' ' | cut -c1-200)"
+    save
 }
 first=1
 for p in "$@"; do
@@ -34,7 +47,4 @@ for p in "$@"; do
     first=0
 done
 kill "$sampler"; wait "$sampler"
-python3 -c 'import gzip, shutil, sqlite3, sys
-s = sqlite3.connect(sys.argv[1]); d = sqlite3.connect(sys.argv[2]); s.backup(d); d.close()
-shutil.copyfileobj(open(sys.argv[2], "rb"), gzip.open(sys.argv[2] + ".gz", "wb", 6))' "$W/lscat.db" "$OUT/real.db" && rm -f "$OUT/real.db"
 gzip -9f "$OUT/execute.log"
