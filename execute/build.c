@@ -373,13 +373,17 @@ static int run_step(struct buf *log, int *ok, int *timed_out, const struct attem
     o.timeout_s = env->timeout_s;
     o.cpu_s = env->timeout_s * 2;
     o.out_cap_bytes = LOG_CAP_BYTES;
+    o.nice = env->nice;
     int rc = sandbox_run(&r, &o);
     if (rc == 0) {
         buf_add(log, r.err.data, r.err.len);
         buf_add(log, r.out.data, r.out.len);
         buf_adds(log, "\n[");
         proc_describe(log, &r, NULL);
-        buf_addf(log, ", %.2f s]\n", r.elapsed_s);
+        buf_addf(log, ", %.2f s", r.elapsed_s);
+        if (env->nice)
+            buf_addf(log, ", nice +%d", env->nice);
+        buf_adds(log, "]\n");
         *timed_out = r.timed_out;
         *ok = !r.timed_out && !r.signal && r.exit_code == 0;
     }

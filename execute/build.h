@@ -36,6 +36,7 @@ struct build_env {
     double timeout_s;
     int max_attempts;
     const struct repair_resolver *resolver;
+    int nice;                  /* niceness added to every nvcc run (execute's --build-nice) */
 };
 
 /* Find nvcc and the timing core's sources, read nvcc's version, work out the flags and the

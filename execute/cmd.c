@@ -20,13 +20,13 @@ static const char usage[] = "lscat execute [--arch sm_90,sm_80] [-j N] [--attemp
                             "[--device N] "
                             "[--kernel ID] [--probe-jobs N] [--no-probe-runner] [--probe-spares N] "
                             "[--probe-memcheck auto|off] "
-                            "[--build-ahead N]";
+                            "[--build-ahead N] [--build-nice N]";
 
 enum { OPT_ARCH = 1, OPT_ATTEMPTS, OPT_BUILD_TIMEOUT, OPT_PROBE_TIMEOUT, OPT_NO_PROBE,
        OPT_PROBE_ANYWAY, OPT_SANITIZE, OPT_DEVICE, OPT_KERNEL, OPT_NVCC, OPT_PROBE_SIZE,
        OPT_BUILD_AHEAD, OPT_BUILD_ROUND, OPT_PROBE_JOBS, OPT_SHARD, OPT_NO_PROBE_RUNNER,
        OPT_PROBE_BUDGET, OPT_PROBE_SPARES, OPT_NO_BLOCK_RETRY, OPT_PROBE_FAULTS,
-       OPT_PROBE_SMALL_TIMEOUT, OPT_PROBE_MEMCHECK };
+       OPT_PROBE_SMALL_TIMEOUT, OPT_PROBE_MEMCHECK, OPT_BUILD_NICE };
 
 static const struct cli_opt opts[] = {
     { "arch", 0, "LIST", "architectures to build for, e.g. sm_90,sm_80 (default: those of the "
@@ -73,6 +73,9 @@ static const struct cli_opt opts[] = {
     { "build-ahead", 0, "N", "with probes: builders pause while N built kernels wait for a "
       "probe, so a stopped run has probed all but N (default 8 x -j; 0: no bound)",
       OPT_BUILD_AHEAD },
+    { "build-nice", 0, "N", "niceness added to the builds (nvcc and what it starts; 0-19; "
+      "default 10 while probes run beside them, so the probe workers get the CPU first, else "
+      "0)", OPT_BUILD_NICE },
     { "build-round", 0, "N", "the old name of --build-ahead (builds were done in rounds)",
       OPT_BUILD_ROUND },
     { "device", 0, "N", "GPU index to probe on (default 0)", OPT_DEVICE },
@@ -116,6 +119,11 @@ static int on_opt(void *ctx, int id, const char *arg)
                           1L << 30) < 0)
             return LSCAT_EINVALID;
         o->build_ahead = n ? (int)n : -1;
+        return 0;
+    case OPT_BUILD_NICE:
+        if (cli_parse_int(&n, "--build-nice", arg, 0, 19) < 0)
+            return LSCAT_EINVALID;
+        o->build_nice = (int)n;
         return 0;
     case OPT_SHARD:
         return shard_parse(&o->shard, "--shard", arg);
@@ -180,7 +188,8 @@ static void help(void)
            "illegal_address, cuda_error, crash or timeout (probes); ok makes it 'runnable'.\n"
            "Builds and probes run side by side: a kernel is probed (--probe-jobs at a time)\n"
            "as soon as it is built, while the next ones build, and is in the store at once\n"
-           "(`lscat tune --follow` picks it up).\n"
+           "(`lscat tune --follow` picks it up). Builds beside probes run niced (--build-nice):\n"
+           "the probe workers, the usual bound, get the CPU first.\n"
            "Each role binding of the harness (area: a size is W*H elements; side: a size is\n"
            "a square matrix's side; tokens: a transformer's B, T, C = 1, H, W by name;\n"
            "tiles, for kernels whose source computes the grid from their sizes: that grid\n"

@@ -280,13 +280,15 @@ static void pool_sizes(int *builders, int *probers, const struct stage *g)
 
 static void log_start(const struct stage *g, int builders, int probers)
 {
-    char nk[24], nb[24], np[24], na[24];
+    char nk[24], nb[24], np[24], na[24], nn[24];
     snprintf(nk, sizeof(nk), "%zu", g->count);
     snprintf(nb, sizeof(nb), "%d", builders);
     snprintf(np, sizeof(np), "%d", probers);
     snprintf(na, sizeof(na), "%zu", g->ahead);
+    snprintf(nn, sizeof(nn), "%d", g->env.nice);
     log_event(LOG_INFO, "build_start", "kernels", nk, "arch", g->env.arch, "nvcc",
-              g->env.nvcc_version, "jobs", nb, "probe_jobs", np, "build_ahead", na, NULL);
+              g->env.nvcc_version, "jobs", nb, "probe_jobs", np, "build_ahead", na,
+              "build_nice", nn, NULL);
 }
 
 int execute_run(struct execute_counts *out, struct store *s, const char *work_dir,
@@ -332,6 +334,7 @@ int execute_run(struct execute_counts *out, struct store *s, const char *work_di
     runner_setup(&g);
     sanitizer_setup(&g); /* after runner_setup: the memcheck runner needs probe runners */
     pool_sizes(&builders, &probers, &g);
+    g.env.nice = o->build_nice >= 0 ? o->build_nice : probers > 0 ? EXECUTE_BUILD_NICE : 0;
     size_t jobs = (size_t)(o->jobs > 0 ? o->jobs : 1);
     g.ahead = o->build_ahead > 0 ? (size_t)o->build_ahead : o->build_ahead == 0 ? 8 * jobs : 0;
     g.queue = xcalloc(g.count, sizeof(*g.queue));

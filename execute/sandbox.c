@@ -89,6 +89,7 @@ struct child_ctx {
     const char *reach_blocker; /* with mntns: a folder the slot uid cannot enter, on the way */
     const char *reach_dir;     /* to this one (the work folder): see rebind_work() */
     const char *cwd;           /* entered again once the mounts are made (NULL: stay) */
+    int nice;                  /* added to the niceness (sandbox_options.nice) */
 };
 
 /* The world-writable folders a dropped uid could still write to: inside the sandbox each is a
@@ -226,6 +227,10 @@ static int child_setup(void *arg)
         if (!c->landlock && c->landlock_net && landlock_child(c, 1) != 0)
             return -1;
     }
+    /* before the uid change: a niceness only goes up, and the slot uid inherits it */
+    errno = 0;
+    if (c->nice && nice(c->nice) == -1 && errno != 0)
+        return -1;
     if (c->uid >= 0 && c->own_fd > 0 && fchown(c->own_fd, (uid_t)c->uid, (gid_t)c->uid) != 0)
         return -1;
     if (c->uid >= 0 && drop_uid(c->uid) != 0)
@@ -412,7 +417,7 @@ static void detect_rebind(const char *work_dir)
         (uid_block = take_uid_block()) < 0)
         return;
     struct child_ctx r = { 0, 0, 0, work_real, sandbox_slot_uid(0), 1, 0, { 0 }, 0, 0,
-                           work_blocker, work_real, NULL };
+                           work_blocker, work_real, NULL, 0 };
     set_shared_under(&r, work_real);
     const char *argv[] = { "test", "-x", work_real, NULL };
     caps.drop_uid = caps.rebind_work = try_child(argv, &r);
@@ -436,15 +441,15 @@ static int try_child(const char *const *argv, struct child_ctx *c)
 static void detect_fallback(const char *work_dir)
 {
     const char *true_argv[] = { "true", NULL };
-    struct child_ctx n = { 0, 1, 0, "/", -1, 0, 0, { 0 }, 0, 0, NULL, NULL, NULL };
+    struct child_ctx n = { 0, 1, 0, "/", -1, 0, 0, { 0 }, 0, 0, NULL, NULL, NULL, 0 };
     caps.netns = caps.root && try_child(true_argv, &n);
-    struct child_ctx m = { 0, 0, 0, "/", -1, 1, 0, { 0 }, 0, 0, NULL, NULL, NULL };
+    struct child_ctx m = { 0, 0, 0, "/", -1, 1, 0, { 0 }, 0, 0, NULL, NULL, NULL, 0 };
     caps.mntns = caps.root && try_child(true_argv, &m);
     long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
     caps.landlock = abi > 0 ? (int)abi : 0;
     if (caps.landlock) {
         struct child_ctx l = { 0, 0, caps.landlock, "/tmp", -1, 0, 0, { 0 }, 0, 0, NULL, NULL,
-                               NULL };
+                               NULL, 0 };
         if (!try_child(true_argv, &l))
             caps.landlock = 0;
     }
@@ -460,7 +465,7 @@ static void detect(const char *work_dir)
     int want_bwrap = !mode || strcmp(mode, "fallback") != 0;
     int none = mode && strcmp(mode, "none") == 0, fallback_known = 0;
     caps.root = geteuid() == 0;
-    struct child_ctx c = { 0, 0, 0, "/", -1, 0, 0, { 0 }, 0, 0, NULL, NULL, NULL };
+    struct child_ctx c = { 0, 0, 0, "/", -1, 0, 0, { 0 }, 0, 0, NULL, NULL, NULL, 0 };
     const char *true_argv[] = { "true", NULL };
     if (caps.root && !none && work_dir && find_blocker(work_blocker, work_dir) == 0 &&
         work_blocker[0])
@@ -673,7 +678,7 @@ static int launch_init(struct launch *l, const struct sandbox_options *o)
     struct child_ctx ctx = { c->bwrap, c->netns, o->gpu ? 0 : c->landlock, o->scratch_dir,
                              c->drop_uid ? sandbox_slot_uid(o->slot) : -1, c->mntns,
                              o->gpu && !c->netns && c->landlock >= 4 ? c->landlock : 0, { 0 },
-                             o->die_with_parent, 0, NULL, NULL, NULL };
+                             o->die_with_parent, 0, NULL, NULL, NULL, o->nice };
     set_shared_under(&ctx, o->scratch_dir);
     const char *cwd = o->cwd ? o->cwd : o->scratch_dir;
     if (c->rebind_work && !c->bwrap)

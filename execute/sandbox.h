@@ -79,11 +79,13 @@ struct sandbox_options {
     size_t out_cap_bytes;     /* per stream (0 = 1 MiB) */
     const char *const *extra_env; /* "K=V" added to the environment, NULL-terminated, may be NULL */
     int die_with_parent;      /* killed when the starting thread ends (sandbox_spawn) */
+    int nice;                 /* added to the niceness of the program and what it starts
+                               * (0 = unchanged; execute's builds beside probes) */
 };
 #define SANDBOX_OPTIONS_INIT { .argv = NULL, .scratch_dir = NULL, .ro_dir = NULL, \
     .ro_dir2 = NULL, .cwd = NULL, .slot = 0, .gpu = 0, .stdin_data = NULL, .stdin_len = 0, \
     .timeout_s = 0, .cpu_s = 0, .file_bytes = 0, .nproc = 0, .out_cap_bytes = 0, \
-    .extra_env = NULL, .die_with_parent = 0 }
+    .extra_env = NULL, .die_with_parent = 0, .nice = 0 }
 
 /* Run argv in the sandbox. Same contract as proc_run(): 0 when started and waited for (see
  * out->timed_out, signal, exit_code), LSCAT_ERR when it could not start. *out is always

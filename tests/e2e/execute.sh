@@ -98,6 +98,17 @@ fi
 case "$(counts)" in *'"kernels":3,'*'"built_first_try":3,'*'"probed":3,'*'"probe_failed":3,'*'"interrupted":0'*)
     t_ok execute__counts_every_build_and_probe ;;
     *) t_fail execute__counts_every_build_and_probe "counts $(counts)" ;; esac
+# Builds beside probes run niced (--build-nice, default 10), so the probe workers get the CPU
+# first; builds with no probe beside them (the --no-probe runs above) do not. The nvcc runs'
+# logs say so; the sandbox test checks the niceness itself.
+niced=$(grep -l 'nice +10\]' "$W"/builds/*/build-*.log 2>/dev/null | wc -l)
+plain=$(grep -L 'nice +' "$W"/builds/*/build-*.log 2>/dev/null | wc -l)
+[ "$niced" = 3 ] && [ "$plain" = 7 ] && t_ok execute__builds_beside_probes_are_niced ||
+    t_fail execute__builds_beside_probes_are_niced "$niced build logs niced (want the 3 probed kernels'), $plain not (want 7)"
+t_contains "execute__the_run_says_its_build_niceness" "$T_ERR" '"build_nice":10}'
+t_expect "execute__build_nice_over_19_is_a_usage_error" 2 lscat execute --build-nice 20
+t_expect "execute__build_nice_can_be_set" 0 lscat execute --no-probe --build-nice 3 -v --log-format json
+t_contains "execute__the_run_uses_the_niceness_given" "$T_ERR" '"build_nice":3}'
 
 # SIGTERM while the first of three probes runs (it holds until the test lets it go): it
 # finishes and is recorded, no other starts, the run is interrupted (exit 3); the next run

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -201,6 +203,39 @@ static void test_sandbox__timeout_kills_what_the_program_started(void)
     }
 }
 
+/* execute's builds beside probes run niced (--build-nice): the program and what it starts
+ * get the niceness added, whatever uid the sandbox gives them. */
+static void test_sandbox__a_nice_run_and_its_children_are_niced(void)
+{
+    setup();
+    char *scratch = fs_join(dir, "scratch");
+    /* the shell's child (the second nice) reports: what the program starts inherits it */
+    const char *argv[] = { "sh", "-c", "nice; sh -c nice", NULL };
+    struct sandbox_options o = SANDBOX_OPTIONS_INIT;
+    struct proc_result r;
+    o.argv = argv;
+    o.scratch_dir = scratch;
+    o.ro_dir = dir;
+    o.slot = 5;
+    o.timeout_s = 600;
+    o.nice = 7;
+    CHECK_OK(fs_mkdirs(scratch, 0755));
+    CHECK_OK(sandbox_run(&r, &o));
+    CHECK_INT(r.exit_code, ==, 0);
+    errno = 0;
+    int own = getpriority(PRIO_PROCESS, 0), want = own + 7 > 19 ? 19 : own + 7;
+    char expect[32];
+    snprintf(expect, sizeof expect, "%d\n%d\n", want, want);
+    CHECK_STR(r.out.data, expect);
+    proc_result_release(&r);
+    o.nice = 0; /* the default leaves it as it is */
+    CHECK_OK(sandbox_run(&r, &o));
+    snprintf(expect, sizeof expect, "%d\n%d\n", own, own);
+    CHECK_STR(r.out.data, expect);
+    proc_result_release(&r);
+    free(scratch);
+}
+
 int main(void)
 {
 #ifdef SANDBOX_FORCE_MODE
@@ -211,6 +246,7 @@ int main(void)
     TEST_RUN(test_sandbox__confines_writes_to_the_scratch_folder);
     TEST_RUN(test_sandbox__stops_a_fork_bomb);
     TEST_RUN(test_sandbox__timeout_kills_what_the_program_started);
+    TEST_RUN(test_sandbox__a_nice_run_and_its_children_are_niced);
     if (dir && !getenv("LSCAT_KEEP_TMP"))
         fs_remove_tree(dir);
     free(dir);
