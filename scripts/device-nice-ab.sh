@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Usage: scripts/device-nice-ab.sh OUT PREFIX... (on the device, from the repository root; carry
+# build/bin and the archive). Builds beside probes niced (execute --build-nice, default 10 with
+# probes) against not (--build-nice 0), side by side in one call on the same kernels: the
+# archive's work folder is unpacked once and copied twice (A: --build-nice 0, B: the default),
+# and each prefix is executed from scratch in both copies, one after the other, the order
+# alternating per prefix (A B, then B A, ...) so the machine's drift falls on both. Prints per
+# prefix and mode: kernels, wall, kernels/s, runnable; the B copy's store (real.db.gz) is the
+# default's count for those prefixes, A's goes to real-nice0.db.gz.
+# Environment: NAB_WORK (.dev/realcode/wsub12r), NAB_ARCHIVE (.dev/realcode12.tar.xz),
+# NAB_BUDGET_S (520: the whole script; a run is not started with under 60 s left).
+set -uo pipefail
+OUT=$1; shift
+ROOT=$PWD; [ -e /work/main ] || { mkdir -p /work && ln -s "$ROOT" /work/main; }
+export PATH=$ROOT/build/bin:$PATH LSCAT_SHARE_DIR=$ROOT LSCAT_NO_PROGRESS=1 LSCAT_BIN=$ROOT/build/bin
+W=$ROOT/${NAB_WORK:-.dev/realcode/wsub12r}
+T_END=$(( $(date +%s) + ${NAB_BUDGET_S:-520} ))
+[ -f "$W/lscat.db" ] || tar xJf "${NAB_ARCHIVE:-.dev/realcode12.tar.xz}" -C "$ROOT" --skip-old-files
+# the copies keep the work folder's absolute path: isolate recorded it (kernel folders, repos)
+for m in A B; do rm -rf "$W.$m"; cp -a "$W" "$W.$m"; done
+save() {  # save WORKDIR NAME: the store, whole, gzipped, to OUT/NAME
+    python3 -c 'import gzip, os, shutil, sqlite3, sys
+s = sqlite3.connect(sys.argv[1]); d = sqlite3.connect(sys.argv[2] + ".db"); s.backup(d); d.close()
+with open(sys.argv[2] + ".db", "rb") as i, gzip.open(sys.argv[2] + ".tmp", "wb", 6) as o:
+    shutil.copyfileobj(i, o)
+os.replace(sys.argv[2] + ".tmp", sys.argv[2]); os.remove(sys.argv[2] + ".db")' "$1/lscat.db" "$OUT/$2"
+}
+one() {  # one MODE PREFIX
+    local m=$1 p=$2 t t0 rc nice=()
+    [ "$m" = A ] && nice=(--build-nice 0)
+    t=$(( T_END - $(date +%s) )); [ "$t" -ge 60 ] || return 1
+    # execute keeps the absolute paths of the kernel folders it was given: swap the copy in
+    rm -rf "$W" && mv "$W.$m" "$W"
+    t0=$(date +%s%N)
+    timeout -k 15 "$t" lscat --work "$W" -j "$(nproc)" execute --kernel "$p" "${nice[@]}" \
+        >> "$OUT/execute-$m.log" 2>&1
+    rc=$?
+    # no sqlite3 CLI nor bc on the device: python3 counts and divides
+    python3 - "$W/lscat.db" "$p" "$m" "$rc" "$t0" "$(date +%s%N)" <<'PY' | tee -a "$OUT/ab.txt"
+import sqlite3, sys
+db, p, m, rc, t0, t1 = sys.argv[1:]
+c = sqlite3.connect(db)
+n, r = c.execute("SELECT sum(status != 'isolated'), sum(status = 'runnable') FROM kernels "
+                 "WHERE id LIKE ?", (p + "%",)).fetchone()
+wall = (int(t1) - int(t0)) / 1e9
+print(f"{m} prefix {p}: exit {rc}, {n} kernels in {wall:.1f} s = {(n or 0) / wall:.2f}/s, {r} runnable")
+PY
+    grep -E 'lscat-execute: (build_start |build: |probe: )' "$OUT/execute-$m.log" | tail -n 3 | cut -c1-200
+    mv "$W" "$W.$m"
+    return 0
+}
+order=(A B)
+for p in "$@"; do
+    one "${order[0]}" "$p" || break
+    one "${order[1]}" "$p" || break
+    order=("${order[1]}" "${order[0]}")
+done
+save "$W.B" real.db.gz
+save "$W.A" real-nice0.db.gz
+gzip -9f "$OUT"/execute-*.log
