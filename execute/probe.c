@@ -550,22 +550,35 @@ static int hung_at_16x16(const struct plan *pl, const struct probe_options *o)
 
 /* The retry shapes of this kernel, in order: the source's own block first, then
  * PROBE_RETRY_BLOCKS_1D/_2D without it; none over its __launch_bounds__ (refused with
- * `invalid argument`: a wasted fault). Returns the count (at most 8). */
+ * `invalid argument`: a wasted fault), none against its block assert (a device-side assert:
+ * another). Where no listed shape satisfies the assert, one made from it (its dimensions, the
+ * others 32 / 8 (2D) or 1, at most 1,024 threads). Returns the count (at most 8). */
 static int retry_shapes(struct shape *out, const struct probe_options *o)
 {
     static const struct shape one[] = PROBE_RETRY_BLOCKS_1D, two[] = PROBE_RETRY_BLOCKS_2D;
-    int is2d = probe_is2d(o->params), src[3], bounds, n = 0;
+    int is2d = probe_is2d(o->params), src[3], bounds, eq[3], n = 0;
     size_t nfix = is2d ? sizeof(two) / sizeof(two[0]) : sizeof(one) / sizeof(one[0]);
     probe_source_launch(src, &bounds, o->params);
+    int asserted = probe_block_eq(eq, o->params);
     long long st = (long long)src[0] * src[1] * src[2];
-    if (src[0] && st <= 1024 && (!bounds || st <= bounds))
+    if (src[0] && st <= 1024 && (!bounds || st <= bounds) &&
+        probe_block_fits(eq, src[0], src[1], src[2]))
         out[n++] = (struct shape){ src[0], src[1], src[2] };
     for (size_t i = 0; i < nfix; i++) {
         struct shape f = is2d ? two[i] : one[i];
         if ((bounds && f.bx * f.by > bounds) ||
-            (src[0] && f.bx == src[0] && f.by == src[1] && src[2] == 1))
+            (src[0] && f.bx == src[0] && f.by == src[1] && src[2] == 1) ||
+            !probe_block_fits(eq, f.bx, f.by, 1))
             continue;
         out[n++] = f;
+    }
+    if (asserted && n == 0) {
+        struct shape a = { eq[0] ? eq[0] : 32, eq[1] ? eq[1] : is2d ? 8 : 1, eq[2] ? eq[2] : 1 };
+        while ((long long)a.bx * a.by * a.bz > 1024 && !eq[1] && a.by > 1)
+            a.by /= 2;
+        long long t = (long long)a.bx * a.by * a.bz;
+        if (t <= 1024 && (!bounds || t <= bounds))
+            out[n++] = a;
     }
     return n;
 }
@@ -603,30 +616,38 @@ static int retry_blocks(struct plan *pl, const struct probe_options *o, int larg
     return rc;
 }
 
-/* Whether the probe's own blocks (256 threads) are over the kernel's __launch_bounds__: then
- * they are not run (each would be refused), and the retry shapes are tried at once. */
-static int own_over_bounds(const struct probe_options *o)
+/* Why the probe's own blocks are not run, the retry shapes being tried at once: over the
+ * kernel's __launch_bounds__ (256 threads: each would be refused), or against its block assert
+ * (256x1, and 16x16 for every kernel, would fire it). NULL: they are run. */
+static const char *own_refused(const struct probe_options *o)
 {
-    int src[3], bounds;
+    int src[3], bounds, eq[3];
+    if (!o->retry_blocks)
+        return NULL;
     probe_source_launch(src, &bounds, o->params);
-    return o->retry_blocks && bounds > 0 && bounds < 256;
+    if (bounds > 0 && bounds < 256)
+        return "over its __launch_bounds__";
+    if (probe_block_eq(eq, o->params) && (!probe_block_fits(eq, 16, 16, 1) ||
+                                          (!probe_is2d(o->params) && !probe_block_fits(eq, 256, 1, 1))))
+        return "against its block assert";
+    return NULL;
 }
 
 /* A pick made with a retry shape says so (and whether it is the source's own launch), and what
  * the probe's own shapes gave (first; NULL: not run, over the kernel's __launch_bounds__). */
 static void mark_reblocked(struct probe_result *p, const struct probe_result *first,
-                           const struct probe_options *o)
+                           const struct probe_options *o, const char *refused)
 {
     int src[3], bounds;
     char own[32];
     probe_source_launch(src, &bounds, o->params);
     snprintf(own, sizeof own, "%dx%dx%d", src[0], src[1], src[2]);
     int is_src = src[0] && strcmp(own, p->block) == 0;
-    char *d = xasprintf("block %s%s%s%s; with the probe's own blocks: %s%s%s", p->block,
+    char *d = xasprintf("block %s%s%s%s; with the probe's own blocks: %s%s%s%s", p->block,
                         is_src ? " (the source's launch)" : "", p->detail ? ": " : "",
                         p->detail ? p->detail : "",
-                        first ? probe_outcome_name(first->outcome) : "not run, over its "
-                        "__launch_bounds__", first && first->detail ? ": " : "",
+                        first ? probe_outcome_name(first->outcome) : "not run, ",
+                        first ? "" : refused ? refused : "", first && first->detail ? ": " : "",
                         first && first->detail ? first->detail : "");
     free(p->detail);
     p->detail = d;
@@ -656,7 +677,8 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
         large |= strcmp(probe_bindings[b], "tiles") != 0 &&  /* rounds the sizes side gives; */
                  b != PROBE_BIND_FIXED &&                    /* fixed runs its one size */
                  probe_binding_matters(b, o->params);
-    int over = own_over_bounds(o);
+    const char *refused = own_refused(o);
+    int over = refused != NULL;
     if (!over)
         rc = try_bindings(&pl, o, large, NULL);
     int own = pl.nt; /* tries with the probe's own shapes */
@@ -678,7 +700,7 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
         pl.pick = pl.fallback >= 0 ? pl.fallback : 0; /* ran ok with a report, else the default's */
     if (pl.pick >= own && pl.nt > 0 && (own > 0 || kept) && pl.t[pl.pick].block)
         /* only a retry shape ran clean (the fixed binding says its own block: mark_fixed) */
-        mark_reblocked(&pl.t[pl.pick], own > 0 ? &pl.t[0] : NULL, o);
+        mark_reblocked(&pl.t[pl.pick], own > 0 ? &pl.t[0] : NULL, o, refused);
     if (pl.stopped && pl.nt > 0) /* the verdict is what the runs made give */
         mark_stopped(&pl.t[pl.pick], pl.faults);
     if (pl.nt > 0) {

@@ -150,6 +150,8 @@ struct launch_src {
     int block[3], grid[3];
     long long smem;          /* its dynamic shared memory bytes; -1 unknown */
     int bounds;              /* __launch_bounds__ maximum threads; 0 none or not constant */
+    int block_eq[3];         /* `assert(blockDim.x == 32)` in the kernel: the x, y, z it asserts;
+                              * 0 where none (docs/isolate.md "Block asserts") */
     /* The grid as expressions over the kernel's own parameters (docs/isolate.md "grid_expr"):
      * x, y, z in lscat's small language; [0][0] '\0' when not expressible or constant. */
     char grid_expr[3][LAUNCH_EXPR_MAX];

@@ -379,6 +379,9 @@ void harness_launch_parse(struct harness_launch *out, const char *text)
             out->smem = v;
         else if (sscanf(p, "bounds %d", &a[0]) == 1 && a[0] > 0)
             out->bounds = a[0];
+        else if (sscanf(p, "blockeq %d %d %d", &a[0], &a[1], &a[2]) == 3 && a[0] >= 0 &&
+                 a[1] >= 0 && a[2] >= 0)
+            memcpy(out->block_eq, a, sizeof a);
         else if (strncmp(p, "grid_expr ", 10) == 0)
             parse_grid_expr(out, p + 10);
         else if (sscanf(p, "gridsm %d", &a[0]) == 1 && a[0] > 0)
@@ -455,6 +458,9 @@ void harness_launch_json(struct buf *out, const struct harness_launch *l, const 
     }
     if (l->bounds > 0)
         buf_addf(out, ",\"launch_bounds\":%d", l->bounds);
+    if (l->block_eq[0] || l->block_eq[1] || l->block_eq[2])
+        buf_addf(out, ",\"block_eq\":[%d,%d,%d]", l->block_eq[0], l->block_eq[1],
+                 l->block_eq[2]);
     fixed_json(out, l, names);
 }
 

@@ -36,6 +36,7 @@ struct harness_launch {
     int block[3], grid[3]; /* block[0] 0: no constant block; grid[0] 0: no constant grid */
     long long smem;        /* dynamic shared memory bytes with that block; -1 unknown */
     int bounds;            /* __launch_bounds__ maximum threads; 0 none */
+    int block_eq[3];       /* the block the kernel asserts, per dimension; 0 where none */
     char grid_expr[3][HARNESS_EXPR_MAX]; /* the grid over the kernel's parameters ("grid_expr"
                                             line); [0][0] '\0' none */
     int grid_sm;           /* grid x = grid_sm x multiProcessorCount; 0 none */

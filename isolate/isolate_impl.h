@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#define ISOLATE_VERSION "12" /* 3: closures bring function template specialisations; 4: a
+#define ISOLATE_VERSION "13" /* 3: closures bring function template specialisations; 4: a
                               * named matrix's dimension (wA, hB, nA) keeps its role; 5: whole
                               * conditional blocks, toolkit headers first, OpenMP/MPI/compat
                               * fallbacks; 6: the kernel's indexing (grids, planned shapes),
@@ -40,7 +40,9 @@
                               * and the harness's fixed binding; 12: a fixed size's buffers
                               * may be allocated by the launching function's callers (two up);
                               * of two units' copies of one definition the longer closure,
-                              * then the smaller id, is kept (no more order-dependent ids) */
+                              * then the smaller id, is kept (no more order-dependent ids);
+                              * 13: a kernel's constant block asserts (`assert(blockDim.x ==
+                              * WARP_SIZE)`) in params.json "block_eq" */
 
 struct task {
     int64_t source_id;

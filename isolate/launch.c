@@ -568,6 +568,86 @@ static int launch_bounds(struct ctx *x, CXCursor k)
     return found ? (int)v : 0;
 }
 
+struct named_var {
+    const char *name;
+    CXCursor decl;
+};
+
+static enum CXChildVisitResult find_named_var(CXCursor c, CXCursor parent, void *d)
+{
+    (void)parent;
+    struct named_var *f = d;
+    if (clang_getCursorKind(c) != CXCursor_VarDecl)
+        return CXChildVisit_Recurse;
+    CXString name = clang_getCursorSpelling(c);
+    int same = clang_getCString(name) && strcmp(clang_getCString(name), f->name) == 0;
+    clang_disposeString(name);
+    if (!same)
+        return CXChildVisit_Continue;
+    f->decl = c;
+    return CXChildVisit_Break;
+}
+
+/* The value of V in a block assert: a literal, a macro of one, or a constant of that name,
+ * declared in the kernel (llm.c's `constexpr const int WarpSize = 32;`) or at namespace scope
+ * (inside the assert's expansion libclang gives the macro's cursor, not the reference, so the
+ * name is looked up among the declarations). */
+static int assert_value(long long *v, struct ctx *x, CXCursor k, const char *sp)
+{
+    if (launch_token_value(v, x, sp, 4))
+        return 1;
+    struct named_var f = { sp, clang_getNullCursor() };
+    clang_visitChildren(k, find_named_var, &f);
+    for (size_t i = 0; i < x->ntops && clang_Cursor_isNull(f.decl); i++)
+        if (clang_getCursorKind(x->tops[i].c) == CXCursor_VarDecl)
+            find_named_var(x->tops[i].c, clang_getNullCursor(), &f);
+    CXCursor init = clang_getNullCursor();
+    if (!clang_Cursor_isNull(f.decl))
+        clang_visitChildren(f.decl, last_expr, &init);
+    return !clang_Cursor_isNull(init) && launch_scalar(v, init, 4);
+}
+
+/* `assert(blockDim.D == V)` or `assert(V == blockDim.D)` in the kernel's body, V a constant
+ * (llm.c's `assert(blockDim.x == WARP_SIZE)`): every other block fires the assert, a device-side
+ * assert the probe would pay a faulting run for. Sets eq[D] = V (1..1024). */
+static void block_asserts(int eq[3], struct ctx *x, CXCursor k)
+{
+    CXToken *t = NULL;
+    unsigned n = 0;
+    CXFile f = NULL;
+    unsigned from = 0, to = 0; /* by offsets in the file, as launch_bounds (macro locations) */
+    CXSourceRange ext = clang_getCursorExtent(k);
+    clang_getExpansionLocation(clang_getRangeStart(ext), &f, NULL, NULL, &from);
+    clang_getExpansionLocation(clang_getRangeEnd(ext), NULL, NULL, NULL, &to);
+    if (!f || to <= from)
+        return;
+    clang_tokenize(x->tu, clang_getRange(clang_getLocationForOffset(x->tu, f, from),
+                                         clang_getLocationForOffset(x->tu, f, to)), &t, &n);
+    for (unsigned i = 0; i + 7 < n; i++) {
+        const char *s[8];
+        CXString str[8];
+        for (int j = 0; j < 8; j++) {
+            str[j] = clang_getTokenSpelling(x->tu, t[i + j]);
+            s[j] = clang_getCString(str[j]) ? clang_getCString(str[j]) : "";
+        }
+        int bd = -1, vi = -1; /* the token of D; of V */
+        if (!strcmp(s[0], "assert") && !strcmp(s[1], "(") && !strcmp(s[7], ")")) {
+            if (!strcmp(s[2], "blockDim") && !strcmp(s[3], ".") && !strcmp(s[5], "=="))
+                bd = 4, vi = 6;
+            else if (!strcmp(s[3], "==") && !strcmp(s[4], "blockDim") && !strcmp(s[5], "."))
+                bd = 6, vi = 2;
+        }
+        long long v;
+        int d = bd < 0 ? -1 : !strcmp(s[bd], "x") ? 0 : !strcmp(s[bd], "y") ? 1
+                : !strcmp(s[bd], "z") ? 2 : -1;
+        if (d >= 0 && assert_value(&v, x, k, s[vi]) && v >= 1 && v <= 1024)
+            eq[d] = (int)v;
+        for (int j = 0; j < 8; j++)
+            clang_disposeString(str[j]);
+    }
+    clang_disposeTokens(x->tu, t, n);
+}
+
 void launch_find(struct launch_src *out, struct ctx *x, CXCursor k)
 {
     memset(out, 0, sizeof(*out));
@@ -591,6 +671,7 @@ void launch_find(struct launch_src *out, struct ctx *x, CXCursor k)
             clang_visitChildren(x->tops[i].c, optin_visit, &f);
     }
     out->bounds = launch_bounds(x, k);
+    block_asserts(out->block_eq, x, k);
     if (out->has_block)
         fixed_find(out, x, f.call, f.top, f.cfg);
 }
@@ -617,4 +698,6 @@ void launch_text(struct buf *b, const struct launch_src *l)
     }
     if (l->bounds > 0)
         buf_addf(b, "bounds %d\n", l->bounds);
+    if (l->block_eq[0] || l->block_eq[1] || l->block_eq[2])
+        buf_addf(b, "blockeq %d %d %d\n", l->block_eq[0], l->block_eq[1], l->block_eq[2]);
 }

@@ -12,7 +12,7 @@
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 W=$T_TMP/work
 NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
-names="isolate_launch__a_dim3_block_variable_is_recorded isolate_launch__64_kib_of_shared_memory_is_recorded isolate_launch__launch_bounds_of_a_macro_is_recorded isolate_launch__the_harness_carries_the_sources_launch isolate_launch__a_harness_with_64_kib_compiles_with_nvcc isolate_launch__a_grid_wide_barrier_is_marked_cooperative isolate_launch__a_cooperative_harness_builds_without_rdc isolate_launch__a_pointer_to_a_2_mib_struct_gets_64_mib_not_gigabytes isolate_launch__the_sources_grid_is_recorded_as_an_expression isolate_launch__tiles_rounds_the_sizes_and_evaluates_the_sources_grid isolate_launch__side_keeps_the_sizes_unrounded isolate_launch__tiles_gives_the_smallest_size_one_tile"
+names="isolate_launch__a_dim3_block_variable_is_recorded isolate_launch__a_block_assert_is_recorded isolate_launch__an_assert_against_a_parameter_is_not_recorded isolate_launch__64_kib_of_shared_memory_is_recorded isolate_launch__launch_bounds_of_a_macro_is_recorded isolate_launch__the_harness_carries_the_sources_launch isolate_launch__a_harness_with_64_kib_compiles_with_nvcc isolate_launch__a_grid_wide_barrier_is_marked_cooperative isolate_launch__a_cooperative_harness_builds_without_rdc isolate_launch__a_pointer_to_a_2_mib_struct_gets_64_mib_not_gigabytes isolate_launch__the_sources_grid_is_recorded_as_an_expression isolate_launch__tiles_rounds_the_sizes_and_evaluates_the_sources_grid isolate_launch__side_keeps_the_sizes_unrounded isolate_launch__tiles_gives_the_smallest_size_one_tile"
 if [ ! -f "${CUDA_HOME:-/usr/local/cuda}/include/cuda_runtime.h" ]; then
     for n in $names; do t_skip "$n" "no CUDA headers (launches parse only with them)"; done; t_done
 fi
@@ -21,6 +21,12 @@ dir() { sqlite3 "$W/lscat.db" "SELECT dir FROM kernels WHERE name = '$1'"; }
 t_contains isolate_launch__a_dim3_block_variable_is_recorded "$W/$(dir tile32x4)/params.json" '"launch":{"block":[32,4,1],"smem":0,"grid_expr":["cdiv(width,32)","cdiv(height,4)","1"]}'
 t_contains isolate_launch__64_kib_of_shared_memory_is_recorded "$W/$(dir big_shared)/params.json" '"launch":{"block":[256,1,1],"smem":65536}'
 t_contains isolate_launch__launch_bounds_of_a_macro_is_recorded "$W/$(dir tile_reverse)/params.json" '"launch_bounds":128'
+# assert(blockDim.x == WARP_SIZE) (a macro) and assert(ROWS == blockDim.y) (a constexpr): the
+# block the kernel asserts; an assert against a parameter is not a constant
+t_contains isolate_launch__a_block_assert_is_recorded "$W/$(dir warp_rows)/params.json" '"block_eq":[32,8,0]'
+if grep -q block_eq "$W/$(dir strided_copy)/params.json"; then
+    t_fail isolate_launch__an_assert_against_a_parameter_is_not_recorded "$(grep -o '"block_eq[^]]*]' "$W/$(dir strided_copy)/params.json")"
+else t_ok isolate_launch__an_assert_against_a_parameter_is_not_recorded; fi
 t_contains isolate_launch__the_harness_carries_the_sources_launch "$W/$(dir big_shared)/harness.cu" 'lscat_src_smem = 65536;'
 if [ ! -x "$NVCC" ]; then t_skip isolate_launch__a_harness_with_64_kib_compiles_with_nvcc "nvcc not found ($NVCC)"
 elif (cd "$W/$(dir big_shared)" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" -c harness.cu -o "$T_TMP/big.o" >"$T_TMP/nvcc.log" 2>&1); then

@@ -381,6 +381,58 @@ static void test_bindings__shapes_over_the_launch_bounds_are_not_tried(void)
     probe_result_release(&p);
 }
 
+/* `assert(blockDim.x == WARP_SIZE); assert(ROWS == blockDim.y)` (llm.c's kernels; isolate's
+ * "block_eq"): every other block fires a device-side assert, so neither the probe's own blocks
+ * nor the retry shapes against it are run: the first run is the one shape that fits. */
+#define ASSERT_32x8 "{\"is2d\":true,\"block_eq\":[32,8,0],\"params\":[{\"name\":\"A\"," \
+                    "\"role\":\"buffer\"}]}"
+#define ASSERT_X64 "{\"block_eq\":[64,0,0],\"params\":[{\"name\":\"A\",\"role\":\"buffer\"}," \
+                   "{\"name\":\"w\",\"role\":\"width\"}]}"
+#define ASSERT_X48 "{\"block_eq\":[48,0,0],\"params\":[{\"name\":\"A\",\"role\":\"buffer\"}," \
+                   "{\"name\":\"w\",\"role\":\"width\"}]}"
+#define ASSERT_ANY "sticky * * 256 1\nsticky * * 16 16\nsticky * * 8 8\nsticky * * 32 32\n" \
+                   "sticky * * 128 1\nsticky * * 32 1\nsticky * * 1024 1\n"
+static void test_bindings__shapes_against_a_block_assert_are_not_tried(void)
+{
+    struct probe_result p;
+    probe(&p, ASSERT_ANY, ASSERT_32x8, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.block, "32x8x1");
+    CHECK_INT(tries(&p), ==, 1);
+    CHECK_CONTAINS(p.detail, "block 32x8x1; with the probe's own blocks: not run, against its "
+                             "block assert");
+    CHECK(strstr(p.bindings, "16x16x1") == NULL && strstr(p.bindings, "8x8x1") == NULL);
+    probe_result_release(&p);
+    /* 1D, x = 64: of 128, 64, 32, 1024 only 64 */
+    probe(&p, ASSERT_ANY, ASSERT_X64, 2024, NULL);
+    CHECK_STR(p.block, "64x1x1");
+    CHECK_INT(tries(&p), ==, 1);
+    probe_result_release(&p);
+    /* x = 48, no listed shape: one made from the assert */
+    probe(&p, ASSERT_ANY, ASSERT_X48, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.block, "48x1x1");
+    CHECK_INT(tries(&p), ==, 1);
+    probe_result_release(&p);
+    /* a shape that fits and faults anyway: the verdict is its fault, nothing else is run */
+    probe(&p, "sticky * * 32 8\n", ASSERT_32x8, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");
+    CHECK_INT(tries(&p), ==, 1);
+    probe_result_release(&p);
+    /* --no-block-retry: the probe's own blocks, as for any kernel */
+    no_retry = 1;
+    probe(&p, "", ASSERT_32x8, 2024, NULL);
+    no_retry = 0;
+    CHECK(p.block == NULL);
+    CHECK_INT(tries(&p), ==, 1);
+    probe_result_release(&p);
+    int eq[3];
+    CHECK_INT(probe_block_eq(eq, ASSERT_32x8), ==, 1);
+    CHECK(eq[0] == 32 && eq[1] == 8 && eq[2] == 0);
+    CHECK_INT(probe_block_eq(eq, SIZE_PARAMS), ==, 0);
+    CHECK(probe_block_fits(eq, 16, 16, 1));
+}
+
 /* kernels.params read back: the source's block and launch bounds, absent parts zero. */
 static void test_bindings__the_source_launch_is_read_from_params(void)
 {
@@ -724,6 +776,7 @@ int main(void)
     TEST_RUN(test_bindings__a_transformer_kernel_failing_under_area_runs_under_tokens);
     TEST_RUN(test_bindings__a_tiled_kernel_faulting_under_area_and_side_runs_under_tiles);
     TEST_RUN(test_bindings__a_small_only_tiled_kernel_gets_tiles_with_the_sources_block);
+    TEST_RUN(test_bindings__shapes_against_a_block_assert_are_not_tried);
     TEST_RUN(test_bindings__the_fault_budget_stops_the_search_after_n_faulting_runs);
     TEST_RUN(test_bindings__without_a_fault_budget_a_rescue_at_the_fourth_shape_is_still_found);
     TEST_RUN(test_bindings__fewer_faults_than_the_budget_change_nothing);

@@ -4,6 +4,8 @@
  * probe's 256x1 and 16x16 blocks fail at launch) from tests/isolate/fixtures/harness-golden are
  * built and probed by execute: add_positions must run under `tokens`, tile_reverse with the
  * retried block 128x1x1; then the real `lscat tune` measures both at two sizes with ok rows.
+ * warp_rows asserts its 32x8 block (params.json "block_eq"): none of the probe's own blocks is
+ * run, only 32x8 (docs/execute.md "Block retry").
  * Skips with "no CUDA device" elsewhere. */
 #include "common/error.h"
 #include "common/xalloc.h"
@@ -15,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const names[] = { "add_positions", "tile_reverse" };
-static const int param_counts[] = { 6, 3 };
+static const char *const names[] = { "add_positions", "tile_reverse", "warp_rows" };
+static const int param_counts[] = { 6, 3, 3 };
 static struct fixture_env env;
-static char ids[2][65];
+static char ids[3][65];
 static int ready;
 
 static char *text(const char *sql, const char *id) { return fixture_query_text(&env, sql, id); }
@@ -39,7 +41,7 @@ static void test_gpu_runnable__execute_probes_the_golden_kernels(void)
     if (!fixture_have_nvcc())
         test_skip("nvcc not found");
     CHECK_OK(fixture_env_init(&env));
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         char *seed = xasprintf("golden:%s", names[i]);
         CHECK_OK(fixture_add_golden(&env, names[i], seed, param_counts[i], ids[i]));
         free(seed);
@@ -51,8 +53,8 @@ static void test_gpu_runnable__execute_probes_the_golden_kernels(void)
     CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
     ready = 1;
     printf("# runnable %d, rebound %d, reblocked %d\n", c.runnable, c.rebound, c.reblocked);
-    CHECK_INT(c.runnable, ==, 2);
-    CHECK_INT(c.reblocked, ==, 1);
+    CHECK_INT(c.runnable, ==, 3);
+    CHECK_INT(c.reblocked, ==, 2);
 }
 
 static void test_gpu_runnable__a_transformer_kernel_runs_under_tokens(void)
@@ -82,6 +84,20 @@ static void test_gpu_runnable__a_kernel_for_128_threads_runs_with_the_retried_bl
     free(tries);
 }
 
+static void test_gpu_runnable__a_kernel_asserting_its_block_runs_with_it_alone(void)
+{
+    need_probes();
+    char *d = text("SELECT detail FROM probes WHERE kernel_id = ? AND outcome = 'ok'", ids[2]);
+    char *tries = text("SELECT bindings FROM probes WHERE kernel_id = ?", ids[2]);
+    printf("# warp_rows: %s | %s\n", d ? d : "-", tries ? tries : "-");
+    CHECK_CONTAINS(d, "block 32x8x1; with the probe's own blocks: not run, against its block "
+                      "assert");
+    CHECK(tries && strstr(tries, "16x16x1") == NULL && strstr(tries, "8x8x1\"") == NULL);
+    CHECK(tries && strstr(tries, "device-side assert") == NULL);
+    free(d);
+    free(tries);
+}
+
 static void test_gpu_runnable__tune_measures_both(void)
 {
     need_probes();
@@ -104,6 +120,7 @@ int main(void)
     TEST_RUN(test_gpu_runnable__execute_probes_the_golden_kernels);
     TEST_RUN(test_gpu_runnable__a_transformer_kernel_runs_under_tokens);
     TEST_RUN(test_gpu_runnable__a_kernel_for_128_threads_runs_with_the_retried_block);
+    TEST_RUN(test_gpu_runnable__a_kernel_asserting_its_block_runs_with_it_alone);
     TEST_RUN(test_gpu_runnable__tune_measures_both);
     if (ready)
         fixture_env_release(&env);
