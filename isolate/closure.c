@@ -175,19 +175,7 @@ static int has_unit(struct closure *cl, int idx)
  * variables of the translation unit (the kernel's namespace first). */
 static void push_named_var(struct closure *cl, const char *name, CXCursor near)
 {
-    CXCursor best = clang_getNullCursor();
-    CXCursor ns = clang_getCursorSemanticParent(near);
-    for (size_t i = 0; i < cl->x->ntops; i++) {
-        CXCursor t = cl->x->tops[i].c;
-        enum CXCursorKind k = clang_getCursorKind(t);
-        if (k != CXCursor_VarDecl)
-            continue;
-        CXString ts = clang_getCursorSpelling(t);
-        int same = clang_getCString(ts) && strcmp(clang_getCString(ts), name) == 0;
-        clang_disposeString(ts);
-        if (same && (clang_Cursor_isNull(best) || clang_equalCursors(clang_getCursorSemanticParent(t), ns)))
-            best = t;
-    }
+    CXCursor best = extract_var_by_name(cl->x, name, near);
     if (!clang_Cursor_isNull(best))
         closure_push_decl(cl, best);
 }

@@ -180,6 +180,24 @@ int extract_macro_by_name(struct ctx *x, const char *name)
     return -1;
 }
 
+CXCursor extract_var_by_name(struct ctx *x, const char *name, CXCursor near)
+{
+    CXCursor best = clang_getNullCursor();
+    CXCursor ns = clang_Cursor_isNull(near) ? near : clang_getCursorSemanticParent(near);
+    for (size_t i = 0; i < x->ntops; i++) {
+        CXCursor t = x->tops[i].c;
+        if (clang_getCursorKind(t) != CXCursor_VarDecl)
+            continue;
+        CXString ts = clang_getCursorSpelling(t);
+        int same = clang_getCString(ts) && strcmp(clang_getCString(ts), name) == 0;
+        clang_disposeString(ts);
+        if (same && (clang_Cursor_isNull(best) ||
+                     clang_equalCursors(clang_getCursorSemanticParent(t), ns)))
+            best = t;
+    }
+    return best;
+}
+
 static int is_kernel(CXCursor c)
 {
     enum CXCursorKind k = clang_getCursorKind(c);

@@ -112,6 +112,9 @@ int extract_has_child_kind(CXCursor c, enum CXCursorKind kind);
 void extract_note(struct ctx *x, const char *cls, const char *msg);
 /* The index into x->macros of the last definition named `name`, or -1. */
 int extract_macro_by_name(struct ctx *x, const char *name);
+/* The namespace-scope variable named `name` among x->tops, the one in near's namespace first
+ * (near: a cursor of that namespace, or a null cursor), or a null cursor. */
+CXCursor extract_var_by_name(struct ctx *x, const char *name, CXCursor near);
 
 /* ---- closure.c: what a kernel or declaration needs */
 

@@ -598,9 +598,8 @@ static int assert_value(long long *v, struct ctx *x, CXCursor k, const char *sp)
         return 1;
     struct named_var f = { sp, clang_getNullCursor() };
     clang_visitChildren(k, find_named_var, &f);
-    for (size_t i = 0; i < x->ntops && clang_Cursor_isNull(f.decl); i++)
-        if (clang_getCursorKind(x->tops[i].c) == CXCursor_VarDecl)
-            find_named_var(x->tops[i].c, clang_getNullCursor(), &f);
+    if (clang_Cursor_isNull(f.decl))
+        f.decl = extract_var_by_name(x, sp, k);
     CXCursor init = clang_getNullCursor();
     if (!clang_Cursor_isNull(f.decl))
         clang_visitChildren(f.decl, last_expr, &init);
