@@ -56,6 +56,40 @@ static void check_ref_of(struct plan_kernel *k, const char *detail)
         snprintf(k->check_ref, sizeof k->check_ref, "%dx%dx%d", b[0], b[1], b[2]);
 }
 
+/* A kernel that asserts its block (isolate's params "block_eq", docs/isolate.md "Block
+ * asserts") is measured only with the shapes that satisfy the assert: any other fires a
+ * device-side assert, a sticky error and a new harness for each shape, for nothing. Where no
+ * shape of its space fits, the probe's kept block (check_ref) at each size; where there is none,
+ * the space stays as it is. Call after own_space and check_ref_of. */
+static void assert_space(struct plan_kernel *k, const struct tune_options *o, const char *params)
+{
+    static const char key[] = "\"block_eq\":[";
+    const char *p = params ? strstr(params, key) : NULL;
+    int eq[3], kb[3];
+    if (!p || sscanf(p + sizeof key - 1, "%d,%d,%d", &eq[0], &eq[1], &eq[2]) != 3)
+        return;
+    const struct tune_space *base = plan_space_of(o, k);
+    struct tune_space out = { xcalloc((size_t)base->n + 1, sizeof(struct tune_config)), 0 };
+    for (int i = 0; i < base->n; i++) {
+        const struct tune_config *c = &base->configs[i];
+        if ((!eq[0] || c->bx == eq[0]) && (!eq[1] || c->by == eq[1]) && (!eq[2] || c->bz == eq[2]))
+            out.configs[out.n++] = *c;
+    }
+    if (out.n == 0 && sscanf(k->check_ref, "%dx%dx%d", &kb[0], &kb[1], &kb[2]) == 3)
+        for (int i = 0; i < base->n; i++) /* sizes outer: one config at each */
+            if (i == 0 || base->configs[i].w != base->configs[i - 1].w ||
+                base->configs[i].h != base->configs[i - 1].h)
+                out.configs[out.n++] = (struct tune_config){ base->configs[i].w,
+                                                             base->configs[i].h, kb[0], kb[1],
+                                                             kb[2] };
+    if (out.n == 0) {
+        tune_space_release(&out);
+        return;
+    }
+    tune_space_release(&k->own);
+    k->own = out;
+}
+
 static int load_kernels(struct sweep_shared *sh, struct store *s)
 {
     const struct tune_options *o = sh->o;
@@ -74,7 +108,8 @@ static int load_kernels(struct sweep_shared *sh, struct store *s)
                            "'%(the source''s launch)%') THEN k.params END, "
                            "(SELECT p.detail FROM probes p WHERE p.kernel_id = k.id AND "
                            "p.outcome = 'ok' AND p.detail LIKE 'block %' "
-                           "ORDER BY p.probed_at DESC LIMIT 1) "
+                           "ORDER BY p.probed_at DESC LIMIT 1), "
+                           "CASE WHEN k.params LIKE '%\"block_eq\":[%' THEN k.params END "
                            "FROM kernels k "
                            "JOIN builds b ON b.kernel_id = k.id "
                            "WHERE k.status = 'runnable' AND b.status = 'ok' "
@@ -101,6 +136,7 @@ static int load_kernels(struct sweep_shared *sh, struct store *s)
             k->two_d = store_col_int(st, 5) != 0;
             own_space(k, o, store_col_text(st, 6));
             check_ref_of(k, store_col_text(st, 7));
+            assert_space(k, o, store_col_text(st, 8));
         }
         size_t bcap = k->cap;
         XGROW(k->bins, (size_t)k->nbuilds + 1, bcap);

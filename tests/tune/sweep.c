@@ -255,6 +255,36 @@ static void test_sweep__the_probes_kept_source_block_is_measured_outside_the_spa
     store_free(s);
 }
 
+/* A kernel asserting its block (params "block_eq", docs/isolate.md "Block asserts") is measured
+ * only with the shapes that fit: k0 asserts x = 64 (of 16x16 and 64); k1 asserts 32x8, which
+ * the space lacks, so the probe's kept block is measured at each size; k2 asserts 48 with no
+ * kept block, so its space stays whole. */
+static void test_sweep__a_kernel_asserting_its_block_is_measured_with_fitting_shapes_only(void)
+{
+    struct store *s = setup(3, NULL);
+    struct tune_gpu g[1];
+    struct tune_counts c;
+    gpus_of(g, 1, 1, s);
+    CHECK_OK(store_exec(s, "UPDATE kernels SET params = '{\"block_eq\":[64,0,0]}' WHERE id = 'k0';"
+                           "UPDATE kernels SET params = '{\"is2d\":true,\"block_eq\":[32,8,0]}' "
+                           "WHERE id = 'k1';"
+                           "UPDATE kernels SET params = '{\"block_eq\":[48,0,0]}' WHERE id = 'k2';"
+                           "INSERT INTO probes(kernel_id, gpu_id, outcome, detail, probed_at) "
+                           "SELECT 'k1', id, 'ok', 'block 32x8x1; with the probe''s own blocks: "
+                           "not run, against its block assert', 'now' FROM gpus"));
+    sweep(&c, s, g, 1, 0, 5);
+    CHECK_INT(c.configs_planned, ==, 2 + 2 + 2 * 2);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k0' AND block_x = 64 "
+                   "AND block_y = 1 AND status = 'ok'"), ==, 2);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k0' AND block_x = 16"),
+              ==, 0);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k1' AND block_x = 32 "
+                   "AND block_y = 8 AND status = 'ok'"), ==, 2);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k1'"), ==, 2);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE kernel_id = 'k2'"), ==, 4);
+    store_free(s);
+}
+
 /* A kernel the probe ran at its fixed size (binding fixed, docs/tune.md "Fixed-size kernels")
  * is measured once: its own size with its source's block, whatever the space; the row says
  * binding fixed. The other kernel is swept as before. */
@@ -686,6 +716,7 @@ int main(void)
     TEST_RUN(test_sweep__each_gpu_model_measures_each_kernel);
     TEST_RUN(test_sweep__each_kernel_is_planned_over_its_indexing_space);
     TEST_RUN(test_sweep__the_probes_kept_source_block_is_measured_outside_the_space);
+    TEST_RUN(test_sweep__a_kernel_asserting_its_block_is_measured_with_fitting_shapes_only);
     TEST_RUN(test_sweep__a_fixed_size_kernel_is_measured_at_its_own_size_only);
     TEST_RUN(test_sweep__a_fixed_binding_without_its_size_is_not_swept);
     TEST_RUN(test_sweep__the_probes_kept_block_is_the_output_checks_reference);
