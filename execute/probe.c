@@ -627,14 +627,16 @@ static const char *own_refused(const struct probe_options *o)
     probe_source_launch(src, &bounds, o->params);
     if (bounds > 0 && bounds < 256)
         return "over its __launch_bounds__";
-    if (probe_block_eq(eq, o->params) && (!probe_block_fits(eq, 16, 16, 1) ||
-                                          (!probe_is2d(o->params) && !probe_block_fits(eq, 256, 1, 1))))
-        return "against its block assert";
+    if (!probe_block_eq(eq, o->params))
+        return NULL;
+    int own_fit = probe_block_fits(eq, 16, 16, 1) &&
+                  (probe_is2d(o->params) || probe_block_fits(eq, 256, 1, 1));
+    return own_fit ? NULL : "against its block assert";
     return NULL;
 }
 
 /* A pick made with a retry shape says so (and whether it is the source's own launch), and what
- * the probe's own shapes gave (first; NULL: not run, over the kernel's __launch_bounds__). */
+ * the probe's own shapes gave (first; NULL: not run, for the reason `refused` gives). */
 static void mark_reblocked(struct probe_result *p, const struct probe_result *first,
                            const struct probe_options *o, const char *refused)
 {
