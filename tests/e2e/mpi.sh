@@ -24,12 +24,15 @@ MPI=(mpirun --oversubscribe -np 3)
 rows() { tail -n +2 "$1" | awk -F, '{ print $1 "," $2 "," $3 "," $4 "," $(NF-3) "," $(NF-2) }' |
          sort -t, -k1,1n; }
 records() { tail -n +2 "$1" | cut -d, -f1 | sort -n | tr '\n' ' '; }
-# The pid of the first process named $2 below process $1, waiting up to 60 s for one.
+# The pid of the first process named $2 below process $1 whose parent has another name (the
+# stage process a worker started, not a child it forked and has not yet exec'd: a sweep's
+# measuring host is `lscat-sweep` between fork and exec, and killing that one crashes a record
+# instead of killing the chunk), waiting up to 60 s for one.
 descendant() {
     for _ in $(seq 1 600); do
         p=$(ps -e -o pid=,ppid=,comm= | awk -v root="$1" -v name="$2" '
             { parent[$1] = $2; comm[$1] = $3 }
-            END { for (p in comm) if (comm[p] == name) { q = p
+            END { for (p in comm) if (comm[p] == name && comm[parent[p]] != name) { q = p
                   while (q in parent && q != root && q > 1) q = parent[q]
                   if (q == root) { print p; exit } } }')
         [ -n "$p" ] && { echo "$p"; return 0; }
