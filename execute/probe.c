@@ -5,6 +5,7 @@
  * other block shapes, within a budget of faulting runs; execute/probe_budget.c times the lines. */
 #include "execute/probe.h"
 
+#include "common/blockeq.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
@@ -559,16 +560,16 @@ static int retry_shapes(struct shape *out, const struct probe_options *o)
     int is2d = probe_is2d(o->params), src[3], bounds, eq[3], n = 0;
     size_t nfix = is2d ? sizeof(two) / sizeof(two[0]) : sizeof(one) / sizeof(one[0]);
     probe_source_launch(src, &bounds, o->params);
-    int asserted = probe_block_eq(eq, o->params);
+    int asserted = block_eq_parse(eq, o->params);
     long long st = (long long)src[0] * src[1] * src[2];
     if (src[0] && st <= 1024 && (!bounds || st <= bounds) &&
-        probe_block_fits(eq, src[0], src[1], src[2]))
+        block_eq_fits(eq, src[0], src[1], src[2]))
         out[n++] = (struct shape){ src[0], src[1], src[2] };
     for (size_t i = 0; i < nfix; i++) {
         struct shape f = is2d ? two[i] : one[i];
         if ((bounds && f.bx * f.by > bounds) ||
             (src[0] && f.bx == src[0] && f.by == src[1] && src[2] == 1) ||
-            !probe_block_fits(eq, f.bx, f.by, 1))
+            !block_eq_fits(eq, f.bx, f.by, 1))
             continue;
         out[n++] = f;
     }
@@ -627,10 +628,10 @@ static const char *own_refused(const struct probe_options *o)
     probe_source_launch(src, &bounds, o->params);
     if (bounds > 0 && bounds < 256)
         return "over its __launch_bounds__";
-    if (!probe_block_eq(eq, o->params))
+    if (!block_eq_parse(eq, o->params))
         return NULL;
-    int own_fit = probe_block_fits(eq, 16, 16, 1) &&
-                  (probe_is2d(o->params) || probe_block_fits(eq, 256, 1, 1));
+    int own_fit = block_eq_fits(eq, 16, 16, 1) &&
+                  (probe_is2d(o->params) || block_eq_fits(eq, 256, 1, 1));
     return own_fit ? NULL : "against its block assert";
     return NULL;
 }

@@ -185,12 +185,6 @@ struct gpu_info {
  * "launch_bounds":N): block zero when none is known, *bounds 0 when none. 1 with a block. */
 int probe_source_launch(int block[3], int *bounds, const char *params);
 
-/* The block the kernel asserts (isolate's params "block_eq":[X,Y,Z], from `assert(blockDim.x ==
- * 32)`: docs/isolate.md "Block asserts"), 0 per dimension where none. 1 when any is set. */
-int probe_block_eq(int eq[3], const char *params);
-/* Whether block bx x by x bz satisfies eq (probe_block_eq). */
-int probe_block_fits(const int eq[3], int bx, int by, int bz);
-
 /* Whether kernels.params says the kernel is 2D ("is2d":true). 0 when params is NULL. */
 int probe_is2d(const char *params);
 

@@ -26,22 +26,6 @@ char *probe_json_str(const char *line, const char *key)
 
 const char *const probe_bindings[] = { "area", "side", "tokens", "tiles", "fixed", NULL };
 
-int probe_block_eq(int eq[3], const char *params)
-{
-    static const char key[] = "\"block_eq\":[";
-    const char *p = params ? strstr(params, key) : NULL;
-    eq[0] = eq[1] = eq[2] = 0;
-    if (p && (sscanf(p + sizeof key - 1, "%d,%d,%d", &eq[0], &eq[1], &eq[2]) != 3 || eq[0] < 0 ||
-              eq[1] < 0 || eq[2] < 0))
-        eq[0] = eq[1] = eq[2] = 0;
-    return eq[0] > 0 || eq[1] > 0 || eq[2] > 0;
-}
-
-int probe_block_fits(const int eq[3], int bx, int by, int bz)
-{
-    return (!eq[0] || eq[0] == bx) && (!eq[1] || eq[1] == by) && (!eq[2] || eq[2] == bz);
-}
-
 int probe_is2d(const char *params)
 {
     return params && strstr(params, "\"is2d\":true") != NULL;

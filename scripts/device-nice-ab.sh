@@ -19,11 +19,7 @@ T_END=$(( $(date +%s) + ${NAB_BUDGET_S:-520} ))
 # the copies keep the work folder's absolute path: isolate recorded it (kernel folders, repos)
 for m in A B; do rm -rf "$W.$m"; cp -a "$W" "$W.$m"; done
 save() {  # save WORKDIR NAME: the store, whole, gzipped, to OUT/NAME
-    python3 -c 'import gzip, os, shutil, sqlite3, sys
-s = sqlite3.connect(sys.argv[1]); d = sqlite3.connect(sys.argv[2] + ".db"); s.backup(d); d.close()
-with open(sys.argv[2] + ".db", "rb") as i, gzip.open(sys.argv[2] + ".tmp", "wb", 6) as o:
-    shutil.copyfileobj(i, o)
-os.replace(sys.argv[2] + ".tmp", sys.argv[2]); os.remove(sys.argv[2] + ".db")' "$1/lscat.db" "$OUT/$2"
+    python3 "$ROOT/scripts/store-snapshot.py" "$1/lscat.db" "$OUT/$2"
 }
 one() {  # one MODE PREFIX
     local m=$1 p=$2 t t0 rc nice=()

@@ -19,12 +19,8 @@ W=$ROOT/${RCP_WORK:-.dev/realcode/work11}
 [ -f "$W/lscat.db" ] || tar xJf "${RCP_ARCHIVE:-.dev/realcode11full.tar.xz}" -C "$ROOT" --skip-old-files
 T_END=$(( $(date +%s) + ${RCP_BUDGET_S:-480} - 40 ))
 python3 "$ROOT/scripts/cpu-by-command.py" "$OUT/cpu.tsv" & sampler=$!
-save() {  # the store as it is now, whole (sqlite's backup), to OUT/real.db.gz
-    python3 -c 'import gzip, os, shutil, sqlite3, sys
-s = sqlite3.connect(sys.argv[1]); d = sqlite3.connect(sys.argv[2]); s.backup(d); d.close()
-with open(sys.argv[2], "rb") as i, gzip.open(sys.argv[2] + ".gz.tmp", "wb", 6) as o:
-    shutil.copyfileobj(i, o)
-os.replace(sys.argv[2] + ".gz.tmp", sys.argv[2] + ".gz"); os.remove(sys.argv[2])' "$W/lscat.db" "$OUT/real.db"
+save() {  # the store as it is now, whole, to OUT/real.db.gz
+    python3 "$ROOT/scripts/store-snapshot.py" "$W/lscat.db" "$OUT/real.db.gz"
 }
 run() {  # run LABEL PREFIX [execute options]
     local label=$1 p=$2 t t0 rc; shift 2

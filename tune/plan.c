@@ -3,6 +3,7 @@
  * re-planning while an `lscat execute` of this host makes more kernels runnable. */
 #include "tune/plan.h"
 
+#include "common/blockeq.h"
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/progress.h"
@@ -63,16 +64,14 @@ static void check_ref_of(struct plan_kernel *k, const char *detail)
  * the space stays as it is. Call after own_space and check_ref_of. */
 static void assert_space(struct plan_kernel *k, const struct tune_options *o, const char *params)
 {
-    static const char key[] = "\"block_eq\":[";
-    const char *p = params ? strstr(params, key) : NULL;
     int eq[3], kb[3];
-    if (!p || sscanf(p + sizeof key - 1, "%d,%d,%d", &eq[0], &eq[1], &eq[2]) != 3)
+    if (!block_eq_parse(eq, params))
         return;
     const struct tune_space *base = plan_space_of(o, k);
     struct tune_space out = { xcalloc((size_t)base->n + 1, sizeof(struct tune_config)), 0 };
     for (int i = 0; i < base->n; i++) {
         const struct tune_config *c = &base->configs[i];
-        if ((!eq[0] || c->bx == eq[0]) && (!eq[1] || c->by == eq[1]) && (!eq[2] || c->bz == eq[2]))
+        if (block_eq_fits(eq, c->bx, c->by, c->bz))
             out.configs[out.n++] = *c;
     }
     if (out.n == 0 && sscanf(k->check_ref, "%dx%dx%d", &kb[0], &kb[1], &kb[2]) == 3)

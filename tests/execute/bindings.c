@@ -2,6 +2,7 @@
  * processes in the real sandbox: tune's stand-in harness plays a kernel whose configurations
  * fail under some --bind (no GPU here), a stand-in compute-sanitizer reports out-of-bounds
  * accesses for chosen bindings. Checks which binding is kept and what each try recorded. */
+#include "common/blockeq.h"
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
@@ -427,10 +428,10 @@ static void test_bindings__shapes_against_a_block_assert_are_not_tried(void)
     CHECK_INT(tries(&p), ==, 1);
     probe_result_release(&p);
     int eq[3];
-    CHECK_INT(probe_block_eq(eq, ASSERT_32x8), ==, 1);
+    CHECK_INT(block_eq_parse(eq, ASSERT_32x8), ==, 1);
     CHECK(eq[0] == 32 && eq[1] == 8 && eq[2] == 0);
-    CHECK_INT(probe_block_eq(eq, SIZE_PARAMS), ==, 0);
-    CHECK(probe_block_fits(eq, 16, 16, 1));
+    CHECK_INT(block_eq_parse(eq, SIZE_PARAMS), ==, 0);
+    CHECK(block_eq_fits(eq, 16, 16, 1));
 }
 
 /* kernels.params read back: the source's block and launch bounds, absent parts zero. */
