@@ -305,7 +305,7 @@ int main(int argc, char **argv)
     rc = execute_run(&c, st.store, st.work_dir, &o, st.run_id);
     if (rc < 0) {
         code = cli_fatal(&cli);
-    } else if (c.interrupted) {
+    } else if (c.interrupted || c.device_lost) { /* a run to make again: what is missing */
         code = LSCAT_EXIT_FATAL;
     } else if (c.build_failed || c.probe_failed || c.errors) {
         code = LSCAT_EXIT_FAILURES;

@@ -346,6 +346,14 @@ int execute_run(struct execute_counts *out, struct store *s, const char *work_di
     out->build_wait_s = g.build_wait_s;
     out->probe_wait_s = g.probe_wait_s;
     out->interrupted = o->stop && *o->stop;
+    if (g.device_lost) { /* what was built for a probe that no worker took stays 'built' */
+        out->device_lost = 1;
+        out->unprobed += (int)(g.q_tail - g.q_head);
+        log_error("probe: device %d is unusable (%s); probing stopped there: %d built "
+                  "kernel%s left unprobed (still 'built', nothing recorded for them); check the "
+                  "GPU (nvidia-smi) and run `lscat execute` again to probe them",
+                  g.device, g.device_lost, out->unprobed, out->unprobed == 1 ? "" : "s");
+    }
     if (g.store_failed)
         rc = lscat_error_set("%s", g.store_error);
 done:
@@ -358,6 +366,7 @@ done:
     free(g.memcheck);
     free(g.runner_program);
     free(g.store_error);
+    free(g.device_lost);
     free(arch);
     buf_release(&why);
     build_env_release(&g.env);
@@ -381,7 +390,8 @@ void execute_counts_json(char **out, const struct execute_counts *c)
                      "\"runner_spare_ready\":%d,\"too_slow\":%d,\"fault_budget\":%d,"
                      "\"memcheck_starts\":%d,\"memcheck_runs\":%d,\"memcheck_reports\":%d,"
                      "\"memcheck_inconclusive\":%d,\"confirm_runs\":%d,"
-                     "\"memcheck_fallback_runs\":%d,\"memcheck_late\":%d,\"memcheck_stray\":%d}",
+                     "\"memcheck_fallback_runs\":%d,\"memcheck_late\":%d,\"memcheck_stray\":%d,"
+                     "\"device_lost\":%d,\"unprobed\":%d}",
                      c->kernels, c->cached, c->built_first_try, c->built_after_repair,
                      c->build_failed, c->probed, c->runnable, c->rebound, c->small_only,
                      c->reblocked, c->probed_2d, c->reprobed, c->probes_kept, c->rekeyed,
@@ -392,5 +402,5 @@ void execute_counts_json(char **out, const struct execute_counts *c)
                      c->runner_spare_ready, c->too_slow, c->fault_budget, c->memcheck_starts,
                      c->memcheck_runs, c->memcheck_reports, c->memcheck_inconclusive,
                      c->confirm_runs, c->memcheck_fallback_runs, c->memcheck_late,
-                     c->memcheck_stray);
+                     c->memcheck_stray, c->device_lost, c->unprobed);
 }

@@ -87,6 +87,8 @@ struct execute_counts {
     int gpu_present;
     int built_while_probing; /* builds (not cached) that finished while a probe ran */
     int interrupted;         /* 1 when *stop ended the run early */
+    int device_lost;         /* 1 when a probe found the device unusable: probing stopped */
+    int unprobed;            /* built kernels left unprobed for it (they stay 'built') */
     double build_wall_s;     /* from the start of the builds to the end of the last one (the
                                 probes run beside them) */
     double build_wait_s;     /* builder time spent waiting for probes (--build-ahead bound) */

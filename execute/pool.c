@@ -288,13 +288,23 @@ static void probe_one(struct stage *g, struct item *it, struct worker *w)
     }
     gpulock_release(&gl);
     pthread_mutex_lock(&g->lock);
-    if (rc == 0 && record_probe(&g->rec, it->id, it->probe_key, &p) < 0) {
+    int lost = rc == 0 && p.device_lost; /* no verdict on this kernel: it stays 'built' */
+    if (lost) {
+        g->c->unprobed++;
+        if (!g->device_lost) {
+            g->device_lost = xstrdup(p.detail ? p.detail : "the device is unusable");
+            log_event(LOG_ERROR, "device_lost", "kernel", it->id, "detail", g->device_lost,
+                      NULL);
+            pthread_cond_broadcast(&g->moved); /* probe workers waiting for a kernel stop */
+        }
+    }
+    if (rc == 0 && !lost && record_probe(&g->rec, it->id, it->probe_key, &p) < 0) {
         store_failure(g);
         rc = -1;
     }
-    if (rc == 0) {
+    if (rc == 0 && !lost) {
         count_probe(g, it, &p);
-    } else if (!waited_out) {
+    } else if (rc != 0 && !waited_out) {
         g->c->errors++;
         log_event(LOG_WARN, "probe_error", "kernel", it->id, "error", lscat_error_last(), NULL);
     }
@@ -343,7 +353,7 @@ static struct item *take_build(struct stage *g)
 static struct item *take_probe(struct stage *g)
 {
     for (;;) {
-        if (stopped(g))
+        if (stopped(g) || g->device_lost)
             return NULL;
         if (g->q_head < g->q_tail) {
             g->probes_running++;

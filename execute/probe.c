@@ -319,6 +319,7 @@ struct plan {
     struct probe_result t[PROBE_TRIES];
     int nt, pick, fallback, small, too_slow;
     int faults, stopped; /* runs that faulted at the small sizes; the fault budget stopped it */
+    int lost;            /* a try found the device unusable (its index + 1): nothing more runs */
     int mc;              /* a plain run faulted: the next tries go to the memcheck runner first */
     int mc_runs, mc_reports, mc_inconclusive, confirms, mc_fallback;
 };
@@ -423,6 +424,10 @@ static void consider(struct plan *pl, const struct probe_result *p)
         pl->small = i;
     pl->too_slow += p->outcome == PROBE_TOO_SLOW;
     pl->faults += faulted(p);
+    if (p->device_lost && !pl->lost) {
+        pl->lost = i + 1;
+        pl->stopped = 1; /* every loop of the plan ends on it */
+    }
     pl->mc |= !p->memcheck && faulted(p); /* the plain runner ended: memcheck from now on */
 }
 
@@ -494,7 +499,7 @@ static int try_bindings(struct plan *pl, const struct probe_options *o, int larg
 static int memcheck_fallback(struct plan *pl, const struct probe_options *o, int large)
 {
     int rc = 0, n = pl->nt;
-    for (int i = 0; i < n && rc == 0 && pl->mc_fallback < PROBE_MEMCHECK_FALLBACK &&
+    for (int i = 0; i < n && rc == 0 && !pl->lost && pl->mc_fallback < PROBE_MEMCHECK_FALLBACK &&
                     pl->nt < PROBE_TRIES && pl->pick < 0 && pl->fallback < 0 && pl->small < 0;
          i++) {
         const struct probe_result *t = &pl->t[i];
@@ -692,6 +697,8 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
         rc = tiles_after_small(&pl, o, large);
     if (rc == 0 && pl.mc_reports && pl.pick < 0 && pl.fallback < 0 && pl.small < 0)
         rc = memcheck_fallback(&pl, o, large);
+    if (pl.lost) /* no verdict on the kernel: the try that found the device gone says why */
+        pl.pick = pl.fallback = pl.small = -1;
     int kept = pl.pick >= 0 || pl.fallback >= 0 || pl.small >= 0;
     struct buf j = BUF_INIT;
     tries_json(&j, pl.t, pl.nt); /* what each binding really gave */
@@ -700,11 +707,12 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
         pl.pick = pl.small;
     }
     if (pl.pick < 0)
-        pl.pick = pl.fallback >= 0 ? pl.fallback : 0; /* ran ok with a report, else the default's */
-    if (pl.pick >= own && pl.nt > 0 && (own > 0 || kept) && pl.t[pl.pick].block)
+        pl.pick = pl.lost ? pl.lost - 1 : pl.fallback >= 0 ? pl.fallback : 0; /* ran ok with a
+                                                       report, else the default's */
+    if (pl.pick >= own && pl.nt > 0 && (own > 0 || kept) && !pl.lost && pl.t[pl.pick].block)
         /* only a retry shape ran clean (the fixed binding says its own block: mark_fixed) */
         mark_reblocked(&pl.t[pl.pick], own > 0 ? &pl.t[0] : NULL, o, refused);
-    if (pl.stopped && pl.nt > 0) /* the verdict is what the runs made give */
+    if (pl.stopped && !pl.lost && pl.nt > 0) /* the verdict is what the runs made give */
         mark_stopped(&pl.t[pl.pick], pl.faults);
     if (pl.nt > 0) {
         *out = pl.t[pl.pick];
@@ -713,7 +721,8 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
     out->bindings = buf_detach(&j, NULL);
     out->probe_s = fs_mono_s() - t0;
     out->too_slow = pl.too_slow;
-    out->fault_budget = pl.stopped;
+    out->fault_budget = pl.stopped && !pl.lost;
+    out->device_lost = pl.lost > 0;
     out->memcheck_runs = pl.mc_runs;
     out->memcheck_reports = pl.mc_reports;
     out->memcheck_inconclusive = pl.mc_inconclusive;

@@ -22,6 +22,36 @@ static enum probe_outcome error_kind(const char *err)
     return PROBE_CUDA_ERROR;
 }
 
+int probe_device_error(const char *text)
+{
+    /* cudaGetErrorString's texts of cudaErrorNoDevice, cudaErrorInsufficientDriver,
+     * cudaErrorDevicesUnavailable, cudaErrorInvalidDevice, cudaErrorSystemNotReady,
+     * cudaErrorSystemDriverMismatch and cudaErrorCompatNotSupportedOnDevice; never an error a
+     * kernel or its module can cause (an image for another architecture, out of memory) */
+    static const char *const device[] = { "no CUDA-capable device is detected",
+                                          "CUDA driver version is insufficient",
+                                          "busy or unavailable",
+                                          "invalid device ordinal",
+                                          "system not yet initialized",
+                                          "system has unsupported display driver",
+                                          "forward compatibility was attempted",
+                                          NULL };
+    for (int i = 0; text && device[i]; i++)
+        if (strstr(text, device[i]))
+            return 1;
+    return 0;
+}
+
+/* The harness's own lines when it cannot open the device (harness_main.cu.in): `harness:
+ * device N: <cudaGetErrorString>` or `harness: device N: cannot read its description`. */
+static int device_open_failed(const char *line)
+{
+    int dev, at = 0;
+    if (sscanf(line, "harness: device %d: %n", &dev, &at) != 1 || at == 0)
+        return 0;
+    return probe_device_error(line + at) || strcmp(line + at, "cannot read its description") == 0;
+}
+
 static char *last_line(const char *s)
 {
     size_t n = strlen(s);
@@ -37,6 +67,7 @@ void probe_classify(struct probe_result *out, const struct proc_result *r, const
 {
     int ok_lines = 0;
     char *first_err = NULL, *first_invalid = NULL;
+    out->device_lost = 0;
     for (const char *p = results; p && *p;) {
         const char *nl = strchr(p, '\n');
         char *line = xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
@@ -74,6 +105,7 @@ void probe_classify(struct probe_result *out, const struct proc_result *r, const
     } else if (first_err) {
         out->outcome = error_kind(first_err);
         buf_adds(&d, first_err);
+        out->device_lost = probe_device_error(first_err);
     } else if (ok_lines > 0 && r->exit_code == 0) {
         out->outcome = PROBE_OK;
     } else {
@@ -82,6 +114,7 @@ void probe_classify(struct probe_result *out, const struct proc_result *r, const
         buf_addf(&d, "exit %d, %d configurations ran%s%s%s%s", r->exit_code, ok_lines,
                  first_invalid ? ": " : "", first_invalid ? first_invalid : "",
                  *tail ? ": " : "", tail);
+        out->device_lost = ok_lines == 0 && r->exit_code == 3 && device_open_failed(tail);
         free(tail);
     }
     out->detail = d.len ? buf_detach(&d, NULL) : NULL;

@@ -59,6 +59,8 @@ struct stage {
                                   NULL: a process per probe run */
     int store_failed;
     char *store_error;         /* the first store error of a worker (errors are per thread) */
+    char *device_lost;         /* why a probe found the device unusable (probe_device_error):
+                                  no probe starts after it, NULL while none did */
 };
 
 /* Run the builders (`builders` threads, sandbox slots 0..) and, when g->probing, the probe

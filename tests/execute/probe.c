@@ -120,6 +120,46 @@ static void test_probe__crash_timeout_and_silent_failures(void)
     expect(classify(127, 0, 0, "lscat: cannot execute the program\n", ""), PROBE_CRASH, NULL);
 }
 
+/* A harness that cannot open the device (harness_main.cu.in: `harness: device N: ...`, exit 3,
+ * no configuration) for a reason no kernel causes: the device is unusable, not the kernel
+ * (docs/execute.md "A device that goes"). Errors a kernel or its module can cause are the
+ * kernel's. */
+static int lost(int exit_code, const char *stderr_text, const char *results)
+{
+    struct probe_result p = classify(exit_code, 0, 0, stderr_text, results);
+    int l = p.device_lost;
+    if (l) /* never a fault: no retry shape, no fault budget counts it */
+        CHECK_STR(probe_outcome_name(p.outcome), "cuda_error");
+    probe_result_release(&p);
+    return l;
+}
+
+static void test_probe__a_device_that_cannot_be_opened_is_lost_not_the_kernel(void)
+{
+    /* the texts cudaGetErrorString gives (CUDA 13): a GPU gone from the bus or hidden, no
+     * driver, an exclusive GPU another process holds, an ordinal past the devices */
+    CHECK(lost(3, "harness: device 0: no CUDA-capable device is detected\n", ""));
+    CHECK(lost(3, "harness: device 0: CUDA driver version is insufficient for CUDA runtime "
+                  "version\n", ""));
+    CHECK(lost(3, "harness: device 1: CUDA-capable device(s) is/are busy or unavailable\n", ""));
+    CHECK(lost(3, "harness: device 7: invalid device ordinal\n", HEADER));
+    CHECK(lost(3, "harness: device 0: cannot read its description\n", ""));
+    /* a configuration line saying it: the device went while the kernel ran */
+    CHECK(lost(4, "", HEADER "{\"status\":\"cuda_error\",\"error\":\"no CUDA-capable device "
+                            "is detected\"}\n"));
+    /* the kernel's own: its module, its memory, its launch; a harness line of another form
+     * (the test fixtures'); the device text without exit 3 (a program of its own) */
+    CHECK(!lost(3, "harness: device 0: no kernel image is available for execution on the "
+                   "device\n", ""));
+    CHECK(!lost(3, "harness: device 0: out of memory\n", ""));
+    CHECK(!lost(4, "", HEADER "{\"status\":\"cuda_error\",\"error\":\"an illegal memory access "
+                             "was encountered\"}\n"));
+    CHECK(!lost(3, "harness: no CUDA device: no CUDA-capable device is detected\n", ""));
+    CHECK(!lost(1, "harness: device 0: no CUDA-capable device is detected\n", ""));
+    CHECK(!lost(3, "harness: device 0: no CUDA-capable device is detected\n",
+                HEADER "{\"status\":\"ok\"}\n{\"status\":\"invalid_config\",\"error\":\"x\"}\n"));
+}
+
 static void test_probe__sanitizer_verdicts(void)
 {
     struct proc_result r;
@@ -173,6 +213,7 @@ int main(void)
     TEST_RUN(test_probe__the_budget_is_planned_from_the_kernel_time_when_the_line_has_it);
     TEST_RUN(test_probe__classifies_cuda_errors_by_kind);
     TEST_RUN(test_probe__crash_timeout_and_silent_failures);
+    TEST_RUN(test_probe__a_device_that_cannot_be_opened_is_lost_not_the_kernel);
     TEST_RUN(test_probe__sanitizer_verdicts);
     TEST_RUN(test_probe__the_counts_say_how_many_probes_the_fault_budget_stopped);
     return test_done();
