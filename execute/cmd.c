@@ -74,8 +74,7 @@ static const struct cli_opt opts[] = {
       "probe, so a stopped run has probed all but N (default 8 x -j; 0: no bound)",
       OPT_BUILD_AHEAD },
     { "build-nice", 0, "N", "niceness added to the builds (nvcc and what it starts; 0-19; "
-      "default 10 while probes run beside them, so the probe workers get the CPU first, else "
-      "0)", OPT_BUILD_NICE },
+      "default 0: niced builds beside probes made no run faster on an H200)", OPT_BUILD_NICE },
     { "build-round", 0, "N", "the old name of --build-ahead (builds were done in rounds)",
       OPT_BUILD_ROUND },
     { "device", 0, "N", "GPU index to probe on (default 0)", OPT_DEVICE },
@@ -188,8 +187,9 @@ static void help(void)
            "illegal_address, cuda_error, crash or timeout (probes); ok makes it 'runnable'.\n"
            "Builds and probes run side by side: a kernel is probed (--probe-jobs at a time)\n"
            "as soon as it is built, while the next ones build, and is in the store at once\n"
-           "(`lscat tune --follow` picks it up). Builds beside probes run niced (--build-nice):\n"
-           "the probe workers, the usual bound, get the CPU first.\n"
+           "(`lscat tune --follow` picks it up). When a probe finds the device unusable (no\n"
+           "device, no driver, busy), probing stops, nothing is recorded for the kernels\n"
+           "(they stay 'built') and the run ends with exit 3: run it again to probe them.\n"
            "Each role binding of the harness (area: a size is W*H elements; side: a size is\n"
            "a square matrix's side; tokens: a transformer's B, T, C = 1, H, W by name;\n"
            "tiles, for kernels whose source computes the grid from their sizes: that grid\n"

@@ -60,9 +60,10 @@ struct execute_options {
     .probe_jobs = 0, .probe_runner = 1, .probe_spares = 1, .shard = SHARD_INIT, \
     .probe_faults = 9, .probe_small_timeout_s = 10, \
     .probe_memcheck = EXECUTE_PROBE_MEMCHECK_DEFAULT, .build_nice = -1 }
-/* The builds' niceness beside probes: the probe workers, the bound of a real-code run, get the
- * CPU first (session 14: probes ran slower while 16 nvcc jobs held every core) */
-#define EXECUTE_BUILD_NICE 10
+/* The builds' niceness beside probes. Session 14 made it 10 (probes seemed slower beside 16
+ * nvcc jobs); session 15 measured it side by side on an H200 (docs/execute.md "Builds and
+ * probes side by side"): never faster, up to 1.39x slower, so builds are not niced by default */
+#define EXECUTE_BUILD_NICE 0
 /* --probe-memcheck's default (1: auto, 0: off): docs/execute.md "The memcheck runner" */
 #define EXECUTE_PROBE_MEMCHECK_DEFAULT 0 /* PROBE_FAULT_BUDGET, PROBE_SMALL_TIMEOUT_S */
 

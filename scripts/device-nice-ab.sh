@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Usage: scripts/device-nice-ab.sh OUT PREFIX... (on the device, from the repository root; carry
-# build/bin and the archive). Builds beside probes niced (execute --build-nice, default 10 with
-# probes) against not (--build-nice 0), side by side in one call on the same kernels: the
-# archive's work folder is unpacked once and copied twice (A: --build-nice 0, B: the default),
+# build/bin and the archive). Builds beside probes niced (execute --build-nice NAB_NICE) against
+# not (--build-nice 0), side by side in one call on the same kernels: the archive's work folder
+# is unpacked once and copied twice (A: --build-nice 0, B: --build-nice NAB_NICE, default 10),
 # and each prefix is executed from scratch in both copies, one after the other, the order
 # alternating per prefix (A B, then B A, ...) so the machine's drift falls on both. Prints per
-# prefix and mode: kernels, wall, kernels/s, runnable; the B copy's store (real.db.gz) is the
-# default's count for those prefixes, A's goes to real-nice0.db.gz.
+# prefix and mode: kernels, wall, kernels/s, runnable; the B copy's store goes to real.db.gz,
+# A's to real-nice0.db.gz. Session 15 (10 against 0, H200): docs/execute.md "Builds and probes
+# side by side".
 # Environment: NAB_WORK (.dev/realcode/wsub12r), NAB_ARCHIVE (.dev/realcode12.tar.xz),
 # NAB_BUDGET_S (520: the whole script; a run is not started with under 60 s left).
 set -uo pipefail
@@ -23,7 +24,7 @@ save() {  # save WORKDIR NAME: the store, whole, gzipped, to OUT/NAME
 }
 one() {  # one MODE PREFIX
     local m=$1 p=$2 t t0 rc nice=()
-    [ "$m" = A ] && nice=(--build-nice 0)
+    if [ "$m" = A ]; then nice=(--build-nice 0); else nice=(--build-nice "${NAB_NICE:-10}"); fi
     t=$(( T_END - $(date +%s) )); [ "$t" -ge 60 ] || return 1
     # execute keeps the absolute paths of the kernel folders it was given: swap the copy in
     rm -rf "$W" && mv "$W.$m" "$W"
