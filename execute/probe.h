@@ -55,16 +55,10 @@ struct probe_result {
     /* probe_run: the memcheck runner's share of the probe */
     int memcheck_runs, memcheck_reports, confirm_runs, memcheck_fallback_runs,
         memcheck_inconclusive;
-    int device_lost;        /* the device itself failed, not the kernel (probe_device_error):
+    int device_lost;        /* the device itself failed, not the kernel (common/cudadev.h):
                                no verdict on the kernel; probe_run stops at once and the run
                                records nothing for it (docs/execute.md "A device that goes") */
 };
-
-/* Whether a harness's error says the device is unusable, whatever the kernel: no device, no or
- * a mismatched driver, the device busy or not yet initialised (a GPU that fell off the bus, a
- * driver being reloaded, another process holding an exclusive GPU). `text` is a configuration
- * line's CUDA error or the harness's last stderr line when no configuration ran. */
-int probe_device_error(const char *text);
 
 /* What a try in the memcheck runner gave: a report (a fault verdict), a fault its lines said
  * (a launch refused, a fault memcheck did not catch: the verdict a plain run gives), clean (then

@@ -4,6 +4,7 @@
  * memcheck caught (docs/execute.md "Probe outcomes", "The memcheck runner"). */
 #include "execute/probe.h"
 
+#include "common/cudadev.h"
 #include "common/xalloc.h"
 
 #include <stdio.h>
@@ -20,36 +21,6 @@ static enum probe_outcome error_kind(const char *err)
         strstr(err, "LAUNCH_FAILED") || strstr(err, "unspecified launch"))
         return PROBE_LAUNCH_FAILURE;
     return PROBE_CUDA_ERROR;
-}
-
-int probe_device_error(const char *text)
-{
-    /* cudaGetErrorString's texts of cudaErrorNoDevice, cudaErrorInsufficientDriver,
-     * cudaErrorDevicesUnavailable, cudaErrorInvalidDevice, cudaErrorSystemNotReady,
-     * cudaErrorSystemDriverMismatch and cudaErrorCompatNotSupportedOnDevice; never an error a
-     * kernel or its module can cause (an image for another architecture, out of memory) */
-    static const char *const device[] = { "no CUDA-capable device is detected",
-                                          "CUDA driver version is insufficient",
-                                          "busy or unavailable",
-                                          "invalid device ordinal",
-                                          "system not yet initialized",
-                                          "system has unsupported display driver",
-                                          "forward compatibility was attempted",
-                                          NULL };
-    for (int i = 0; text && device[i]; i++)
-        if (strstr(text, device[i]))
-            return 1;
-    return 0;
-}
-
-/* The harness's own lines when it cannot open the device (harness_main.cu.in): `harness:
- * device N: <cudaGetErrorString>` or `harness: device N: cannot read its description`. */
-static int device_open_failed(const char *line)
-{
-    int dev, at = 0;
-    if (sscanf(line, "harness: device %d: %n", &dev, &at) != 1 || at == 0)
-        return 0;
-    return probe_device_error(line + at) || strcmp(line + at, "cannot read its description") == 0;
 }
 
 static char *last_line(const char *s)
@@ -105,7 +76,7 @@ void probe_classify(struct probe_result *out, const struct proc_result *r, const
     } else if (first_err) {
         out->outcome = error_kind(first_err);
         buf_adds(&d, first_err);
-        out->device_lost = probe_device_error(first_err);
+        out->device_lost = cuda_device_error(first_err);
     } else if (ok_lines > 0 && r->exit_code == 0) {
         out->outcome = PROBE_OK;
     } else {
@@ -114,7 +85,7 @@ void probe_classify(struct probe_result *out, const struct proc_result *r, const
         buf_addf(&d, "exit %d, %d configurations ran%s%s%s%s", r->exit_code, ok_lines,
                  first_invalid ? ": " : "", first_invalid ? first_invalid : "",
                  *tail ? ": " : "", tail);
-        out->device_lost = ok_lines == 0 && r->exit_code == 3 && device_open_failed(tail);
+        out->device_lost = ok_lines == 0 && r->exit_code == 3 && cuda_device_open_failed(tail);
         free(tail);
     }
     out->detail = d.len ? buf_detach(&d, NULL) : NULL;

@@ -282,11 +282,18 @@ static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, 
     o.stop = &g_stop;
     if (tune_sweep(&c, st.store, &o, gpus, n) < 0)
         goto fail;
-    code = c.interrupted ? LSCAT_EXIT_FATAL : c.kernels_given_up ? LSCAT_EXIT_FAILURES
-                                                                  : LSCAT_EXIT_OK;
+    code = c.interrupted || c.gpus_lost ? LSCAT_EXIT_FATAL
+           : c.kernels_given_up        ? LSCAT_EXIT_FAILURES
+                                       : LSCAT_EXIT_OK;
     print_summary(&c);
     if (c.interrupted)
         fprintf(stderr, "lscat-tune: interrupted; run again to measure what is missing\n");
+    if (c.gpus_lost)
+        fprintf(stderr, "lscat-tune: %d GPU%s became unusable during the sweep (the "
+                        "tune_device_lost lines say which and why); nothing was recorded for "
+                        "the kernels they were measuring, and no kernel was given up for it: "
+                        "check the GPUs (nvidia-smi) and run again to measure what is "
+                        "missing\n", c.gpus_lost, c.gpus_lost == 1 ? "" : "s");
     goto done;
 fail:
     fprintf(stderr, "lscat-tune: %s\n", lscat_error_last());

@@ -75,6 +75,7 @@ struct sweep_worker {
     char **env;
     struct runner_host *host; /* this GPU's lscat-runner, or NULL */
     int kernels_done, kernels_total;
+    int lost;             /* its GPU became unusable: it takes no further kernel */
     /* the kernel in flight */
     const struct plan_kernel *k;
     char binding[16];     /* what its harness says it runs with (header), else what was asked */

@@ -405,7 +405,7 @@ static int run_todo(struct runner_summary *out, const struct runner_options *o,
             if (rc == RUNNER_FAILED || rc == RUNNER_DONE)
                 continue;
         }
-        if (rc == RUNNER_STOPPED)
+        if (rc == RUNNER_STOPPED || rc == RUNNER_DEVICE_LOST)
             return 0;
         if (rc == RUNNER_GIVE_UP) {
             out->given_up = 1;

@@ -106,6 +106,9 @@ struct runner_summary {
                           the configuration in flight ran again, the rest with --no-check */
     int given_up;      /* 1 when the kernel was given up; reason says why */
     int interrupted;   /* 1 when *stop ended it */
+    int device_lost;   /* 1 when the harness could not open the device for a reason of the
+                          device (common/cudadev.h): nothing recorded for the configuration in
+                          flight, the kernel neither done nor given up; reason says why */
     char reason[512];
     /* Long kernels (docs/tune.md "Long kernels"): the slowest ok median at the largest size
      * measured so far plans the next configuration's deadline; what was done is counted. */

@@ -5,6 +5,7 @@
 #include "tune/runner_proc.h"
 
 #include "common/buf.h"
+#include "common/cudadev.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/log.h"
@@ -435,6 +436,15 @@ int runner_judge_exit(struct runner_proc *ch, struct runner_summary *out,
     }
     if (*i >= n)
         return RUNNER_DONE;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 3 && cuda_device_open_failed(tail)) {
+        /* the device, not this configuration (docs/tune.md "A device that goes") */
+        size_t t = strlen(tail);
+        while (t && tail[t - 1] == '|') /* the tail's last newline */
+            tail[--t] = '\0';
+        out->device_lost = 1;
+        snprintf(out->reason, sizeof(out->reason), "the device is unusable: %s", tail);
+        return RUNNER_DEVICE_LOST;
+    }
     if (WIFSIGNALED(st))
         snprintf(msg, sizeof(msg), "harness killed by signal %d (%s): %s", WTERMSIG(st),
                  strsignal(WTERMSIG(st)), tail);

@@ -30,7 +30,7 @@ struct runner_proc {
 
 /* How one process (or one kernel in lscat-runner) ended. */
 enum { RUNNER_DONE = 0, RUNNER_FAILED = 1, RUNNER_GIVE_UP = 2, RUNNER_STOPPED = 3,
-       RUNNER_FALLBACK = 4 };
+       RUNNER_FALLBACK = 4, RUNNER_DEVICE_LOST = 5 };
 
 /* The poll timeout until deadline (fs_mono_s): at most 100 ms. */
 int runner_poll_ms(double deadline);

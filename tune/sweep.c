@@ -211,6 +211,20 @@ static int give_up(struct sweep_worker *w, const char *klass, const char *reason
     return rc;
 }
 
+/* The kernel's harness found its GPU unusable (docs/tune.md "A device that goes"): nothing is
+ * recorded for the configuration in flight, the kernel stays as it was before this run (its
+ * row 'running': the next run plans what is missing), and this GPU's worker takes no other. */
+static int device_lost(struct sweep_worker *w, const char *reason)
+{
+    w->lost = 1;
+    pthread_mutex_lock(&w->sh->mu);
+    w->sh->counts->gpus_lost++;
+    pthread_mutex_unlock(&w->sh->mu);
+    log_event(LOG_ERROR, "tune_device_lost", "kernel", w->k->id, "gpu", w->gpu->uuid, "reason",
+              reason, NULL);
+    return 0;
+}
+
 /* The build for this GPU: one whose arch list names its sm_XY, else the first. */
 static char *binary_for(const struct sweep_worker *w, const struct plan_kernel *k)
 {
@@ -395,6 +409,8 @@ static int run_kernel(struct sweep_worker *w, struct prep *p)
                   "reason", sum.reason, NULL);
     if (rc < 0 || sum.interrupted)
         return rc;
+    if (sum.device_lost)
+        return device_lost(w, sum.reason);
     if (sum.given_up)
         return give_up(w, strstr(sum.reason, "harness failures") ? "repeated_failures"
                                                                  : "harness_refused",
@@ -486,7 +502,7 @@ static void *worker_main(void *arg)
             pthread_mutex_unlock(&sh->mu);
         }
     }
-    while (rc >= 0) {
+    while (rc >= 0 && !w->lost) {
         if (!cur.k && ((rc = plan_take(&it, sh, w, 1)) <= 0 || (rc = prep_init(&cur, w, &it)) < 0))
             break;
         if ((rc = plan_take(&it, sh, w, 0)) > 0) {
@@ -609,7 +625,7 @@ void tune_counts_json(char *out, int size, const struct tune_counts *c)
              "\"check_s\":%.3f,"
              "\"processes\":%d,\"runner_kernels\":%d,\"runner_fallbacks\":%d,"
              "\"budget_cut\":%d,\"deadline_extended\":%d,\"deadline_shortened\":%d,"
-             "\"spare_takeovers\":%d,\"interrupted\":%d}",
+             "\"spare_takeovers\":%d,\"interrupted\":%d,\"gpus_lost\":%d}",
              c->gpus, c->models, c->kernels_planned, c->kernels_done, c->kernels_given_up,
              c->configs_planned, c->configs_reported, c->ok, c->cuda_error, c->invalid_config,
              c->crashed, c->timeout, c->skipped, c->shapes_failed, c->sizes_skipped, c->ref_failures,
@@ -618,5 +634,5 @@ void tune_counts_json(char *out, int size, const struct tune_counts *c)
              c->processes,
              c->runner_kernels, c->runner_fallbacks, c->budget_cut, c->deadline_extended,
              c->deadline_shortened,
-             c->spare_takeovers, c->interrupted);
+             c->spare_takeovers, c->interrupted, c->gpus_lost);
 }

@@ -70,6 +70,8 @@ struct tune_counts {
     int deadline_extended;         /* configurations given more than --timeout (long kernels) */
     int deadline_shortened;        /* configurations of fast kernels given less (hangs) */
     int spare_takeovers;           /* a spare runner took over after a crash, timeout or fault */
+    int gpus_lost;           /* GPUs that became unusable during the sweep (docs/tune.md
+                                "A device that goes"): their kernels left unmeasured */
     int interrupted;
 };
 
