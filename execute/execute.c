@@ -334,7 +334,7 @@ int execute_run(struct execute_counts *out, struct store *s, const char *work_di
     runner_setup(&g);
     sanitizer_setup(&g); /* after runner_setup: the memcheck runner needs probe runners */
     pool_sizes(&builders, &probers, &g);
-    g.env.nice = o->build_nice >= 0 ? o->build_nice : probers > 0 ? EXECUTE_BUILD_NICE : 0;
+    g.env.nice = o->build_nice;
     size_t jobs = (size_t)(o->jobs > 0 ? o->jobs : 1);
     g.ahead = o->build_ahead > 0 ? (size_t)o->build_ahead : o->build_ahead == 0 ? 8 * jobs : 0;
     g.queue = xcalloc(g.count, sizeof(*g.queue));

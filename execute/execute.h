@@ -49,9 +49,8 @@ struct execute_options {
                                 after its first fault (--probe-memcheck auto, when
                                 compute-sanitizer is beside nvcc); 0: off (docs/execute.md
                                 "The memcheck runner") */
-    int build_nice;          /* niceness added to nvcc and what it starts (--build-nice 0-19);
-                                < 0: EXECUTE_BUILD_NICE while probes run beside the builds,
-                                else 0 (docs/execute.md "Builds and probes side by side") */
+    int build_nice;          /* niceness added to nvcc and what it starts (--build-nice 0-19,
+                                default 0: docs/execute.md "Builds and probes side by side") */
 };
 /* (shard: only the kernels of this shard, by a hash of their id: common/shard.h) */
 #define EXECUTE_OPTIONS_INIT { .arch = NULL, .nvcc = NULL, .jobs = 1, .max_attempts = 5, \
@@ -59,11 +58,7 @@ struct execute_options {
     .device = 0, .kernel = NULL, .probe_size = 2024, .stop = NULL, .build_ahead = 0, \
     .probe_jobs = 0, .probe_runner = 1, .probe_spares = 1, .shard = SHARD_INIT, \
     .probe_faults = 9, .probe_small_timeout_s = 10, \
-    .probe_memcheck = EXECUTE_PROBE_MEMCHECK_DEFAULT, .build_nice = -1 }
-/* The builds' niceness beside probes. Session 14 made it 10 (probes seemed slower beside 16
- * nvcc jobs); session 15 measured it side by side on an H200 (docs/execute.md "Builds and
- * probes side by side"): never faster, up to 1.39x slower, so builds are not niced by default */
-#define EXECUTE_BUILD_NICE 0
+    .probe_memcheck = EXECUTE_PROBE_MEMCHECK_DEFAULT, .build_nice = 0 }
 /* --probe-memcheck's default (1: auto, 0: off): docs/execute.md "The memcheck runner" */
 #define EXECUTE_PROBE_MEMCHECK_DEFAULT 0 /* PROBE_FAULT_BUDGET, PROBE_SMALL_TIMEOUT_S */
 

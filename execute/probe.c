@@ -638,7 +638,6 @@ static const char *own_refused(const struct probe_options *o)
     int own_fit = block_eq_fits(eq, 16, 16, 1) &&
                   (probe_is2d(o->params) || block_eq_fits(eq, 256, 1, 1));
     return own_fit ? NULL : "against its block assert";
-    return NULL;
 }
 
 /* A pick made with a retry shape says so (and whether it is the source's own launch), and what
@@ -697,9 +696,11 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
         rc = tiles_after_small(&pl, o, large);
     if (rc == 0 && pl.mc_reports && pl.pick < 0 && pl.fallback < 0 && pl.small < 0)
         rc = memcheck_fallback(&pl, o, large);
-    if (pl.lost) /* no verdict on the kernel: the try that found the device gone says why */
-        pl.pick = pl.fallback = pl.small = -1;
-    int kept = pl.pick >= 0 || pl.fallback >= 0 || pl.small >= 0;
+    if (pl.lost) { /* no verdict on the kernel: the try that found the device gone says why */
+        pl.pick = pl.lost - 1;
+        pl.fallback = pl.small = -1;
+    }
+    int kept = !pl.lost && (pl.pick >= 0 || pl.fallback >= 0 || pl.small >= 0);
     struct buf j = BUF_INIT;
     tries_json(&j, pl.t, pl.nt); /* what each binding really gave */
     if (pl.pick < 0 && pl.fallback < 0 && pl.small >= 0) {
@@ -707,8 +708,7 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
         pl.pick = pl.small;
     }
     if (pl.pick < 0)
-        pl.pick = pl.lost ? pl.lost - 1 : pl.fallback >= 0 ? pl.fallback : 0; /* ran ok with a
-                                                       report, else the default's */
+        pl.pick = pl.fallback >= 0 ? pl.fallback : 0; /* ran ok with a report, else the default's */
     if (pl.pick >= own && pl.nt > 0 && (own > 0 || kept) && !pl.lost && pl.t[pl.pick].block)
         /* only a retry shape ran clean (the fixed binding says its own block: mark_fixed) */
         mark_reblocked(&pl.t[pl.pick], own > 0 ? &pl.t[0] : NULL, o, refused);
