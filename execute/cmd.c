@@ -15,7 +15,7 @@
 #include <string.h>
 
 static const char usage[] = "lscat execute [--arch sm_90,sm_80] [-j N] [--attempts N] "
-                            "[--no-probe] [--sanitize] [--probe-size N] [--probe-budget S] "
+                            "[--no-probe] [--sanitize] [--probe-size N] [--probe-budget S] [--probe-budget-max S] "
                             "[--no-block-retry] [--probe-faults N] [--probe-small-timeout S] "
                             "[--device N] "
                             "[--kernel ID] [--probe-jobs N] [--no-probe-runner] [--probe-spares N] "
@@ -26,7 +26,7 @@ enum { OPT_ARCH = 1, OPT_ATTEMPTS, OPT_BUILD_TIMEOUT, OPT_PROBE_TIMEOUT, OPT_NO_
        OPT_PROBE_ANYWAY, OPT_SANITIZE, OPT_DEVICE, OPT_KERNEL, OPT_NVCC, OPT_PROBE_SIZE,
        OPT_BUILD_AHEAD, OPT_BUILD_ROUND, OPT_PROBE_JOBS, OPT_SHARD, OPT_NO_PROBE_RUNNER,
        OPT_PROBE_BUDGET, OPT_PROBE_SPARES, OPT_NO_BLOCK_RETRY, OPT_PROBE_FAULTS,
-       OPT_PROBE_SMALL_TIMEOUT, OPT_PROBE_MEMCHECK, OPT_BUILD_NICE };
+       OPT_PROBE_SMALL_TIMEOUT, OPT_PROBE_MEMCHECK, OPT_BUILD_NICE, OPT_PROBE_BUDGET_MAX };
 
 static const struct cli_opt opts[] = {
     { "arch", 0, "LIST", "architectures to build for, e.g. sm_90,sm_80 (default: those of the "
@@ -49,6 +49,9 @@ static const struct cli_opt opts[] = {
       "small one's time besides its kernel + 2 x its kernel time scaled to the large size) "
       "seconds; past it the binding ends too_slow (default 3; 0: the probe run's timeout is "
       "all)", OPT_PROBE_BUDGET },
+    { "probe-budget-max", 0, "S", "the most seconds a large probe configuration's budget may "
+      "be, whatever the kernel time predicts; past it the binding ends too_slow (default 10; "
+      "0: no cap, the probe run's timeout bounds it)", OPT_PROBE_BUDGET_MAX },
     { "no-block-retry", 0, NULL, "probe with the probe's own blocks only (default: a kernel "
       "whose every binding faulted there is probed again with the source's own block, then "
       "128, 64, 32, 1024 (1D) or 8x8, 32x8, 32x32 (2D) blocks; none over its "
@@ -161,6 +164,11 @@ static int on_opt(void *ctx, int id, const char *arg)
             return LSCAT_EINVALID;
         o->probe_budget_s = d;
         return 0;
+    case OPT_PROBE_BUDGET_MAX:
+        if (cli_parse_double(&d, "--probe-budget-max", arg, 0, 86400) < 0)
+            return LSCAT_EINVALID;
+        o->probe_budget_max_s = d;
+        return 0;
     case OPT_BUILD_TIMEOUT:
     case OPT_PROBE_TIMEOUT:
         if (cli_parse_double(&d, id == OPT_BUILD_TIMEOUT ? "--build-timeout" : "--probe-timeout",
@@ -213,11 +221,12 @@ static void help(void)
            "Each probe worker runs the harness.so files in a long-lived lscat-runner in the\n"
            "sandbox (its own uid; context made once) with a spare that takes over after a\n"
            "fault, crash or timeout; --no-probe-runner: a process per probe run.\n"
-           "In a runner each large probe configuration has its own budget (--probe-budget):\n"
-           "past it the binding ends too_slow and the next one is tried; ok at the small\n"
-           "sizes only under every binding is runnable (small sizes only). The first small\n"
-           "configuration has --probe-small-timeout. A kernel stops being probed once\n"
-           "--probe-faults of its runs faulted at the small sizes (fault budget).\n"
+           "In a runner each large probe configuration has its own budget (--probe-budget,\n"
+           "at most --probe-budget-max): past it the binding ends too_slow and the next one\n"
+           "is tried; ok at the small sizes only under every binding is runnable (small\n"
+           "sizes only). The first small configuration has --probe-small-timeout. A kernel\n"
+           "stops being probed once --probe-faults of its runs faulted at the small sizes\n"
+           "(fault budget).\n"
            "--probe-memcheck auto: once a kernel's plain run faulted, its further tries run\n"
            "first in the worker's long-lived runner under compute-sanitizer memcheck (an\n"
            "overrun there is a report, not a GPU fault); the first clean one is confirmed\n"

@@ -43,6 +43,7 @@ struct execute_options {
     int no_block_retry;      /* 1: no block retry (--no-block-retry; docs/execute.md) */
     int probe_faults;        /* the fault budget per kernel (--probe-faults; 0: no limit;
                                 default PROBE_FAULT_BUDGET; docs/execute.md "Fault budget") */
+    double probe_budget_max_s; /* --probe-budget-max (default 10; 0: no cap) */
     double probe_small_timeout_s; /* the first small configuration's deadline in a runner
                                 (--probe-small-timeout, default 10; 0: the probe timeout) */
     int probe_memcheck;      /* 1: a memcheck runner per probe worker takes a kernel's tries
@@ -57,7 +58,7 @@ struct execute_options {
     .build_timeout_s = 300, .probe_timeout_s = 30, .probe_budget_s = 3, .probe = EXECUTE_PROBE_AUTO, .sanitize = 0, \
     .device = 0, .kernel = NULL, .probe_size = 2024, .stop = NULL, .build_ahead = 0, \
     .probe_jobs = 0, .probe_runner = 1, .probe_spares = 1, .shard = SHARD_INIT, \
-    .probe_faults = 9, .probe_small_timeout_s = 10, \
+    .probe_faults = 9, .probe_small_timeout_s = 10, .probe_budget_max_s = 10, \
     .probe_memcheck = EXECUTE_PROBE_MEMCHECK_DEFAULT, .build_nice = 0 }
 /* --probe-memcheck's default (1: auto, 0: off): docs/execute.md "The memcheck runner" */
 #define EXECUTE_PROBE_MEMCHECK_DEFAULT 0 /* PROBE_FAULT_BUDGET, PROBE_SMALL_TIMEOUT_S */

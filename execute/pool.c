@@ -270,6 +270,7 @@ static void probe_one(struct stage *g, struct item *it, struct worker *w)
     po.params = it->params;
     po.large = g->o->probe_size;
     po.large_budget_s = g->o->probe_budget_s;
+    po.large_budget_max_s = g->o->probe_budget_max_s;
     po.retry_blocks = !g->o->no_block_retry;
     po.fault_budget = g->o->probe_faults;
     po.small_timeout_s = g->o->probe_small_timeout_s;

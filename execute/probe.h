@@ -108,6 +108,8 @@ struct probe_options {
                                     when the harness has a harness.so; NULL: a process each */
     double large_budget_s;  /* the least budget of each large configuration (docs/execute.md
                                "Probe budget"); 0: the large ones share the run's timeout_s */
+    double large_budget_max_s; /* the most a large configuration's budget may be (0: no cap,
+                               the run's timeout_s bounds it) */
     int retry_blocks;       /* 1: when no binding ran clean and the default's runs faulted,
                                try the bindings again with PROBE_RETRY_BLOCKS_1D/_2D (docs/
                                execute.md "Block retry"); 0: the probe's own shapes only */
@@ -123,7 +125,8 @@ struct probe_options {
 };
 #define PROBE_OPTIONS_INIT { .harness = NULL, .scratch = NULL, .work_dir = NULL, .slot = 0, \
     .device = 0, .timeout_s = 30.0, .sanitizer = NULL, .params = NULL, .large = 2024, \
-    .runner = NULL, .large_budget_s = PROBE_LARGE_BUDGET_S, .retry_blocks = 1, \
+    .runner = NULL, .large_budget_s = PROBE_LARGE_BUDGET_S, \
+    .large_budget_max_s = PROBE_LARGE_BUDGET_MAX_S, .retry_blocks = 1, \
     .fault_budget = PROBE_FAULT_BUDGET, .small_timeout_s = PROBE_SMALL_TIMEOUT_S, \
     .memcheck = NULL }
 
@@ -138,6 +141,11 @@ struct probe_options {
  * runner gets probe_budget_s() seconds from the last small configuration, at most what is left
  * of the run's timeout; past it the binding ends `too_slow`. */
 #define PROBE_LARGE_BUDGET_S 3.0 /* the floor (--probe-budget) */
+/* The cap (--probe-budget-max): a large configuration still running after this many seconds
+ * ends too_slow whatever its prediction. Session 15's whole-corpus store: 7 runs met the 30 s
+ * timeout at 2024x2024 with predictions of minutes, and one clean 2024x2024 configuration of
+ * 1,945 took over 10 s (18 s); docs/execute.md "Probe budget". */
+#define PROBE_LARGE_BUDGET_MAX_S 10.0
 #define PROBE_KERNEL_SLACK 2.0   /* times the kernel time predicted at the large size */
 #define PROBE_BUDGET_ALLOW_S 1.0 /* the large buffers' fill and copies */
 #define PROBE_BUDGET_SLACK 4.0   /* a line without the kernel's time: times the predicted line */

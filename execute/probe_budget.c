@@ -65,6 +65,14 @@ static void budget_plan(struct probe_budget *b, int from, int next)
     b->kernel_s = b->kern[from];
     b->budget_s = probe_budget_s(&b->predicted_s, b->o->large_budget_s, b->small_s, b->kernel_s,
                                  elems, big);
+    /* a large configuration's budget has a cap (--probe-budget-max): one predicted to take
+     * minutes is cut after it, measured still running, not after the run's whole timeout */
+    double cap = b->o->large_budget_max_s;
+    if (cap < b->o->large_budget_s)
+        cap = b->o->large_budget_s;
+    b->capped = next >= b->nsmall && b->o->large_budget_max_s > 0 && b->budget_s > cap;
+    if (b->capped)
+        b->budget_s = cap;
 }
 
 /* The deadline after result line `line` (status `st`) of the run: see probe_budget_line. */
@@ -146,20 +154,23 @@ char *probe_budget_detail(const struct probe_budget *b)
     char *head = xasprintf("%dx%d block %dx%dx%d still running after %.2f s, over its budget of "
                            "%.2f s", b->w[k], b->h[k], b->bx[k], b->by[k], b->bz[k],
                            fs_mono_s() - b->t_prev, b->budget_s);
+    char cap[48] = "";
+    if (b->capped) /* "min(10 s, max(...))": the cap (--probe-budget-max) made it */
+        snprintf(cap, sizeof cap, "min(%g s, ", b->budget_s);
     char *d;
     if (b->kernel_s >= 0)
         d = xasprintf("%s (%dx%d: kernel %.3g ms of %.3g ms: predicted %.3g s at %dx%d, linear "
-                      "in the elements; budget = max(%.0f s, %.0f s + %.3g ms + %.0f x "
-                      "predicted))", head, b->w[s], b->h[s], b->kernel_s * 1e3,
-                      b->small_s * 1e3, b->predicted_s, b->w[k], b->h[k],
+                      "in the elements; budget = %smax(%.0f s, %.0f s + %.3g ms + %.0f x "
+                      "predicted)%s)", head, b->w[s], b->h[s], b->kernel_s * 1e3,
+                      b->small_s * 1e3, b->predicted_s, b->w[k], b->h[k], cap,
                       b->o->large_budget_s, PROBE_BUDGET_ALLOW_S,
                       (b->small_s - b->kernel_s > 0 ? b->small_s - b->kernel_s : 0) * 1e3,
-                      PROBE_KERNEL_SLACK);
+                      PROBE_KERNEL_SLACK, b->capped ? ")" : "");
     else
         d = xasprintf("%s (%dx%d took %.3g ms: predicted %.3g s at %dx%d, linear in the "
-                      "elements; budget = max(%.0f s, %.0f x predicted))", head, b->w[s],
-                      b->h[s], b->small_s * 1e3, b->predicted_s, b->w[k], b->h[k],
-                      b->o->large_budget_s, PROBE_BUDGET_SLACK);
+                      "elements; budget = %smax(%.0f s, %.0f x predicted)%s)", head, b->w[s],
+                      b->h[s], b->small_s * 1e3, b->predicted_s, b->w[k], b->h[k], cap,
+                      b->o->large_budget_s, PROBE_BUDGET_SLACK, b->capped ? ")" : "");
     free(head);
     return d;
 }

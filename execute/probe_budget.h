@@ -28,6 +28,7 @@ struct probe_budget {
     double small_for;                   /* how long it was (--probe-small-timeout) */
     int from, next; /* the configuration the budget was planned from, and the one it bounds */
     int cut;        /* PROBE_CUT_* */
+    int capped;     /* 1: budget_s is o->large_budget_max_s, less than the formula gave */
 };
 
 /* A run's deadlines from its configurations' lines (`configs`, the probe's stdin), the first

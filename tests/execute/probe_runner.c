@@ -77,6 +77,7 @@ static struct probe_runner *new_runner(const char *program, double timeout_s)
 static int retry_blocks; /* the block retry (tests/execute/bindings.c) adds runs to a fault */
 static struct probe_runner *mc_runner; /* the probe's memcheck runner (NULL: none) */
 static double small_timeout_s = PROBE_SMALL_TIMEOUT_S; /* --probe-small-timeout */
+static double budget_max_s = PROBE_LARGE_BUDGET_MAX_S; /* --probe-budget-max */
 
 static void probe_sized(struct probe_result *out, struct probe_runner *pr, const char *behavior,
                         int no_so, double timeout_s, double budget_s)
@@ -95,6 +96,7 @@ static void probe_sized(struct probe_result *out, struct probe_runner *pr, const
                    "{\"name\":\"n\",\"role\":\"size\"}]}";
         o.large = 2024;
         o.large_budget_s = budget_s;
+        o.large_budget_max_s = budget_max_s;
     }
     o.runner = pr;
     o.memcheck = mc_runner;
@@ -349,7 +351,9 @@ static void test_probe_runner__without_the_kernel_time_the_budget_is_four_times_
      * large configurations take 150 ms too and pass */
     struct probe_runner *pr = new_runner(NULL, 600);
     struct probe_result p;
+    budget_max_s = 0; /* the formula's own budget, not the cap */
     probe_sized(&p, pr, "slow 150\n", 0, 600, 1.0);
+    budget_max_s = PROBE_LARGE_BUDGET_MAX_S;
     CHECK_STR(probe_outcome_name(p.outcome), "ok");
     CHECK_STR(p.binding, "area");
     const char *b = strstr(p.bindings, "\"budget_s\":"), *q = strstr(p.bindings, "\"predicted_s\":");
@@ -439,6 +443,38 @@ static void test_probe_runner__without_the_kernel_time_a_small_hang_keeps_the_ru
     CHECK_STR(p.binding, "side");
     CHECK_CONTAINS(p.bindings, "{\"binding\":\"area\",\"outcome\":\"timeout\"");
     CHECK_INT(p.too_slow, ==, 0);
+    probe_result_release(&p);
+    probe_runner_free(pr);
+}
+
+/* A kernel predicted to take minutes at 2024x2024 (its 64x64 launch said 50 ms: 50 s
+ * predicted, a budget of over 100 s) is cut at the cap (--probe-budget-max), measured still
+ * running, and the next binding is tried; without the cap it runs its 5 s to the end. */
+static void test_probe_runner__a_large_configuration_predicted_past_the_cap_is_cut_at_the_cap(void)
+{
+    struct probe_runner *pr = new_runner(NULL, 600);
+    struct probe_result p;
+    budget_max_s = 1.5;
+    double t0 = fs_mono_s();
+    probe_sized(&p, pr, STALLING "kernel_ns 50000000\n", 0, 600, 1.0);
+    double capped_s = fs_mono_s() - t0;
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "side");
+    CHECK_CONTAINS(p.bindings, "{\"binding\":\"area\",\"outcome\":\"too_slow\"");
+    CHECK_CONTAINS(p.bindings, "over its budget of 1.50 s");
+    CHECK_CONTAINS(p.bindings, "predicted 50 s at 2024x2024");
+    CHECK_CONTAINS(p.bindings, "budget = min(1.5 s, max(1 s, 1 s + ");
+    CHECK(config_s_at(p.bindings, 2) < 0); /* the stalled configuration was cut */
+    CHECK_INT(p.too_slow, ==, 1);
+    probe_result_release(&p);
+    budget_max_s = 0; /* no cap: the run's 600 s bound it, and the 5 s configuration ends */
+    probe_sized(&p, pr, STALLING "kernel_ns 50000000\n", 0, 600, 1.0);
+    budget_max_s = PROBE_LARGE_BUDGET_MAX_S;
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "area");
+    CHECK(config_s_at(p.bindings, 2) >= 5.0);
+    CHECK_INT(p.too_slow, ==, 0);
+    printf("# cut at the cap: whole probe %.2f s\n", capped_s);
     probe_result_release(&p);
     probe_runner_free(pr);
 }
@@ -732,6 +768,7 @@ int main(void)
     TEST_RUN(test_probe_runner__two_spares_take_two_faults_in_a_row_ready);
     TEST_RUN(test_probe_runner__a_large_configuration_past_its_budget_ends_the_binding_too_slow);
     TEST_RUN(test_probe_runner__too_slow_under_every_binding_is_runnable_at_the_small_sizes);
+    TEST_RUN(test_probe_runner__a_large_configuration_predicted_past_the_cap_is_cut_at_the_cap);
     TEST_RUN(test_probe_runner__without_the_kernel_time_the_budget_is_four_times_the_line_interval_scaled);
     TEST_RUN(test_probe_runner__a_slow_large_configuration_is_cut_at_the_budget_from_the_kernel_time);
     TEST_RUN(test_probe_runner__the_same_large_configuration_passes_under_an_older_harness_budget);
