@@ -10,6 +10,10 @@
 # side by side".
 # Environment: NAB_WORK (.dev/realcode/wsub12r), NAB_ARCHIVE (.dev/realcode12.tar.xz),
 # NAB_BUDGET_S (520: the whole script; a run is not started with under 60 s left).
+# Any two execute settings, not only niceness: NAB_A and NAB_B are A's and B's extra execute
+# options (defaults: "--build-nice 0" and "--build-nice $NAB_NICE"), and NAB_PREBUILD=1 builds
+# the prefixes first (--no-probe) before the copies are made, so A and B only probe. Session 16
+# measured the probe budget's cap so: NAB_PREBUILD=1 NAB_A="--probe-budget-max 0" NAB_B=" ".
 set -uo pipefail
 OUT=$1; shift
 ROOT=$PWD; [ -e /work/main ] || { mkdir -p /work && ln -s "$ROOT" /work/main; }
@@ -17,6 +21,13 @@ export PATH=$ROOT/build/bin:$PATH LSCAT_SHARE_DIR=$ROOT LSCAT_NO_PROGRESS=1 LSCA
 W=$ROOT/${NAB_WORK:-.dev/realcode/wsub12r}
 T_END=$(( $(date +%s) + ${NAB_BUDGET_S:-520} ))
 [ -f "$W/lscat.db" ] || tar xJf "${NAB_ARCHIVE:-.dev/realcode12.tar.xz}" -C "$ROOT" --skip-old-files
+if [ "${NAB_PREBUILD:-0}" = 1 ]; then
+    for p in "$@"; do
+        t0=$(date +%s)
+        lscat --work "$W" -j "$(nproc)" execute --kernel "$p" --no-probe >> "$OUT/build.log" 2>&1
+        echo "prebuild $p: exit $? in $(( $(date +%s) - t0 )) s" | tee -a "$OUT/ab.txt"
+    done
+fi
 # the copies keep the work folder's absolute path: isolate recorded it (kernel folders, repos)
 for m in A B; do rm -rf "$W.$m"; cp -a "$W" "$W.$m"; done
 save() {  # save WORKDIR NAME: the store, whole, gzipped, to OUT/NAME
@@ -24,7 +35,8 @@ save() {  # save WORKDIR NAME: the store, whole, gzipped, to OUT/NAME
 }
 one() {  # one MODE PREFIX
     local m=$1 p=$2 t t0 rc nice=()
-    if [ "$m" = A ]; then nice=(--build-nice 0); else nice=(--build-nice "${NAB_NICE:-10}"); fi
+    if [ "$m" = A ]; then read -ra nice <<< "${NAB_A:---build-nice 0}"
+    else read -ra nice <<< "${NAB_B:---build-nice ${NAB_NICE:-10}}"; fi
     t=$(( T_END - $(date +%s) )); [ "$t" -ge 60 ] || return 1
     # execute keeps the absolute paths of the kernel folders it was given: swap the copy in
     rm -rf "$W" && mv "$W.$m" "$W"
@@ -42,7 +54,7 @@ n, r = c.execute("SELECT sum(status != 'isolated'), sum(status = 'runnable') FRO
 wall = (int(t1) - int(t0)) / 1e9
 print(f"{m} prefix {p}: exit {rc}, {n} kernels in {wall:.1f} s = {(n or 0) / wall:.2f}/s, {r} runnable")
 PY
-    grep -E 'lscat-execute: (build_start |build: |probe: )' "$OUT/execute-$m.log" | tail -n 3 | cut -c1-200
+    grep -E 'lscat-execute: (build_start |build: |probe: |execute: )' "$OUT/execute-$m.log" | tail -n 4 | cut -c1-300
     mv "$W" "$W.$m"
     return 0
 }
