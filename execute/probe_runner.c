@@ -336,6 +336,8 @@ static struct rproc *ready_runner(struct probe_runner *pr)
     struct proc_result out = { 0 };
     buf_init(&out.err, 0);
     if (!rp->ready && wait_for(rp, &rp->ready, fs_mono_s() + pr->o.startup_s, &out, NULL)) {
+        while (out.err.len && strchr("\r\n", out.err.data[out.err.len - 1]))
+            buf_setlen(&out.err, out.err.len - 1); /* the message goes on after it */
         char *tail = out.err.len > 200 ? out.err.data + out.err.len - 200 : out.err.data;
         if (rp->exited)
             lscat_error_set("lscat-runner (%s) exited (status %d) before holding a CUDA context "
@@ -455,7 +457,22 @@ int probe_runner_run(struct proc_result *r, struct buf *results, struct probe_ru
             return PROBE_RUNNER_NOT_LOADED;
     if (strpbrk(harness_so, "\t\n"))
         return PROBE_RUNNER_NOT_LOADED;
-    struct rproc *rp = pr->broken ? NULL : ready_runner(pr);
+    /* A runner that holds no context may be passing trouble (session 16: one start on an
+     * H200 failed with CUDA driver error 1 right after another run's runners went, and the
+     * whole rest of that run probed with processes, 2.4 times slower, and lost 2 runnable
+     * kernels): it is started again, PROBE_RUNNER_START_TRIES in all, before the worker gives
+     * up on runners for the run. */
+    struct rproc *rp = NULL;
+    for (int i = 0; !pr->broken && !rp && i < PROBE_RUNNER_START_TRIES; i++) {
+        if (i > 0) {
+            log_warn("probe: %s; starting it again (%d of %d)", lscat_error_last(), i + 1,
+                     PROBE_RUNNER_START_TRIES);
+            struct timespec ts = { (time_t)(PROBE_RUNNER_START_PAUSE_MS * i / 1000),
+                                   (long)(PROBE_RUNNER_START_PAUSE_MS * i % 1000) * 1000000L };
+            nanosleep(&ts, NULL);
+        }
+        rp = ready_runner(pr);
+    }
     if (!rp) {
         pr->broken = 1;
         return PROBE_RUNNER_UNAVAILABLE;

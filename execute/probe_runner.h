@@ -15,6 +15,11 @@
 struct probe_runner;
 
 #define PROBE_RUNNER_SPARES_MAX 3
+/* A runner that cannot hold a context is started this many times in all, pausing
+ * PROBE_RUNNER_START_PAUSE_MS x the try before each again, before the worker probes with
+ * processes for the rest of the run (docs/execute.md "Probe runner"). */
+#define PROBE_RUNNER_START_TRIES 3
+#define PROBE_RUNNER_START_PAUSE_MS 500
 
 struct probe_runner_options {
     const char *program;    /* lscat-runner (probe_runner_find()) */

@@ -1,6 +1,7 @@
 /* Probes in a long-lived lscat-runner (execute/probe_runner.c) against the real lscat-runner in
  * the real sandbox (the fallback a GPU node gets: no bubblewrap), host-only
  * (LSCAT_RUNNER_NO_CUDA=1), loading tune's stand-in harness built as harness.so. */
+#include "common/buf.h"
 #include "common/fs.h"
 #include "common/xalloc.h"
 #include "execute/probe.h"
@@ -262,6 +263,40 @@ static void test_probe_runner__a_runner_that_cannot_start_leaves_probes_to_proce
     CHECK(probe_runner_broken(pr));
     CHECK_INT(stats(pr).runs, ==, 0);
     probe_runner_free(pr);
+}
+
+/* A runner whose first start holds no context (a wrapper that exits 1 once, then runs the real
+ * lscat-runner) is started again: the probe runs in a runner, the worker keeps its runners. */
+static void test_probe_runner__a_runner_that_fails_one_start_is_started_again(void)
+{
+    char *real = probe_runner_find();
+    CHECK(real != NULL);
+    char *dir = fs_join(test_tmpdir(), "flaky-runner");
+    CHECK(fs_mkdirs(dir, 0755) == 0);
+    chmod(dir, 0755);
+    /* the marker goes to the runner's own scratch folder (slot 2), the one place it may write */
+    char *mark = xasprintf("%s/slots/2/failed-once", test_tmpdir());
+    unlink(mark);
+    char *wrap = fs_join(dir, "lscat-runner");
+    char *script = xasprintf("#!/bin/sh\nif [ ! -e %s ]; then : > %s; "
+                             "echo 'lscat-runner: device 0: CUDA driver error 1' >&2; exit 3; fi\n"
+                             "exec %s \"$@\"\n", mark, mark, real ? real : "false");
+    test_write_file(wrap, script, strlen(script));
+    chmod(wrap, 0755);
+    struct probe_runner *pr = new_runner(wrap, 20);
+    struct probe_result p;
+    probe_in(&p, pr, "", 0, 20);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    probe_result_release(&p);
+    CHECK(!probe_runner_broken(pr));
+    CHECK_INT(stats(pr).runs, ==, 1); /* in a runner, not as a process */
+    CHECK(access(mark, F_OK) == 0); /* the first start did fail */
+    probe_runner_free(pr);
+    free(script);
+    free(wrap);
+    free(mark);
+    free(dir);
+    free(real);
 }
 
 /* The block retry in a runner: the fault with the probe's own blocks ends the runner, the
@@ -764,6 +799,7 @@ int main(void)
     TEST_RUN(test_probe_runner__a_crash_is_recorded_as_a_crash);
     TEST_RUN(test_probe_runner__a_harness_without_its_so_runs_as_a_process);
     TEST_RUN(test_probe_runner__a_runner_that_cannot_start_leaves_probes_to_processes);
+    TEST_RUN(test_probe_runner__a_runner_that_fails_one_start_is_started_again);
     TEST_RUN(test_probe_runner__a_block_retry_after_a_fault_runs_in_the_spare);
     TEST_RUN(test_probe_runner__two_spares_take_two_faults_in_a_row_ready);
     TEST_RUN(test_probe_runner__a_large_configuration_past_its_budget_ends_the_binding_too_slow);
