@@ -461,9 +461,12 @@ int probe_runner_run(struct proc_result *r, struct buf *results, struct probe_ru
      * H200 failed with CUDA driver error 1 right after another run's runners went, and the
      * whole rest of that run probed with processes, 2.4 times slower, and lost 2 runnable
      * kernels): it is started again, PROBE_RUNNER_START_TRIES in all, before the worker gives
-     * up on runners for the run. */
+     * up on runners for the run. Only when the driver said no (lscat-runner's "CUDA driver
+     * error N"): no driver library, or a runner that cannot run, will not change. */
     struct rproc *rp = NULL;
     for (int i = 0; !pr->broken && !rp && i < PROBE_RUNNER_START_TRIES; i++) {
+        if (i > 0 && !strstr(lscat_error_last(), "CUDA driver error"))
+            break;
         if (i > 0) {
             log_warn("probe: %s; starting it again (%d of %d)", lscat_error_last(), i + 1,
                      PROBE_RUNNER_START_TRIES);

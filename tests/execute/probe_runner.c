@@ -277,10 +277,14 @@ static void test_probe_runner__a_runner_that_fails_one_start_is_started_again(vo
     /* the marker goes to the runner's own scratch folder (slot 2), the one place it may write */
     char *mark = xasprintf("%s/slots/2/failed-once", test_tmpdir());
     unlink(mark);
-    char *wrap = fs_join(dir, "lscat-runner");
+    char *wrap = fs_join(dir, "lscat-runner"), *copy = fs_join(dir, "real-runner");
+    /* a copy the slot uid can run (the build folder may be private: a fresh clone in mktemp's) */
+    char *cp = xasprintf("cp %s %s && chmod 0755 %s", real ? real : "/bin/false", copy, copy);
+    CHECK(system(cp) == 0);
+    free(cp);
     char *script = xasprintf("#!/bin/sh\nif [ ! -e %s ]; then : > %s; "
                              "echo 'lscat-runner: device 0: CUDA driver error 1' >&2; exit 3; fi\n"
-                             "exec %s \"$@\"\n", mark, mark, real ? real : "false");
+                             "exec %s \"$@\"\n", mark, mark, copy);
     test_write_file(wrap, script, strlen(script));
     chmod(wrap, 0755);
     struct probe_runner *pr = new_runner(wrap, 20);
@@ -293,6 +297,7 @@ static void test_probe_runner__a_runner_that_fails_one_start_is_started_again(vo
     CHECK(access(mark, F_OK) == 0); /* the first start did fail */
     probe_runner_free(pr);
     free(script);
+    free(copy);
     free(wrap);
     free(mark);
     free(dir);
