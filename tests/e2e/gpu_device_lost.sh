@@ -10,11 +10,7 @@
 chmod 755 "$T_TMP" # the sandbox's uids reach the work folder
 ROOT=${LSCAT_ROOT:-$PWD}
 NAMES="gpu_device_lost__a_hidden_device_stops_the_run_with_exit_3 gpu_device_lost__it_says_the_device_is_unusable gpu_device_lost__nothing_is_recorded gpu_device_lost__the_next_run_probes_it gpu_device_lost__and_keeps_it_runnable"
-uuid=$("$LSCAT_BIN/lscat-gpuinfo" 2>/dev/null | head -1 | sed -n 's/.*"uuid":"\([^"]*\)".*/\1/p')
-if [ -z "$uuid" ]; then
-    for n in $NAMES; do t_skip "$n" "no CUDA device"; done
-    t_done
-fi
+t_need_gpu "$NAMES"
 export LSCAT_WORK=$T_TMP/work LSCAT_DB=$T_TMP/work/lscat.db LSCAT_LOCK_DIR=$T_TMP/locks
 sql() { python3 -c 'import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])

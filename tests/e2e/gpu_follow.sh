@@ -7,11 +7,7 @@
 chmod 755 "$T_TMP" # the sandbox's uids reach the work folder (docs/execute.md "Folders the sandbox cannot enter")
 ROOT=${LSCAT_ROOT:-$PWD}
 NAMES="gpu_follow__tune_measures_every_kernel_execute_made_runnable gpu_follow__tune_ends_after_execute gpu_follow__probes_wait_for_a_held_gpu gpu_follow__execute_probes_while_it_builds"
-uuid=$("$LSCAT_BIN/lscat-gpuinfo" 2>/dev/null | head -1 | sed -n 's/.*"uuid":"\([^"]*\)".*/\1/p')
-if [ -z "$uuid" ]; then
-    for n in $NAMES; do t_skip "$n" "no CUDA device"; done
-    t_done
-fi
+t_need_gpu "$NAMES"
 export LSCAT_WORK=$T_TMP/work LSCAT_DB=$T_TMP/work/lscat.db LSCAT_LOCK_DIR=$T_TMP/locks
 sql() { python3 -c 'import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
@@ -67,7 +63,7 @@ started=$(sql "SELECT count(*) FROM stage_runs WHERE stage = 'tune' AND started_
 # Hold the GPU (as a measurement would) for 3 s: re-probing waits for it.
 sql "DELETE FROM probes;"
 mkdir -p "$LSCAT_LOCK_DIR"
-flock -x "$LSCAT_LOCK_DIR/$uuid.lock" sleep 3 &
+flock -x "$LSCAT_LOCK_DIR/$GPU_UUID.lock" sleep 3 &
 hpid=$!
 sleep 0.3
 t0=$(date +%s.%N)

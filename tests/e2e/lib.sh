@@ -51,3 +51,12 @@ t_wait_until() {
 }
 
 t_done() { exit 0; }
+# t_need_gpu "NAMES": sets GPU_UUID to the first GPU lscat-gpuinfo lists; without a CUDA device
+# every check of NAMES reports skip and the script ends.
+t_need_gpu() {
+    GPU_UUID=$("$LSCAT_BIN/lscat-gpuinfo" 2>/dev/null | head -1 | sed -n 's/.*"uuid":"\([^"]*\)".*/\1/p')
+    [ -n "$GPU_UUID" ] && return 0
+    local n
+    for n in $1; do t_skip "$n" "no CUDA device"; done
+    t_done
+}
