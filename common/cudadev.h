@@ -11,7 +11,7 @@
 int cuda_device_error(const char *text);
 
 /* 1 when `text` (stderr, the last line or a tail whose lines may be joined by '|') holds a
- * generated harness's device-open failure (isolate/harness_main.cu.in): `harness: device N:
+ * generated harness's device-open failure (isolate/harness_core.cu): `harness: device N:
  * <a cuda_device_error>` or `harness: device N: cannot read its description`. */
 int cuda_device_open_failed(const char *text);
 

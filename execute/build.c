@@ -1,5 +1,6 @@
-/* Harness builds: nvcc set-up once per run (version, flags, the timing core compiled once per
- * architecture list and cached under builds/core-<hash>/), the cache key of a kernel folder,
+/* Harness builds: nvcc set-up once per run (version, flags, the timing core and the harness core
+ * compiled once per architecture list and cached under builds/core-<hash>/), the cache key of a
+ * kernel folder,
  * and the build loop of one kernel: compile in the sandbox, classify, repair, again. */
 #include "execute/build.h"
 
@@ -29,6 +30,13 @@
 #ifndef LSCAT_TIMING_CORE_FILES
 #error "LSCAT_TIMING_CORE_FILES is set by execute/module.mk: build with make"
 #endif
+/* The harness core's files (isolate/module.mk's HARNESS_CORE_SRCS). */
+#ifndef LSCAT_HARNESS_CORE_FILES
+#error "LSCAT_HARNESS_CORE_FILES is set by execute/module.mk: build with make"
+#endif
+/* A harness.cu that includes this is linked with the harness core (harness_core.o); an older
+ * one, whose body is all in the file, is built alone as before. */
+#define HARNESS_CORE_INCLUDE "isolate/harness_core.h"
 
 #define LOG_CAP_BYTES (1u << 20)
 #define HARNESS_HOST_OPT "-O1"
@@ -129,15 +137,21 @@ static void hash_file(struct sha256 *c, const char *label, const char *path)
 static int compile_core(struct build_env *env)
 {
     char *tmp = xasprintf("%s.tmp.%d", env->core_dir, (int)getpid());
-    char *tcu = fs_join(env->share_dir, "tune/timing.cu");
-    char *sc = fs_join(env->share_dir, "tune/stats.c");
+    /* step 0 the timing core, 1 its statistics (host C), 2 the harness core: device code for
+     * the architectures (the output check's kernels), host code at -O3 (compiled once) */
+    char *src[3] = { fs_join(env->share_dir, "tune/timing.cu"),
+                     fs_join(env->share_dir, "tune/stats.c"),
+                     fs_join(env->share_dir, "isolate/harness_core.cu") };
+    static const char *const obj[3] = { "timing.o", "stats.o", "harness_core.o" };
+    static const char *const what[3] = { "the timing core", "the timing core",
+                                         "the harness core" };
     char *inc = xasprintf("-I%s", env->share_dir);
     int rc = fs_mkdirs(tmp, 0755);
-    for (int step = 0; step < 2 && rc == 0; step++) {
+    for (int step = 0; step < 3 && rc == 0; step++) {
         const char *argv[40];
         int k = 0;
         argv[k++] = env->nvcc;
-        for (int i = 0; step == 0 && env->flags[i] && k < 24; i++)
+        for (int i = 0; step != 1 && env->flags[i] && k < 24; i++)
             if (strcmp(env->flags[i], "-Xptxas=-v") != 0 && strcmp(env->flags[i], HARNESS_HOST_OPT))
                 argv[k++] = env->flags[i];
         argv[k++] = "-O3"; /* the timing loop's host side: never below what it was measured with */
@@ -147,14 +161,14 @@ static int compile_core(struct build_env *env)
         argv[k++] = "-fPIC";
         argv[k++] = inc;
         argv[k++] = "-c";
-        argv[k++] = step ? sc : tcu;
+        argv[k++] = src[step];
         argv[k++] = "-o";
-        argv[k++] = step ? "stats.o" : "timing.o";
+        argv[k++] = obj[step];
         argv[k] = NULL;
         struct proc_result r;
         rc = run_plain(&r, argv, tmp, 600);
         if (rc == 0 && (r.timed_out || r.signal || r.exit_code))
-            rc = lscat_error_set("cannot compile the timing core (%s): %.400s", argv[k - 3],
+            rc = lscat_error_set("cannot compile %s (%s): %.400s", what[step], argv[k - 3],
                                  r.err.data);
         proc_result_release(&r);
     }
@@ -162,8 +176,8 @@ static int compile_core(struct build_env *env)
         rc = lscat_error_set("cannot rename '%s': %s", tmp, strerror(errno));
     fs_remove_tree(tmp);
     free(tmp);
-    free(tcu);
-    free(sc);
+    for (int i = 0; i < 3; i++)
+        free(src[i]);
     free(inc);
     return rc;
 }
@@ -182,7 +196,7 @@ static int sandbox_inputs(struct build_env *env)
         free(blocker);
         return rc;
     }
-    const char *parts[] = { LSCAT_TIMING_CORE_FILES NULL };
+    const char *parts[] = { LSCAT_TIMING_CORE_FILES LSCAT_HARNESS_CORE_FILES NULL };
     char *stage = fs_join(env->work_dir, "builds");
     int rc = sandbox_share(&env->sandbox_share_dir, env->share_dir, parts, stage);
     if (rc == 1) {
@@ -232,12 +246,24 @@ int build_env_init(struct build_env *env, const struct build_config *cfg)
     struct sha256 c;
     unsigned char d[32];
     sha256_init(&c);
-    const char *parts[] = { LSCAT_TIMING_CORE_FILES NULL }; /* a missing one hashes as missing */
+    const char *parts[] = { LSCAT_TIMING_CORE_FILES LSCAT_HARNESS_CORE_FILES NULL }; /* a missing
+                                                                    one hashes as missing */
     for (int i = 0; parts[i]; i++) {
         char *p = fs_join(env->share_dir, parts[i]);
         hash_file(&c, parts[i], p);
         free(p);
     }
+    /* The harness core alone, for the probe key: what the probe runs, unlike the timing core. */
+    const char *hparts[] = { LSCAT_HARNESS_CORE_FILES NULL };
+    struct sha256 hc;
+    sha256_init(&hc);
+    for (int i = 0; hparts[i]; i++) {
+        char *p = fs_join(env->share_dir, hparts[i]);
+        hash_file(&hc, hparts[i], p);
+        free(p);
+    }
+    sha256_final(&hc, d);
+    sha256_to_hex(env->harness_core_hash, d);
     sha256_update(&c, env->nvcc_version, strlen(env->nvcc_version) + 1);
     sha256_update(&c, env->flags_text, strlen(env->flags_text) + 1);
     sha256_update(&c, "pic", 4); /* position-independent since harness.so */
@@ -251,7 +277,7 @@ int build_env_ensure_core(struct build_env *env)
 {
     if (env->core_ready)
         return 0;
-    char *probe = fs_join(env->core_dir, "stats.o");
+    char *probe = fs_join(env->core_dir, "harness_core.o"); /* the last one made */
     int rc = fs_exists(probe) ? 0 : compile_core(env);
     free(probe);
     env->core_ready = rc == 0;
@@ -297,6 +323,17 @@ static void hash_tree(struct sha256 *c, const char *dir, const char *rel, int de
     free(names);
 }
 
+/* Whether harness.cu is the kernel's part of a harness (it includes the harness core's header)
+ * rather than a whole harness of older lscat. */
+static int harness_uses_core(const char *harness_path)
+{
+    struct buf b = BUF_INIT;
+    int yes = buf_read_file(&b, harness_path) == 0 && b.data &&
+              strstr(b.data, "#include \"" HARNESS_CORE_INCLUDE "\"") != NULL;
+    buf_release(&b);
+    return yes;
+}
+
 int build_cache_key(char out[65], char probe_out[65], const struct build_env *env,
                     const char *kernel_id, const char *kernel_dir)
 {
@@ -321,6 +358,8 @@ int build_cache_key(char out[65], char probe_out[65], const struct build_env *en
             hash_tree(&c, inc, "include", 0);
         sha256_update(&c, env->nvcc_version, strlen(env->nvcc_version) + 1);
         sha256_update(&c, env->flags_text, strlen(env->flags_text) + 1);
+        if (harness_uses_core(h)) /* what the probe runs: in both keys */
+            sha256_update(&c, env->harness_core_hash, 64);
         if (probe_out) { /* everything so far, under its own name: never equal to a build key */
             struct sha256 p = c;
             unsigned char pd[32];
@@ -406,7 +445,11 @@ static int compile_once(struct buf *log, int *ok, int *timed_out, const struct a
     char *incs[6] = { xasprintf("-I%s", env->sandbox_share_dir), xasprintf("-I%s", a->kernel_dir),
                       xstrdup("-isystem"), xasprintf("%s/include", a->kernel_dir),
                       xstrdup("-isystem"), xasprintf("%s/include", a->dir) };
-    char *objs[2] = { fs_join(env->core_dir, "timing.o"), fs_join(env->core_dir, "stats.o") };
+    char *objs[3] = { fs_join(env->core_dir, "timing.o"), fs_join(env->core_dir, "stats.o"),
+                      fs_join(env->core_dir, "harness_core.o") };
+    char *hpath = fs_join(a->dir, "harness.cu");
+    int with_core = harness_uses_core(hpath);
+    free(hpath);
     const char *argv[48];
     char bmax[48];
     int rc = 0, k = 0, nflags = 0;
@@ -435,7 +478,7 @@ static int compile_once(struct buf *log, int *ok, int *timed_out, const struct a
                 argv[j++] = "-Bsymbolic"; /* its own timing core, whatever else is loaded */
             }
             const char *tail[] = { "-o", step == 1 ? "harness" : "harness.so", "harness.o",
-                                   objs[0], objs[1], NULL };
+                                   objs[0], objs[1], with_core ? objs[2] : NULL, NULL };
             for (int i = 0; tail[i]; i++)
                 argv[j++] = tail[i];
             if (a->rdc)
@@ -461,8 +504,8 @@ static int compile_once(struct buf *log, int *ok, int *timed_out, const struct a
     }
     for (int i = 0; i < 6; i++)
         free(incs[i]);
-    free(objs[0]);
-    free(objs[1]);
+    for (int i = 0; i < 3; i++)
+        free(objs[i]);
     return rc;
 }
 

@@ -30,8 +30,9 @@ struct build_env {
     char *sandbox_share_dir;   /* the same files as the sandbox reads them: share_dir, or a
                                 * copy in builds/sandbox-<hash> when its uids cannot reach it */
     char *compat_dir;          /* <share>/isolate/compat (helper_*.h stand-ins), NULL if absent */
-    char *core_dir;            /* builds/core-<hash>: timing.o, stats.o */
+    char *core_dir;            /* builds/core-<hash>: timing.o, stats.o, harness_core.o */
     char core_hash[65];
+    char harness_core_hash[65]; /* isolate/harness_core.{h,cu} alone (in the probe key) */
     int core_ready;
     double timeout_s;
     int max_attempts;

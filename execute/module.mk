@@ -6,12 +6,14 @@ $(B)/libexecute.a: $(EXECUTE_OBJS)
 	$(AR) rcs $@ $^
 EXECUTE_LIBS := $(B)/libexecute.a $(STORE_LIBS)
 
-# Where the timing core's sources are found at run time (LSCAT_SHARE_DIR overrides; an
-# installed lscat looks in <prefix>/share/lscat first), and which they are (tune/module.mk's
-# TIMING_CORE_SRCS, as "a","b", for the core's hash).
+# Where the timing core's and the harness core's sources are found at run time (LSCAT_SHARE_DIR
+# overrides; an installed lscat looks in <prefix>/share/lscat first), and which they are
+# (tune/module.mk's TIMING_CORE_SRCS, isolate/module.mk's HARNESS_CORE_SRCS, as "a","b", for the
+# cores' hash).
 $(B)/execute/build.o: CPPFLAGS += -DLSCAT_SOURCE_DIR='"$(CURDIR)"' \
-    -DLSCAT_TIMING_CORE_FILES='$(foreach f,$(TIMING_CORE_SRCS),"$(f)",)'
-$(B)/execute/build.o: tune/module.mk
+    -DLSCAT_TIMING_CORE_FILES='$(foreach f,$(TIMING_CORE_SRCS),"$(f)",)' \
+    -DLSCAT_HARNESS_CORE_FILES='$(foreach f,$(HARNESS_CORE_SRCS),"$(f)",)'
+$(B)/execute/build.o: tune/module.mk isolate/module.mk
 
 PROGRAMS += $(B)/bin/lscat-execute
 $(B)/bin/lscat-execute: $(B)/execute/cmd.o $(B)/libexecute.a $(B)/libstore.a $(B)/libcommon.a

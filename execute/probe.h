@@ -78,7 +78,7 @@ const char *probe_memcheck_name(int mc);
  * (instrumented kernels, the module patched at its first launch). */
 #define PROBE_MEMCHECK_SLOWER 2
 
-/* The role bindings of generated harnesses (`--bind`, isolate/harness_body.cu.in's
+/* The role bindings of generated harnesses (`--bind`, isolate/harness_core.cu's
  * lscat_bindings; docs/isolate.md "Bindings"), in the order the probe tries them. The first is
  * the default, which a harness uses without --bind. NULL-terminated. */
 extern const char *const probe_bindings[];

@@ -1,5 +1,8 @@
-/* Harness generation. Only the prefix depends on the kernel; the body is embedded from
- * isolate/harness_body.cu.in at build time (harness_body_text). Template kernels whose
+/* Harness generation. Only the prefix depends on the kernel; the body that follows it is the
+ * same text for every kernel, embedded from isolate/harness_kernel.cu.in at build time
+ * (harness_body_text): the code templated on the kernel's argument types. The rest of the
+ * harness is the harness core (isolate/harness_core.cu), compiled once and linked into every
+ * harness (execute/build.c). Template kernels whose
  * parameters name a block or tile size are instantiated once per block value and dispatched
  * at run time on block x (docs/isolate.md, "Templates"). */
 #include "isolate/harness.h"
@@ -500,7 +503,8 @@ void harness_generate(struct buf *out, const struct harness_kernel *k)
     buf_adds(out, targs.data);
     buf_adds(out, ".\n// Command line and output: CONTRACTS.md / docs/isolate.md. Build:\n"
                   "//   nvcc -std=c++17 -arch=sm_90 -I<kernel dir> -I<lscat root> harness.cu "
-                  "<lscat root>/tune/timing.cu <lscat root>/tune/stats.c -o harness\n");
+                  "<lscat root>/isolate/harness_core.cu <lscat root>/tune/timing.cu "
+                  "<lscat root>/tune/stats.c -o harness\n");
     buf_adds(out, "#include \"kernel.cu\"\n#include \"tune/timing.h\"\n\n#define LSCAT_KERNEL_NAME ");
     struct buf full = BUF_INIT;
     buf_addf(&full, "%s%s", k->name, targs.data);

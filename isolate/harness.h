@@ -1,9 +1,10 @@
 /* Harness generation: the `main` that launches one isolated kernel (CONTRACTS.md, "Harness
  * command line"). The generated file is a short kernel-specific prefix (which instantiation,
  * parameter roles and names, indexing, dynamic shared memory) followed by a fixed body
- * (harness_body.cu.in, harness_check.cu.in, harness_main.cu.in) that allocates by element type
- * through C++ type traits, launches with cudaLaunchKernel, times through tune/timing.h and
- * checks every configuration's output against a reference block's (docs/isolate.md). */
+ * (harness_kernel.cu.in) that describes the kernel's argument types through C++ type traits;
+ * the harness core (harness_core.cu, compiled once and linked in) allocates by those types,
+ * launches with cudaLaunchKernel, times through tune/timing.h and checks every configuration's
+ * output against a reference block's (docs/isolate.md "Harness core"). */
 #ifndef LSCAT_ISOLATE_HARNESS_H
 #define LSCAT_ISOLATE_HARNESS_H
 

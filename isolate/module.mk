@@ -14,14 +14,15 @@ $(B)/libisolate.a: $(ISOLATE_OBJS)
 	$(AR) rcs $@ $^
 $(ISOLATE_CLANG_OBJS): CPPFLAGS += -I$(LLVM_DIR)/include
 
-# The fixed part of every harness (allocation and launch, the output check, the main loop),
-# embedded as one C string.
-HARNESS_BODY_PARTS := isolate/harness_body.cu.in isolate/harness_tiles.cu.in isolate/harness_check.cu.in isolate/harness_main.cu.in
-$(B)/gen/isolate_harness_body.c: $(HARNESS_BODY_PARTS)
+# The part of every harness that is the same text for every kernel and templated on its argument
+# types (isolate/harness_kernel.cu.in), embedded as one C string; the rest is the harness core
+# (HARNESS_CORE_SRCS), compiled once per run and linked into every harness (execute/build.c).
+HARNESS_CORE_SRCS := isolate/harness_core.h isolate/harness_core.cu
+$(B)/gen/isolate_harness_body.c: isolate/harness_kernel.cu.in
 	@mkdir -p $(@D)
-	{ echo '/* generated from $(HARNESS_BODY_PARTS) */'; \
+	{ echo '/* generated from $< */'; \
 	  echo 'const char harness_body_text[] ='; \
-	  cat $^ | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'; echo ';'; } > $@
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 
 PROGRAMS += $(B)/bin/lscat-isolate
 $(B)/bin/lscat-isolate: $(B)/isolate/cmd.o $(B)/libisolate.a $(B)/libstore.a $(B)/libcommon.a
@@ -34,9 +35,11 @@ TEST_LDLIBS_isolate := $(ISOLATE_CLANG_LIBS)
 $(ISOLATE_OBJS) $(B)/isolate/cmd.o: | $(B)/gen/schema.c
 $(B)/isolate/sysinc.o: CPPFLAGS += -DLSCAT_SOURCE_DIR='"$(CURDIR)"'
 
-# make install ships lscat's own stand-ins for the CUDA samples' helper headers (isolate/compat).
+# make install ships lscat's own stand-ins for the CUDA samples' helper headers (isolate/compat)
+# and the harness core's sources, which every harness build compiles.
 install: install-isolate-share
 .PHONY: install-isolate-share
 install-isolate-share: all
 	install -d $(DESTDIR)$(PREFIX)/share/lscat/isolate/compat
+	install -m 0644 $(HARNESS_CORE_SRCS) $(DESTDIR)$(PREFIX)/share/lscat/isolate/
 	install -m 0644 $(wildcard isolate/compat/*.h) $(DESTDIR)$(PREFIX)/share/lscat/isolate/compat/

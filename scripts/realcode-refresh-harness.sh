@@ -11,7 +11,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 W=${1:?usage: scripts/realcode-refresh-harness.sh WORK}
-MARK='// ---- lscat harness body (isolate/harness_body.cu.in): the same for every kernel ----'
+MARK='// ---- lscat harness, the kernel'"'"'s part (isolate/harness_kernel.cu.in): the same for every kernel ----'
+# Harnesses of lscat before the harness core (session 17) had their whole body from this line on.
+OLD_MARK='// ---- lscat harness body (isolate/harness_body.cu.in): the same for every kernel ----'
 # The body may use what a newer prefix defines (ISOLATE_VERSION 9's lscat_member for struct
 # arguments): across versions the harnesses would not build (session 9: 258 of 258 failed with
 # "identifier lscat_member is undefined" on a version-6 corpus). Refuse unless told otherwise.
@@ -32,9 +34,11 @@ awk -v m="$MARK" 'index($0, m) == 1 { on = 1 } on' "$G" > "$BODY"
 [ -s "$BODY" ] || { echo "no harness body marker in $G" >&2; exit 3; }
 n=0 same=0 bad=0
 while IFS= read -r -d '' h; do
-    if ! grep -qxF "$MARK" "$h"; then bad=$((bad + 1)); echo "no body marker: $h" >&2; continue; fi
+    if grep -qxF "$MARK" "$h"; then m=$MARK
+    elif grep -qxF "$OLD_MARK" "$h"; then m=$OLD_MARK
+    else bad=$((bad + 1)); echo "no body marker: $h" >&2; continue; fi
     new=$h.new
-    awk -v m="$MARK" 'index($0, m) == 1 { exit } { print }' "$h" > "$new"
+    awk -v m="$m" 'index($0, m) == 1 { exit } { print }' "$h" > "$new"
     cat "$BODY" >> "$new"
     if cmp -s "$h" "$new"; then same=$((same + 1)); rm -f "$new"; else mv "$new" "$h"; n=$((n + 1)); fi
 done < <(find "$W" -name harness.cu -print0)

@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The binding a harness uses without --bind (isolate/harness_body.cu.in's lscat_bindings[0]).
+/* The binding a harness uses without --bind (isolate/harness_core.cu's lscat_bindings[0]).
  * Only other bindings are passed, so harnesses generated before bindings existed still run. */
 #define DEFAULT_BINDING "area"
 

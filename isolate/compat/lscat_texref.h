@@ -1,8 +1,9 @@
 /* lscat's stand-in for CUDA texture references (texture<T, dim, mode>, removed in CUDA 12),
  * written from CUDA's documented texture-object API, not copied. execute's texture_object repair
  * rewrites a file-scope `texture<T, D, M> t;` into `static __device__ lscat_texref<T, D, M> t;`
- * plus a registration; the harness (isolate/harness_body.cu.in) binds every registered reference
- * to texture objects over a buffer of the configuration's size and copies them to the symbol. */
+ * plus a registration; the harness (isolate/harness_kernel.cu.in lscat_tex_refs) binds every
+ * registered reference to texture objects over a buffer of the configuration's size and copies
+ * them to the symbol. */
 #ifndef LSCAT_TEXREF_H
 #define LSCAT_TEXREF_H
 

@@ -23,9 +23,10 @@ fi
 B=$T_TMP/b; mkdir -p "$B"
 "$NVCC" -std=c++17 -arch=sm_90 -I"$ROOT" -c "$ROOT/tune/timing.cu" -o "$B/timing.o" 2>"$B/timing.log"
 "$NVCC" -I"$ROOT" -c "$ROOT/tune/stats.c" -o "$B/stats.o" 2>"$B/stats.log"
+"$NVCC" -std=c++17 -arch=sm_90 -I"$ROOT" -c "$ROOT/isolate/harness_core.cu" -o "$B/harness_core.o" 2>"$B/harness_core.log"
 build() { # name [dir]: the golden harness (or a changed copy in dir)
     local k=$1 d=${2:-$G/$1}
-    (cd "$d" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$B/timing.o" "$B/stats.o" \
+    (cd "$d" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$B/harness_core.o" "$B/timing.o" "$B/stats.o" \
         -o "$B/$k" >"$B/$k.log" 2>&1) || { echo "$k: $(grep -m2 error "$B/$k.log")" >&2; return 1; }
 }
 # The same kernels read as 1D (lscat_grid2d = 0): LS-CAT's grid rule, (ceil(W*H/BX), 1) for 1D

@@ -22,9 +22,10 @@ fi
 G=$ROOT/tests/isolate/fixtures/harness-golden B=$T_TMP/b; mkdir -p "$B"
 "$NVCC" -std=c++17 -arch=sm_90 -I"$ROOT" -c "$ROOT/tune/timing.cu" -o "$B/timing.o" 2>"$B/timing.log"
 "$NVCC" -I"$ROOT" -c "$ROOT/tune/stats.c" -o "$B/stats.o" 2>"$B/stats.log"
+"$NVCC" -std=c++17 -arch=sm_90 -I"$ROOT" -c "$ROOT/isolate/harness_core.cu" -o "$B/harness_core.o" 2>"$B/harness_core.log"
 ok=1
 for k in grid_add segment_points pair_count shape_area count_by_ref walk_list locked_add; do
-    (cd "$G/$k" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$B/timing.o" "$B/stats.o" \
+    (cd "$G/$k" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$B/harness_core.o" "$B/timing.o" "$B/stats.o" \
         -o "$B/$k" >"$B/$k.log" 2>&1) || { ok=0; echo "$k: $(grep -m2 error "$B/$k.log")" >&2; }
 done
 [ $ok = 1 ] && t_ok gpu_struct_args__harnesses_build || { t_fail gpu_struct_args__harnesses_build "see above"; t_done; }

@@ -59,13 +59,14 @@ G=$ROOT/tests/isolate/fixtures/harness-golden
 if [ -x "$NVCC" ]; then
     d=$T_TMP/work/builds; mkdir -p "$d"
     ( cd "$d" && "$NVCC" -arch=sm_90 -Xcompiler -fPIC -c "$ROOT/tune/timing.cu" -I"$ROOT" -o timing.o \
-      && "$NVCC" -Xcompiler -fPIC -I"$ROOT" -x c -c "$ROOT/tune/stats.c" -o stats.o ) >"$T_ERR" 2>&1
+      && "$NVCC" -Xcompiler -fPIC -I"$ROOT" -x c -c "$ROOT/tune/stats.c" -o stats.o \
+      && "$NVCC" -arch=sm_90 -Xcompiler -fPIC -c "$ROOT/isolate/harness_core.cu" -I"$ROOT" -o harness_core.o ) >"$T_ERR" 2>&1
     specs=()
     for k in block_sum faulty gather_shared saxpy transpose; do
         mkdir -p "$d/$k"
         ( cd "$d/$k" && "$NVCC" -O3 -std=c++17 -arch=sm_90 -I"$G/$k" -I"$ROOT" -Xcompiler -fPIC -c "$G/$k/harness.cu" -o harness.o \
-          && "$NVCC" -arch=sm_90 -o harness harness.o ../timing.o ../stats.o \
-          && "$NVCC" -arch=sm_90 -shared -Xlinker -Bsymbolic -o harness.so harness.o ../timing.o ../stats.o ) >>"$T_ERR" 2>&1
+          && "$NVCC" -arch=sm_90 -o harness harness.o ../harness_core.o ../timing.o ../stats.o \
+          && "$NVCC" -arch=sm_90 -shared -Xlinker -Bsymbolic -o harness.so harness.o ../harness_core.o ../timing.o ../stats.o ) >>"$T_ERR" 2>&1
         specs+=("$k=$d/$k/harness")
     done
     for mode in runner processes; do

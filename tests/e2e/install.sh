@@ -28,7 +28,7 @@ want="lscat lscat-dataset lscat-execute lscat-harvest lscat-init lscat-isolate l
 [ -x "$LSCAT_BIN/lscat-mpi" ] && want="$want lscat-mpi"
 want=$(tr ' ' '\n' <<<"$want" | sort | tr '\n' ' ')
 got=$(cd "$P" && find . -type f -o -type l | sort | tr '\n' ' ')
-share="./share/lscat/isolate/compat/helper_cuda.h ./share/lscat/isolate/compat/helper_functions.h ./share/lscat/isolate/compat/helper_string.h ./share/lscat/isolate/compat/helper_timer.h ./share/lscat/isolate/compat/lscat_texref.h ./share/lscat/tune/nvml_dl.h ./share/lscat/tune/stats.c ./share/lscat/tune/sweep_driver.h ./share/lscat/tune/sweep_host.cu ./share/lscat/tune/timing.cu ./share/lscat/tune/timing.h"
+share="./share/lscat/isolate/compat/helper_cuda.h ./share/lscat/isolate/compat/helper_functions.h ./share/lscat/isolate/compat/helper_string.h ./share/lscat/isolate/compat/helper_timer.h ./share/lscat/isolate/compat/lscat_texref.h ./share/lscat/isolate/harness_core.cu ./share/lscat/isolate/harness_core.h ./share/lscat/tune/nvml_dl.h ./share/lscat/tune/stats.c ./share/lscat/tune/sweep_driver.h ./share/lscat/tune/sweep_host.cu ./share/lscat/tune/timing.cu ./share/lscat/tune/timing.h"
 exp=$( (for b in $want; do echo "./bin/$b"; done; tr ' ' '\n' <<<"$share") | sort | tr '\n' ' ')
 [ "$got" = "$exp" ] && t_ok install__installs_exactly_the_user_programs_the_timing_core_and_the_compat_headers ||
     t_fail install__installs_exactly_the_user_programs_the_timing_core_and_the_compat_headers "installed: $got; expected: $exp"

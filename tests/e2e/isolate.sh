@@ -242,7 +242,7 @@ else
     else t_ok isolate__cpp_and_enumeration_kernels_compile_with_nvcc; fi
     # The documented build command, whole, for one kernel.
     d=$(q "SELECT dir FROM kernels WHERE name = 'reduce'")
-    if (cd "$W/$d" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$ROOT/tune/timing.cu" "$ROOT/tune/stats.c" -o "$B/harness" >"$B/link.log" 2>&1); then
+    if (cd "$W/$d" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$ROOT/isolate/harness_core.cu" "$ROOT/tune/timing.cu" "$ROOT/tune/stats.c" -o "$B/harness" >"$B/link.log" 2>&1); then
         t_ok isolate__documented_build_command_links_a_harness
     else t_fail isolate__documented_build_command_links_a_harness "$(grep -m3 error "$B/link.log")"; fi
     d=$(q "SELECT dir FROM kernels WHERE name = 'escape_kernel'")

@@ -13,7 +13,7 @@ B=$T_TMP/b; mkdir -p "$B"
 
 # The probe's list and the harness's list, name by name and in order.
 # (the harness's list may wrap: its lines are joined first)
-h=$(tr '\n' ' ' < "$ROOT/isolate/harness_body.cu.in" | grep -o 'lscat_bindings\[\] = {[^}]*}' |
+h=$(tr '\n' ' ' < "$ROOT/isolate/harness_core.cu" | grep -o 'lscat_bindings\[\] = {[^}]*}' |
     sed 's/^lscat_bindings\[\] = { *//; s/, *nullptr *}$//; s/  */ /g')
 p=$(sed -n 's/^const char \*const probe_bindings\[\] = { \(.*\), NULL };$/\1/p' "$ROOT/execute/probe_params.c")
 if [ -n "$h" ] && [ "$h" = "$p" ]; then t_ok isolate_bindings__the_probe_tries_the_harness_bindings_in_order
@@ -23,7 +23,7 @@ wrong=""
 i=0
 for name in $(echo "$h" | tr -d '",'); do
     up=$(echo "$name" | tr a-z A-Z)
-    v=$(sed -n "s/^#define LSCAT_BIND_$up \([0-9]*\).*/\1/p" "$ROOT/isolate/harness_body.cu.in")
+    v=$(sed -n "s/^#define LSCAT_BIND_$up \([0-9]*\).*/\1/p" "$ROOT/isolate/harness_core.cu")
     [ -z "$v" ] || [ "$v" = "$i" ] || wrong="$wrong LSCAT_BIND_$up=$v@$i"
     [ "$i" = 0 ] || [ -n "$v" ] || wrong="$wrong LSCAT_BIND_$up-missing"
     v=$(sed -n "s/^#define PROBE_BIND_$up \([0-9]*\).*/\1/p" "$ROOT/execute/probe.h")
@@ -37,10 +37,11 @@ names="isolate_bindings__harnesses_build isolate_bindings__help_exits_0_and_name
 if [ ! -x "$NVCC" ]; then for n in $names; do t_skip "$n" "nvcc not found ($NVCC)"; done; t_done; fi
 
 "$NVCC" -std=c++17 -arch=sm_90 -I"$ROOT" -c "$ROOT/tune/timing.cu" -o "$B/timing.o" 2>"$B/timing.log" &&
-    "$NVCC" -I"$ROOT" -c "$ROOT/tune/stats.c" -o "$B/stats.o" 2>"$B/stats.log"
+    "$NVCC" -I"$ROOT" -c "$ROOT/tune/stats.c" -o "$B/stats.o" 2>"$B/stats.log" &&
+    "$NVCC" -std=c++17 -arch=sm_90 -I"$ROOT" -c "$ROOT/isolate/harness_core.cu" -o "$B/harness_core.o" 2>"$B/harness_core.log"
 ok=1
 for k in matmul_square saxpy transpose add_positions softmax_rows row_scale head_sums; do
-    (cd "$G/$k" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$B/timing.o" "$B/stats.o" \
+    (cd "$G/$k" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$B/harness_core.o" "$B/timing.o" "$B/stats.o" \
         -o "$B/$k" >"$B/$k.log" 2>&1) || { ok=0; echo "$k: $(grep -m2 error "$B/$k.log")" >&2; }
 done
 if [ $ok = 1 ]; then t_ok isolate_bindings__harnesses_build

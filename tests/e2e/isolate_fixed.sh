@@ -38,7 +38,7 @@ if [ ! -x "$NVCC" ]; then
     t_skip isolate_fixed__the_fixed_binding_sizes_the_buffers_from_the_source "nvcc not found ($NVCC)"
     t_skip isolate_fixed__the_fixed_binding_is_refused_without_a_record "nvcc not found ($NVCC)"; t_done
 fi
-build() { (cd "$W/$(dir "$1")" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$ROOT/tune/timing.cu" \
+build() { (cd "$W/$(dir "$1")" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$ROOT/isolate/harness_core.cu" "$ROOT/tune/timing.cu" \
     "$ROOT/tune/stats.c" -o "$T_TMP/$1" >"$T_TMP/$1.log" 2>&1) || t_fail "isolate_fixed__$1_builds" "$(grep -m3 error "$T_TMP/$1.log")"; }
 build fixed_add
 build sized_scale

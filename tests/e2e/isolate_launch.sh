@@ -35,7 +35,7 @@ else t_fail isolate_launch__a_harness_with_64_kib_compiles_with_nvcc "$(grep -m3
 t_contains isolate_launch__the_sources_grid_is_recorded_as_an_expression "$W/$(dir tile_gemm64)/params.json" '"launch":{"block":[256,1,1],"smem":0,"grid_expr":["cdiv(N,64)","cdiv(M,64)","1"]}'
 tiles_names="isolate_launch__tiles_rounds_the_sizes_and_evaluates_the_sources_grid isolate_launch__side_keeps_the_sizes_unrounded isolate_launch__tiles_gives_the_smallest_size_one_tile"
 if [ ! -x "$NVCC" ]; then for n in $tiles_names; do t_skip "$n" "nvcc not found ($NVCC)"; done
-elif (cd "$W/$(dir tile_gemm64)" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$ROOT/tune/timing.cu" "$ROOT/tune/stats.c" -o "$T_TMP/tg" >"$T_TMP/nvcc-tg.log" 2>&1); then
+elif (cd "$W/$(dir tile_gemm64)" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$ROOT/isolate/harness_core.cu" "$ROOT/tune/timing.cu" "$ROOT/tune/stats.c" -o "$T_TMP/tg" >"$T_TMP/nvcc-tg.log" 2>&1); then
     args() { "$T_TMP/tg" --bind "$1" --show-args "$2" "$3" | grep -o '"args".*'; }
     t_eq() { if [ "$2" = "$3" ]; then t_ok "$1"; else t_fail "$1" "got '$2', want '$3'"; fi; }
     size='{"role":"size","value"'
@@ -52,13 +52,13 @@ if grep -q '"cooperative":true' "$W/$(dir grid_sum)/params.json" && grep -q 'lsc
 else t_fail isolate_launch__a_grid_wide_barrier_is_marked_cooperative "$(head -c 300 "$W/$(dir grid_sum)/params.json")"; fi
 # built as execute builds it (docs/isolate.md "Harness rules"): nvcc 13 needs no -rdc for grid.sync()
 if [ ! -x "$NVCC" ]; then t_skip isolate_launch__a_cooperative_harness_builds_without_rdc "nvcc not found ($NVCC)"
-elif (cd "$W/$(dir grid_sum)" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$ROOT/tune/timing.cu" \
+elif (cd "$W/$(dir grid_sum)" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$ROOT/isolate/harness_core.cu" "$ROOT/tune/timing.cu" \
         "$ROOT/tune/stats.c" -o "$T_TMP/coop" >"$T_TMP/nvcc-coop.log" 2>&1) && [ -x "$T_TMP/coop" ]; then
     t_ok isolate_launch__a_cooperative_harness_builds_without_rdc
 else t_fail isolate_launch__a_cooperative_harness_builds_without_rdc "$(grep -m3 error "$T_TMP/nvcc-coop.log")"; fi
 # A pointer to one 2 MiB object: 32 of them (64 MiB), not W x H + pad (--show-args needs no GPU).
 if [ ! -x "$NVCC" ]; then t_skip isolate_launch__a_pointer_to_a_2_mib_struct_gets_64_mib_not_gigabytes "nvcc not found ($NVCC)"
-elif (cd "$W/$(dir add_into_struct)" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$ROOT/tune/timing.cu" \
+elif (cd "$W/$(dir add_into_struct)" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$ROOT/isolate/harness_core.cu" "$ROOT/tune/timing.cu" \
         "$ROOT/tune/stats.c" -o "$T_TMP/big" >"$T_TMP/nvcc-big.log" 2>&1); then
     got=$("$T_TMP/big" --show-args 1024 1 2>&1)
     case "$got" in

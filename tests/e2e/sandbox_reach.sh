@@ -20,9 +20,10 @@ if [ ! -x "$NVCC" ]; then
 fi
 chmod 755 "$T_TMP"
 CLOSED=$T_TMP/closed
-mkdir -p "$CLOSED/share/tune" "$CLOSED/bin"
+mkdir -p "$CLOSED/share/tune" "$CLOSED/share/isolate" "$CLOSED/bin"
 chmod 700 "$CLOSED"
 for f in timing.h timing.cu stats.c nvml_dl.h; do cp "$ROOT/tune/$f" "$CLOSED/share/tune/"; done
+cp "$ROOT/isolate/harness_core.h" "$ROOT/isolate/harness_core.cu" "$CLOSED/share/isolate/"
 cp "$LSCAT_BIN/lscat-runner" "$CLOSED/bin/"
 export LSCAT_SHARE_DIR=$CLOSED/share LSCAT_RUNNER=$CLOSED/bin/lscat-runner LSCAT_RUNNER_NO_CUDA=1
 export LSCAT_LOCK_DIR=$T_TMP/locks

@@ -17,7 +17,7 @@ export LSCAT_GPUINFO=$ROOT/tests/tune/support/fake_gpuinfo.sh FAKE_GPUS=1
 lscat init -q >/dev/null 2>&1 || t_fail tune_device_lost__init "lscat init failed"
 B=$LSCAT_WORK/builds/saxpy G=$ROOT/tests/isolate/fixtures/harness-golden/saxpy
 mkdir -p "$B"
-if ! (cd "$G" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$ROOT/tune/timing.cu" \
+if ! (cd "$G" && "$NVCC" -std=c++17 -arch=sm_90 -I. -I"$ROOT" harness.cu "$ROOT/isolate/harness_core.cu" "$ROOT/tune/timing.cu" \
         "$ROOT/tune/stats.c" -o "$B/harness" >"$T_TMP/nvcc.log" 2>&1); then
     for n in $names; do t_fail "$n" "the harness did not build: $(grep -m2 error "$T_TMP/nvcc.log")"; done; t_done
 fi

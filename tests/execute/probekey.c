@@ -84,7 +84,7 @@ static void need_run(void)
 static void copy_core(const char *root, const char *to)
 {
     const char *parts[] = { "tune/timing.h", "tune/timing.cu", "tune/stats.c", "tune/nvml_dl.h",
-                            NULL };
+                            "isolate/harness_core.h", "isolate/harness_core.cu", NULL };
     for (int i = 0; parts[i]; i++) {
         char *from = fs_join(root, parts[i]), *dst = fs_join(to, parts[i]);
         struct buf b = BUF_INIT;
