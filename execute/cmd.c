@@ -19,6 +19,7 @@ static const char usage[] = "lscat execute [--arch sm_90,sm_80] [-j N] [--attemp
                             "[--no-block-retry] [--probe-faults N] [--probe-small-timeout S] "
                             "[--device N] "
                             "[--kernel ID] [--probe-jobs N] [--no-probe-runner] [--probe-spares N] "
+                            "[--probe-connections N] "
                             "[--probe-memcheck auto|off] "
                             "[--build-ahead N] [--build-nice N]";
 
@@ -26,7 +27,8 @@ enum { OPT_ARCH = 1, OPT_ATTEMPTS, OPT_BUILD_TIMEOUT, OPT_PROBE_TIMEOUT, OPT_NO_
        OPT_PROBE_ANYWAY, OPT_SANITIZE, OPT_DEVICE, OPT_KERNEL, OPT_NVCC, OPT_PROBE_SIZE,
        OPT_BUILD_AHEAD, OPT_BUILD_ROUND, OPT_PROBE_JOBS, OPT_SHARD, OPT_NO_PROBE_RUNNER,
        OPT_PROBE_BUDGET, OPT_PROBE_SPARES, OPT_NO_BLOCK_RETRY, OPT_PROBE_FAULTS,
-       OPT_PROBE_SMALL_TIMEOUT, OPT_PROBE_MEMCHECK, OPT_BUILD_NICE, OPT_PROBE_BUDGET_MAX };
+       OPT_PROBE_SMALL_TIMEOUT, OPT_PROBE_MEMCHECK, OPT_BUILD_NICE, OPT_PROBE_BUDGET_MAX,
+       OPT_PROBE_CONNECTIONS };
 
 static const struct cli_opt opts[] = {
     { "arch", 0, "LIST", "architectures to build for, e.g. sm_90,sm_80 (default: those of the "
@@ -73,6 +75,9 @@ static const struct cli_opt opts[] = {
       OPT_NO_PROBE_RUNNER },
     { "probe-spares", 0, "N", "spare runners per probe worker, each holding a CUDA context for "
       "the run after a fault, crash or timeout (0-3, default 1)", OPT_PROBE_SPARES },
+    { "probe-connections", 0, "N", "CUDA_DEVICE_MAX_CONNECTIONS of every probe run: hardware "
+      "queues per context (0-32, default 1: a fault and a new context cost the GPU less; "
+      "0: the environment's, the driver's 8 when unset)", OPT_PROBE_CONNECTIONS },
     { "build-ahead", 0, "N", "with probes: builders pause while N built kernels wait for a "
       "probe, so a stopped run has probed all but N (default 8 x -j; 0: no bound)",
       OPT_BUILD_AHEAD },
@@ -148,6 +153,11 @@ static int on_opt(void *ctx, int id, const char *arg)
         if (cli_parse_int(&n, "--probe-spares", arg, 0, 3) < 0)
             return LSCAT_EINVALID;
         o->probe_spares = (int)n;
+        return 0;
+    case OPT_PROBE_CONNECTIONS:
+        if (cli_parse_int(&n, "--probe-connections", arg, 0, 32) < 0)
+            return LSCAT_EINVALID;
+        o->probe_connections = (int)n;
         return 0;
     case OPT_PROBE_FAULTS:
         if (cli_parse_int(&n, "--probe-faults", arg, 0, 1000) < 0)

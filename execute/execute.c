@@ -288,7 +288,7 @@ static void log_start(const struct stage *g, int builders, int probers)
     snprintf(nn, sizeof(nn), "%d", g->env.nice);
     log_event(LOG_INFO, "build_start", "kernels", nk, "arch", g->env.arch, "nvcc",
               g->env.nvcc_version, "jobs", nb, "probe_jobs", np, "build_ahead", na,
-              "build_nice", nn, NULL);
+              "build_nice", nn, "probe_env", g->probe_env[0] ? g->probe_env[0] : "-", NULL);
 }
 
 int execute_run(struct execute_counts *out, struct store *s, const char *work_dir,
@@ -332,6 +332,9 @@ int execute_run(struct execute_counts *out, struct store *s, const char *work_di
         goto done;
     }
     runner_setup(&g);
+    /* every probe run's environment (runners, spares, memcheck runners, process runs) */
+    if (g.probing && o->probe_connections > 0)
+        g.probe_env[0] = xasprintf("CUDA_DEVICE_MAX_CONNECTIONS=%d", o->probe_connections);
     sanitizer_setup(&g); /* after runner_setup: the memcheck runner needs probe runners */
     pool_sizes(&builders, &probers, &g);
     g.env.nice = o->build_nice;
@@ -365,6 +368,7 @@ done:
     free(g.sanitizer);
     free(g.memcheck);
     free(g.runner_program);
+    free(g.probe_env[0]);
     free(g.store_error);
     free(g.device_lost);
     free(arch);

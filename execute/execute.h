@@ -52,6 +52,10 @@ struct execute_options {
                                 "The memcheck runner") */
     int build_nice;          /* niceness added to nvcc and what it starts (--build-nice 0-19,
                                 default 0: docs/execute.md "Builds and probes side by side") */
+    int probe_connections;   /* CUDA_DEVICE_MAX_CONNECTIONS in every probe run's environment
+                                (--probe-connections 0-32, default 1: a fault and a new context
+                                cost the GPU less; 0: the environment's, the driver's 8 when
+                                unset; docs/execute.md "Hardware queues") */
 };
 /* (shard: only the kernels of this shard, by a hash of their id: common/shard.h) */
 #define EXECUTE_OPTIONS_INIT { .arch = NULL, .nvcc = NULL, .jobs = 1, .max_attempts = 5, \
@@ -59,7 +63,12 @@ struct execute_options {
     .device = 0, .kernel = NULL, .probe_size = 2024, .stop = NULL, .build_ahead = 0, \
     .probe_jobs = 0, .probe_runner = 1, .probe_spares = 1, .shard = SHARD_INIT, \
     .probe_faults = 9, .probe_small_timeout_s = 10, .probe_budget_max_s = 10, \
-    .probe_memcheck = EXECUTE_PROBE_MEMCHECK_DEFAULT, .build_nice = 0 }
+    .probe_memcheck = EXECUTE_PROBE_MEMCHECK_DEFAULT, .build_nice = 0, \
+    .probe_connections = EXECUTE_PROBE_CONNECTIONS_DEFAULT }
+/* One hardware queue per probe context: the harness launches on one stream, and on an H200 a
+ * fault cost the GPU 0.21 s against 0.32 s with the driver's 8 (docs/execute.md "Hardware
+ * queues") */
+#define EXECUTE_PROBE_CONNECTIONS_DEFAULT 1
 /* --probe-memcheck's default (1: auto, 0: off): docs/execute.md "The memcheck runner" */
 #define EXECUTE_PROBE_MEMCHECK_DEFAULT 0 /* PROBE_FAULT_BUDGET, PROBE_SMALL_TIMEOUT_S */
 

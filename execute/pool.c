@@ -216,6 +216,7 @@ static struct probe_runner *worker_runner(struct stage *g, struct worker *w)
             ro.slots[i] = w->slot + i;
         ro.device = g->device;
         ro.timeout_s = g->o->probe_timeout_s;
+        ro.env = (const char *const *)g->probe_env;
         probe_runner_new(&w->runner, &ro);
         if (g->memcheck) { /* no spare: it lives on after the faults it catches */
             ro.sanitizer = g->memcheck;
@@ -276,6 +277,7 @@ static void probe_one(struct stage *g, struct item *it, struct worker *w)
     po.small_timeout_s = g->o->probe_small_timeout_s;
     po.runner = worker_runner(g, w);
     po.memcheck = w->memcheck;
+    po.env = (const char *const *)g->probe_env;
     /* Probes share the GPU with each other, never with a measurement (lscat tune); a stop
      * while waiting for tune's measurement starts nothing. */
     struct gpulock gl = { -1 };

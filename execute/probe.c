@@ -44,6 +44,7 @@ static int run_in_sandbox(struct proc_result *r, const char *const *argv,
     o.cpu_s = timeout_s * 2;
     o.file_bytes = (size_t)64 << 20;
     o.out_cap_bytes = 64 << 10;
+    o.extra_env = po->env;
     return sandbox_run(r, &o);
 }
 

@@ -122,13 +122,15 @@ struct probe_options {
                                sanitizer): once a plain run of the kernel faulted at the small
                                sizes, its later tries run here first (small configurations),
                                and a try clean here is confirmed by a plain run (--probe-memcheck) */
+    const char *const *env; /* "K=V" added to a process run's environment (NULL-terminated; the
+                               runners take theirs from probe_runner_options.env) */
 };
 #define PROBE_OPTIONS_INIT { .harness = NULL, .scratch = NULL, .work_dir = NULL, .slot = 0, \
     .device = 0, .timeout_s = 30.0, .sanitizer = NULL, .params = NULL, .large = 2024, \
     .runner = NULL, .large_budget_s = PROBE_LARGE_BUDGET_S, \
     .large_budget_max_s = PROBE_LARGE_BUDGET_MAX_S, .retry_blocks = 1, \
     .fault_budget = PROBE_FAULT_BUDGET, .small_timeout_s = PROBE_SMALL_TIMEOUT_S, \
-    .memcheck = NULL }
+    .memcheck = NULL, .env = NULL }
 
 /* The fault budget (--probe-faults): the least that keeps every kernel runnable in session 9's
  * proof-run store (scripts/probe-fault-replay.py; docs/execute.md "Fault budget"). */

@@ -41,6 +41,7 @@ struct rproc {
 struct probe_runner {
     struct probe_runner_options o;
     char *program, *scratch, *work_dir, *sanitizer;
+    char **env; /* o.env, copied */
     struct rproc rp[1 + PROBE_RUNNER_SPARES_MAX];
     int n, active, broken, after_end; /* n: runners kept, the active one and its spares */
     long starts;
@@ -121,6 +122,13 @@ int probe_runner_new(struct probe_runner **out, const struct probe_runner_option
     pr->work_dir = o->work_dir ? xstrdup(o->work_dir) : NULL;
     pr->sanitizer = o->sanitizer ? xstrdup(o->sanitizer) : NULL;
     pr->o.sanitizer = pr->sanitizer;
+    size_t ne = 0;
+    while (o->env && o->env[ne])
+        ne++;
+    pr->env = xcalloc(ne + 1, sizeof(*pr->env));
+    for (size_t i = 0; i < ne; i++)
+        pr->env[i] = xstrdup(o->env[i]);
+    pr->o.env = (const char *const *)pr->env;
     if (pr->o.spare < 0 || pr->o.spare > PROBE_RUNNER_SPARES_MAX)
         pr->o.spare = pr->o.spare < 0 ? 0 : PROBE_RUNNER_SPARES_MAX;
     pr->n = 1 + pr->o.spare;
@@ -195,6 +203,7 @@ static int start(struct probe_runner *pr, struct rproc *rp)
     so.cpu_s = 2 * pr->o.timeout_s * pr->o.max_kernels + 2 * pr->o.startup_s;
     so.file_bytes = (size_t)64 << 20;
     so.die_with_parent = 1;
+    so.extra_env = pr->o.env;
     int rc = fs_mkdirs(scratch, 0755);
     if (rc == 0)
         rc = sandbox_spawn(&rp->ch, &so, 3);
@@ -537,5 +546,8 @@ void probe_runner_free(struct probe_runner *pr)
     free(pr->scratch);
     free(pr->work_dir);
     free(pr->sanitizer);
+    for (size_t i = 0; pr->env[i]; i++)
+        free(pr->env[i]);
+    free(pr->env);
     free(pr);
 }

@@ -37,10 +37,12 @@ struct probe_runner_options {
                                compute-sanitizer (--tool memcheck --destroy-on-device-error
                                kernel --log-file <its scratch>/memcheck.log), and each run's
                                report is what the log gained during it (probe_runner_report) */
+    const char *const *env; /* "K=V" added to each runner's environment (NULL-terminated, may
+                               be NULL; copied) */
 };
 #define PROBE_RUNNER_OPTIONS_INIT { .program = NULL, .scratch = NULL, .work_dir = NULL, \
     .slots = { 0, 1, 2, 3 }, .device = 0, .spare = 1, .max_kernels = 100, .timeout_s = 30, \
-    .startup_s = 60, .sanitizer = NULL }
+    .startup_s = 60, .sanitizer = NULL, .env = NULL }
 
 /* A memcheck runner's compute-sanitizer options (besides --log-file): no backtraces, no API
  * errors (the harness's lines say those), every error printed (the limit may count over the

@@ -5,6 +5,9 @@
 // faultstall faultloop K         K faulting launches in one process, each followed by a clean one
 //                                (under compute-sanitizer --destroy-on-device-error kernel the
 //                                context outlives each fault; bare, the first fault is sticky)
+// faultstall idle SECONDS         hold a context (and 1 MiB) for SECONDS, then exit
+// faultstall faultreset K        K times: a fault, then cudaDeviceReset and a new context in the
+//                                same process (times of each part on one line per cycle)
 // faultstall faultn BLOCKS far|near   BLOCKS x 256 threads each write out of bounds: far past
 //                                any mapping, or just past a 1 MiB buffer (4 bytes a thread)
 // Times are CLOCK_MONOTONIC seconds, comparable across processes (the driver script reads them).
@@ -42,6 +45,31 @@ int main(int argc, char **argv)
     }
     int *d;
     cudaMalloc(&d, 1 << 20);
+    if (!strcmp(argv[1], "idle") && argc > 2) {
+        printf("idle %.6f %.6f\n", t0, tctx);
+        fflush(stdout);
+        struct timespec ts = { (time_t)atoi(argv[2]), 0 };
+        nanosleep(&ts, NULL);
+        return 0;
+    }
+    if (!strcmp(argv[1], "faultreset") && argc > 2) {
+        int k = atoi(argv[2]);
+        for (int i = 0; i < k; i++) {
+            double tl = now();
+            bad<<<1, 1>>>(d);
+            cudaError_t e = cudaDeviceSynchronize();
+            double tf = now();
+            cudaDeviceReset();
+            double tr = now();
+            cudaError_t c = cudaFree(0);
+            cudaMalloc(&d, 1 << 20);
+            double tc = now();
+            printf("faultreset %d fault %.6f reset %.6f ctx %.6f %s %s\n", i, tf - tl, tr - tf, tc - tr,
+                   cudaGetErrorName(e), cudaGetErrorName(c));
+            fflush(stdout);
+        }
+        return 0;
+    }
     if (!strcmp(argv[1], "faultloop") && argc > 2) {
         int k = atoi(argv[2]), bad_seen = 0, good_after = 0;
         double tl = now();

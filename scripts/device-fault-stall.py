@@ -81,6 +81,60 @@ if len(sys.argv) > 3 and sys.argv[3] == "sanitizer":
           f"({b - a:.2f} s); largest gap {max(gaps_in(ts, a, b)):.3f} s", flush=True)
     sys.exit(0)
 
+if len(sys.argv) > 3 and sys.argv[3] in ("env", "envq"):
+    # What the project controls: does a fault or a new context cost less with one hardware
+    # queue per context (CUDA_DEVICE_MAX_CONNECTIONS=1; the harness uses one stream), does it
+    # cost more when other processes hold idle contexts (probe spares), and is recovering in
+    # the same process (cudaDeviceReset, a new context) cheaper than a new process?
+    import concurrent.futures as cf
+    base_env = dict(os.environ)
+    def run(args, env):
+        return subprocess.run([BIN] + args, capture_output=True, text=True, timeout=120, env=env)
+    def fault_env(env):
+        t0 = time.monotonic()
+        r = run(["fault"], env)
+        te = time.monotonic()
+        f = r.stdout.split()
+        return dict(ctx=float(f[2]) - float(f[1]), fault=float(f[4]) - float(f[3]), total=te - t0)
+    def ctx_env(env):
+        t0 = time.monotonic()
+        run(["ctx"], env)
+        return time.monotonic() - t0
+    quick = sys.argv[3] == "envq" # only the first two settings, then stop (before and after a run)
+    for tag, extra in (("default", {}), ("max_connections_1", {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}),
+                       ("module_loading_eager", {"CUDA_MODULE_LOADING": "EAGER"}))[:2 if quick else 3]:
+        env = dict(base_env, **extra)
+        fault_env(env)
+        fl = [fault_env(env) for _ in range(8)]
+        cx = [ctx_env(env) for _ in range(8)]
+        t0 = time.monotonic()
+        with cf.ThreadPoolExecutor(4) as ex:
+            res = list(ex.map(lambda _: [fault_env(env) for _ in range(4)], range(4)))
+        t4 = time.monotonic() - t0
+        print(f"{tag:22s} fault process {stats([f['total'] for f in fl])} | its ctx {stats([f['ctx'] for f in fl])} | "
+              f"launch->error {stats([f['fault'] for f in fl])} | ctx process {stats(cx)} | "
+              f"16 faults from 4 processes {t4:.2f} s ({t4/16:.3f} each)", flush=True)
+    if quick:
+        sys.exit(0)
+    for n in (0, 8, 16):
+        idle = [subprocess.Popen([BIN, "idle", "60"], stdout=subprocess.PIPE, text=True) for _ in range(n)]
+        for p in idle:
+            p.stdout.readline()
+        fl = [fault_env(base_env) for _ in range(6)]
+        cx = [ctx_env(base_env) for _ in range(6)]
+        print(f"idle contexts {n:2d}: fault process {stats([f['total'] for f in fl])} | launch->error "
+              f"{stats([f['fault'] for f in fl])} | ctx process {stats(cx)}", flush=True)
+        for p in idle:
+            p.kill(); p.wait()
+    for tag, extra in (("default", {}), ("max_connections_1", {"CUDA_DEVICE_MAX_CONNECTIONS": "1"})):
+        t0 = time.monotonic()
+        r = run(["faultreset", "8"], dict(base_env, **extra))
+        lines = [l.split() for l in r.stdout.splitlines() if l.startswith("faultreset")]
+        print(f"in-process recovery, {tag}: 8 cycles {time.monotonic() - t0:.2f} s; fault "
+              f"{stats([float(l[3]) for l in lines])} | cudaDeviceReset {stats([float(l[5]) for l in lines])} | "
+              f"new context {stats([float(l[7]) for l in lines])} | {lines[-1][8:] if lines else r.stderr[-200:]}", flush=True)
+    sys.exit(0)
+
 if len(sys.argv) > 3 and sys.argv[3] == "sizes":
     # How the time from a faulting launch to its error grows with the faulting threads.
     for where in ("near", "far"):

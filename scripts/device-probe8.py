@@ -114,10 +114,11 @@ def measured(new):
 
 
 def compare(base, modes):
-    ref = next((m for m in modes if m.startswith("before")), None)
+    # the first before mode; without one, the first mode
+    ref = next((m for m in modes if m.startswith("before")), modes[0] if modes else None)
     old = load(base, ref) if ref else {}
     for m in modes:
-        if m == ref or m.startswith("before"):
+        if m == ref or (m.startswith("before") and ref.startswith("before")):
             continue
         new = load(base, m)
         both = sorted(set(old) & set(new))

@@ -12,6 +12,9 @@
 #   after:N   this tree's binaries (build/bin): the budget from the kernel's own time
 #   after:NsS the same with S spare runners per worker (--probe-spares S)
 #   after:NfF the same with a fault budget of F per kernel (--probe-faults F; NsSfF both)
+#   after:NcC the same with CUDA_DEVICE_MAX_CONNECTIONS=C in execute's environment (it reaches
+#             the runners and harnesses: CUDA_* is allow-listed); a suffix rK only names a
+#             repeated pass (after:4r2, after:4c1r2: ABBA orders)
 # Both run the same harnesses, so the difference is execute's rule (the harness's event pair is
 # the only harness change). Each mode prints kernels/s (probed over the execute run's wall and
 # over the span of its probes), probe-seconds by outcome and bucket, runnable, too_slow, the
@@ -128,10 +131,12 @@ settle() {
 }
 probe() { # mode: before:N / after:N / after:NsS
     local mode=$1 which=${1%%:*} spec=${1#*:} args=() bin; bin=$(bin_of "$which")
-    [[ $spec =~ ^([0-9]+)(s([0-3]))?(f([0-9]+))?$ ]] || { note "== bad mode $mode"; return; }
+    [[ $spec =~ ^([0-9]+)(s([0-3]))?(f([0-9]+))?(c([0-9]+))?(r[0-9]+)?$ ]] || { note "== bad mode $mode"; return; }
     args=(--probe-jobs "${BASH_REMATCH[1]}")
     [ -n "${BASH_REMATCH[3]}" ] && args+=(--probe-spares "${BASH_REMATCH[3]}")
     [ -n "${BASH_REMATCH[5]}" ] && args+=(--probe-faults "${BASH_REMATCH[5]}")
+    local envs=()
+    [ -n "${BASH_REMATCH[7]}" ] && envs+=(CUDA_DEVICE_MAX_CONNECTIONS="${BASH_REMATCH[7]}")
     [ "$(left)" -gt 30 ] || { note "== $mode: skipped, $(left) s left"; return; }
     local cap=$(( $(left) - 20 < CAP ? $(left) - 20 : CAP )) w=$BASE/p/${mode//:/-}
     mkdir -p "$BASE/p"
@@ -139,11 +144,11 @@ probe() { # mode: before:N / after:N / after:NsS
     settle "before $mode"
     local t1; t1=$(date +%s.%N)
     # shellcheck disable=SC2086
-    LSCAT_BIN=$bin timeout -s TERM -k 60 "$cap" "$bin/lscat" --work "$w" execute -j "$JOBS" --arch sm_90 "${args[@]}" \
+    env "${envs[@]}" LSCAT_BIN="$bin" timeout -s TERM -k 60 "$cap" "$bin/lscat" --work "$w" execute -j "$JOBS" --arch sm_90 "${args[@]}" \
         ${PB_EXTRA:-} > "$OUT/execute-${mode//:/-}.log" 2>&1
     local rc=$? wall; wall=$(python3 -c "import sys; print('%.2f' % ($(date +%s.%N) - $t1))")
     settle "after $mode (exit $rc)"
-    python3 scripts/device-probe8.py mode "$w/lscat.db" "$mode" "$wall" "$rc" "$cap" "${args[*]}" | tee -a "$S"
+    python3 scripts/device-probe8.py mode "$w/lscat.db" "$mode" "$wall" "$rc" "$cap" "${envs[*]} ${args[*]}" | tee -a "$S"
 }
 # mcs:N (mcs:Na: every stored try): scripts/device-memcheck-search.py over the built kernels with N
 # workers, their tries taken from PB_MCS_BEFORE (a store of the same kernels, gzip).

@@ -45,9 +45,12 @@ static char *harness_with(char **out_harness, const char *behavior, int no_so)
     return dir;
 }
 
+static const char *const *run_env; /* the runners' and process runs' added environment */
+
 static struct probe_runner *new_runner_spares(const char *program, double timeout_s, int spares)
 {
     struct probe_runner_options ro = PROBE_RUNNER_OPTIONS_INIT;
+    ro.env = run_env;
     char *scratch = fs_join(test_tmpdir(), "slots");
     char *prog = program ? xstrdup(program) : probe_runner_find();
     CHECK(prog != NULL);
@@ -104,6 +107,7 @@ static void probe_sized(struct probe_result *out, struct probe_runner *pr, const
     o.slot = 4;
     o.retry_blocks = retry_blocks;
     o.small_timeout_s = small_timeout_s;
+    o.env = run_env;
     CHECK(probe_run(out, &o) == 0);
     printf("# %s -> %s %s\n# bindings %s\n", behavior, probe_outcome_name(out->outcome),
            out->detail ? out->detail : "", out->bindings ? out->bindings : "");
@@ -251,6 +255,53 @@ static void test_probe_runner__a_harness_without_its_so_runs_as_a_process(void)
     probe_result_release(&p);
     CHECK_INT(stats(pr).runs, ==, 0);
     probe_runner_free(pr);
+}
+
+/* execute gives every probe run CUDA_DEVICE_MAX_CONNECTIONS (--probe-connections): a run in a
+ * runner gets it from the runner's environment, a process run from its own. The stand-in
+ * writes its environment into $HOME/env.log (LSCAT_TEST_DUMP_ENV, allow-listed). */
+static void test_probe_runner__probe_runs_in_a_runner_and_as_processes_get_the_added_environment(void)
+{
+    const char *env[] = { "CUDA_DEVICE_MAX_CONNECTIONS=1", NULL };
+    setenv("LSCAT_TEST_DUMP_ENV", "1", 1);
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", "8", 1); /* the added value wins over the inherited */
+    run_env = env;
+    struct probe_runner *pr = new_runner(NULL, 20);
+    for (int no_so = 0; no_so <= 1; no_so++) {
+        char *h = NULL, *dir = harness_with(&h, "", no_so);
+        char *scratch = fs_join(dir, "scratch");
+        struct probe_options o = PROBE_OPTIONS_INIT;
+        o.harness = h;
+        o.scratch = scratch;
+        o.work_dir = test_tmpdir();
+        o.timeout_s = 20;
+        o.params = "{\"params\":[{\"name\":\"A\",\"role\":\"buffer\"}]}";
+        o.large = 0;
+        o.runner = pr;
+        o.slot = 4;
+        o.env = env;
+        struct probe_result p;
+        CHECK(probe_run(&p, &o) == 0);
+        CHECK_STR(probe_outcome_name(p.outcome), "ok");
+        probe_result_release(&p);
+        /* the runner's HOME is its slot's scratch folder, a process run's the probe's */
+        char *logp = no_so ? fs_join(scratch, "env.log") : xasprintf("%s/slots/2/env.log", test_tmpdir());
+        struct buf log = BUF_INIT;
+        CHECK(buf_read_file(&log, logp) == 0);
+        printf("# %s: %.300s\n", no_so ? "process" : "runner", log.data ? log.data : "(none)");
+        CHECK(log.data && strstr(log.data, " CUDA_DEVICE_MAX_CONNECTIONS=1") != NULL);
+        CHECK(log.data && strstr(log.data, "CUDA_DEVICE_MAX_CONNECTIONS=8") == NULL);
+        buf_release(&log);
+        free(logp);
+        free(scratch);
+        free(h);
+        free(dir);
+    }
+    CHECK_INT(stats(pr).runs, ==, 1); /* the first in the runner, the second as a process */
+    probe_runner_free(pr);
+    run_env = NULL;
+    unsetenv("LSCAT_TEST_DUMP_ENV");
+    unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
 }
 
 static void test_probe_runner__a_runner_that_cannot_start_leaves_probes_to_processes(void)
@@ -803,6 +854,7 @@ int main(void)
     TEST_RUN(test_probe_runner__after_the_first_line_the_small_deadline_no_longer_applies);
     TEST_RUN(test_probe_runner__a_crash_is_recorded_as_a_crash);
     TEST_RUN(test_probe_runner__a_harness_without_its_so_runs_as_a_process);
+    TEST_RUN(test_probe_runner__probe_runs_in_a_runner_and_as_processes_get_the_added_environment);
     TEST_RUN(test_probe_runner__a_runner_that_cannot_start_leaves_probes_to_processes);
     TEST_RUN(test_probe_runner__a_runner_that_fails_one_start_is_started_again);
     TEST_RUN(test_probe_runner__a_block_retry_after_a_fault_runs_in_the_spare);

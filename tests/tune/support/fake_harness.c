@@ -234,6 +234,21 @@ static int fake_main(int argc, char **argv)
         }
         fclose(lf);
     }
+    /* the same line in $HOME/env.log: in execute's sandbox (Landlock) only the scratch folder,
+     * its HOME, is writable, not the harness's folder */
+    const char *home = getenv("HOME");
+    if (getenv("LSCAT_TEST_DUMP_ENV") && home) {
+        char envp[4200];
+        snprintf(envp, sizeof(envp), "%s/env.log", home);
+        FILE *ef = fopen(envp, "a");
+        if (ef) {
+            fprintf(ef, "env");
+            for (char **e = environ; *e; e++)
+                fprintf(ef, " %s", *e);
+            fprintf(ef, "\n");
+            fclose(ef);
+        }
+    }
     for (int i = 0; i < nrules; i++)
         if (!strcmp(rules[i].action, "refuse")) {
             fprintf(stderr, "fake_harness: refusing as told\n");
