@@ -12,9 +12,10 @@
 #   after:N   this tree's binaries (build/bin): the budget from the kernel's own time
 #   after:NsS the same with S spare runners per worker (--probe-spares S)
 #   after:NfF the same with a fault budget of F per kernel (--probe-faults F; NsSfF both)
-#   after:NcC the same with CUDA_DEVICE_MAX_CONNECTIONS=C in execute's environment (it reaches
-#             the runners and harnesses: CUDA_* is allow-listed); a suffix rK only names a
-#             repeated pass (after:4r2, after:4c1r2: ABBA orders)
+#   after:NcC the same with --probe-connections C (binaries without that option: with
+#             CUDA_DEVICE_MAX_CONNECTIONS=C in execute's environment, which reaches the runners
+#             and harnesses: CUDA_* is allow-listed); a suffix rK only names a repeated pass
+#             (after:4r2, after:4c1r2: ABBA orders)
 # Both run the same harnesses, so the difference is execute's rule (the harness's event pair is
 # the only harness change). Each mode prints kernels/s (probed over the execute run's wall and
 # over the span of its probes), probe-seconds by outcome and bucket, runnable, too_slow, the
@@ -136,7 +137,13 @@ probe() { # mode: before:N / after:N / after:NsS
     [ -n "${BASH_REMATCH[3]}" ] && args+=(--probe-spares "${BASH_REMATCH[3]}")
     [ -n "${BASH_REMATCH[5]}" ] && args+=(--probe-faults "${BASH_REMATCH[5]}")
     local envs=()
-    [ -n "${BASH_REMATCH[7]}" ] && envs+=(CUDA_DEVICE_MAX_CONNECTIONS="${BASH_REMATCH[7]}")
+    if [ -n "${BASH_REMATCH[7]}" ]; then # --probe-connections where the binaries know it
+        if "$bin/lscat" execute --help 2>&1 | grep -q -- --probe-connections; then
+            args+=(--probe-connections "${BASH_REMATCH[7]}")
+        else
+            envs+=(CUDA_DEVICE_MAX_CONNECTIONS="${BASH_REMATCH[7]}")
+        fi
+    fi
     [ "$(left)" -gt 30 ] || { note "== $mode: skipped, $(left) s left"; return; }
     local cap=$(( $(left) - 20 < CAP ? $(left) - 20 : CAP )) w=$BASE/p/${mode//:/-}
     mkdir -p "$BASE/p"
