@@ -288,7 +288,7 @@ static void log_start(const struct stage *g, int builders, int probers)
     snprintf(nn, sizeof(nn), "%d", g->env.nice);
     log_event(LOG_INFO, "build_start", "kernels", nk, "arch", g->env.arch, "nvcc",
               g->env.nvcc_version, "jobs", nb, "probe_jobs", np, "build_ahead", na,
-              "build_nice", nn, "probe_env", g->probe_env[0] ? g->probe_env[0] : "-", NULL);
+              "probe_env", g->probe_env[0] ? g->probe_env[0] : "-", "build_nice", nn, NULL);
 }
 
 int execute_run(struct execute_counts *out, struct store *s, const char *work_dir,

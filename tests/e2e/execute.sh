@@ -109,6 +109,7 @@ t_contains "execute__the_run_says_its_build_niceness" "$T_ERR" '"build_nice":0}'
 t_expect "execute__build_nice_over_19_is_a_usage_error" 2 lscat execute --build-nice 20
 t_expect "execute__build_nice_can_be_set" 0 lscat execute --no-probe --build-nice 3 -v --log-format json
 t_contains "execute__the_run_uses_the_niceness_given" "$T_ERR" '"build_nice":3}'
+t_contains "execute__a_run_without_probes_adds_nothing_to_their_environment" "$T_ERR" '"probe_env":"-"'
 
 # SIGTERM while the first of three probes runs (it holds until the test lets it go): it
 # finishes and is recorded, no other starts, the run is interrupted (exit 3); the next run
