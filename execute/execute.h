@@ -104,6 +104,7 @@ struct execute_counts {
     int runner_ended;        /* runs that ended their runner (fault, crash, timeout) */
     int runner_spare_ready;  /* of the runs after such an end, those that found the spare
                                 ready (its context made while the other probed) */
+    double runner_wait_s;    /* time probe runs waited for a runner to hold its context */
     int memcheck_starts;     /* memcheck runners started */
     int memcheck_runs;       /* tries run in a memcheck runner */
     int memcheck_reports;    /* of them, those with a memcheck report (a fault verdict) */

@@ -248,6 +248,7 @@ static void worker_runner_free(struct stage *g, struct worker *w)
     g->c->runner_probe_runs += st.runs;
     g->c->runner_ended += st.ended;
     g->c->runner_spare_ready += st.spare_ready;
+    g->c->runner_wait_s += st.wait_s;
     g->c->memcheck_starts += mc.starts;
     g->c->memcheck_late += mc.late;
     g->c->memcheck_stray += mc.stray;
@@ -284,7 +285,9 @@ static void probe_one(struct stage *g, struct item *it, struct worker *w)
     int rc = g->gpu_uuid[0] ? gpulock_acquire(&gl, g->gpu_uuid, 0, g->o->stop, -1, NULL) : 0;
     int waited_out = rc == LSCAT_EBUSY;
     if (rc == 0) {
-        log_event(LOG_DEBUG, "probing", "kernel", it->id, NULL);
+        char ws[16];
+        snprintf(ws, sizeof ws, "%d", slot); /* its runners' probe_run events: slot .. +spares */
+        log_event(LOG_DEBUG, "probing", "kernel", it->id, "worker_slot", ws, NULL);
         rc = probe_run(&p, &po);
     } else {
         memset(&p, 0, sizeof(p));

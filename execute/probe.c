@@ -231,6 +231,7 @@ static int run_binding(struct probe_result *out, const struct probe_options *po,
             out->outcome = bud.cut == PROBE_CUT_SLOW ? PROBE_TOO_SLOW : PROBE_TIMEOUT;
             free(out->detail);
             out->detail = probe_budget_detail(&bud);
+            out->hung_first = bud.cut == PROBE_CUT_SMALL;
         }
         out->small_ok = out->outcome == PROBE_OK || small_clean(text.data, o->large, nsmall);
         out->first_only = !out->small_ok && nsmall == 2 && small_clean(text.data, o->large, 1);
@@ -322,6 +323,10 @@ struct plan {
     int faults, stopped; /* runs that faulted at the small sizes; the fault budget stopped it */
     int lost;            /* a try found the device unusable (its index + 1): nothing more runs */
     int mc;              /* a plain run faulted: the next tries go to the memcheck runner first */
+    int hung;            /* a run hung at its first configuration: the later plain runs get
+                            PROBE_SMALL_AFTER_HANG_S there */
+    int unmade;          /* a run faulted at the small sizes and the harness cannot make an
+                            argument (probe_unmade_arg): nothing more is run */
     int mc_runs, mc_reports, mc_inconclusive, confirms, mc_fallback;
 };
 
@@ -341,6 +346,12 @@ static int budget_spent(struct plan *pl, const struct probe_options *o)
 {
     if (o->fault_budget > 0 && pl->faults >= o->fault_budget)
         pl->stopped = 1;
+    /* Session 15's whole-corpus store: the 6 kernels whose harness could not make an argument
+     * and that faulted at the small sizes made 5-7 faulting runs each, every binding and block
+     * shape, and none ran (2 others with such a note ran clean or at the small sizes, and never
+     * faulted there). */
+    if (pl->faults > 0 && probe_unmade_arg(o->params))
+        pl->stopped = pl->unmade = 1;
     return pl->stopped;
 }
 
@@ -405,6 +416,12 @@ static int run_try(struct probe_result **out, struct plan *pl, const struct prob
             p = &pl->t[pl->nt++];
         }
     }
+    struct probe_options after_hang;
+    if (pl->hung) { /* it hung at its first configuration before: a shorter deadline there */
+        after_hang = *o;
+        after_hang.hung_before = 1;
+        o = &after_hang;
+    }
     rc = run_binding(p, o, b, RUN_PLAIN, large, s);
     label(p, b, s);
     p->confirm = confirm;
@@ -430,6 +447,7 @@ static void consider(struct plan *pl, const struct probe_result *p)
         pl->stopped = 1; /* every loop of the plan ends on it */
     }
     pl->mc |= !p->memcheck && faulted(p); /* the plain runner ended: memcheck from now on */
+    pl->hung |= p->hung_first;
 }
 
 /* Whether binding b runs with shape s (NULL: the probe's own shapes): tiles only with the
@@ -670,6 +688,15 @@ static void mark_stopped(struct probe_result *p, int faults)
     p->detail = d;
 }
 
+/* A search stopped after a fault because the harness cannot make an argument says so. */
+static void mark_unmade(struct probe_result *p)
+{
+    char *d = xasprintf("%s%sno other binding or block tried: the harness cannot make an argument",
+                        p->detail ? p->detail : "", p->detail ? "; " : "");
+    free(p->detail);
+    p->detail = d;
+}
+
 int probe_run(struct probe_result *out, const struct probe_options *o)
 {
     struct plan pl;
@@ -713,7 +740,9 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
     if (pl.pick >= own && pl.nt > 0 && (own > 0 || kept) && !pl.lost && pl.t[pl.pick].block)
         /* only a retry shape ran clean (the fixed binding says its own block: mark_fixed) */
         mark_reblocked(&pl.t[pl.pick], own > 0 ? &pl.t[0] : NULL, o, refused);
-    if (pl.stopped && !pl.lost && pl.nt > 0) /* the verdict is what the runs made give */
+    if (pl.unmade && !pl.lost && pl.nt > 0)
+        mark_unmade(&pl.t[pl.pick]);
+    else if (pl.stopped && !pl.lost && pl.nt > 0) /* the verdict is what the runs made give */
         mark_stopped(&pl.t[pl.pick], pl.faults);
     if (pl.nt > 0) {
         *out = pl.t[pl.pick];
@@ -722,7 +751,7 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
     out->bindings = buf_detach(&j, NULL);
     out->probe_s = fs_mono_s() - t0;
     out->too_slow = pl.too_slow;
-    out->fault_budget = pl.stopped && !pl.lost;
+    out->fault_budget = pl.stopped && !pl.lost && !pl.unmade;
     out->device_lost = pl.lost > 0;
     out->memcheck_runs = pl.mc_runs;
     out->memcheck_reports = pl.mc_reports;

@@ -32,6 +32,8 @@ struct probe_result {
     int small_ok;           /* the small configurations ran clean (the large ones may not) */
     int first_only;         /* only the first small configuration reported, clean: the run
                                hung or ended at the second (64x64, block 16x16) */
+    int hung_first;         /* a run in a runner cut at its first small configuration's
+                               deadline (small_timeout_s): a hang where nothing ran yet */
     int small_only;         /* probe_run: ok only because no binding ran clean at the large
                                size and this one did at the small ones (detail says more) */
     char *config_s;         /* JSON array: each configuration's measured seconds, null where
@@ -124,13 +126,15 @@ struct probe_options {
                                and a try clean here is confirmed by a plain run (--probe-memcheck) */
     const char *const *env; /* "K=V" added to a process run's environment (NULL-terminated; the
                                runners take theirs from probe_runner_options.env) */
+    int hung_before;        /* set by probe_run for a kernel's tries after one hung at its first
+                               configuration: that deadline is PROBE_SMALL_AFTER_HANG_S at most */
 };
 #define PROBE_OPTIONS_INIT { .harness = NULL, .scratch = NULL, .work_dir = NULL, .slot = 0, \
     .device = 0, .timeout_s = 30.0, .sanitizer = NULL, .params = NULL, .large = 2024, \
     .runner = NULL, .large_budget_s = PROBE_LARGE_BUDGET_S, \
     .large_budget_max_s = PROBE_LARGE_BUDGET_MAX_S, .retry_blocks = 1, \
     .fault_budget = PROBE_FAULT_BUDGET, .small_timeout_s = PROBE_SMALL_TIMEOUT_S, \
-    .memcheck = NULL, .env = NULL }
+    .memcheck = NULL, .env = NULL, .hung_before = 0 }
 
 /* The fault budget (--probe-faults): the least that keeps every kernel runnable in session 9's
  * proof-run store (scripts/probe-fault-replay.py; docs/execute.md "Fault budget"). */
@@ -138,6 +142,11 @@ struct probe_options {
 /* The first small configuration's deadline (--probe-small-timeout): a kernel that needs more
  * at 1024 elements cannot be tuned (tune's smallest size has 57,600). */
 #define PROBE_SMALL_TIMEOUT_S 10.0
+/* The same deadline for a kernel's later tries once one of its runs hung there: session 15's
+ * whole-corpus store has 11 such later tries (other bindings), each of them hung again for the
+ * whole 10 s and none ran; the 2 that ended sooner faulted at once (0.09, 0.20 s). Of 2,231 first
+ * configurations measured, the 12 over 3 s all faulted (docs/execute.md "Probe budget"). */
+#define PROBE_SMALL_AFTER_HANG_S 3.0
 
 /* The probe budget (docs/execute.md "Probe budget"): each large configuration of a run in a
  * runner gets probe_budget_s() seconds from the last small configuration, at most what is left
@@ -200,6 +209,10 @@ int probe_source_launch(int block[3], int *bounds, const char *params);
 
 /* Whether kernels.params says the kernel is 2D ("is2d":true). 0 when params is NULL. */
 int probe_is2d(const char *params);
+
+/* Whether kernels.params has isolate's "note": an argument the harness cannot make (a class
+ * with virtual functions, a graph's conditional handle; docs/isolate.md). 0 when params is NULL. */
+int probe_unmade_arg(const char *params);
 
 const char *probe_outcome_name(enum probe_outcome o);
 /* The integer after "key": in a JSON line, or -1. */

@@ -28,6 +28,8 @@ void probe_budget_init(struct probe_budget *b, const struct probe_options *o, co
     b->limit = b->t_prev + o->timeout_s;
     if (o->small_timeout_s > 0 && o->small_timeout_s < o->timeout_s && b->nconfigs > 0)
         b->small_for = o->small_timeout_s;
+    if (o->hung_before && b->small_for > PROBE_SMALL_AFTER_HANG_S)
+        b->small_for = PROBE_SMALL_AFTER_HANG_S;
 }
 
 double probe_line_kernel_s(const char *line)
@@ -145,6 +147,12 @@ void probe_budget_judge(struct probe_budget *b, struct proc_result *r)
 char *probe_budget_detail(const struct probe_budget *b)
 {
     int k = b->nlines, s = b->from;
+    if (b->cut == PROBE_CUT_SMALL && b->o->hung_before && b->small_for < b->o->small_timeout_s)
+        return xasprintf("%dx%d block %dx%dx%d still running after %.2f s, past the "
+                         "first small configuration's deadline of %.0f s (an earlier try of "
+                         "the kernel hung there for --probe-small-timeout's %.0f s)", b->w[0],
+                         b->h[0], b->bx[0], b->by[0], b->bz[0], fs_mono_s() - b->t_prev,
+                         b->small_for, b->o->small_timeout_s);
     if (b->cut == PROBE_CUT_SMALL)
         return xasprintf("%dx%d block %dx%dx%d still running after %.2f s, past the "
                          "first small configuration's deadline of %.0f s (--probe-small-timeout"

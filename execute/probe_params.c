@@ -31,6 +31,11 @@ int probe_is2d(const char *params)
     return params && strstr(params, "\"is2d\":true") != NULL;
 }
 
+int probe_unmade_arg(const char *params)
+{
+    return params && strstr(params, "\"note\":\"") != NULL;
+}
+
 /* Per binding after the first: the roles whose value differs from the default's (tokens goes
  * by names instead, token_dims). */
 static const char *const binding_roles[][4] = { { NULL }, { "size", NULL }, { NULL }, { NULL },

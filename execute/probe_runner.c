@@ -473,6 +473,8 @@ int probe_runner_run(struct proc_result *r, struct buf *results, struct probe_ru
      * up on runners for the run. Only when the driver said no (lscat-runner's "CUDA driver
      * error N"): no driver library, or a runner that cannot run, will not change. */
     struct rproc *rp = NULL;
+    double tw = fs_mono_s();
+    int was_active = pr->active;
     for (int i = 0; !pr->broken && !rp && i < PROBE_RUNNER_START_TRIES; i++) {
         if (i > 0 && !strstr(lscat_error_last(), "CUDA driver error"))
             break;
@@ -489,10 +491,13 @@ int probe_runner_run(struct proc_result *r, struct buf *results, struct probe_ru
         pr->broken = 1;
         return PROBE_RUNNER_UNAVAILABLE;
     }
+    double wait = fs_mono_s() - tw;
+    pr->st.wait_s += wait;
     if (rp->log) /* what the last run left behind; under memcheck the runner is its child */
         sandbox_sweep_slot_tree(rp->slot, rp->ch.pid);
     else
         sandbox_sweep_slot(rp->slot, rp->ch.pid);
+    double sweep = fs_mono_s() - tw - wait;
     long from = rp->log ? log_size(rp->log) : 0;
     if (rp->log && rp->runs > 0 && from > rp->log_seen) /* not the banner: a late report */
         pr->st.stray++;
@@ -511,7 +516,19 @@ int probe_runner_run(struct proc_result *r, struct buf *results, struct probe_ru
     rp->runs++;
     pr->st.runs++;
     r->elapsed_s = fs_mono_s() - t0;
-    return judge(pr, rp, r, w);
+    int rc = judge(pr, rp, r, w);
+    if (log_enabled(LOG_DEBUG)) { /* where a run's time went (docs/execute.md "Probe runner") */
+        char ws[32], ss[32], rs[32], sl[16], tk[8], en[8];
+        snprintf(ws, sizeof ws, "%.4f", wait);
+        snprintf(ss, sizeof ss, "%.4f", sweep);
+        snprintf(rs, sizeof rs, "%.4f", r->elapsed_s);
+        snprintf(sl, sizeof sl, "%d", rp->slot);
+        snprintf(tk, sizeof tk, "%d", pr->active != was_active);
+        snprintf(en, sizeof en, "%d", pr->after_end);
+        log_event(LOG_DEBUG, "probe_run", "slot", sl, "wait_s", ws, "sweep_s", ss, "run_s", rs,
+                  "took_spare", tk, "ended", en, "memcheck", rp->log ? "1" : "0", NULL);
+    }
+    return rc;
 }
 
 int probe_runner_broken(const struct probe_runner *pr)

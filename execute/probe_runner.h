@@ -100,6 +100,8 @@ struct probe_runner_stats {
     int stray;     /* memcheck runner: runs before which the log had grown since the last one
                       (a report later than the settle window: not attributed) */
     double late_max_s; /* the latest growth after @done seen */
+    double wait_s;     /* time runs waited for a runner to hold its context (after a fault, the
+                          spare's; at a worker's first run, its own) */
 };
 void probe_runner_stats(struct probe_runner_stats *out, const struct probe_runner *pr);
 

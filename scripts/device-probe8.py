@@ -5,6 +5,9 @@
   device-probe8.py compare BASE MODE...                       each after mode against the first
                                                               before mode (BASE/<mode>/lscat.db,
                                                               ':' in a mode written '-')
+  device-probe8.py dump STORE                                 every probe as one JSON line (kernel,
+                                                              name, outcome, binding, probe_s,
+                                                              probed_at, tries) on stdout
 Reads only the stores (probes, kernels, stage_runs); prints a few compact lines each."""
 import json
 import os
@@ -46,12 +49,13 @@ def mode_line(store, mode, wall, rc, cap, opts):
     c = json.loads(c[0][0]) if c and c[0][0] else {}
     print("== %-9s (%s) exit %s (cap %s s): %d probed in %.1f s = %.2f kernels/s (%.2f/s over the "
           "%.0f s span of the probes); probe-seconds %.0f (mean %.2f s); runnable %s (small only "
-          "%s), too_slow bindings %s; cached %s; runner %s starts, %s runs, %s ended, %s spare ready"
+          "%s), too_slow bindings %s; cached %s; runner %s starts, %s runs, %s ended, %s spare ready, "
+          "%s s waited for one"
           % (mode, opts, rc, cap, n, wall, n / wall if wall else 0, n / span if span else 0, span,
              tot, tot / n if n else 0, c.get("runnable", "?"), c.get("small_only", "?"),
              c.get("too_slow", "-"), c.get("cached", "?"), c.get("runner_starts", "-"),
              c.get("runner_probe_runs", "-"), c.get("runner_ended", "-"),
-             c.get("runner_spare_ready", "-")))
+             c.get("runner_spare_ready", "-"), c.get("runner_wait_s", "-")))
     b = [0] * 5
     for r in ps:
         s = r[0] or 0
@@ -147,8 +151,18 @@ def compare(base, modes):
         measured(new)
 
 
+def dump(store):
+    db = sqlite3.connect(store)
+    for r in rows(db, "SELECT p.kernel_id, k.name, p.outcome, p.binding, p.probe_s, p.probed_at, "
+                  "p.bindings FROM probes p JOIN kernels k ON k.id = p.kernel_id"):
+        print(json.dumps({"kernel": r[0], "name": r[1], "outcome": r[2], "binding": r[3],
+                          "probe_s": r[4], "probed_at": r[5], "tries": tries(r[6])}))
+
+
 if __name__ == "__main__":
-    if len(sys.argv) >= 8 and sys.argv[1] == "mode":
+    if len(sys.argv) == 3 and sys.argv[1] == "dump":
+        dump(sys.argv[2])
+    elif len(sys.argv) >= 8 and sys.argv[1] == "mode":
         mode_line(*sys.argv[2:8])
     elif len(sys.argv) >= 3 and sys.argv[1] == "compare":
         compare(sys.argv[2], sys.argv[3:])

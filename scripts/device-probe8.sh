@@ -38,6 +38,8 @@
 # PB_IDS (a file of kernel ids, one a line, relative to the root: those kernels instead of
 # PB_PREFIXES), PB_WORK (.dev/realcode/work: the archive's work folder; .dev/realcode/work9 for
 # .dev/realcode9full.tar.xz, the corpus isolated at ISOLATE_VERSION 9).
+# PB_TRACE=1: each pass runs with -v --log-format json (per-run probe_run events: the wait for a
+# runner, the run's wall) and leaves probes-<mode>.json.gz (every probe's tries) beside its log.
 #   mcs:N     no probe: scripts/device-memcheck-search.py (N workers) over the built kernels whose
 #             stored probe (PB_MCS_BEFORE, default .dev/rc10-final.db.gz) faulted at the small
 #             sizes; mcs:Na runs every stored try
@@ -151,11 +153,17 @@ probe() { # mode: before:N / after:N / after:NsS
     settle "before $mode"
     local t1; t1=$(date +%s.%N)
     # shellcheck disable=SC2086
-    env "${envs[@]}" LSCAT_BIN="$bin" timeout -s TERM -k 60 "$cap" "$bin/lscat" --work "$w" execute -j "$JOBS" --arch sm_90 "${args[@]}" \
+    local trace=()
+    [ "${PB_TRACE:-0}" = 1 ] && trace=(-v --log-format json)
+    env "${envs[@]}" LSCAT_BIN="$bin" timeout -s TERM -k 60 "$cap" "$bin/lscat" "${trace[@]}" --work "$w" execute -j "$JOBS" --arch sm_90 "${args[@]}" \
         ${PB_EXTRA:-} > "$OUT/execute-${mode//:/-}.log" 2>&1
     local rc=$? wall; wall=$(python3 -c "import sys; print('%.2f' % ($(date +%s.%N) - $t1))")
     settle "after $mode (exit $rc)"
     python3 scripts/device-probe8.py mode "$w/lscat.db" "$mode" "$wall" "$rc" "$cap" "${envs[*]} ${args[*]}" | tee -a "$S"
+    if [ "${PB_TRACE:-0}" = 1 ]; then # the probes and the debug log, for a timeline read elsewhere
+        python3 scripts/device-probe8.py dump "$w/lscat.db" | gzip > "$OUT/probes-${mode//:/-}.json.gz"
+        gzip -f "$OUT/execute-${mode//:/-}.log"
+    fi
 }
 # mcs:N (mcs:Na: every stored try): scripts/device-memcheck-search.py over the built kernels with N
 # workers, their tries taken from PB_MCS_BEFORE (a store of the same kernels, gzip).

@@ -625,6 +625,37 @@ static void test_bindings__the_fault_budget_stops_the_search_after_n_faulting_ru
     probe_result_release(&p);
 }
 
+/* A kernel whose harness cannot make an argument (params.json's "note": a class with virtual
+ * functions, a graph's conditional handle) and whose first run faulted at the small sizes is not
+ * tried again: no binding, no block shape can make that argument. */
+#define NOTE_PARAMS "{\"params\":[{\"name\":\"A\",\"role\":\"buffer\"},{\"name\":\"n\"," \
+                    "\"role\":\"size\"}],\"note\":\"parameter 'c': class C has virtual functions\"}"
+static void test_bindings__a_fault_with_an_argument_the_harness_cannot_make_is_not_retried(void)
+{
+    struct probe_result p;
+    probe(&p, ONLY_1024, NOTE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");
+    CHECK_STR(p.binding, "area");
+    CHECK(p.block == NULL);
+    CHECK_INT(tries(&p), ==, 1); /* without the note: 9 (the test above) */
+    CHECK_INT(p.fault_budget, ==, 0);
+    CHECK_CONTAINS(p.detail, "(at 1024x1, block 256x1x1); no other binding or block tried: the "
+                             "harness cannot make an argument");
+    probe_result_release(&p);
+    /* a fault at the large size only is not one: side runs, and is kept */
+    probe(&p, "sticky 2024 2024 * * area\n", NOTE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "side");
+    CHECK_INT(tries(&p), ==, 2);
+    CHECK(p.detail == NULL || strstr(p.detail, "no other binding") == NULL);
+    probe_result_release(&p);
+    /* one that runs clean is kept as any kernel */
+    probe(&p, "", NOTE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_INT(tries(&p), ==, 1);
+    probe_result_release(&p);
+}
+
 /* --probe-faults 0: no limit, as before the budget: the rescue at the 4th retry shape is found
  * after 8 faulting runs; the default budget (9) finds it too. */
 static void test_bindings__without_a_fault_budget_a_rescue_at_the_fourth_shape_is_still_found(void)
@@ -788,5 +819,6 @@ int main(void)
     TEST_RUN(test_bindings__a_1d_fixed_size_kernel_faulting_at_w_times_h_runs_its_own_size);
     TEST_RUN(test_bindings__a_fixed_size_is_tried_once_with_the_block_retry);
     TEST_RUN(test_bindings__a_kernel_without_a_fixed_record_never_tries_it);
+    TEST_RUN(test_bindings__a_fault_with_an_argument_the_harness_cannot_make_is_not_retried);
     return test_done();
 }
