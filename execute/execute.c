@@ -336,6 +336,8 @@ int execute_run(struct execute_counts *out, struct store *s, const char *work_di
     if (g.probing && o->probe_connections > 0)
         g.probe_env[0] = xasprintf("CUDA_DEVICE_MAX_CONNECTIONS=%d", o->probe_connections);
     sanitizer_setup(&g); /* after runner_setup: the memcheck runner needs probe runners */
+    if (g.runner_program && o->probe_shared_spares && o->probe_spares > 0)
+        g.runner_pool = probe_runner_pool_new();
     pool_sizes(&builders, &probers, &g);
     g.env.nice = o->build_nice;
     size_t jobs = (size_t)(o->jobs > 0 ? o->jobs : 1);
@@ -369,6 +371,7 @@ done:
     free(g.memcheck);
     free(g.runner_program);
     free(g.probe_env[0]);
+    probe_runner_pool_free(g.runner_pool); /* every worker's runner is freed by now */
     free(g.store_error);
     free(g.device_lost);
     free(arch);
@@ -391,7 +394,8 @@ void execute_counts_json(char **out, const struct execute_counts *c)
                      "\"built_while_probing\":%d,\"interrupted\":%d,\"build_wall_s\":%.3f,"
                      "\"build_wait_s\":%.3f,\"probe_wait_s\":%.3f,\"runner_starts\":%d,"
                      "\"runner_probe_runs\":%d,\"runner_ended\":%d,"
-                     "\"runner_spare_ready\":%d,\"runner_wait_s\":%.3f,\"too_slow\":%d,"
+                     "\"runner_spare_ready\":%d,\"runner_wait_s\":%.3f,\"runner_shared\":%d,"
+                     "\"too_slow\":%d,"
                      "\"fault_budget\":%d,"
                      "\"memcheck_starts\":%d,\"memcheck_runs\":%d,\"memcheck_reports\":%d,"
                      "\"memcheck_inconclusive\":%d,\"confirm_runs\":%d,"
@@ -404,7 +408,8 @@ void execute_counts_json(char **out, const struct execute_counts *c)
                      c->out_of_bounds, c->errors, c->gpu_present, c->built_while_probing,
                      c->interrupted, c->build_wall_s, c->build_wait_s, c->probe_wait_s,
                      c->runner_starts, c->runner_probe_runs, c->runner_ended,
-                     c->runner_spare_ready, c->runner_wait_s, c->too_slow, c->fault_budget,
+                     c->runner_spare_ready, c->runner_wait_s, c->runner_shared, c->too_slow,
+                     c->fault_budget,
                      c->memcheck_starts,
                      c->memcheck_runs, c->memcheck_reports, c->memcheck_inconclusive,
                      c->confirm_runs, c->memcheck_fallback_runs, c->memcheck_late,

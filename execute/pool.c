@@ -217,10 +217,12 @@ static struct probe_runner *worker_runner(struct stage *g, struct worker *w)
         ro.device = g->device;
         ro.timeout_s = g->o->probe_timeout_s;
         ro.env = (const char *const *)g->probe_env;
+        ro.pool = g->runner_pool;
         probe_runner_new(&w->runner, &ro);
         if (g->memcheck) { /* no spare: it lives on after the faults it catches */
             ro.sanitizer = g->memcheck;
             ro.spare = 0;
+            ro.pool = NULL;
             ro.slots[0] = w->slot + 2 + g->o->probe_spares; /* after the process runs' slot */
             probe_runner_new(&w->memcheck, &ro);
         }
@@ -249,6 +251,7 @@ static void worker_runner_free(struct stage *g, struct worker *w)
     g->c->runner_ended += st.ended;
     g->c->runner_spare_ready += st.spare_ready;
     g->c->runner_wait_s += st.wait_s;
+    g->c->runner_shared += st.shared;
     g->c->memcheck_starts += mc.starts;
     g->c->memcheck_late += mc.late;
     g->c->memcheck_stray += mc.stray;

@@ -30,7 +30,8 @@
 struct rproc {
     struct proc_child ch;
     int slot, running, ready, runs, eof, exited, status, done, done_rc;
-    long seq;               /* start order: the oldest spare is the likeliest to be ready */
+    long seq;               /* start order (over all runners): the oldest spare is the
+                               likeliest to be ready */
     struct buf res; /* fd 3 bytes not yet a whole line */
     const struct probe_runner_watch *watch; /* the run's, or NULL */
     double deadline, limit;                 /* the run's deadline (a watch moves it) and bound */
@@ -44,10 +45,47 @@ struct probe_runner {
     char **env; /* o.env, copied */
     struct rproc rp[1 + PROBE_RUNNER_SPARES_MAX];
     int n, active, broken, after_end; /* n: runners kept, the active one and its spares */
-    long starts;
+    struct probe_runner_pool *pool;       /* o.pool: its non-active entries (and `active`) are
+                                             read and changed under pool->lock */
     struct probe_runner_stats st;
     struct buf report; /* a memcheck runner: what the log gained during the last run */
 };
+
+struct probe_runner_pool {
+    pthread_mutex_t lock;
+    struct probe_runner **members;
+    int n, cap;
+};
+
+static long start_seq; /* every runner's start, in order (atomic) */
+
+struct probe_runner_pool *probe_runner_pool_new(void)
+{
+    struct probe_runner_pool *pool = xcalloc(1, sizeof(*pool));
+    pthread_mutex_init(&pool->lock, NULL);
+    return pool;
+}
+
+void probe_runner_pool_free(struct probe_runner_pool *pool)
+{
+    if (!pool)
+        return;
+    pthread_mutex_destroy(&pool->lock);
+    free(pool->members);
+    free(pool);
+}
+
+static void pool_lock(struct probe_runner *pr)
+{
+    if (pr->pool)
+        pthread_mutex_lock(&pr->pool->lock);
+}
+
+static void pool_unlock(struct probe_runner *pr)
+{
+    if (pr->pool)
+        pthread_mutex_unlock(&pr->pool->lock);
+}
 
 /* dir/name when executable, as an absolute path (the runner starts in its scratch folder). */
 static char *in_dir(const char *dir, const char *name)
@@ -140,6 +178,17 @@ int probe_runner_new(struct probe_runner **out, const struct probe_runner_option
     buf_init(&pr->report, 0);
     if (pr->o.max_kernels <= 0)
         pr->o.max_kernels = 100;
+    pr->pool = pr->n > 1 ? o->pool : NULL; /* nothing to share without a spare */
+    if (pr->pool) {
+        pthread_mutex_lock(&pr->pool->lock);
+        if (pr->pool->n == pr->pool->cap) {
+            pr->pool->cap = pr->pool->cap ? 2 * pr->pool->cap : 8;
+            pr->pool->members = xrealloc(pr->pool->members,
+                                         (size_t)pr->pool->cap * sizeof(*pr->pool->members));
+        }
+        pr->pool->members[pr->pool->n++] = pr;
+        pthread_mutex_unlock(&pr->pool->lock);
+    }
     *out = pr;
     return 0;
 }
@@ -214,7 +263,7 @@ static int start(struct probe_runner *pr, struct rproc *rp)
     fcntl(rp->ch.extra_fd, F_SETFL, O_NONBLOCK);
     rp->running = 1;
     rp->ready = rp->runs = rp->eof = rp->exited = rp->status = 0;
-    rp->seq = pr->starts++;
+    rp->seq = __atomic_fetch_add(&start_seq, 1, __ATOMIC_RELAXED);
     buf_setlen(&rp->res, 0);
     pr->st.starts++;
     return 0;
@@ -302,8 +351,34 @@ static long log_size(const char *path)
     return path && stat(path, &st) == 0 ? (long)st.st_size : 0;
 }
 
+/* Another runner of the pool's spare that holds its context, swapped into the ended active
+ * entry of pr (whose slot then starts a new spare there, at once): 1 when one was taken. Under
+ * the pool's lock. */
+static int take_shared(struct probe_runner *pr)
+{
+    for (int m = 0; m < pr->pool->n; m++) {
+        struct probe_runner *o = pr->pool->members[m];
+        for (int j = 0; o != pr && j < o->n; j++) {
+            struct rproc *s = &o->rp[j];
+            if (j == o->active || !s->running)
+                continue;
+            drain(s, NULL, NULL);
+            if (!s->ready || s->exited)
+                continue;
+            struct rproc dead = pr->rp[pr->active];
+            pr->rp[pr->active] = *s;
+            *s = dead;
+            start(pr, s); /* the slot that ended starts a spare for the other runner */
+            pr->st.shared++;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* The spare to take over from a runner that ended: one that holds its context (said @ready),
- * else the one started first (the likeliest to be ready soonest); -1 when none runs. */
+ * else (with a pool) another runner's that does, else the one started first (the likeliest to
+ * be ready soonest); -1 when none runs. Under the pool's lock. */
 static int pick_spare(struct probe_runner *pr)
 {
     int best = -1;
@@ -317,6 +392,8 @@ static int pick_spare(struct probe_runner *pr)
         if (best < 0 || s->seq < pr->rp[best].seq)
             best = i;
     }
+    if (pr->pool && pr->st.runs > 0 && take_shared(pr)) /* not for a worker's first run */
+        return pr->active;
     return best;
 }
 
@@ -334,12 +411,14 @@ static struct rproc *ready_runner(struct probe_runner *pr)
             pr->st.ended++;
         }
     }
+    pool_lock(pr);
     int s = !rp->running ? pick_spare(pr) : -1;
     if (s >= 0) {
         pr->active = s;
         rp = &pr->rp[s];
         pr->st.spare_ready += pr->after_end && rp->ready;
     }
+    pool_unlock(pr);
     if (!rp->running && start(pr, rp) < 0)
         return NULL;
     struct proc_result out = { 0 };
@@ -359,9 +438,11 @@ static struct rproc *ready_runner(struct probe_runner *pr)
         return NULL;
     }
     buf_release(&out.err);
+    pool_lock(pr);
     for (int i = 0; i < pr->n; i++)
         if (!pr->rp[i].running)
             start(pr, &pr->rp[i]); /* their contexts are made while this one probes */
+    pool_unlock(pr);
     return rp;
 }
 
@@ -536,6 +617,21 @@ int probe_runner_broken(const struct probe_runner *pr)
     return pr->broken;
 }
 
+int probe_runner_spares_ready(struct probe_runner *pr)
+{
+    int n = 0;
+    pool_lock(pr);
+    for (int i = 0; i < pr->n; i++) {
+        struct rproc *s = &pr->rp[i];
+        if (i == pr->active || !s->running)
+            continue;
+        drain(s, NULL, NULL);
+        n += s->ready && !s->exited;
+    }
+    pool_unlock(pr);
+    return n;
+}
+
 const char *probe_runner_report(const struct probe_runner *pr)
 {
     return pr->report.data ? pr->report.data : "";
@@ -550,6 +646,13 @@ void probe_runner_free(struct probe_runner *pr)
 {
     if (!pr)
         return;
+    if (pr->pool) { /* out of the pool first: nobody takes its spares from now on */
+        pthread_mutex_lock(&pr->pool->lock);
+        for (int m = 0; m < pr->pool->n; m++)
+            if (pr->pool->members[m] == pr)
+                pr->pool->members[m] = pr->pool->members[--pr->pool->n];
+        pthread_mutex_unlock(&pr->pool->lock);
+    }
     for (int i = 0; i < 1 + PROBE_RUNNER_SPARES_MAX; i++) {
         struct rproc *rp = &pr->rp[i];
         if (rp->running && rp->ch.in_fd >= 0)

@@ -13,6 +13,13 @@
 #include "common/proc.h"
 
 struct probe_runner;
+/* Runners whose spares are shared: a runner that ended takes a spare of its own that holds its
+ * context, else one of another runner of the pool that does (that runner's slot starts a new
+ * spare at once), else its own oldest (docs/execute.md "Probe runner"). */
+struct probe_runner_pool;
+struct probe_runner_pool *probe_runner_pool_new(void);
+/* After every runner of the pool was freed. NULL is fine. */
+void probe_runner_pool_free(struct probe_runner_pool *pool);
 
 #define PROBE_RUNNER_SPARES_MAX 3
 /* A runner that cannot hold a context is started this many times in all, pausing
@@ -39,10 +46,13 @@ struct probe_runner_options {
                                report is what the log gained during it (probe_runner_report) */
     const char *const *env; /* "K=V" added to each runner's environment (NULL-terminated, may
                                be NULL; copied) */
+    struct probe_runner_pool *pool; /* NULL: its spares are its own; else shared with the
+                               pool's other runners (same program, scratch, device, options;
+                               distinct slots) */
 };
 #define PROBE_RUNNER_OPTIONS_INIT { .program = NULL, .scratch = NULL, .work_dir = NULL, \
     .slots = { 0, 1, 2, 3 }, .device = 0, .spare = 1, .max_kernels = 100, .timeout_s = 30, \
-    .startup_s = 60, .sanitizer = NULL, .env = NULL }
+    .startup_s = 60, .sanitizer = NULL, .env = NULL, .pool = NULL }
 
 /* A memcheck runner's compute-sanitizer options (besides --log-file): no backtraces, no API
  * errors (the harness's lines say those), every error printed (the limit may count over the
@@ -87,6 +97,8 @@ int probe_runner_run(struct proc_result *r, struct buf *results, struct probe_ru
                      const char *harness_so, const char *const *args, const char *configs,
                      double timeout_s, const struct probe_runner_watch *watch);
 int probe_runner_broken(const struct probe_runner *pr);
+/* How many of its spares hold their context now (what a run after a fault would find). */
+int probe_runner_spares_ready(struct probe_runner *pr);
 /* A memcheck runner: what its log gained during the last run (at most 64 KiB; "" for none, or
  * for a plain runner). Valid until the next run. */
 const char *probe_runner_report(const struct probe_runner *pr);
@@ -102,6 +114,7 @@ struct probe_runner_stats {
     double late_max_s; /* the latest growth after @done seen */
     double wait_s;     /* time runs waited for a runner to hold its context (after a fault, the
                           spare's; at a worker's first run, its own) */
+    int shared;        /* runs that took another runner's spare (a pool's), holding its context */
 };
 void probe_runner_stats(struct probe_runner_stats *out, const struct probe_runner *pr);
 

@@ -57,6 +57,8 @@ struct stage {
     char *memcheck;            /* compute-sanitizer for the memcheck runners, NULL: none */
     char *runner_program;      /* lscat-runner for probes (docs/execute.md "Probe runner"),
                                   NULL: a process per probe run */
+    struct probe_runner_pool *runner_pool; /* the workers' runners share their spares
+                                  (--no-shared-spares: NULL) */
     char *probe_env[2];        /* added to every probe run's environment (NULL-terminated):
                                   CUDA_DEVICE_MAX_CONNECTIONS=--probe-connections, or none */
     int store_failed;

@@ -675,6 +675,86 @@ static void test_probe_runner__after_a_hang_at_the_first_configuration_later_bin
     probe_runner_free(pr);
 }
 
+/* lscat-runner behind a wrapper that, started for `slot` (its HOME is <scratch>/<slot>), waits
+ * for <tmp>/release-<slot> before it runs: a spare whose context is not made yet. */
+static char *held_runner(int slot)
+{
+    char *real = probe_runner_find(), *p = fs_join(test_tmpdir(), "held-runner");
+    CHECK(real != NULL);
+    char *text = xasprintf("#!/bin/sh\ncase \"$HOME\" in */slots/%d) while [ ! -e %s/release-%d ]; "
+                           "do sleep 0.05; done ;; esac\nexec %s \"$@\"\n", slot, test_tmpdir(),
+                           slot, real);
+    test_write_file(p, text, strlen(text));
+    chmod(p, 0755);
+    free(text);
+    free(real);
+    return p;
+}
+
+static struct probe_runner *new_pooled(const char *program, int slot, int spare_slot,
+                                       struct probe_runner_pool *pool)
+{
+    struct probe_runner_options ro = PROBE_RUNNER_OPTIONS_INIT;
+    char *scratch = fs_join(test_tmpdir(), "slots");
+    ro.program = program;
+    ro.scratch = scratch;
+    ro.work_dir = test_tmpdir();
+    ro.slots[0] = slot;
+    ro.slots[1] = spare_slot;
+    ro.spare = 1;
+    ro.timeout_s = 20;
+    ro.startup_s = 60;
+    ro.pool = pool;
+    struct probe_runner *pr;
+    CHECK(probe_runner_new(&pr, &ro) == 0);
+    free(scratch);
+    return pr;
+}
+
+/* Shared spares (docs/execute.md "Probe runner"): worker A's runner ends on a sticky error while
+ * its own spare holds no context yet (held back by the wrapper); with a pool, A's next kernel
+ * runs in worker B's spare, which does, and B gets a new spare on A's slot; B then runs on.
+ * Without a pool A waits for its own. */
+static void test_probe_runner__a_runner_ended_takes_another_workers_ready_spare(void)
+{
+    char *held = held_runner(3), *release = fs_join(test_tmpdir(), "release-3");
+    for (int shared = 1; shared >= 0; shared--) {
+        unlink(release);
+        struct probe_runner_pool *pool = shared ? probe_runner_pool_new() : NULL;
+        struct probe_runner *a = new_pooled(held, 2, 3, pool), *b = new_pooled(held, 10, 11, pool);
+        struct probe_result p;
+        probe_in(&p, b, "", 0, 20); /* B's runner (10) and spare (11) */
+        CHECK_STR(probe_outcome_name(p.outcome), "ok");
+        probe_result_release(&p);
+        for (int i = 0; i < 2000 && probe_runner_spares_ready(b) < 1; i++)
+            usleep(10000); /* until B's spare holds its context */
+        CHECK_INT(probe_runner_spares_ready(b), ==, 1);
+        probe_in(&p, a, "sticky * * * *\n", 0, 20); /* A's runner (2) ends; its spare (3) held */
+        CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");
+        probe_result_release(&p);
+        CHECK_INT(probe_runner_spares_ready(a), ==, 0);
+        if (!shared)
+            test_write_file(release, "", 0); /* else A would wait for it forever */
+        probe_in(&p, a, "", 0, 20);
+        CHECK_STR(probe_outcome_name(p.outcome), "ok");
+        probe_result_release(&p);
+        CHECK_INT(stats(a).shared, ==, shared);
+        CHECK_INT(stats(a).ended, ==, 1);
+        probe_in(&p, b, "sticky * * * *\n", 0, 20); /* B ends its runner: its spare runs next */
+        probe_result_release(&p);
+        probe_in(&p, b, "", 0, 20);
+        CHECK_STR(probe_outcome_name(p.outcome), "ok");
+        probe_result_release(&p);
+        CHECK_INT(stats(b).shared, ==, 0);
+        test_write_file(release, "", 0);
+        probe_runner_free(a);
+        probe_runner_free(b);
+        probe_runner_pool_free(pool);
+    }
+    free(held);
+    free(release);
+}
+
 /* A first configuration that finishes gives the deadline up: the rest of the run has the run's
  * timeout (here a 64x64 configuration that stalls 5 s, past the 3 s small deadline, runs to its
  * end, as a harness without the kernel's time gets no budget there). 3 s, not 1: the clean
@@ -885,6 +965,7 @@ int main(void)
     TEST_RUN(test_probe_runner__without_the_kernel_time_a_small_hang_keeps_the_run_timeout);
     TEST_RUN(test_probe_runner__a_hang_at_the_first_small_configuration_ends_at_the_small_deadline);
     TEST_RUN(test_probe_runner__after_the_first_line_the_small_deadline_no_longer_applies);
+    TEST_RUN(test_probe_runner__a_runner_ended_takes_another_workers_ready_spare);
     TEST_RUN(test_probe_runner__after_a_hang_at_the_first_configuration_later_bindings_get_a_short_deadline);
     TEST_RUN(test_probe_runner__a_crash_is_recorded_as_a_crash);
     TEST_RUN(test_probe_runner__a_harness_without_its_so_runs_as_a_process);
