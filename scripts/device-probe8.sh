@@ -15,7 +15,8 @@
 #   after:NcC the same with --probe-connections C (binaries without that option: with
 #             CUDA_DEVICE_MAX_CONNECTIONS=C in execute's environment, which reaches the runners
 #             and harnesses: CUDA_* is allow-listed); a suffix rK only names a repeated pass
-#             (after:4r2, after:4c1r2: ABBA orders)
+#             (after:4r2, after:4c1r2: ABBA orders); n before it: --no-shared-spares
+#             (after:4c1n, after:4c1nr2)
 # Both run the same harnesses, so the difference is execute's rule (the harness's event pair is
 # the only harness change). Each mode prints kernels/s (probed over the execute run's wall and
 # over the span of its probes), probe-seconds by outcome and bucket, runnable, too_slow, the
@@ -134,10 +135,11 @@ settle() {
 }
 probe() { # mode: before:N / after:N / after:NsS
     local mode=$1 which=${1%%:*} spec=${1#*:} args=() bin; bin=$(bin_of "$which")
-    [[ $spec =~ ^([0-9]+)(s([0-3]))?(f([0-9]+))?(c([0-9]+))?(r[0-9]+)?$ ]] || { note "== bad mode $mode"; return; }
+    [[ $spec =~ ^([0-9]+)(s([0-3]))?(f([0-9]+))?(c([0-9]+))?(n)?(r[0-9]+)?$ ]] || { note "== bad mode $mode"; return; }
     args=(--probe-jobs "${BASH_REMATCH[1]}")
     [ -n "${BASH_REMATCH[3]}" ] && args+=(--probe-spares "${BASH_REMATCH[3]}")
     [ -n "${BASH_REMATCH[5]}" ] && args+=(--probe-faults "${BASH_REMATCH[5]}")
+    [ -n "${BASH_REMATCH[8]}" ] && args+=(--no-shared-spares)
     local envs=()
     if [ -n "${BASH_REMATCH[7]}" ]; then # --probe-connections where the binaries know it
         if "$bin/lscat" execute --help 2>&1 | grep -q -- --probe-connections; then
@@ -193,6 +195,9 @@ if [ -x "$G" ] && [ "$(left)" -gt 100 ]; then
     grep '^not ok' "$OUT/gpu_probe_budget.log" | head -3 | tee -a "$S"
 else
     note "== gpu_probe_budget: not run ($( [ -x "$G" ] && echo "$(left) s left" || echo "no build/tests"))"
+fi
+if [ "${PB_TRACE:-0}" = 1 ]; then # one file: a call brings back only a few
+    (cd "$OUT" && tar czf trace.tgz probes-*.json.gz execute-*.log.gz && rm -f probes-*.json.gz execute-*.log.gz)
 fi
 for f in "$OUT"/*.log; do # keep what comes back small
     [ "$(wc -c < "$f")" -gt 200000 ] && { tail -c 200000 "$f" > "$f.tail" && mv "$f.tail" "$f"; }
