@@ -39,9 +39,9 @@ struct execute_options {
                                 default), or a process per probe run (0, --no-probe-runner) */
     int probe_spares;        /* spare runners per probe worker, each holding its context for
                                 the run after a fault (0..3, default 1) */
-    int probe_shared_spares; /* 1 (default): a worker whose runner ended and whose own spares
-                                hold no context yet takes another worker's that does
-                                (--no-shared-spares: 0; docs/execute.md "Probe runner") */
+    int probe_shared_spares; /* 1: a worker whose runner ended and whose own spares hold no
+                                context yet takes another worker's that does (--shared-spares;
+                                default 0: measured no faster; docs/execute.md "Probe runner") */
     struct shard shard;      /* count 0 = every kernel */
     int no_block_retry;      /* 1: no block retry (--no-block-retry; docs/execute.md) */
     int probe_faults;        /* the fault budget per kernel (--probe-faults; 0: no limit;
@@ -64,7 +64,7 @@ struct execute_options {
 #define EXECUTE_OPTIONS_INIT { .arch = NULL, .nvcc = NULL, .jobs = 1, .max_attempts = 5, \
     .build_timeout_s = 300, .probe_timeout_s = 30, .probe_budget_s = 3, .probe = EXECUTE_PROBE_AUTO, .sanitize = 0, \
     .device = 0, .kernel = NULL, .probe_size = 2024, .stop = NULL, .build_ahead = 0, \
-    .probe_jobs = 0, .probe_runner = 1, .probe_spares = 1, .probe_shared_spares = 1, \
+    .probe_jobs = 0, .probe_runner = 1, .probe_spares = 1, .probe_shared_spares = 0, \
     .shard = SHARD_INIT, \
     .probe_faults = 9, .probe_small_timeout_s = 10, .probe_budget_max_s = 10, \
     .probe_memcheck = EXECUTE_PROBE_MEMCHECK_DEFAULT, .build_nice = 0, \
@@ -109,7 +109,7 @@ struct execute_counts {
     int runner_spare_ready;  /* of the runs after such an end, those that found the spare
                                 ready (its context made while the other probed) */
     double runner_wait_s;    /* time probe runs waited for a runner to hold its context */
-    int runner_shared;       /* runs that took another worker's spare (--no-shared-spares) */
+    int runner_shared;       /* runs that took another worker's spare (--shared-spares) */
     int memcheck_starts;     /* memcheck runners started */
     int memcheck_runs;       /* tries run in a memcheck runner */
     int memcheck_reports;    /* of them, those with a memcheck report (a fault verdict) */

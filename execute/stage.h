@@ -58,7 +58,7 @@ struct stage {
     char *runner_program;      /* lscat-runner for probes (docs/execute.md "Probe runner"),
                                   NULL: a process per probe run */
     struct probe_runner_pool *runner_pool; /* the workers' runners share their spares
-                                  (--no-shared-spares: NULL) */
+                                  (--shared-spares; else NULL) */
     char *probe_env[2];        /* added to every probe run's environment (NULL-terminated):
                                   CUDA_DEVICE_MAX_CONNECTIONS=--probe-connections, or none */
     int store_failed;

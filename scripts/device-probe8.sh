@@ -15,8 +15,9 @@
 #   after:NcC the same with --probe-connections C (binaries without that option: with
 #             CUDA_DEVICE_MAX_CONNECTIONS=C in execute's environment, which reaches the runners
 #             and harnesses: CUDA_* is allow-listed); a suffix rK only names a repeated pass
-#             (after:4r2, after:4c1r2: ABBA orders); n before it: --no-shared-spares
-#             (after:4c1n, after:4c1nr2)
+#             (after:4r2, after:4c1r2: ABBA orders); n before it: --shared-spares
+#             (after:4c1n, after:4c1nr2; session 19 measured it with n meaning the opposite,
+#             --no-shared-spares, when sharing was the default)
 # Both run the same harnesses, so the difference is execute's rule (the harness's event pair is
 # the only harness change). Each mode prints kernels/s (probed over the execute run's wall and
 # over the span of its probes), probe-seconds by outcome and bucket, runnable, too_slow, the
@@ -139,7 +140,7 @@ probe() { # mode: before:N / after:N / after:NsS
     args=(--probe-jobs "${BASH_REMATCH[1]}")
     [ -n "${BASH_REMATCH[3]}" ] && args+=(--probe-spares "${BASH_REMATCH[3]}")
     [ -n "${BASH_REMATCH[5]}" ] && args+=(--probe-faults "${BASH_REMATCH[5]}")
-    [ -n "${BASH_REMATCH[8]}" ] && args+=(--no-shared-spares)
+    [ -n "${BASH_REMATCH[8]}" ] && args+=(--shared-spares)
     local envs=()
     if [ -n "${BASH_REMATCH[7]}" ]; then # --probe-connections where the binaries know it
         if "$bin/lscat" execute --help 2>&1 | grep -q -- --probe-connections; then
