@@ -599,14 +599,15 @@ int probe_runner_run(struct proc_result *r, struct buf *results, struct probe_ru
     r->elapsed_s = fs_mono_s() - t0;
     int rc = judge(pr, rp, r, w);
     if (log_enabled(LOG_DEBUG)) { /* where a run's time went (docs/execute.md "Probe runner") */
-        char ws[32], ss[32], rs[32], sl[16], tk[8], en[8];
+        char ws[32], ss[32], rs[32], sl[16], wk[16], tk[8], en[8];
         snprintf(ws, sizeof ws, "%.4f", wait);
         snprintf(ss, sizeof ss, "%.4f", sweep);
         snprintf(rs, sizeof rs, "%.4f", r->elapsed_s);
         snprintf(sl, sizeof sl, "%d", rp->slot);
+        snprintf(wk, sizeof wk, "%d", pr->o.slots[0]); /* the worker's (shared spares move) */
         snprintf(tk, sizeof tk, "%d", pr->active != was_active);
         snprintf(en, sizeof en, "%d", pr->after_end);
-        log_event(LOG_DEBUG, "probe_run", "slot", sl, "wait_s", ws, "sweep_s", ss, "run_s", rs,
+        log_event(LOG_DEBUG, "probe_run", "slot", sl, "worker_slot", wk, "wait_s", ws, "sweep_s", ss, "run_s", rs,
                   "took_spare", tk, "ended", en, "memcheck", rp->log ? "1" : "0", NULL);
     }
     return rc;

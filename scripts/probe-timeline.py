@@ -62,8 +62,10 @@ def report(d, mode):
         elif ev == "probed" and e["kernel"] in open_at:
             spans[e["kernel"]] = (open_at[e["kernel"]], ts(e["ts"]))
         elif ev == "probe_run":
-            runs.append((ts(e["ts"]), int(e["slot"]), float(e["wait_s"]), float(e["sweep_s"]),
-                         float(e["run_s"]), int(e["took_spare"]), int(e["ended"])))
+            # the worker's first slot (worker_slot; older logs: the run's own slot)
+            runs.append((ts(e["ts"]), int(e.get("worker_slot", e["slot"])), float(e["wait_s"]),
+                         float(e["sweep_s"]), float(e["run_s"]), int(e["took_spare"]),
+                         int(e["ended"])))
     if not spans:
         print("== %s: no probing/probed events (run without PB_TRACE=1?)" % mode)
         return
