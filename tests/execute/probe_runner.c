@@ -47,7 +47,9 @@ static char *harness_with(char **out_harness, const char *behavior, int no_so)
 
 static const char *const *run_env; /* the runners' and process runs' added environment */
 
-static struct probe_runner *new_runner_spares(const char *program, double timeout_s, int spares)
+/* A runner on `slot` with `spares` spares (on spare_slot, then 5, 6), in `pool` (or none). */
+static struct probe_runner *new_runner_at(const char *program, double timeout_s, int spares,
+                                          int slot, int spare_slot, struct probe_runner_pool *pool)
 {
     struct probe_runner_options ro = PROBE_RUNNER_OPTIONS_INIT;
     ro.env = run_env;
@@ -57,17 +59,23 @@ static struct probe_runner *new_runner_spares(const char *program, double timeou
     ro.program = prog;
     ro.scratch = scratch;
     ro.work_dir = test_tmpdir();
-    ro.slots[0] = 2; /* the probe's own processes use slot 4 */
+    ro.slots[0] = slot;
     for (int i = 1; i <= spares; i++)
-        ro.slots[i] = i == 1 ? 3 : 3 + i; /* 3, 5, 6 */
+        ro.slots[i] = i == 1 ? spare_slot : 3 + i; /* 3, 5, 6 */
     ro.spare = spares;
     ro.timeout_s = timeout_s;
     ro.startup_s = 20;
+    ro.pool = pool;
     struct probe_runner *pr;
     CHECK(probe_runner_new(&pr, &ro) == 0);
     free(scratch);
     free(prog);
     return pr;
+}
+
+static struct probe_runner *new_runner_spares(const char *program, double timeout_s, int spares)
+{
+    return new_runner_at(program, timeout_s, spares, 2, 3, NULL); /* process runs: slot 4 */
 }
 
 /* A probe of the stand-in behaving as `behavior`; with `budget_s` >= 0 a kernel with a size
@@ -691,26 +699,6 @@ static char *held_runner(int slot)
     return p;
 }
 
-static struct probe_runner *new_pooled(const char *program, int slot, int spare_slot,
-                                       struct probe_runner_pool *pool)
-{
-    struct probe_runner_options ro = PROBE_RUNNER_OPTIONS_INIT;
-    char *scratch = fs_join(test_tmpdir(), "slots");
-    ro.program = program;
-    ro.scratch = scratch;
-    ro.work_dir = test_tmpdir();
-    ro.slots[0] = slot;
-    ro.slots[1] = spare_slot;
-    ro.spare = 1;
-    ro.timeout_s = 20;
-    ro.startup_s = 60;
-    ro.pool = pool;
-    struct probe_runner *pr;
-    CHECK(probe_runner_new(&pr, &ro) == 0);
-    free(scratch);
-    return pr;
-}
-
 /* Shared spares (docs/execute.md "Probe runner"): worker A's runner ends on a sticky error while
  * its own spare holds no context yet (held back by the wrapper); with a pool, A's next kernel
  * runs in worker B's spare, which does, and B gets a new spare on A's slot; B then runs on.
@@ -721,7 +709,8 @@ static void test_probe_runner__a_runner_ended_takes_another_workers_ready_spare(
     for (int shared = 1; shared >= 0; shared--) {
         unlink(release);
         struct probe_runner_pool *pool = shared ? probe_runner_pool_new() : NULL;
-        struct probe_runner *a = new_pooled(held, 2, 3, pool), *b = new_pooled(held, 10, 11, pool);
+        struct probe_runner *a = new_runner_at(held, 20, 1, 2, 3, pool),
+                            *b = new_runner_at(held, 20, 1, 10, 11, pool);
         struct probe_result p;
         probe_in(&p, b, "", 0, 20); /* B's runner (10) and spare (11) */
         CHECK_STR(probe_outcome_name(p.outcome), "ok");
