@@ -128,7 +128,8 @@ settle() {
     note "   $1: $(printf '%s' "$left_procs" | grep -c .) sandbox-uid processes, $(printf '%s' "$apps" | grep -c .) GPU compute apps"
     [ -n "$left_procs" ] && printf '%s\n' "$left_procs" | head -5 | sed 's/^/     /' | tee -a "$S"
     printf '%s\n' "$left_procs" | awk 'NF { print $2 }' | xargs -r kill -9 2>/dev/null
-    for ((i = 0; i < 60; i++)); do
+    local most=$(( $(left) - 30 < 60 ? $(left) - 30 : 60 )) # a dead GPU never gets idle
+    for ((i = 0; i < most; i++)); do
         [ -z "$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null)" ] && break
         sleep 1
     done
@@ -152,7 +153,10 @@ probe() { # mode: before:N / after:N / after:NsS
         fi
     fi
     [ "$(left)" -gt 30 ] || { note "== $mode: skipped, $(left) s left"; return; }
-    local cap=$(( $(left) - 20 < CAP ? $(left) - 20 : CAP )) w=$BASE/p/${mode//:/-}
+    # the pass, its kill's grace (-k 60) and the settle after it fit in what is left (session
+    # 19: a GPU that went away mid-call made every pass run to its cap, and the call overran)
+    local cap=$(( $(left) - 90 < CAP ? $(left) - 90 : CAP )) w=$BASE/p/${mode//:/-}
+    [ "$cap" -gt 20 ] || { note "== $mode: skipped, $(left) s left"; return; }
     mkdir -p "$BASE/p"
     cp -a "$BASE/w/$which" "$w"
     settle "before $mode"
