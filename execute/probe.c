@@ -231,7 +231,8 @@ static int run_binding(struct probe_result *out, const struct probe_options *po,
             out->outcome = bud.cut == PROBE_CUT_SLOW ? PROBE_TOO_SLOW : PROBE_TIMEOUT;
             free(out->detail);
             out->detail = probe_budget_detail(&bud);
-            out->hung_first = bud.cut == PROBE_CUT_SMALL;
+            /* a memcheck run (about 100x slower) that hung there says nothing of a plain one */
+            out->hung_first = bud.cut == PROBE_CUT_SMALL && mode != RUN_MEMCHECK;
         }
         out->small_ok = out->outcome == PROBE_OK || small_clean(text.data, o->large, nsmall);
         out->first_only = !out->small_ok && nsmall == 2 && small_clean(text.data, o->large, 1);
