@@ -555,7 +555,7 @@ int probe_runner_run(struct proc_result *r, struct buf *results, struct probe_ru
      * error N"): no driver library, or a runner that cannot run, will not change. */
     struct rproc *rp = NULL;
     double tw = fs_mono_s();
-    int was_active = pr->active;
+    int was_active = pr->active, was_shared = pr->st.shared;
     for (int i = 0; !pr->broken && !rp && i < PROBE_RUNNER_START_TRIES; i++) {
         if (i > 0 && !strstr(lscat_error_last(), "CUDA driver error"))
             break;
@@ -605,10 +605,11 @@ int probe_runner_run(struct proc_result *r, struct buf *results, struct probe_ru
         snprintf(rs, sizeof rs, "%.4f", r->elapsed_s);
         snprintf(sl, sizeof sl, "%d", rp->slot);
         snprintf(wk, sizeof wk, "%d", pr->o.slots[0]); /* the worker's (shared spares move) */
-        snprintf(tk, sizeof tk, "%d", pr->active != was_active);
+        snprintf(tk, sizeof tk, "%d", pr->active != was_active || pr->st.shared != was_shared);
         snprintf(en, sizeof en, "%d", pr->after_end);
-        log_event(LOG_DEBUG, "probe_run", "slot", sl, "worker_slot", wk, "wait_s", ws, "sweep_s", ss, "run_s", rs,
-                  "took_spare", tk, "ended", en, "memcheck", rp->log ? "1" : "0", NULL);
+        log_event(LOG_DEBUG, "probe_run", "slot", sl, "worker_slot", wk, "wait_s", ws,
+                  "sweep_s", ss, "run_s", rs, "took_spare", tk, "ended", en, "memcheck",
+                  rp->log ? "1" : "0", NULL);
     }
     return rc;
 }
