@@ -684,17 +684,25 @@ static void test_probe_runner__after_a_hang_at_the_first_configuration_later_bin
 }
 
 /* lscat-runner behind a wrapper that, started for `slot` (its HOME is <scratch>/<slot>), waits
- * for <tmp>/release-<slot> before it runs: a spare whose context is not made yet. */
+ * for <tmp>/release-<slot> before it runs: a spare whose context is not made yet. The wrapper
+ * runs a copy in the test's folder: the slot uids may not enter the build tree (a clone in a
+ * 0700 folder, as CI's is). */
 static char *held_runner(int slot)
 {
     char *real = probe_runner_find(), *p = fs_join(test_tmpdir(), "held-runner");
+    char *copy = fs_join(test_tmpdir(), "lscat-runner-copy");
     CHECK(real != NULL);
+    chmod(test_tmpdir(), 0755);
+    char *cmd = xasprintf("cp '%s' '%s' && chmod 755 '%s'", real, copy, copy);
+    CHECK(system(cmd) == 0);
     char *text = xasprintf("#!/bin/sh\ncase \"$HOME\" in */slots/%d) while [ ! -e %s/release-%d ]; "
                            "do sleep 0.05; done ;; esac\nexec %s \"$@\"\n", slot, test_tmpdir(),
-                           slot, real);
+                           slot, copy);
     test_write_file(p, text, strlen(text));
     chmod(p, 0755);
+    free(cmd);
     free(text);
+    free(copy);
     free(real);
     return p;
 }
