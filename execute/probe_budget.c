@@ -147,18 +147,16 @@ void probe_budget_judge(struct probe_budget *b, struct proc_result *r)
 char *probe_budget_detail(const struct probe_budget *b)
 {
     int k = b->nlines, s = b->from;
-    if (b->cut == PROBE_CUT_SMALL && b->o->hung_before && b->small_for < b->o->small_timeout_s)
+    if (b->cut == PROBE_CUT_SMALL) {
+        int after_hang = b->o->hung_before && b->small_for < b->o->small_timeout_s;
         return xasprintf("%dx%d block %dx%dx%d still running after %.2f s, past the "
-                         "first small configuration's deadline of %.0f s (an earlier try of "
-                         "the kernel hung there for --probe-small-timeout's %.0f s)", b->w[0],
+                         "first small configuration's deadline of %.0f s (%s %.0f s)", b->w[0],
                          b->h[0], b->bx[0], b->by[0], b->bz[0], fs_mono_s() - b->t_prev,
-                         b->small_for, b->o->small_timeout_s);
-    if (b->cut == PROBE_CUT_SMALL)
-        return xasprintf("%dx%d block %dx%dx%d still running after %.2f s, past the "
-                         "first small configuration's deadline of %.0f s (--probe-small-timeout"
-                         "; the run's --probe-timeout is %.0f s)", b->w[0], b->h[0], b->bx[0],
-                         b->by[0], b->bz[0], fs_mono_s() - b->t_prev, b->small_for,
-                         b->o->timeout_s);
+                         b->small_for, after_hang ? "an earlier try of the kernel hung there "
+                         "for --probe-small-timeout's" : "--probe-small-timeout; the run's "
+                         "--probe-timeout is", after_hang ? b->o->small_timeout_s
+                         : b->o->timeout_s);
+    }
     char *head = xasprintf("%dx%d block %dx%dx%d still running after %.2f s, over its budget of "
                            "%.2f s", b->w[k], b->h[k], b->bx[k], b->by[k], b->bz[k],
                            fs_mono_s() - b->t_prev, b->budget_s);

@@ -181,6 +181,15 @@ static void log_line(const char *self, const char *fmt, int a, int b, int c, int
     fclose(f);
 }
 
+/* "env K=V K=V ...": this process's environment on one line */
+static void env_line(FILE *f)
+{
+    fprintf(f, "env");
+    for (char **e = environ; *e; e++)
+        fprintf(f, " %s", *e);
+    fprintf(f, "\n");
+}
+
 static int fake_main(int argc, char **argv)
 {
     const char *results = NULL;
@@ -226,12 +235,8 @@ static int fake_main(int argc, char **argv)
         cpu_set_t cpus; /* the CPUs it may run on: lscat-mpi must not leave it on one core */
         if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0)
             fprintf(lf, "cpus %d\n", CPU_COUNT(&cpus));
-        if (getenv("LSCAT_TEST_DUMP_ENV")) { /* what a kernel's host code could read */
-            fprintf(lf, "env");
-            for (char **e = environ; *e; e++)
-                fprintf(lf, " %s", *e);
-            fprintf(lf, "\n");
-        }
+        if (getenv("LSCAT_TEST_DUMP_ENV")) /* what a kernel's host code could read */
+            env_line(lf);
         fclose(lf);
     }
     /* the same line in $HOME/env.log: in execute's sandbox (Landlock) only the scratch folder,
@@ -242,10 +247,7 @@ static int fake_main(int argc, char **argv)
         snprintf(envp, sizeof(envp), "%s/env.log", home);
         FILE *ef = fopen(envp, "a");
         if (ef) {
-            fprintf(ef, "env");
-            for (char **e = environ; *e; e++)
-                fprintf(ef, " %s", *e);
-            fprintf(ef, "\n");
+            env_line(ef);
             fclose(ef);
         }
     }
