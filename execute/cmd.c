@@ -16,7 +16,7 @@
 
 static const char usage[] = "lscat execute [--arch sm_90,sm_80] [-j N] [--attempts N] "
                             "[--no-probe] [--sanitize] [--probe-size N] [--probe-budget S] [--probe-budget-max S] "
-                            "[--no-block-retry] [--probe-faults N] [--probe-small-timeout S] "
+                            "[--no-block-retry] [--no-probe-guard] [--probe-faults N] [--probe-small-timeout S] "
                             "[--device N] "
                             "[--kernel ID] [--probe-jobs N] [--no-probe-runner] [--probe-spares N] "
                             "[--probe-connections N] [--shared-spares] "
@@ -28,7 +28,7 @@ enum { OPT_ARCH = 1, OPT_ATTEMPTS, OPT_BUILD_TIMEOUT, OPT_PROBE_TIMEOUT, OPT_NO_
        OPT_BUILD_AHEAD, OPT_BUILD_ROUND, OPT_PROBE_JOBS, OPT_SHARD, OPT_NO_PROBE_RUNNER,
        OPT_PROBE_BUDGET, OPT_PROBE_SPARES, OPT_NO_BLOCK_RETRY, OPT_PROBE_FAULTS,
        OPT_PROBE_SMALL_TIMEOUT, OPT_PROBE_MEMCHECK, OPT_BUILD_NICE, OPT_PROBE_BUDGET_MAX,
-       OPT_PROBE_CONNECTIONS, OPT_SHARED_SPARES };
+       OPT_PROBE_CONNECTIONS, OPT_SHARED_SPARES, OPT_NO_PROBE_GUARD };
 
 static const struct cli_opt opts[] = {
     { "arch", 0, "LIST", "architectures to build for, e.g. sm_90,sm_80 (default: those of the "
@@ -58,6 +58,10 @@ static const struct cli_opt opts[] = {
       "whose every binding faulted there is probed again with the source's own block, then "
       "128, 64, 32, 1024 (1D) or 8x8, 32x8, 32x32 (2D) blocks; none over its "
       "__launch_bounds__)", OPT_NO_BLOCK_RETRY },
+    { "no-probe-guard", 0, NULL, "a probe whose kernel wrote past a buffer at the small sizes "
+      "(the harness's guard after each buffer changed) runs its large configurations, and "
+      "that try ranks as a clean one (default: they are not run, and a binding that wrote "
+      "past a buffer is kept only when none ran without)", OPT_NO_PROBE_GUARD },
     { "probe-faults", 0, "N", "fault budget per kernel: no further binding or retry block "
       "once N of its probe runs faulted at the small sizes; the verdict is what those runs "
       "gave (default 9; 0: no limit)", OPT_PROBE_FAULTS },
@@ -111,6 +115,7 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_SANITIZE: o->sanitize = 1; return 0;
     case OPT_NO_PROBE_RUNNER: o->probe_runner = 0; return 0;
     case OPT_NO_BLOCK_RETRY: o->no_block_retry = 1; return 0;
+    case OPT_NO_PROBE_GUARD: o->no_probe_guard = 1; return 0;
     case OPT_SHARED_SPARES: o->probe_shared_spares = 1; return 0;
     case OPT_PROBE_MEMCHECK:
         if (strcmp(arg, "auto") && strcmp(arg, "off")) {
@@ -241,7 +246,9 @@ static void help(void)
            "is tried; ok at the small sizes only under every binding is runnable (small\n"
            "sizes only). The first small configuration has --probe-small-timeout. A kernel\n"
            "stops being probed once --probe-faults of its runs faulted at the small sizes\n"
-           "(fault budget).\n"
+           "(fault budget). The harness keeps a guard after each buffer: a kernel that wrote\n"
+           "past one at the small sizes is not run at the large ones, and a binding that\n"
+           "wrote past a buffer is kept only when no binding ran without (--no-probe-guard).\n"
            "--probe-memcheck auto: once a kernel's plain run faulted, its further tries run\n"
            "first in the worker's long-lived runner under compute-sanitizer memcheck (an\n"
            "overrun there is a report, not a GPU fault); the first clean one is confirmed\n"
@@ -271,11 +278,12 @@ static void log_summary(const struct execute_counts *c)
              "their probes), %d failed to build, %d probed (%d with 2D blocks only, %d "
              "again for the 2D plan): %d runnable (%d with a non-default binding, %d clean "
              "at small sizes only, %d with a retried block shape, %d bindings too slow), %d "
-             "failed; %d probes stopped by the fault budget%s",
+             "failed; %d probes stopped by the fault budget; %d runs stopped before the large "
+             "sizes by a write past a buffer, %d runnable kernels that wrote past one%s",
              c->kernels, c->cached, c->built_first_try + c->built_after_repair,
              c->built_after_repair, c->probes_kept, c->build_failed, c->probed, c->probed_2d,
              c->reprobed, c->runnable, c->rebound, c->small_only, c->reblocked, c->too_slow,
-             c->probe_failed, c->fault_budget,
+             c->probe_failed, c->fault_budget, c->guard_stops, c->wrote_past,
              c->gpu_present || c->probed ? "" : " (probing needs a CUDA device)");
     if (c->memcheck_runs)
         log_info("execute: memcheck runner: %d tries run (%d with a report, %d run plain "

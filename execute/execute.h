@@ -44,6 +44,8 @@ struct execute_options {
                                 default 0: measured no faster; docs/execute.md "Probe runner") */
     struct shard shard;      /* count 0 = every kernel */
     int no_block_retry;      /* 1: no block retry (--no-block-retry; docs/execute.md) */
+    int no_probe_guard;      /* 1: a write past a buffer neither skips the large probe
+                                configurations nor ranks a try (--no-probe-guard) */
     int probe_faults;        /* the fault budget per kernel (--probe-faults; 0: no limit;
                                 default PROBE_FAULT_BUDGET; docs/execute.md "Fault budget") */
     double probe_budget_max_s; /* --probe-budget-max (default 10; 0: no cap) */
@@ -86,6 +88,10 @@ struct execute_counts {
     int reblocked;           /* runnable only with a block retry shape (docs/execute.md) */
     int too_slow;            /* bindings ended by the probe budget (docs/execute.md) */
     int fault_budget;        /* probes whose search the fault budget ended (docs/execute.md) */
+    int guard_stops;         /* probe runs whose large configurations were not run: the kernel
+                                wrote past a buffer at the small sizes (docs/execute.md "Guard
+                                after the buffers") */
+    int wrote_past;          /* runnable kernels whose kept try wrote past a buffer */
     int probed_2d;           /* probed with 2D blocks only (params say is2d) */
     int reprobed;            /* probed again although probed before with this probe key: a
                                 2D kernel whose probe predates the 2D-only plan and could change */

@@ -182,6 +182,8 @@ static void count_probe(struct stage *g, const struct item *it, const struct pro
     c->small_only += p->small_only;
     c->reblocked += p->outcome == PROBE_OK && p->block != NULL;
     c->too_slow += p->too_slow;
+    c->guard_stops += p->guard_stops;
+    c->wrote_past += p->outcome == PROBE_OK && p->past != NULL;
     c->fault_budget += p->fault_budget;
     c->memcheck_runs += p->memcheck_runs;
     c->memcheck_reports += p->memcheck_reports;
@@ -277,6 +279,7 @@ static void probe_one(struct stage *g, struct item *it, struct worker *w)
     po.large_budget_s = g->o->probe_budget_s;
     po.large_budget_max_s = g->o->probe_budget_max_s;
     po.retry_blocks = !g->o->no_block_retry;
+    po.guard = !g->o->no_probe_guard;
     po.fault_budget = g->o->probe_faults;
     po.small_timeout_s = g->o->probe_small_timeout_s;
     po.runner = worker_runner(g, w);

@@ -70,6 +70,36 @@ static int small_clean(const char *results, int large, int want)
     return ok > 0 && !bad && lines == want;
 }
 
+/* The first result line that says the kernel wrote past a buffer (the harness's guard,
+ * "wrote_past"), in words; *small: at a small configuration; *large_lines: the lines of the
+ * large configurations. NULL: no line did. */
+static char *first_past(const char *results, int large, int *small, int *large_lines)
+{
+    char *words = NULL;
+    *small = *large_lines = 0;
+    for (const char *p = results; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        char *line = xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
+        long w = probe_json_int(line, "w"), h = probe_json_int(line, "h");
+        const char *past = strstr(line, "\"wrote_past\":{"), *blk = strstr(line, "\"block\":[");
+        long bx = 0, by = 0, bz = 0;
+        int is_large = w == large && h == large;
+        *large_lines += w > 0 && is_large;
+        if (past && !words && blk && sscanf(blk, "\"block\":[%ld,%ld,%ld]", &bx, &by, &bz) == 3) {
+            char *name = probe_json_str(past, "name");
+            words = xasprintf("wrote past parameter %d (%s)'s buffer at %ldx%ld, block "
+                              "%ldx%ldx%ld: %ld bytes after its W x H + pad elements (the "
+                              "harness's guard there changed)", probe_line_wrote_past(line) + 1,
+                              name ? name : "?", w, h, bx, by, bz, probe_json_int(past, "offset"));
+            *small = !is_large;
+            free(name);
+        }
+        free(line);
+        p = nl ? nl + 1 : NULL;
+    }
+    return words;
+}
+
 /* A block shape of the block retry (PROBE_RETRY_BLOCKS_1D/_2D); NULL: the probe's own shapes. */
 struct shape {
     int bx, by, bz; /* bz 0 reads as 1 */
@@ -83,6 +113,7 @@ static void probe_configs(struct buf *out, const struct probe_options *o, int la
                           const struct shape *s, int b)
 {
     int is2d = probe_is2d(o->params), wh[2], src[3], bounds;
+    const char *stop = o->guard ? PROBE_GUARD_STOP : "";
     if (b == PROBE_BIND_FIXED && probe_fixed_size(wh, o->params) &&
         probe_source_launch(src, &bounds, o->params)) { /* its own size, its source's block */
         buf_addf(out, "%d %d %d %d %d\n", wh[0], wh[1], src[0], src[1], src[2]);
@@ -92,18 +123,18 @@ static void probe_configs(struct buf *out, const struct probe_options *o, int la
     if (s && (s->by > 1 || bz > 1)) {
         buf_addf(out, "64 64 %d %d %d\n", s->bx, s->by, bz);
         if (large)
-            buf_addf(out, "%d %d %d %d %d\n", o->large, o->large, s->bx, s->by, bz);
+            buf_addf(out, "%s%d %d %d %d %d\n", stop, o->large, o->large, s->bx, s->by, bz);
         return;
     }
     if (s) {
         buf_addf(out, "1024 1 %d 1 1\n64 64 %d 1 1\n", s->bx, s->bx);
         if (large)
-            buf_addf(out, "%d %d %d 1 1\n", o->large, o->large, s->bx);
+            buf_addf(out, "%s%d %d %d 1 1\n", stop, o->large, o->large, s->bx);
         return;
     }
     buf_adds(out, is2d ? PROBE_SMALL_2D : PROBE_SMALL_1D PROBE_SMALL_2D);
     if (large)
-        buf_addf(out, "%d %d 16 16 1\n", o->large, o->large);
+        buf_addf(out, "%s%d %d 16 16 1\n", stop, o->large, o->large);
     if (large && !is2d)
         buf_addf(out, "%d %d 256 1 1\n", o->large, o->large);
 }
@@ -242,6 +273,16 @@ static int run_binding(struct probe_result *out, const struct probe_options *po,
         out->config_s = in_runner ? probe_budget_times(bud.took, bud.nconfigs, 0) : NULL;
         free(out->kernel_s);
         out->kernel_s = in_runner ? probe_budget_times(bud.kern, bud.nconfigs, 1) : NULL;
+        free(out->wrote_past);
+        out->wrote_past = in_runner ? probe_budget_params(bud.past, bud.nconfigs) : NULL;
+        int past_small = 0, large_lines = 0;
+        free(out->past);
+        out->past = o->guard ? first_past(text.data, o->large, &past_small, &large_lines) : NULL;
+        /* the harness stopped at PROBE_GUARD_STOP: no large configuration ran */
+        out->past_skipped = out->past && past_small && large && o->large > 0 &&
+                            out->outcome == PROBE_OK && large_lines == 0;
+        if (out->past_skipped && !out->detail)
+            out->detail = xasprintf("%s; the large configurations not run", out->past);
         out->budget_s = in_runner ? bud.budget_s : 0;
         out->predicted_s = in_runner ? bud.predicted_s : 0;
         out->run_s = r.elapsed_s;
@@ -292,6 +333,8 @@ static void tries_json(struct buf *out, const struct probe_result *t, int n)
             buf_addf(out, ",\"config_s\":%s", t[i].config_s);
         if (t[i].kernel_s) /* the harness said each configuration's kernel time */
             buf_addf(out, ",\"kernel_s\":%s", t[i].kernel_s);
+        if (t[i].wrote_past) /* guards written past a buffer's end, per configuration */
+            buf_addf(out, ",\"wrote_past\":%s", t[i].wrote_past);
         if (t[i].budget_s > 0)
             buf_addf(out, ",\"budget_s\":%.3f,\"predicted_s\":%.6f", t[i].budget_s,
                      t[i].predicted_s);
@@ -306,9 +349,11 @@ static void tries_json(struct buf *out, const struct probe_result *t, int n)
  * and gives up at the size that fails. The detail says what the large size gave. */
 static void mark_small_only(struct probe_result *p, int large)
 {
-    char *d = xasprintf("small sizes only; at %dx%d: %s%s%s", large, large,
-                        probe_outcome_name(p->outcome), p->detail ? ": " : "",
-                        p->detail ? p->detail : "");
+    char *d = p->past_skipped
+                  ? xasprintf("small sizes only; not run at %dx%d: it %s", large, large, p->past)
+                  : xasprintf("small sizes only; at %dx%d: %s%s%s", large, large,
+                              probe_outcome_name(p->outcome), p->detail ? ": " : "",
+                              p->detail ? p->detail : "");
     free(p->detail);
     p->detail = d;
     p->outcome = PROBE_OK;
@@ -320,7 +365,7 @@ static void mark_small_only(struct probe_result *p, int large)
 #define PROBE_TRIES 40
 struct plan {
     struct probe_result t[PROBE_TRIES];
-    int nt, pick, fallback, small, too_slow;
+    int nt, pick, fallback, small, too_slow, guard_stops;
     int faults, stopped; /* runs that faulted at the small sizes; the fault budget stopped it */
     int lost;            /* a try found the device unusable (its index + 1): nothing more runs */
     int mc;              /* a plain run faulted: the next tries go to the memcheck runner first */
@@ -435,13 +480,16 @@ static int run_try(struct probe_result **out, struct plan *pl, const struct prob
 static void consider(struct plan *pl, const struct probe_result *p)
 {
     int i = (int)(p - pl->t);
-    if (p->outcome == PROBE_OK && !sanitizer_flagged(p))
+    /* a kernel that wrote past a buffer ranks as one with a sanitizer report; one whose large
+     * configurations the guard skipped, as one clean at the small sizes only */
+    if (p->outcome == PROBE_OK && !sanitizer_flagged(p) && !p->past)
         pl->pick = i;
-    else if (p->outcome == PROBE_OK && pl->fallback < 0)
+    else if (p->outcome == PROBE_OK && !p->past_skipped && pl->fallback < 0)
         pl->fallback = i;
     else if (p->small_ok && pl->small < 0)
         pl->small = i;
     pl->too_slow += p->outcome == PROBE_TOO_SLOW;
+    pl->guard_stops += p->past_skipped;
     pl->faults += faulted(p);
     if (p->device_lost && !pl->lost) {
         pl->lost = i + 1;
@@ -680,6 +728,14 @@ static void mark_reblocked(struct probe_result *p, const struct probe_result *fi
     p->detail = d;
 }
 
+/* A kept try whose kernel wrote past a buffer (the harness's guard) says so. */
+static void mark_past(struct probe_result *p)
+{
+    char *d = xasprintf("%s%sit %s", p->detail ? p->detail : "", p->detail ? "; " : "", p->past);
+    free(p->detail);
+    p->detail = d;
+}
+
 /* A verdict made when the fault budget ended the search says so. */
 static void mark_stopped(struct probe_result *p, int faults)
 {
@@ -738,6 +794,8 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
     }
     if (pl.pick < 0)
         pl.pick = pl.fallback >= 0 ? pl.fallback : 0; /* ran ok with a report, else the default's */
+    if (kept && pl.t[pl.pick].past && !pl.t[pl.pick].past_skipped) /* kept, but it overran */
+        mark_past(&pl.t[pl.pick]);
     if (pl.pick >= own && pl.nt > 0 && (own > 0 || kept) && !pl.lost && pl.t[pl.pick].block)
         /* only a retry shape ran clean (the fixed binding says its own block: mark_fixed) */
         mark_reblocked(&pl.t[pl.pick], own > 0 ? &pl.t[0] : NULL, o, refused);
@@ -752,6 +810,7 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
     out->bindings = buf_detach(&j, NULL);
     out->probe_s = fs_mono_s() - t0;
     out->too_slow = pl.too_slow;
+    out->guard_stops = pl.guard_stops;
     out->fault_budget = pl.stopped && !pl.lost && !pl.unmade;
     out->device_lost = pl.lost > 0;
     out->memcheck_runs = pl.mc_runs;
@@ -777,6 +836,8 @@ void probe_result_release(struct probe_result *r)
     free(r->config_s);
     free(r->block);
     free(r->kernel_s);
+    free(r->wrote_past);
+    free(r->past);
     memset(r, 0, sizeof(*r));
 }
 

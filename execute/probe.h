@@ -41,6 +41,12 @@ struct probe_result {
     double budget_s;        /* the large configurations' budget (0: none applied) */
     char *kernel_s;         /* JSON array: each configuration's kernel time as its line said
                                ("kernel_ns"), null where the line had none (NULL: no line had) */
+    char *wrote_past;       /* JSON array: each configuration's parameter whose guard the
+                               kernel wrote ("wrote_past"), null where none (NULL: none did) */
+    char *past;             /* the first such write, in words (NULL: none): `wrote past
+                               parameter 2 (c)'s buffer at 64x64, block 16x16x1, ...` */
+    int past_skipped;       /* it came at the small sizes and the large ones were not run */
+    int guard_stops;        /* probe_run: tries whose large configurations the guard skipped */
     double predicted_s;     /* a large configuration's time predicted from the last small one,
                                linear in the elements (what the budget is made of) */
     int too_slow;           /* probe_run: bindings ended by the budget */
@@ -128,13 +134,17 @@ struct probe_options {
                                runners take theirs from probe_runner_options.env) */
     int hung_before;        /* set by probe_run for a kernel's tries after one hung at its first
                                configuration: that deadline is PROBE_SMALL_AFTER_HANG_S at most */
+    int guard;              /* 1: a run whose kernel wrote past a buffer at the small sizes (the
+                               harness's guard, "wrote_past") skips its large configurations
+                               (PROBE_GUARD_STOP), and a try that wrote past one ranks below a
+                               clean one (docs/execute.md "Guard after the buffers") */
 };
 #define PROBE_OPTIONS_INIT { .harness = NULL, .scratch = NULL, .work_dir = NULL, .slot = 0, \
     .device = 0, .timeout_s = 30.0, .sanitizer = NULL, .params = NULL, .large = 2024, \
     .runner = NULL, .large_budget_s = PROBE_LARGE_BUDGET_S, \
     .large_budget_max_s = PROBE_LARGE_BUDGET_MAX_S, .retry_blocks = 1, \
     .fault_budget = PROBE_FAULT_BUDGET, .small_timeout_s = PROBE_SMALL_TIMEOUT_S, \
-    .memcheck = NULL, .env = NULL, .hung_before = 0 }
+    .memcheck = NULL, .env = NULL, .hung_before = 0, .guard = 1 }
 
 /* The fault budget (--probe-faults): the least that keeps every kernel runnable in session 9's
  * proof-run store (scripts/probe-fault-replay.py; docs/execute.md "Fault budget"). */
@@ -173,6 +183,10 @@ struct probe_options {
 double probe_budget_s(double *predicted_s, double floor_s, double took_s, double kernel_s,
                       double elems, double big);
 
+/* The parameter whose guard a probe result line says the kernel wrote past its buffer
+ * ("wrote_past", docs/execute.md "Guard after the buffers"); -1: none. */
+int probe_line_wrote_past(const char *line);
+
 /* The kernel's own seconds a probe result line reports ("kernel_ns", the harness's cudaEvent
  * pair around the launch), or -1 when the line has none. */
 double probe_line_kernel_s(const char *line);
@@ -189,6 +203,10 @@ struct gpu_info {
  * A 2D kernel (params "is2d": it reads threadIdx.y/blockIdx.y/blockDim.y) is probed with the 2D
  * shape only: its fixed shared tiles (`tile[16][16]` indexed by threadIdx.x/y) overflow with a
  * 256-thread 1D block, which says nothing about whether it runs (docs/execute.md "Probe plan"). */
+/* Between the small and the large configurations of the probe's stdin (probe_options.guard): a
+ * harness whose kernel wrote past a buffer's guard so far stops there (a comment line to older
+ * harnesses, which skip it). */
+#define PROBE_GUARD_STOP "#guard-stop\n"
 #define PROBE_SMALL_1D "1024 1 256 1 1\n"
 #define PROBE_SMALL_2D "64 64 16 16 1\n"
 

@@ -54,10 +54,21 @@ struct lscat_buf {
                                         writing outside its buffers cannot change them */
 };
 
+/* A probe's guard (docs/execute.md "Guard after the buffers"): LSCAT_GUARD_BYTES after a
+ * pointer buffer, filled with LSCAT_GUARD_BYTE before each probe launch and read back after it.
+ * A byte changed there is a write past the buffer's W x H + pad elements, seen without a fault. */
+#define LSCAT_GUARD_BYTES ((size_t)256 << 10)
+#define LSCAT_GUARD_BYTE 0xA5
+struct lscat_guard {
+    void *at;  /* the guard's first byte: the buffer's end */
+    int param; /* parameter index */
+};
+
 struct lscat_run {
     long long w, h;
     size_t elems;
     std::vector<void *> ptrs;
+    std::vector<lscat_guard> guards; /* --probe only */
     std::vector<lscat_buf> bufs;
     std::vector<lscat_buf> inputs; /* const pointer buffers, with a host copy of their contents */
     std::vector<cudaTextureObject_t> texs; /* texture objects the kernel fetches through */
@@ -457,6 +468,40 @@ static size_t lscat_ptr_elems(const lscat_run &r, size_t size)
     return cap / size > 0 ? cap / size : 1;
 }
 
+/* Under --probe every pointer buffer is followed by a guard (lscat_guard). */
+static int lscat_guarded = 0;
+
+static cudaError_t lscat_alloc(void **d, size_t bytes, int param, lscat_run &r)
+{
+    cudaError_t e = cudaMalloc(d, bytes + (lscat_guarded ? LSCAT_GUARD_BYTES : 0));
+    if (e != cudaSuccess || !lscat_guarded)
+        return e;
+    r.guards.push_back({ (unsigned char *)*d + bytes, param });
+    return cudaMemset(r.guards.back().at, LSCAT_GUARD_BYTE, LSCAT_GUARD_BYTES);
+}
+
+/* After a clean launch: the first guard the kernel wrote (*param, and *off: its first changed
+ * byte's distance past the buffer's end), filled again. 1 one was written, 0 none, -1 a CUDA
+ * error. */
+static int lscat_guard_hit(const lscat_run &r, int *param, size_t *off)
+{
+    std::vector<unsigned char> h(LSCAT_GUARD_BYTES);
+    for (const lscat_guard &g : r.guards) {
+        if (cudaMemcpy(h.data(), g.at, h.size(), cudaMemcpyDeviceToHost) != cudaSuccess)
+            return -1;
+        for (size_t k = 0; k < h.size(); k++)
+            if (h[k] != LSCAT_GUARD_BYTE) {
+                *param = g.param;
+                *off = k;
+                for (const lscat_guard &f : r.guards) /* the next configuration's check */
+                    if (cudaMemset(f.at, LSCAT_GUARD_BYTE, LSCAT_GUARD_BYTES) != cudaSuccess)
+                        return -1;
+                return 1;
+            }
+    }
+    return 0;
+}
+
 /* Struct arguments (isolate/members.c, docs/isolate.md "Struct arguments"): a pointer member
  * gets its own buffer of `elems` elements, filled as a pointer parameter's (one buffer shared
  * by every element of an array of such structs); an arithmetic member its role's value. */
@@ -482,7 +527,7 @@ static cudaError_t lscat_member_buffer(void **d, const lscat_member &m, int i, l
         lscat_fill(host.data(), r.elems, 'i', 8, 0, seed, r);
     else /* float, float2, a struct of floats: floats over the bytes */
         lscat_fill(host.data(), bytes / sizeof(float), 'f', 4, 0, seed, r), cmp = LSCAT_CMP_F32;
-    cudaError_t e = cudaMalloc(d, bytes);
+    cudaError_t e = lscat_alloc(d, bytes, i, r);
     if (e != cudaSuccess)
         return e;
     r.ptrs.push_back(*d);
@@ -556,7 +601,7 @@ static cudaError_t lscat_make_pointer(unsigned char *raw, const lscat_argtype &t
     size_t bytes = ne * es;
     size_t logical = fixed ? fixed * es : lscat_logical_bytes(r, es);
     void *d = nullptr;
-    cudaError_t e = cudaMalloc(&d, bytes);
+    cudaError_t e = lscat_alloc(&d, bytes, i, r);
     if (e != cudaSuccess)
         return e;
     r.ptrs.push_back(d);
@@ -564,7 +609,7 @@ static cudaError_t lscat_make_pointer(unsigned char *raw, const lscat_argtype &t
     if (t.ekind == 'p') {
         /* Pointer to pointers: every entry points at one zeroed buffer of `elems` doubles. */
         void *inner = nullptr;
-        if ((e = cudaMalloc(&inner, r.elems * sizeof(double))) != cudaSuccess)
+        if ((e = lscat_alloc(&inner, r.elems * sizeof(double), i, r)) != cudaSuccess)
             return e;
         r.ptrs.push_back(inner);
         if ((e = cudaMemset(inner, 0, r.elems * sizeof(double))) != cudaSuccess)
@@ -667,6 +712,7 @@ static void lscat_free_all(lscat_run &r)
     for (void *p : r.ptrs)
         cudaFree(p);
     r.ptrs.clear();
+    r.guards.clear();
     r.bufs.clear();
     r.inputs.clear();
 }
@@ -1776,7 +1822,9 @@ static int lscat_main(int argc, char **argv)
         cudaGetLastError();
         fflush(out);
     }
-    lscat_run run = { -1, -1, 0, {}, {}, {} };
+    lscat_run run = { -1, -1, 0, {}, {}, {}, {} };
+    lscat_guarded = o.probe;
+    int wrote_past = 0; /* a guard was written: "#guard-stop" ends the configurations */
     lscat_check chk;
     lscat_args_reset();
     char cfg[512];
@@ -1785,6 +1833,9 @@ static int lscat_main(int argc, char **argv)
         char *p = cfg;
         while (*p == ' ' || *p == '\t')
             p++;
+        if (*p == '#' && o.probe && wrote_past && !strncmp(p, "#guard-stop", 11))
+            break; /* the probe's large configurations: a binding that overran at the small
+                      ones would only fault there (docs/execute.md "Guard after the buffers") */
         if (*p == '#' || *p == '\n' || *p == '\0')
             continue;
         long long w, h, bx, by, bz;
@@ -1877,6 +1928,21 @@ static int lscat_main(int argc, char **argv)
             continue;
         }
         if (o.probe) {
+            int param = -1;
+            size_t off = 0;
+            int hit = lscat_guard_hit(run, &param, &off);
+            if (hit < 0) { /* reading the guards back failed: the context is gone */
+                cudaError_t ce = cudaGetLastError();
+                lscat_fail_line(out, "cuda_error", cudaGetErrorString(ce));
+                exit_code = 4;
+                break;
+            }
+            if (hit) {
+                wrote_past = 1;
+                fprintf(out, ",\"wrote_past\":{\"param\":%d,\"offset\":%zu,\"name\":", param, off);
+                lscat_json_str(out, lscat_param_name(param));
+                fputc('}', out);
+            }
             fputs(",\"status\":\"ok\"", out);
             lscat_probe_times(out, kernel_ns, setup_ns);
         } else {

@@ -46,6 +46,7 @@
 static int counter;
 static int no_retry; /* set by tests about something else than the block retry */
 static int fault_budget = PROBE_FAULT_BUDGET; /* --probe-faults */
+static int guard = 1;                         /* --no-probe-guard: 0 */
 
 /* A folder (reachable by the sandbox's unprivileged uid) holding a copy of the stand-in harness
  * that behaves as `behavior` says; *out_harness is its path. Returns the folder. */
@@ -100,6 +101,7 @@ static void probe(struct probe_result *out, const char *behavior, const char *pa
     o.sanitizer = san;
     o.retry_blocks = !no_retry;
     o.fault_budget = fault_budget;
+    o.guard = guard;
     CHECK_OK(probe_run(out, &o));
     printf("# %s -> %s %s | %s\n", params ? params + 10 : "-", out->binding,
            probe_outcome_name(out->outcome), out->bindings);
@@ -656,6 +658,53 @@ static void test_bindings__a_fault_with_an_argument_the_harness_cannot_make_is_n
     probe_result_release(&p);
 }
 
+/* The harness's guard (docs/execute.md "Guard after the buffers"), run as processes: a binding
+ * that wrote past a buffer at the small sizes is not run at 2024x2024 and ranks below one that
+ * runs clean; kept only when none does, and then it says so. The stand-in stops at
+ * "#guard-stop" as the real harness does: a verdict of the small sizes only says no large line
+ * came. */
+static void test_bindings__a_binding_that_wrote_past_a_buffer_is_kept_only_when_none_runs_clean(void)
+{
+    struct probe_result p;
+    probe(&p, "past 64 64 * * area\n", SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "side");
+    CHECK_INT(tries(&p), ==, 2);
+    CHECK(p.detail == NULL);
+    CHECK_INT(p.guard_stops, ==, 1);
+    probe_result_release(&p);
+    /* under every binding: the first is kept, clean at the small sizes only */
+    probe(&p, "past 64 64 * *\n", SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "area");
+    CHECK_INT(p.small_only, ==, 1);
+    CHECK_INT(p.guard_stops, ==, 2);
+    CHECK_STR(p.detail, "small sizes only; not run at 2024x2024: it wrote past parameter 1 (A)'s "
+                        "buffer at 64x64, block 16x16x1: 4096 bytes after its W x H + pad "
+                        "elements (the harness's guard there changed)");
+    probe_result_release(&p);
+    /* without large configurations (no size parameter) nothing is skipped: kept, and said */
+    probe(&p, "past 1024 1 * *\n", NO_SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "area");
+    CHECK_INT(p.small_only, ==, 0);
+    CHECK_INT(p.guard_stops, ==, 0);
+    CHECK_STR(p.detail, "it wrote past parameter 1 (A)'s buffer at 1024x1, block 256x1x1: 4096 "
+                        "bytes after its W x H + pad elements (the harness's guard there "
+                        "changed)");
+    probe_result_release(&p);
+    /* --no-probe-guard: area runs its large configurations and is kept, as before the guard */
+    guard = 0;
+    probe(&p, "past 64 64 * * area\n", SIZE_PARAMS, 2024, NULL);
+    guard = 1;
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "area");
+    CHECK_INT(tries(&p), ==, 1);
+    CHECK(p.detail == NULL); /* its large lines came: nothing was skipped */
+    CHECK_INT(p.guard_stops, ==, 0);
+    probe_result_release(&p);
+}
+
 /* --probe-faults 0: no limit, as before the budget: the rescue at the 4th retry shape is found
  * after 8 faulting runs; the default budget (9) finds it too. */
 static void test_bindings__without_a_fault_budget_a_rescue_at_the_fourth_shape_is_still_found(void)
@@ -788,6 +837,7 @@ static void test_bindings__a_kernel_without_a_fixed_record_never_tries_it(void)
 int main(void)
 {
     TEST_RUN(test_bindings__the_default_is_kept_when_it_runs_clean);
+    TEST_RUN(test_bindings__a_binding_that_wrote_past_a_buffer_is_kept_only_when_none_runs_clean);
     TEST_RUN(test_bindings__an_overrun_at_the_large_size_moves_to_side);
     TEST_RUN(test_bindings__without_the_large_size_the_overrun_stays_hidden);
     TEST_RUN(test_bindings__a_kernel_without_size_parameters_tries_only_the_default);

@@ -428,6 +428,34 @@ static void test_probe_runner__a_large_configuration_past_its_budget_ends_the_bi
     probe_runner_free(pr);
 }
 
+/* The harness's guard (docs/execute.md "Guard after the buffers"): a kernel that wrote past a
+ * buffer at 64x64 under area stops at "#guard-stop" in the runner, so its 2024x2024
+ * configurations (where a real kernel would fault) never run; the runner lives on, side runs
+ * clean in it and is kept. The try says which configuration wrote past which buffer. */
+static void test_probe_runner__a_write_past_a_buffer_at_the_small_sizes_skips_the_large_ones(void)
+{
+    struct probe_runner *pr = new_runner(NULL, 600);
+    struct probe_result p;
+    probe_sized(&p, pr, "past 64 64 * * area\n", 0, 600, 3.0);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "side");
+    CHECK(p.detail == NULL);
+    CHECK_CONTAINS(p.bindings, "{\"binding\":\"area\",\"outcome\":\"ok\",\"detail\":\"wrote "
+                               "past parameter 1 (A)'s buffer at 64x64, block 16x16x1: 4096 "
+                               "bytes after its W x H + pad elements (the harness's guard there "
+                               "changed); the large configurations not run\"");
+    /* area ran its two small configurations only, the second of which wrote past A */
+    CHECK_CONTAINS(p.bindings, "\"config_s\":[");
+    CHECK_CONTAINS(p.bindings, ",null,null],\"wrote_past\":[null,0,null,null]");
+    CHECK_INT(p.guard_stops, ==, 1);
+    CHECK_INT(p.small_only, ==, 0);
+    struct probe_runner_stats st = stats(pr);
+    CHECK_INT(st.ended, ==, 0); /* no fault, no runner replaced */
+    CHECK_INT(st.runs, ==, 2);
+    probe_result_release(&p);
+    probe_runner_free(pr);
+}
+
 static void test_probe_runner__too_slow_under_every_binding_is_runnable_at_the_small_sizes(void)
 {
     struct probe_runner *pr = new_runner(NULL, 600);
@@ -978,6 +1006,7 @@ int main(void)
     TEST_RUN(test_probe_runner__a_slow_large_configuration_is_cut_at_the_budget_from_the_kernel_time);
     TEST_RUN(test_probe_runner__the_same_large_configuration_passes_under_an_older_harness_budget);
     TEST_RUN(test_probe_runner__out_of_memory_at_the_large_size_ends_the_binding_at_once);
+    TEST_RUN(test_probe_runner__a_write_past_a_buffer_at_the_small_sizes_skips_the_large_ones);
     TEST_RUN(test_probe_runner__without_a_budget_the_large_configurations_share_the_timeout);
     TEST_RUN(test_probe_runner__a_kernel_s_tries_after_its_fault_run_in_one_memcheck_runner_and_the_clean_one_is_confirmed_plain);
     TEST_RUN(test_probe_runner__a_memcheck_report_written_after_the_run_returned_is_still_that_run_s);

@@ -25,6 +25,9 @@
  *   overrun W H BX BY  runs ok (an overrun the MMU does not see); under the stand-in memcheck
  *                      a report of a global read just past an allocation
  *   mchang W H BX BY   runs ok; under the stand-in memcheck it hangs (as 7 real tries did)
+ *   past W H BX BY     runs ok; with --probe its line says the kernel wrote past parameter
+ *                      0's buffer (A, 4096 bytes after its end: the guard a real harness keeps
+ *                      after each buffer), and a later "#guard-stop" line ends the run there
  * Under a stand-in compute-sanitizer (LSCAT_FAKE_MEMCHECK_LOG names its log, as
  * tests/execute/probe_runner.c's wrapper sets it) a `sticky` configuration appends a memcheck
  * report (a global write out of bounds) to that log and runs on, its line ok: memcheck ends the
@@ -270,9 +273,11 @@ static int fake_main(int argc, char **argv)
         fprintf(out, "{\"occupancy_block\":768,\"occupancy_grid\":264}\n");
     fflush(out);
     char line[256];
-    int last_w = -1, last_h = -1;
+    int last_w = -1, last_h = -1, wrote_past = 0;
     while (fgets(line, sizeof(line), stdin)) {
         int w, h, bx, by, bz;
+        if (probe && wrote_past && !strncmp(line, "#guard-stop", 11))
+            break;
         if (line[0] == '#' || sscanf(line, "%d %d %d %d %d", &w, &h, &bx, &by, &bz) != 5)
             continue;
         log_line(self, "cfg %d %d %d %d %d\n", w, h, bx, by, bz);
@@ -353,6 +358,10 @@ static int fake_main(int argc, char **argv)
         last_w = w, last_h = h;
         if (probe && kernel_ns >= 0)
             fprintf(out, ",\"kernel_ns\":%lld", kernel_ns);
+        if (probe && !strcmp(act, "past")) {
+            fputs(",\"wrote_past\":{\"param\":0,\"offset\":4096,\"name\":\"A\"}", out);
+            wrote_past = 1;
+        }
         fputs("}\n", out);
         fflush(out);
     }
