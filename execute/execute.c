@@ -395,7 +395,7 @@ void execute_counts_json(char **out, const struct execute_counts *c)
                      "\"build_wait_s\":%.3f,\"probe_wait_s\":%.3f,\"runner_starts\":%d,"
                      "\"runner_probe_runs\":%d,\"runner_ended\":%d,"
                      "\"runner_spare_ready\":%d,\"runner_wait_s\":%.3f,\"runner_shared\":%d,"
-                     "\"too_slow\":%d,\"fault_budget\":%d,\"guard_stops\":%d,\"wrote_past\":%d,"
+                     "\"too_slow\":%d,\"fault_budget\":%d,\"guard_stops\":%d,\"guard_reruns\":%d,\"wrote_past\":%d,"
                      "\"memcheck_starts\":%d,\"memcheck_runs\":%d,\"memcheck_reports\":%d,"
                      "\"memcheck_inconclusive\":%d,\"confirm_runs\":%d,"
                      "\"memcheck_fallback_runs\":%d,\"memcheck_late\":%d,\"memcheck_stray\":%d,"
@@ -408,7 +408,7 @@ void execute_counts_json(char **out, const struct execute_counts *c)
                      c->interrupted, c->build_wall_s, c->build_wait_s, c->probe_wait_s,
                      c->runner_starts, c->runner_probe_runs, c->runner_ended,
                      c->runner_spare_ready, c->runner_wait_s, c->runner_shared, c->too_slow,
-                     c->fault_budget, c->guard_stops, c->wrote_past, c->memcheck_starts, c->memcheck_runs, c->memcheck_reports,
+                     c->fault_budget, c->guard_stops, c->guard_reruns, c->wrote_past, c->memcheck_starts, c->memcheck_runs, c->memcheck_reports,
                      c->memcheck_inconclusive,
                      c->confirm_runs, c->memcheck_fallback_runs, c->memcheck_late,
                      c->memcheck_stray, c->device_lost, c->unprobed);

@@ -92,6 +92,7 @@ struct execute_counts {
                                 wrote past a buffer at the small sizes (docs/execute.md "Guard
                                 after the buffers") */
     int wrote_past;          /* runnable kernels whose kept try wrote past a buffer */
+    int guard_reruns;        /* such runs made again whole: no binding of the kernel ran clean */
     int probed_2d;           /* probed with 2D blocks only (params say is2d) */
     int reprobed;            /* probed again although probed before with this probe key: a
                                 2D kernel whose probe predates the 2D-only plan and could change */

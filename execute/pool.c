@@ -183,6 +183,7 @@ static void count_probe(struct stage *g, const struct item *it, const struct pro
     c->reblocked += p->outcome == PROBE_OK && p->block != NULL;
     c->too_slow += p->too_slow;
     c->guard_stops += p->guard_stops;
+    c->guard_reruns += p->guard_reruns;
     c->wrote_past += p->outcome == PROBE_OK && p->past != NULL;
     c->fault_budget += p->fault_budget;
     c->memcheck_runs += p->memcheck_runs;

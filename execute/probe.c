@@ -113,7 +113,7 @@ static void probe_configs(struct buf *out, const struct probe_options *o, int la
                           const struct shape *s, int b)
 {
     int is2d = probe_is2d(o->params), wh[2], src[3], bounds;
-    const char *stop = o->guard ? PROBE_GUARD_STOP : "";
+    const char *stop = o->guard == 1 ? PROBE_GUARD_STOP : ""; /* 2: a guard rerun */
     if (b == PROBE_BIND_FIXED && probe_fixed_size(wh, o->params) &&
         probe_source_launch(src, &bounds, o->params)) { /* its own size, its source's block */
         buf_addf(out, "%d %d %d %d %d\n", wh[0], wh[1], src[0], src[1], src[2]);
@@ -365,7 +365,7 @@ static void mark_small_only(struct probe_result *p, int large)
 #define PROBE_TRIES 40
 struct plan {
     struct probe_result t[PROBE_TRIES];
-    int nt, pick, fallback, small, too_slow, guard_stops;
+    int nt, pick, fallback, small, too_slow, guard_stops, guard_reruns;
     int faults, stopped; /* runs that faulted at the small sizes; the fault budget stopped it */
     int lost;            /* a try found the device unusable (its index + 1): nothing more runs */
     int mc;              /* a plain run faulted: the next tries go to the memcheck runner first */
@@ -590,6 +590,41 @@ static int memcheck_fallback(struct plan *pl, const struct probe_options *o, int
     return rc;
 }
 
+/* When no binding ran clean and the guard skipped the large configurations of some (each wrote
+ * past a buffer at the small sizes): those bindings again in order, the large configurations
+ * too, until one runs them clean (kept, as a try with a report: it still wrote past a buffer).
+ * Session 20: histogram, invert_mapping and UpsampleNearest2D2XForward wrote past a buffer under
+ * both area and side, and side ran clean at 2024x2024; without this, area was kept at the small
+ * sizes only. */
+static int guard_rerun(struct plan *pl, const struct probe_options *o, int large)
+{
+    struct probe_options all = *o;
+    all.guard = 2; /* no stop before the large configurations; still ranked by the guard */
+    int rc = 0, n = pl->nt;
+    for (int i = 0; i < n && rc == 0 && !pl->stopped && pl->nt < PROBE_TRIES && pl->pick < 0 &&
+                    pl->fallback < 0; i++) {
+        const struct probe_result *t = &pl->t[i];
+        struct shape sh = { 0, 0, 0 };
+        int b = 0;
+        if (!t->past_skipped || t->memcheck)
+            continue;
+        while (probe_bindings[b] && strcmp(probe_bindings[b], t->binding))
+            b++;
+        if (!probe_bindings[b] ||
+            (t->block && sscanf(t->block, "%dx%dx%d", &sh.bx, &sh.by, &sh.bz) != 3))
+            continue;
+        struct probe_result *p = &pl->t[pl->nt++];
+        rc = run_binding(p, &all, b, RUN_PLAIN, large, t->block ? &sh : NULL);
+        label(p, b, t->block ? &sh : NULL);
+        pl->guard_reruns++;
+        if (rc == 0)
+            consider(pl, p);
+        if (rc == 0 && budget_spent(pl, o))
+            break;
+    }
+    return rc;
+}
+
 /* Whether every try so far faulted in a configuration at the small sizes (faulted). */
 static int all_faulted(const struct plan *pl)
 {
@@ -781,6 +816,8 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
         rc = tiles_after_small(&pl, o, large);
     if (rc == 0 && pl.mc_reports && pl.pick < 0 && pl.fallback < 0 && pl.small < 0)
         rc = memcheck_fallback(&pl, o, large);
+    if (rc == 0 && pl.guard_stops && pl.pick < 0 && pl.fallback < 0 && !pl.lost)
+        rc = guard_rerun(&pl, o, large);
     if (pl.lost) { /* no verdict on the kernel: the try that found the device gone says why */
         pl.pick = pl.lost - 1;
         pl.fallback = pl.small = -1;
@@ -811,6 +848,7 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
     out->probe_s = fs_mono_s() - t0;
     out->too_slow = pl.too_slow;
     out->guard_stops = pl.guard_stops;
+    out->guard_reruns = pl.guard_reruns;
     out->fault_budget = pl.stopped && !pl.lost && !pl.unmade;
     out->device_lost = pl.lost > 0;
     out->memcheck_runs = pl.mc_runs;

@@ -47,6 +47,8 @@ struct probe_result {
                                parameter 2 (c)'s buffer at 64x64, block 16x16x1, ...` */
     int past_skipped;       /* it came at the small sizes and the large ones were not run */
     int guard_stops;        /* probe_run: tries whose large configurations the guard skipped */
+    int guard_reruns;       /* probe_run: those run again with them, no binding having run
+                               clean (guard_rerun) */
     double predicted_s;     /* a large configuration's time predicted from the last small one,
                                linear in the elements (what the budget is made of) */
     int too_slow;           /* probe_run: bindings ended by the budget */

@@ -660,7 +660,7 @@ static void test_bindings__a_fault_with_an_argument_the_harness_cannot_make_is_n
 
 /* The harness's guard (docs/execute.md "Guard after the buffers"), run as processes: a binding
  * that wrote past a buffer at the small sizes is not run at 2024x2024 and ranks below one that
- * runs clean; kept only when none does, and then it says so. The stand-in stops at
+ * runs clean; when none does, the skipped ones run again whole, and the one kept says so. The stand-in stops at
  * "#guard-stop" as the real harness does: a verdict of the small sizes only says no large line
  * came. */
 static void test_bindings__a_binding_that_wrote_past_a_buffer_is_kept_only_when_none_runs_clean(void)
@@ -673,12 +673,26 @@ static void test_bindings__a_binding_that_wrote_past_a_buffer_is_kept_only_when_
     CHECK(p.detail == NULL);
     CHECK_INT(p.guard_stops, ==, 1);
     probe_result_release(&p);
-    /* under every binding: the first is kept, clean at the small sizes only */
+    /* under every binding: both are run again with their large configurations, in order; the
+     * first that runs them clean is kept, and says it wrote past a buffer */
     probe(&p, "past 64 64 * *\n", SIZE_PARAMS, 2024, NULL);
     CHECK_STR(probe_outcome_name(p.outcome), "ok");
     CHECK_STR(p.binding, "area");
-    CHECK_INT(p.small_only, ==, 1);
+    CHECK_INT(p.small_only, ==, 0);
     CHECK_INT(p.guard_stops, ==, 2);
+    CHECK_INT(p.guard_reruns, ==, 1);
+    CHECK_INT(tries(&p), ==, 3);
+    CHECK_STR(p.detail, "it wrote past parameter 1 (A)'s buffer at 64x64, block 16x16x1: 4096 "
+                        "bytes after its W x H + pad elements (the harness's guard there "
+                        "changed)");
+    probe_result_release(&p);
+    /* and where every rerun faults at the large size: the first, at the small sizes only */
+    probe(&p, "past 64 64 * *\nsticky 2024 2024 * *\n", SIZE_PARAMS, 2024, NULL);
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.binding, "area");
+    CHECK_INT(p.small_only, ==, 1);
+    CHECK_INT(p.guard_reruns, ==, 2);
+    CHECK_INT(tries(&p), ==, 4);
     CHECK_STR(p.detail, "small sizes only; not run at 2024x2024: it wrote past parameter 1 (A)'s "
                         "buffer at 64x64, block 16x16x1: 4096 bytes after its W x H + pad "
                         "elements (the harness's guard there changed)");
