@@ -75,6 +75,14 @@ static void check_probe(int i, const char *binding, int want_tries)
 static void test_gpu_bindings__a_square_matrix_kernel_gets_side(void)
 {
     check_probe(0, "side", 2);
+    /* under area (n = 4096 at 64x64) it writes C[row * n + col] past C's 64 x 64 + pad elements:
+     * the harness's guard sees it, and area's 2024x2024 configurations (where it faulted before
+     * session 20) are not run (docs/execute.md "Guard after the buffers") */
+    char *tries = text("SELECT bindings FROM probes WHERE kernel_id = ?", ids[0]);
+    CHECK_CONTAINS(tries, "{\"binding\":\"area\",\"outcome\":\"ok\",\"detail\":\"wrote past "
+                          "parameter 3 (C)'s buffer at 64x64");
+    CHECK_CONTAINS(tries, "the large configurations not run");
+    free(tries);
 }
 
 static void test_gpu_bindings__an_element_count_kernel_keeps_area(void)
