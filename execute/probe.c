@@ -561,6 +561,28 @@ static int try_bindings(struct plan *pl, const struct probe_options *o, int larg
     return rc;
 }
 
+#define RUN_AGAIN_UNREAD 2 /* run_again: t's binding or shape could not be read back */
+
+/* Try t made again plain, with its binding and shape and the options o, as the plan's next try
+ * (considered). 0 when it ran; RUN_AGAIN_UNREAD, nothing run; else run_binding's error. */
+static int run_again(struct plan *pl, const struct probe_options *o, int large,
+                     const struct probe_result *t)
+{
+    struct shape sh = { 0, 0, 0 };
+    int b = 0, rc;
+    while (probe_bindings[b] && strcmp(probe_bindings[b], t->binding))
+        b++;
+    if (!probe_bindings[b] ||
+        (t->block && sscanf(t->block, "%dx%dx%d", &sh.bx, &sh.by, &sh.bz) != 3))
+        return RUN_AGAIN_UNREAD;
+    struct probe_result *p = &pl->t[pl->nt++];
+    rc = run_binding(p, o, b, RUN_PLAIN, large, t->block ? &sh : NULL);
+    label(p, b, t->block ? &sh : NULL);
+    if (rc == 0)
+        consider(pl, p);
+    return rc;
+}
+
 /* When memcheck found no clean try: the tries it rejected for global accesses near an
  * allocation (which the MMU may not see: memcheck checks the allocation, the MMU the mapping)
  * run plain, in order, at most PROBE_MEMCHECK_FALLBACK of them, until one is kept. */
@@ -571,21 +593,11 @@ static int memcheck_fallback(struct plan *pl, const struct probe_options *o, int
                     pl->nt < PROBE_TRIES && pl->pick < 0 && pl->fallback < 0 && pl->small < 0;
          i++) {
         const struct probe_result *t = &pl->t[i];
-        struct shape sh = { 0, 0, 0 };
-        int b = 0;
         if (t->memcheck != PROBE_MC_REPORT || !t->mc_near)
             continue;
-        while (probe_bindings[b] && strcmp(probe_bindings[b], t->binding))
-            b++;
-        if (!probe_bindings[b] ||
-            (t->block && sscanf(t->block, "%dx%dx%d", &sh.bx, &sh.by, &sh.bz) != 3))
-            continue;
-        struct probe_result *p = &pl->t[pl->nt++];
-        rc = run_binding(p, o, b, RUN_PLAIN, large, t->block ? &sh : NULL);
-        label(p, b, t->block ? &sh : NULL);
-        pl->mc_fallback++;
-        if (rc == 0)
-            consider(pl, p);
+        rc = run_again(pl, o, large, t);
+        pl->mc_fallback += rc != RUN_AGAIN_UNREAD;
+        rc = rc == RUN_AGAIN_UNREAD ? 0 : rc;
     }
     return rc;
 }
@@ -604,21 +616,11 @@ static int guard_rerun(struct plan *pl, const struct probe_options *o, int large
     for (int i = 0; i < n && rc == 0 && !pl->stopped && pl->nt < PROBE_TRIES && pl->pick < 0 &&
                     pl->fallback < 0; i++) {
         const struct probe_result *t = &pl->t[i];
-        struct shape sh = { 0, 0, 0 };
-        int b = 0;
         if (!t->past_skipped || t->memcheck)
             continue;
-        while (probe_bindings[b] && strcmp(probe_bindings[b], t->binding))
-            b++;
-        if (!probe_bindings[b] ||
-            (t->block && sscanf(t->block, "%dx%dx%d", &sh.bx, &sh.by, &sh.bz) != 3))
-            continue;
-        struct probe_result *p = &pl->t[pl->nt++];
-        rc = run_binding(p, &all, b, RUN_PLAIN, large, t->block ? &sh : NULL);
-        label(p, b, t->block ? &sh : NULL);
-        pl->guard_reruns++;
-        if (rc == 0)
-            consider(pl, p);
+        rc = run_again(pl, &all, large, t);
+        pl->guard_reruns += rc != RUN_AGAIN_UNREAD;
+        rc = rc == RUN_AGAIN_UNREAD ? 0 : rc;
         if (rc == 0 && budget_spent(pl, o))
             break;
     }
