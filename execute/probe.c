@@ -72,24 +72,34 @@ static int small_clean(const char *results, int large, int want)
 
 /* The first result line that says the kernel wrote past a buffer (the harness's guard,
  * "wrote_past"), in words; *small: at a small configuration; *large_lines: the lines of the
- * large configurations. NULL: no line did. */
-static char *first_past(const char *results, int large, int *small, int *large_lines)
+ * large configurations; *per_config: a JSON array over the `nconfigs` configurations of the
+ * parameter whose guard each one's line said was written, null where none (NULL: none was).
+ * NULL: no line did. */
+static char *first_past(const char *results, int large, int nconfigs, int *small,
+                        int *large_lines, char **per_config)
 {
     char *words = NULL;
+    struct buf j = BUF_INIT;
+    int k = 0;
     *small = *large_lines = 0;
+    buf_addch(&j, '[');
     for (const char *p = results; p && *p;) {
         const char *nl = strchr(p, '\n');
         char *line = xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
         long w = probe_json_int(line, "w"), h = probe_json_int(line, "h");
         const char *past = strstr(line, "\"wrote_past\":{"), *blk = strstr(line, "\"block\":[");
         long bx = 0, by = 0, bz = 0;
-        int is_large = w == large && h == large;
+        int is_large = w == large && h == large, param = probe_line_wrote_past(line);
         *large_lines += w > 0 && is_large;
+        if (w > 0 && param >= 0)
+            buf_addf(&j, "%s%d", k++ ? "," : "", param);
+        else if (w > 0)
+            buf_adds(&j, k++ ? ",null" : "null");
         if (past && !words && blk && sscanf(blk, "\"block\":[%ld,%ld,%ld]", &bx, &by, &bz) == 3) {
             char *name = probe_json_str(past, "name");
             words = xasprintf("wrote past parameter %d (%s)'s buffer at %ldx%ld, block "
                               "%ldx%ldx%ld: %ld bytes after its W x H + pad elements (the "
-                              "harness's guard there changed)", probe_line_wrote_past(line) + 1,
+                              "harness's guard there changed)", param + 1,
                               name ? name : "?", w, h, bx, by, bz, probe_json_int(past, "offset"));
             *small = !is_large;
             free(name);
@@ -97,6 +107,11 @@ static char *first_past(const char *results, int large, int *small, int *large_l
         free(line);
         p = nl ? nl + 1 : NULL;
     }
+    for (; k < nconfigs; k++) /* the configurations not run */
+        buf_adds(&j, k ? ",null" : "null");
+    buf_addch(&j, ']');
+    *per_config = words ? buf_detach(&j, NULL) : NULL;
+    buf_release(&j);
     return words;
 }
 
@@ -273,11 +288,17 @@ static int run_binding(struct probe_result *out, const struct probe_options *po,
         out->config_s = in_runner ? probe_budget_times(bud.took, bud.nconfigs, 0) : NULL;
         free(out->kernel_s);
         out->kernel_s = in_runner ? probe_budget_times(bud.kern, bud.nconfigs, 1) : NULL;
-        free(out->wrote_past);
-        out->wrote_past = in_runner ? probe_budget_params(bud.past, bud.nconfigs) : NULL;
-        int past_small = 0, large_lines = 0;
+        int past_small = 0, large_lines = 0, nconfigs = 0;
+        for (const char *c = cfg.data; c && *c; c = strchr(c, '\n') ? strchr(c, '\n') + 1 : NULL)
+            nconfigs += *c != '#';
         free(out->past);
-        out->past = o->guard ? first_past(text.data, o->large, &past_small, &large_lines) : NULL;
+        free(out->wrote_past);
+        out->past = first_past(text.data, o->large, nconfigs, &past_small, &large_lines,
+                               &out->wrote_past);
+        if (!o->guard) { /* recorded per configuration, not judged */
+            free(out->past);
+            out->past = NULL;
+        }
         /* the harness stopped at PROBE_GUARD_STOP: no large configuration ran */
         out->past_skipped = out->past && past_small && large && o->large > 0 &&
                             out->outcome == PROBE_OK && large_lines == 0;

@@ -42,7 +42,8 @@ struct probe_result {
     char *kernel_s;         /* JSON array: each configuration's kernel time as its line said
                                ("kernel_ns"), null where the line had none (NULL: no line had) */
     char *wrote_past;       /* JSON array: each configuration's parameter whose guard the
-                               kernel wrote ("wrote_past"), null where none (NULL: none did) */
+                               kernel wrote ("wrote_past"), null where none or not run (NULL:
+                               none was written) */
     char *past;             /* the first such write, in words (NULL: none): `wrote past
                                parameter 2 (c)'s buffer at 64x64, block 16x16x1, ...` */
     int past_skipped;       /* it came at the small sizes and the large ones were not run */

@@ -22,7 +22,7 @@ void probe_budget_init(struct probe_budget *b, const struct probe_options *o, co
          p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
         int k = b->nconfigs;
         if (sscanf(p, "%d %d %d %d %d", &b->w[k], &b->h[k], &b->bx[k], &b->by[k], &b->bz[k]) == 5)
-            b->took[k] = b->kern[k] = -1, b->past[k] = -1, b->nconfigs++;
+            b->took[k] = b->kern[k] = -1, b->nconfigs++;
     }
     b->t_prev = fs_mono_s();
     b->limit = b->t_prev + o->timeout_s;
@@ -89,8 +89,7 @@ static double budget_next(struct probe_budget *b, const char *st, const char *li
 {
     int k = b->nlines++, oom = 0;
     if (k < PROBE_BUDGET_CONFIGS)
-        b->took[k] = now - b->t_prev, b->kern[k] = probe_line_kernel_s(line),
-        b->past[k] = probe_line_wrote_past(line);
+        b->took[k] = now - b->t_prev, b->kern[k] = probe_line_kernel_s(line);
     b->t_prev = now;
     if (k >= b->nsmall && !strcmp(st, "cuda_error")) {
         char *err = probe_json_str(line, "error");
@@ -187,26 +186,6 @@ char *probe_budget_detail(const struct probe_budget *b)
                       b->o->large_budget_s, PROBE_BUDGET_SLACK, b->capped ? ")" : "");
     free(head);
     return d;
-}
-
-char *probe_budget_params(const int *p, int n)
-{
-    struct buf j = BUF_INIT;
-    int any = 0;
-    buf_addch(&j, '[');
-    for (int i = 0; i < n; i++) {
-        if (p[i] >= 0)
-            buf_addf(&j, "%s%d", i ? "," : "", p[i]);
-        else
-            buf_adds(&j, i ? ",null" : "null");
-        any |= p[i] >= 0;
-    }
-    buf_addch(&j, ']');
-    if (!any) {
-        buf_release(&j);
-        return NULL;
-    }
-    return buf_detach(&j, NULL);
 }
 
 char *probe_budget_times(const double *t, int n, int want_any)

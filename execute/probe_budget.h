@@ -23,8 +23,6 @@ struct probe_budget {
     double t_prev;                      /* when the last line came */
     double took[PROBE_BUDGET_CONFIGS];  /* each configuration's time, -1: did not finish */
     double kern[PROBE_BUDGET_CONFIGS];  /* its kernel time as its line said, -1: not said */
-    int past[PROBE_BUDGET_CONFIGS];     /* the parameter whose guard its line said the kernel
-                                           wrote (probe_line_wrote_past), -1: none */
     double small_s, kernel_s, predicted_s, budget_s, deadline, limit;
     double small_until;                 /* the first configuration's deadline (0: none) */
     double small_for;                   /* how long it was (--probe-small-timeout) */
@@ -50,8 +48,5 @@ char *probe_budget_detail(const struct probe_budget *b);
 
 /* A JSON array of n seconds, null for the negative ones; NULL when every one is (want_any). */
 char *probe_budget_times(const double *t, int n, int want_any);
-
-/* A JSON array of n parameter indexes, null for the negative ones; NULL when every one is. */
-char *probe_budget_params(const int *p, int n);
 
 #endif

@@ -55,7 +55,8 @@ struct lscat_buf {
 };
 
 /* A probe's guard (docs/execute.md "Guard after the buffers"): LSCAT_GUARD_BYTES after a
- * pointer buffer, filled with LSCAT_GUARD_BYTE before each probe launch and read back after it.
+ * pointer buffer, filled with LSCAT_GUARD_BYTE when it is made and again after a write there,
+ * and read back after each probe launch.
  * A byte changed there is a write past the buffer's W x H + pad elements, seen without a fault. */
 #define LSCAT_GUARD_BYTES ((size_t)256 << 10)
 #define LSCAT_GUARD_BYTE 0xA5
