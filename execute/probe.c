@@ -209,13 +209,17 @@ static int run_binding(struct probe_result *out, const struct probe_options *po,
 {
     char dev[16];
     struct buf cfg = BUF_INIT;
-    struct probe_options mo = *po; /* a memcheck run: its runner, a generous first deadline */
+    struct probe_options mo = *po; /* a memcheck run: its runner, one short deadline */
     const struct probe_options *o = &mo;
     int sanitize = mode == RUN_SANITIZER;
     if (mode == RUN_MEMCHECK) {
         mo.runner = po->memcheck;
-        mo.small_timeout_s = po->small_timeout_s > 0 ? PROBE_MEMCHECK_SLOWER * po->small_timeout_s
-                                                      : 0;
+        double cut = PROBE_MEMCHECK_TIMEOUT_S;
+        if (po->small_timeout_s > 0 && 2 * po->small_timeout_s < cut)
+            cut = 2 * po->small_timeout_s;
+        if (cut < mo.timeout_s)
+            mo.timeout_s = cut;
+        mo.small_timeout_s = 0; /* the run's whole deadline is the cut */
         large = 0;
     }
     snprintf(dev, sizeof(dev), "%d", o->device);
@@ -390,6 +394,8 @@ struct plan {
     int faults, stopped; /* runs that faulted at the small sizes; the fault budget stopped it */
     int lost;            /* a try found the device unusable (its index + 1): nothing more runs */
     int mc;              /* a plain run faulted: the next tries go to the memcheck runner first */
+    int mc_off;          /* memcheck could not judge a run (it ended the memcheck runner: a trap,
+                            an assert; or it ran past its deadline): plain from now on */
     int hung;            /* a run hung at its first configuration: the later plain runs get
                             PROBE_SMALL_AFTER_HANG_S there */
     int unmade;          /* a run faulted at the small sizes and the harness cannot make an
@@ -464,7 +470,7 @@ static int run_try(struct probe_result **out, struct plan *pl, const struct prob
 {
     struct probe_result *p = &pl->t[pl->nt++];
     int rc = 0, confirm = 0;
-    if (pl->mc && o->memcheck && pl->nt < PROBE_TRIES) {
+    if (pl->mc && !pl->mc_off && o->memcheck && pl->nt < PROBE_TRIES) {
         rc = run_binding(p, o, b, RUN_MEMCHECK, large, s);
         if (rc == RUN_NOT_IN_MEMCHECK) { /* no memcheck runner: the slot is the plain run's */
             probe_result_release(p);
@@ -477,6 +483,10 @@ static int run_try(struct probe_result **out, struct plan *pl, const struct prob
             pl->mc_runs++;
             pl->mc_reports += p->memcheck == PROBE_MC_REPORT;
             pl->mc_inconclusive += p->memcheck == PROBE_MC_INCONCLUSIVE;
+            /* memcheck could not judge it: it ended its runner (a trap, an assert under it), or
+             * ran past its deadline (session 21: blockWiseStringSort's retry shapes each hung 4 s
+             * under memcheck, then faulted plain). The kernel's later tries run plain. */
+            pl->mc_off |= p->memcheck == PROBE_MC_FAULT || p->memcheck == PROBE_MC_INCONCLUSIVE;
             if (p->memcheck == PROBE_MC_REPORT || p->memcheck == PROBE_MC_FAULT)
                 return 0;
             confirm = p->memcheck == PROBE_MC_CLEAN;
@@ -516,7 +526,11 @@ static void consider(struct plan *pl, const struct probe_result *p)
         pl->lost = i + 1;
         pl->stopped = 1; /* every loop of the plan ends on it */
     }
-    pl->mc |= !p->memcheck && faulted(p); /* the plain runner ended: memcheck from now on */
+    /* The plain runner ended on an illegal address: memcheck from now on. Not after a
+     * device-side assert or a trap (`cuda_error`, `launch_failure`): those end a runner under
+     * memcheck too (session 12: 24 of 49 memcheck runner starts), so the next tries would each
+     * start one; nor once memcheck could not judge one of the kernel's runs (run_try). */
+    pl->mc |= !p->memcheck && faulted(p) && p->outcome == PROBE_ILLEGAL_ADDRESS;
     pl->hung |= p->hung_first;
 }
 

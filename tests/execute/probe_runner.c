@@ -950,8 +950,9 @@ static void test_probe_runner__when_memcheck_finds_no_clean_try_its_near_allocat
     probe_runner_free(pr);
 }
 
-/* A try that hangs under memcheck (7 did in session 11) is cut at twice the small deadline, the
- * whole sanitizer session with it (the runner under it too), and the try runs plain. */
+/* A try that hangs under memcheck (7 did in session 11) is cut at PROBE_MEMCHECK_TIMEOUT_S, or
+ * twice the small deadline where that is less (here 2 s), the whole sanitizer session with it
+ * (the runner under it too), and the try runs plain, as do the kernel's later tries. */
 static void test_probe_runner__a_try_that_hangs_under_memcheck_is_killed_whole_and_runs_plain(void)
 {
     struct probe_runner *pr = new_runner(NULL, 20);
@@ -967,10 +968,75 @@ static void test_probe_runner__a_try_that_hangs_under_memcheck_is_killed_whole_a
     probe_result_release(&p);
     struct probe_runner_stats mc = stats(mc_runner);
     CHECK_INT(mc.ended, ==, 1);
+    /* memcheck could not judge this kernel: its next tries run plain (128x1 hangs under memcheck
+     * at 1024x1 and faults plain at 64x64; 64x1 then runs plain, without memcheck) */
+    small_timeout_s = 1;
+    probe_with_memcheck(&p, pr, "sticky * * 256 1\nsticky * * 16 16\nmchang 1024 1 128 1\n"
+                                "sticky 64 64 128 1\n");
+    small_timeout_s = PROBE_SMALL_TIMEOUT_S;
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.block, "64x1x1");
+    CHECK_INT(p.memcheck_runs, ==, 1);
+    CHECK_INT(p.memcheck_inconclusive, ==, 1);
+    CHECK_INT(p.confirm_runs, ==, 0);
+    CHECK(strstr(p.bindings, "\"block\":\"64x1x1\",\"memcheck\"") == NULL);
+    probe_result_release(&p);
     if (sandbox_detect(test_tmpdir())->drop_uid) { /* nothing of its uid is left */
         wait_uid_gone(sandbox_slot_uid(MC_SLOT));
         CHECK(!uid_alive(sandbox_slot_uid(MC_SLOT)));
     }
+    probe_runner_free(mc_runner);
+    mc_runner = NULL;
+    probe_runner_free(pr);
+}
+
+/* A kernel whose plain fault is a device-side assert never meets memcheck: an assert (or a trap)
+ * ends a runner under memcheck too, so each try there would cost a memcheck runner start
+ * (session 12: 24 of 49). Its retry runs plain, as without memcheck. */
+static void test_probe_runner__a_kernel_whose_fault_is_a_device_side_assert_never_meets_memcheck(void)
+{
+    struct probe_runner *pr = new_runner(NULL, 20);
+    mc_runner = new_memcheck_runner();
+    int starts = stats(mc_runner).starts;
+    struct probe_result p;
+    probe_with_memcheck(&p, pr, "assert * * 256 1\nassert * * 16 16\nassert * * 128 1\n");
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.block, "64x1x1");
+    CHECK_INT(p.memcheck_runs, ==, 0);
+    CHECK_INT(p.confirm_runs, ==, 0);
+    CHECK(strstr(p.bindings, "device-side assert triggered") != NULL);
+    CHECK(strstr(p.bindings, "\"memcheck\"") == NULL);
+    probe_result_release(&p);
+    CHECK_INT(stats(mc_runner).starts, ==, starts);
+    CHECK_INT(stats(mc_runner).runs, ==, 0);
+    CHECK_INT(stats(pr).runs, ==, 3); /* 256x1 (the probe's own), 128x1, 64x1: all plain */
+    probe_runner_free(mc_runner);
+    mc_runner = NULL;
+    probe_runner_free(pr);
+}
+
+/* Once a memcheck run ended its runner (a fault memcheck did not catch: an assert under it), the
+ * kernel's later tries run plain: each would otherwise start another memcheck runner. */
+static void test_probe_runner__a_memcheck_run_that_ends_its_runner_sends_the_later_tries_plain(void)
+{
+    struct probe_runner *pr = new_runner(NULL, 20);
+    mc_runner = new_memcheck_runner();
+    struct probe_result p;
+    probe_with_memcheck(&p, pr, "sticky * * 256 1\nsticky * * 16 16\nassert * * 128 1\n"
+                                "sticky * * 64 1\n");
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.block, "32x1x1");
+    CHECK_INT(p.memcheck_runs, ==, 1); /* 128x1, which asserted there too */
+    CHECK_INT(p.memcheck_reports, ==, 0);
+    CHECK_INT(p.confirm_runs, ==, 0);
+    CHECK(strstr(p.bindings, "\"block\":\"128x1x1\",\"memcheck\":\"fault\""));
+    CHECK(strstr(p.bindings, "\"block\":\"64x1x1\",\"memcheck\"") == NULL);
+    CHECK(strstr(p.bindings, "\"block\":\"32x1x1\",\"memcheck\"") == NULL);
+    probe_result_release(&p);
+    struct probe_runner_stats mc = stats(mc_runner);
+    CHECK_INT(mc.runs, ==, 1);
+    CHECK_INT(mc.ended, ==, 1);
+    CHECK_INT(stats(pr).runs, ==, 3); /* 256x1, then 64x1 (faults) and 32x1 plain */
     probe_runner_free(mc_runner);
     mc_runner = NULL;
     probe_runner_free(pr);
@@ -1009,6 +1075,8 @@ int main(void)
     TEST_RUN(test_probe_runner__a_write_past_a_buffer_at_the_small_sizes_skips_the_large_ones);
     TEST_RUN(test_probe_runner__without_a_budget_the_large_configurations_share_the_timeout);
     TEST_RUN(test_probe_runner__a_kernel_s_tries_after_its_fault_run_in_one_memcheck_runner_and_the_clean_one_is_confirmed_plain);
+    TEST_RUN(test_probe_runner__a_kernel_whose_fault_is_a_device_side_assert_never_meets_memcheck);
+    TEST_RUN(test_probe_runner__a_memcheck_run_that_ends_its_runner_sends_the_later_tries_plain);
     TEST_RUN(test_probe_runner__a_memcheck_report_written_after_the_run_returned_is_still_that_run_s);
     TEST_RUN(test_probe_runner__when_memcheck_finds_no_clean_try_its_near_allocation_rejects_run_plain);
     TEST_RUN(test_probe_runner__a_try_that_hangs_under_memcheck_is_killed_whole_and_runs_plain);

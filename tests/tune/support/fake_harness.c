@@ -25,6 +25,8 @@
  *   overrun W H BX BY  runs ok (an overrun the MMU does not see); under the stand-in memcheck
  *                      a report of a global read just past an allocation
  *   mchang W H BX BY   runs ok; under the stand-in memcheck it hangs (as 7 real tries did)
+ *   assert W H BX BY   report cuda_error "device-side assert triggered", exit 4, under the
+ *                      stand-in memcheck too (a trap is sticky there as well: no report)
  *   past W H BX BY     runs ok; with --probe its line says the kernel wrote past parameter
  *                      0's buffer (A, 4096 bytes after its end: the guard a real harness keeps
  *                      after each buffer), and a later "#guard-stop" line ends the run there
@@ -317,13 +319,15 @@ static int fake_main(int argc, char **argv)
             fflush(out);
             return 4;
         }
-        if (!strcmp(act, "sticky") || badfault || !strcmp(act, "invalid") || !strcmp(act, "oom")) {
-            int sticky = !strcmp(act, "sticky") || badfault, oom = !strcmp(act, "oom");
+        int assert_ = !strcmp(act, "assert");
+        if (!strcmp(act, "sticky") || badfault || assert_ || !strcmp(act, "invalid") ||
+            !strcmp(act, "oom")) {
+            int sticky = !strcmp(act, "sticky") || badfault || assert_, oom = !strcmp(act, "oom");
             fprintf(out, "{\"w\":%d,\"h\":%d,\"block\":[%d,%d,%d],\"grid\":[%d,%d,1],"
                     "\"status\":\"%s\",\"error\":\"%s\"}\n", w, h, bx, by, bz, gx, gy,
                     sticky || oom ? "cuda_error" : "invalid_config",
-                    oom ? "out of memory" : sticky ? "an illegal memory access was encountered"
-                                                   : "too many threads");
+                    oom ? "out of memory" : assert_ ? "device-side assert triggered"
+                    : sticky ? "an illegal memory access was encountered" : "too many threads");
             fflush(out);
             if (sticky)
                 return 4;
