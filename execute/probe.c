@@ -618,9 +618,10 @@ static int run_again(struct plan *pl, const struct probe_options *o, int large,
     return rc;
 }
 
-/* When memcheck found no clean try: the tries it rejected for global accesses near an
- * allocation (which the MMU may not see: memcheck checks the allocation, the MMU the mapping)
- * run plain, in order, at most PROBE_MEMCHECK_FALLBACK of them, until one is kept. */
+/* When memcheck found no clean try: the tries it rejected for overruns a plain run may not see
+ * (global accesses near an allocation: memcheck checks the allocation, the MMU the mapping;
+ * shared and local accesses: the hardware checks the block's and the thread's window) run plain,
+ * in order, at most PROBE_MEMCHECK_FALLBACK of them, until one is kept. */
 static int memcheck_fallback(struct plan *pl, const struct probe_options *o, int large)
 {
     int rc = 0, n = pl->nt;

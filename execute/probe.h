@@ -59,8 +59,9 @@ struct probe_result {
                                shape it ran clean with ("128x1x1", probe_run's block retry) */
     int memcheck;           /* a try run in the memcheck runner (docs/execute.md "The memcheck
                                runner"): PROBE_MC_* (0: a plain run) */
-    int mc_near;            /* its reports are all global accesses near an allocation (the MMU
-                               may not see them: the plain fallback reruns such tries) */
+    int mc_near;            /* its reports are all overruns a plain run may not see: global
+                               accesses near an allocation, shared or local ones (the plain
+                               fallback reruns such tries) */
     int confirm;            /* a plain run confirming a try memcheck found clean */
     double run_s;           /* the try's wall time (its run; a sanitizer process's not added) */
     /* probe_run: the memcheck runner's share of the probe */
@@ -264,8 +265,10 @@ int probe_run(struct probe_result *out, const struct probe_options *o);
 void probe_result_release(struct probe_result *r);
 
 /* memcheck's log text: its first report line without the "========= " prefix (NULL: none), and
- * whether every report is a global access near an allocation ("bytes after/before the nearest
- * allocation": an overrun the MMU may not see). */
+ * whether every report is an overrun a plain run may not see: a global access near an
+ * allocation ("bytes after/before the nearest allocation": the MMU sees the mapping, not the
+ * allocation), or a shared or local access (the hardware sees the block's or the thread's
+ * window); not a misaligned access. */
 char *probe_memcheck_first(const char *text);
 int probe_memcheck_near(const char *text);
 

@@ -150,15 +150,25 @@ char *probe_memcheck_first(const char *text)
 
 int probe_memcheck_near(const char *text)
 {
-    int reports = 0;
+    int reports = 0, global = 0;
     for (const char *p = text; p && *p; p = next_line(p)) {
         if (!header(p))
             continue;
         reports++;
-        if (strncmp(p + sizeof(MC_MARK) - 1, "Invalid __global__", 18))
-            return 0; /* shared, local, misaligned, an exception: no mapping hides those */
+        const char *what = p + sizeof(MC_MARK) - 1;
+        if (!strncmp(what, "Invalid __global__", 18))
+            global = 1;
+        else if (strncmp(what, "Invalid __shared__", 18) && strncmp(what, "Invalid __local__", 17))
+            return 0; /* an exception, a trap: the hardware sees those as well */
     }
-    return reports > 0 && strstr(text, "nearest allocation") != NULL;
+    /* A shared or local overrun inside the window the hardware gives the block or the thread
+     * runs plain without an error (session 21: gpu_shared_memory runs plain with 32x1 blocks,
+     * where memcheck reports `Invalid __shared__ write`; session 12:
+     * take_hash_function_statistics_kernel, `Invalid __local__ write`). A misaligned access
+     * faults plain too. */
+    if (reports == 0 || strstr(text, "misaligned"))
+        return 0;
+    return !global || strstr(text, "nearest allocation") != NULL;
 }
 
 static const char *const mc_names[] = { NULL, "clean", "report", "fault", "inconclusive" };

@@ -1,6 +1,7 @@
 /* Probe classification from a harness's exit and --results lines (no GPU needed); the real
  * harnesses run in gpu_probe.c. */
 #include "common/buf.h"
+#include "common/xalloc.h"
 #include "execute/execute.h"
 #include "execute/probe.h"
 #include "tests/support/test.h"
@@ -205,6 +206,41 @@ static void test_probe__the_counts_say_how_many_probes_the_fault_budget_stopped(
     free(j);
 }
 
+/* Which memcheck reports a plain run may not see (its try runs plain again when memcheck found
+ * no clean one): real compute-sanitizer 2025.3 report shapes. */
+static void test_probe__memcheck_reports_a_plain_run_may_not_see(void)
+{
+    const char *near =
+        "========= Invalid __global__ read of size 4 bytes\n"
+        "=========     at kernel+0x90\n"
+        "=========     Address 0x7f1c20000400 is out of bounds\n"
+        "=========     and is 1 bytes after the nearest allocation at 0x7f1c20000000 of size 1024 "
+        "bytes\n";
+    const char *far = "========= Invalid __global__ write of size 4 bytes\n"
+                      "=========     Address 0x10000000000 is out of bounds\n";
+    const char *shared = "========= Invalid __shared__ write of size 4 bytes\n"
+                         "=========     at reverse+0x70\n"
+                         "=========     Address 0x400 is out of bounds\n";
+    const char *local = "========= Invalid __local__ write of size 8 bytes\n"
+                        "=========     Address 0xfffcd8 is out of bounds\n";
+    const char *misaligned = "========= Invalid __shared__ read of size 8 bytes\n"
+                             "=========     Address 0x404 is misaligned\n";
+    const char *trap = "========= Unspecified launch failure\n";
+    CHECK_INT(probe_memcheck_near(near), ==, 1);
+    CHECK_INT(probe_memcheck_near(far), ==, 0);   /* the MMU faults there */
+    CHECK_INT(probe_memcheck_near(shared), ==, 1); /* session 21: gpu_shared_memory, 32x1 */
+    CHECK_INT(probe_memcheck_near(local), ==, 1);
+    CHECK_INT(probe_memcheck_near(misaligned), ==, 0);
+    CHECK_INT(probe_memcheck_near(trap), ==, 0);
+    CHECK_INT(probe_memcheck_near(""), ==, 0);
+    char *both = xasprintf("%s%s", shared, far); /* one far global report: a plain fault */
+    CHECK_INT(probe_memcheck_near(both), ==, 0);
+    free(both);
+    both = xasprintf("%s%s", shared, near);
+    CHECK_INT(probe_memcheck_near(both), ==, 1);
+    free(both);
+}
+
 int main(void)
 {
     TEST_RUN(test_probe__ok_when_configurations_ran);
@@ -215,6 +251,7 @@ int main(void)
     TEST_RUN(test_probe__crash_timeout_and_silent_failures);
     TEST_RUN(test_probe__a_device_that_cannot_be_opened_is_lost_not_the_kernel);
     TEST_RUN(test_probe__sanitizer_verdicts);
+    TEST_RUN(test_probe__memcheck_reports_a_plain_run_may_not_see);
     TEST_RUN(test_probe__the_counts_say_how_many_probes_the_fault_budget_stopped);
     return test_done();
 }

@@ -940,6 +940,16 @@ static void test_probe_runner__when_memcheck_finds_no_clean_try_its_near_allocat
     CHECK_INT(p.confirm_runs, ==, 0);
     CHECK_INT(p.memcheck_fallback_runs, ==, 1); /* only 128x1's report was near an allocation */
     probe_result_release(&p);
+    /* a shared-memory overrun is one the hardware may not see either (session 21:
+     * gpu_shared_memory runs plain with 32x1 blocks, where memcheck reports a shared write) */
+    probe_with_memcheck(&p, pr, "sticky * * 256 1\nsticky * * 16 16\nsticky * * 128 1\n"
+                                "sticky * * 64 1\nmcshared * * 32 1\nsticky * * 1024 1\n");
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.block, "32x1x1");
+    CHECK_INT(p.memcheck_reports, ==, 4);
+    CHECK_INT(p.memcheck_fallback_runs, ==, 1); /* only 32x1's report */
+    CHECK(strstr(p.bindings, "\"detail\":\"memcheck: Invalid __shared__ write of size 4 bytes\""));
+    probe_result_release(&p);
     /* with nothing near an allocation there is no fallback: memcheck's verdict stands */
     probe_with_memcheck(&p, pr, "sticky * * * *\n");
     CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");

@@ -25,6 +25,8 @@
  *   overrun W H BX BY  runs ok (an overrun the MMU does not see); under the stand-in memcheck
  *                      a report of a global read just past an allocation
  *   mchang W H BX BY   runs ok; under the stand-in memcheck it hangs (as 7 real tries did)
+ *   mcshared W H BX BY runs ok; under the stand-in memcheck a report of a shared-memory write
+ *                      out of bounds (an overrun the hardware does not see)
  *   assert W H BX BY   report cuda_error "device-side assert triggered", exit 4, under the
  *                      stand-in memcheck too (a trap is sticky there as well: no report)
  *   past W H BX BY     runs ok; with --probe its line says the kernel wrote past parameter
@@ -136,20 +138,20 @@ static const char *action_for(int w, int h, int bx, int by)
 }
 
 /* The stand-in memcheck's report of a configuration (`sticky`: a write far out of bounds;
- * `overrun`: a read just past an allocation), appended to its log now or, with mclate, by a
- * child MS ms after the harness returned (pending until then). */
+ * `overrun`: a read just past an allocation; `mcshared`: a shared-memory write), appended to its
+ * log now or, with mclate, by a child MS ms after the harness returned (pending until then). */
 static char mc_pending[4096];
 static const char *volatile no_action = ""; /* runs ok (volatile: no string folding) */
 
 static void memcheck_report(const char *log, const char *act, int w, int bx)
 {
     char r[1024];
-    int near = !strcmp(act, "overrun");
-    snprintf(r, sizeof(r), "========= Invalid __global__ %s of size 4 bytes\n"
+    int near = !strcmp(act, "overrun"), shared = !strcmp(act, "mcshared");
+    snprintf(r, sizeof(r), "========= Invalid __%s__ %s of size 4 bytes\n"
              "=========     at fake_kernel+0x10 (w %d, block %d)\n"
              "=========     by thread (0,0,0) in block (%d,0,0)\n"
              "=========     Address 0x7f00deadbeef is out of bounds\n%s=========\n",
-             near ? "read" : "write", w, bx, w / bx,
+             shared ? "shared" : "global", near ? "read" : "write", w, bx, w / bx,
              near ? "=========     and is 4 bytes after the nearest allocation at 0x7f00dead0000 "
                     "of size 4096 bytes\n" : "");
     if (mclate_ms) {
@@ -291,7 +293,8 @@ static int fake_main(int argc, char **argv)
         }
         const char *act = action_for(w, h, bx, by);
         const char *mclog = getenv("LSCAT_FAKE_MEMCHECK_LOG");
-        if (mclog && (!strcmp(act, "sticky") || !strcmp(act, "overrun"))) {
+        if (mclog && (!strcmp(act, "sticky") || !strcmp(act, "overrun") ||
+                      !strcmp(act, "mcshared"))) {
             memcheck_report(mclog, act, w, bx);
             act = no_action; /* memcheck ended the kernel; the API says success */
         }
