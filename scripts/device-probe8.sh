@@ -19,7 +19,8 @@
 #             (after:4c1n, after:4c1nr2; session 19 measured it with n meaning the opposite,
 #             --no-shared-spares, when sharing was the default); bS before it: --probe-budget S
 #             (after:4c1b1.5); g before it: --no-probe-guard (after:4c1g: session 20's guard off); m before it:
-#             --probe-memcheck auto (after:4c1m, after:4c1mr2: session 21)
+#             --probe-memcheck auto (after:4c1m, after:4c1mr2: session 21), o: --probe-memcheck
+#             off (auto is the default since session 21)
 # Both run the same harnesses, so the difference is execute's rule (the harness's event pair is
 # the only harness change). Each mode prints kernels/s (probed over the execute run's wall and
 # over the span of its probes), probe-seconds by outcome and bucket, runnable, too_slow, the
@@ -139,14 +140,15 @@ settle() {
 }
 probe() { # mode: before:N / after:N / after:NsS
     local mode=$1 which=${1%%:*} spec=${1#*:} args=() bin; bin=$(bin_of "$which")
-    [[ $spec =~ ^([0-9]+)(s([0-3]))?(f([0-9]+))?(c([0-9]+))?(n)?(b([0-9.]+))?(g)?(m)?(r[0-9]+)?$ ]] || { note "== bad mode $mode"; return; }
+    [[ $spec =~ ^([0-9]+)(s([0-3]))?(f([0-9]+))?(c([0-9]+))?(n)?(b([0-9.]+))?(g)?(m|o)?(r[0-9]+)?$ ]] || { note "== bad mode $mode"; return; }
     args=(--probe-jobs "${BASH_REMATCH[1]}")
     [ -n "${BASH_REMATCH[3]}" ] && args+=(--probe-spares "${BASH_REMATCH[3]}")
     [ -n "${BASH_REMATCH[5]}" ] && args+=(--probe-faults "${BASH_REMATCH[5]}")
     [ -n "${BASH_REMATCH[8]}" ] && args+=(--shared-spares)
     [ -n "${BASH_REMATCH[10]}" ] && args+=(--probe-budget "${BASH_REMATCH[10]}")
     [ -n "${BASH_REMATCH[11]}" ] && args+=(--no-probe-guard)
-    [ -n "${BASH_REMATCH[12]}" ] && args+=(--probe-memcheck auto)
+    [ "${BASH_REMATCH[12]}" = m ] && args+=(--probe-memcheck auto)
+    [ "${BASH_REMATCH[12]}" = o ] && args+=(--probe-memcheck off)
     local envs=()
     if [ -n "${BASH_REMATCH[7]}" ]; then # --probe-connections where the binaries know it
         if "$bin/lscat" execute --help 2>&1 | grep -q -- --probe-connections; then
