@@ -76,7 +76,7 @@ struct execute_options {
  * fault cost the GPU 0.21 s against 0.32 s with the driver's 8 (docs/execute.md "Hardware
  * queues") */
 #define EXECUTE_PROBE_CONNECTIONS_DEFAULT 1
-/* --probe-memcheck's default (1: auto, 0: off): docs/execute.md "The memcheck runner" */
+/* --probe-memcheck's default (2: auto, quiet; 1: auto asked for; 0: off): */
 /* auto unless --probe-memcheck off, quiet where compute-sanitizer is not beside nvcc (session
  * 21: 1.18x kernels/s on 270 real kernels, the same runnable; docs/execute.md "The memcheck
  * runner"). See also PROBE_FAULT_BUDGET, PROBE_SMALL_TIMEOUT_S. */

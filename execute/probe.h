@@ -83,8 +83,9 @@ enum { PROBE_MC_NONE = 0, PROBE_MC_CLEAN, PROBE_MC_REPORT, PROBE_MC_FAULT, PROBE
  * lines alone faulted at the small sizes. */
 void probe_memcheck_judge(struct probe_result *p, const char *report, int faulted);
 const char *probe_memcheck_name(int mc);
-/* The plain runs of tries memcheck rejected for global accesses near an allocation, made when
- * memcheck found no clean try (memcheck is stricter than the MMU), at most this many. */
+/* The plain runs of tries memcheck rejected for overruns a plain run may not see (global
+ * accesses near an allocation, shared or local ones: probe_memcheck_near), made when memcheck
+ * found no clean try (memcheck is stricter than the hardware), at most this many. */
 #define PROBE_MEMCHECK_FALLBACK 3
 /* A run in the memcheck runner (its small configurations only) is cut after this many seconds
  * in all, or twice the first small configuration's deadline where that is less: instrumented
