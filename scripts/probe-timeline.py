@@ -11,7 +11,9 @@ were, and the probe-seconds split into the wait for a runner holding its context
 runner ended: its spare's), the slot sweep, the runs' wall (their configuration lines, and the
 rest of the run: the harness's load, its arguments, its exit), and the probe's own time
 outside the runs (the probe plan, scratch folders, a process run's start). Kernels are split
-into those clean at their first try and the rest. Read-only, standard library only."""
+into those clean at their first try and the rest. Then the tries: plain ones that faulted (GPU
+faults: illegal address, assert, launch failure), and those in the memcheck runner by verdict
+with the plain runs confirming them (session 21). Read-only, standard library only."""
 import gzip
 import json
 import statistics
@@ -136,6 +138,22 @@ def report(d, mode):
     if extra:
         print("   a clean run's wall besides its lines: median %.3f s, p90 %.3f, max %.3f "
               "(%d runs)" % (pct(extra, .5), pct(extra, .9), max(extra), len(extra)))
+    # the tries: GPU faults of plain runs, and the memcheck runner's share
+    plain_faults, mc, confirms, confirm_faults = 0, {}, 0, 0
+    for p in probes.values():
+        for t in p["tries"]:
+            if t.get("memcheck"):
+                mc[t["memcheck"]] = mc.get(t["memcheck"], 0) + 1
+                continue
+            gpu_fault = t["outcome"] in ("illegal_address", "cuda_error", "launch_failure")
+            plain_faults += gpu_fault
+            if t.get("confirm"):
+                confirms += 1
+                confirm_faults += gpu_fault
+    print("   tries: %d plain ones faulted on the GPU; memcheck runs %d (%s); %d confirming "
+          "plain runs, %d of them faulted" % (plain_faults, sum(mc.values()),
+                                               ", ".join("%s %d" % kv for kv in sorted(mc.items()))
+                                               or "none", confirms, confirm_faults))
     # the tail: when the last kernels started, and what ran past the others
     ends = sorted(b for a, b in spans.values())
     if len(ends) > len(workers):
