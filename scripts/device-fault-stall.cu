@@ -10,12 +10,24 @@
 //                                same process (times of each part on one line per cycle)
 // faultstall faultn BLOCKS far|near   BLOCKS x 256 threads each write out of bounds: far past
 //                                any mapping, or just past a 1 MiB buffer (4 bytes a thread)
+// faultstall knob VARIANT        what a faulting process controls (session 21): make the context,
+//                                VARIANT's setup, a faulting kernel (or none), exit. VARIANT: clean
+//                                (a good kernel), fault (1 MiB buffer, one thread writing far
+//                                away), nomalloc, bigmem (1 GiB buffer, memset), limits (stack
+//                                256 B, malloc heap 1 MiB, printf FIFO 64 KiB, before any kernel),
+//                                lmem (the faulting kernel has a 16 KiB local array), trap
+//                                (__trap() instead), kill (SIGKILL itself once it saw the error)
+// faultstall twoctx              driver API: contexts A and B in one process; a fault in A, then
+//                                a kernel in B, cuCtxDestroy(A), a third context C made after it
 // Times are CLOCK_MONOTONIC seconds, comparable across processes (the driver script reads them).
+#include <cuda.h>
 #include <cuda_runtime.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now(void)
 {
@@ -30,15 +42,113 @@ __global__ void badn(int *p, size_t off)
 {
     p[off + (size_t)blockIdx.x * blockDim.x + threadIdx.x] = 1;
 }
+__global__ void badtrap(int *p) { if (p) __trap(); }
+__global__ void badlmem(int *p, int k)
+{
+    volatile int a[4096];
+    for (int i = 0; i < 4096; i++)
+        a[i] = i * k;
+    p[(size_t)1 << 40] = a[k & 4095];
+}
+
+static CUresult ctx_create(CUcontext *c, CUdevice dev)
+{
+#if CUDA_VERSION >= 13000
+    return cuCtxCreate(c, NULL, 0, dev);
+#else
+    return cuCtxCreate(c, 0, dev);
+#endif
+}
+
+/* twoctx: does a second context of the process survive a fault in the first? */
+static int two_contexts(double t0)
+{
+    CUdevice dev;
+    CUcontext a, b, c;
+    if (cuInit(0) || cuDeviceGet(&dev, 0) || ctx_create(&a, dev) || ctx_create(&b, dev))
+        return 3;
+    double tctx = now();
+    int *da = NULL, *db = NULL, *dc = NULL;
+    cuCtxSetCurrent(a);
+    cudaMalloc(&da, 1 << 20);
+    cuCtxSetCurrent(b);
+    cudaMalloc(&db, 1 << 20);
+    tick<<<1, 32>>>(db);
+    cudaError_t pre = cudaDeviceSynchronize();
+    cuCtxSetCurrent(a);
+    double tl = now();
+    bad<<<1, 1>>>(da);
+    cudaError_t ea = cudaDeviceSynchronize();
+    double tf = now();
+    cuCtxSetCurrent(b);
+    cudaGetLastError();
+    tick<<<1, 32>>>(db);
+    cudaError_t eb = cudaDeviceSynchronize();
+    double tb = now();
+    CUresult d = cuCtxDestroy(a);
+    double td = now();
+    cuCtxSetCurrent(b);
+    tick<<<1, 32>>>(db);
+    cudaError_t eb2 = cudaDeviceSynchronize();
+    CUresult cc = ctx_create(&c, dev);
+    double tc = now();
+    cudaError_t ec = cudaErrorUnknown;
+    if (!cc) {
+        cudaMalloc(&dc, 1 << 20);
+        tick<<<1, 32>>>(dc);
+        ec = cudaDeviceSynchronize();
+    }
+    printf("twoctx ctxs %.4f fault %.4f B_after %.4f destroyA %.4f newC %.4f | pre %s A %s B %s "
+           "destroy %d B_again %s C_create %d C %s\n", tctx - t0, tf - tl, tb - tf, td - tb,
+           tc - td, cudaGetErrorName(pre), cudaGetErrorName(ea), cudaGetErrorName(eb), (int)d,
+           cudaGetErrorName(eb2), (int)cc, cudaGetErrorName(ec));
+    return 0;
+}
+
+/* knob VARIANT, after the context was made at tctx */
+static int knob(const char *v, double t0, double tctx)
+{
+    if (!strcmp(v, "limits")) {
+        cudaDeviceSetLimit(cudaLimitStackSize, 256);
+        cudaDeviceSetLimit(cudaLimitMallocHeapSize, 1 << 20);
+        cudaDeviceSetLimit(cudaLimitPrintfFifoSize, 1 << 16);
+    }
+    int *d = NULL;
+    if (strcmp(v, "nomalloc"))
+        cudaMalloc(&d, !strcmp(v, "bigmem") ? (size_t)1 << 30 : 1 << 20);
+    if (!strcmp(v, "bigmem"))
+        cudaMemset(d, 0, (size_t)1 << 30);
+    cudaDeviceSynchronize();
+    double tl = now();
+    if (!strcmp(v, "clean"))
+        tick<<<1, 32>>>(d);
+    else if (!strcmp(v, "trap"))
+        badtrap<<<1, 1>>>(d);
+    else if (!strcmp(v, "lmem"))
+        badlmem<<<1, 1>>>(d, 7);
+    else
+        bad<<<1, 1>>>(d);
+    cudaError_t e = cudaDeviceSynchronize();
+    double tf = now();
+    printf("knob %s %.6f %.6f %s\n", v, tctx - t0, tf - tl, cudaGetErrorName(e));
+    fflush(stdout);
+    if (!strcmp(v, "kill"))
+        kill(getpid(), SIGKILL);
+    return 0;
+}
 
 int main(int argc, char **argv)
 {
     if (argc < 2)
         return 2;
     double t0 = now();
+    if (!strcmp(argv[1], "twoctx"))
+        return two_contexts(t0);
     if (cudaFree(0) != cudaSuccess)
         return 3;
     double tctx = now();
+    if (!strcmp(argv[1], "knob") && argc > 2)
+        return knob(argv[2], t0, tctx);
     if (!strcmp(argv[1], "ctx")) {
         printf("ctx %.6f %.6f\n", t0, tctx);
         return 0;

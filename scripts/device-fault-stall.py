@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Does a GPU fault in one process stall the other processes' work on the same GPU? (issue #14:
 734 of session 9's 1,429 probe runs ended in a fault.) Needs the binary built from
-device-fault-stall.cu. Usage: device-fault-stall.py BIN WORKDIR [sizes|sanitizer]   (sizes: only the fault time against
-the number of faulting threads; sanitizer: faults caught by compute-sanitizer instead)
+device-fault-stall.cu. Usage: device-fault-stall.py BIN WORKDIR [sizes|sanitizer|env|envq|knobs]   (sizes: only the
+fault time against the number of faulting threads; sanitizer: faults caught by compute-sanitizer
+instead; knobs: what a faulting process controls, session 21)
 Phases (each prints one line): beats alone; beats while faults run back to back in new processes
 (as probe runners do); faults alone; 4 faulting processes at once; contexts made while faulting."""
 import os, subprocess, sys, time
@@ -79,6 +80,34 @@ if len(sys.argv) > 3 and sys.argv[3] == "sanitizer":
     quiet = rate(ts, max(t[0] for t in ts) + 0.5, a - 0.2)
     print(f"beats: {quiet:.0f}/s before, {rate(ts, a, b):.0f}/s while a memcheck process made 10 faults "
           f"({b - a:.2f} s); largest gap {max(gaps_in(ts, a, b)):.3f} s", flush=True)
+    sys.exit(0)
+
+if len(sys.argv) > 3 and sys.argv[3] == "knobs":
+    # What a faulting process controls (session 21): for each variant (the binary's `knob`), 6
+    # processes one at a time (each one's life, median) and 16 processes 4 at a time (the wall
+    # over 16: the GPU's cost per process when four workers fault at once, as probe workers
+    # do). One queue per context, as lscat's probe runs. Then `twoctx` 3 times.
+    import concurrent.futures as cf
+    import statistics
+    env = dict(os.environ, CUDA_DEVICE_MAX_CONNECTIONS="1")
+    def life(args):
+        t0 = time.monotonic()
+        r = subprocess.run([BIN] + args, capture_output=True, text=True, timeout=120, env=env)
+        return time.monotonic() - t0, r.stdout.strip(), r.returncode
+    for v in ("clean", "fault", "nomalloc", "limits", "lmem", "bigmem", "trap", "kill", "fault",
+              "clean"):
+        life(["knob", v])  # warm
+        one = [life(["knob", v]) for _ in range(6)]
+        t0 = time.monotonic()
+        with cf.ThreadPoolExecutor(4) as ex:
+            par = list(ex.map(lambda _: [life(["knob", v]) for _ in range(4)], range(4)))
+        wall = time.monotonic() - t0
+        bad = sum(1 for p in par for x in p if x[2] not in (0, -9))
+        print(f"{v:9s} alone median {statistics.median(x[0] for x in one):.3f} s | 4 at a time "
+              f"{wall / 16:.3f} s per process | e.g. {one[0][1]!r} rc={one[0][2]} bad_rc={bad}",
+              flush=True)
+    for _ in range(3):
+        print(life(["twoctx"]), flush=True)
     sys.exit(0)
 
 if len(sys.argv) > 3 and sys.argv[3] in ("env", "envq"):
