@@ -214,7 +214,7 @@ static int run_binding(struct probe_result *out, const struct probe_options *po,
     int sanitize = mode == RUN_SANITIZER;
     if (mode == RUN_MEMCHECK) {
         mo.runner = po->memcheck;
-        double cut = PROBE_MEMCHECK_TIMEOUT_S;
+        double cut = po->memcheck_timeout_s;
         if (po->small_timeout_s > 0 && 2 * po->small_timeout_s < cut)
             cut = 2 * po->small_timeout_s;
         if (cut < mo.timeout_s)

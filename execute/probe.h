@@ -138,6 +138,8 @@ struct probe_options {
                                sanitizer): once a plain run of the kernel faulted at the small
                                sizes, its later tries run here first (small configurations),
                                and a try clean here is confirmed by a plain run (--probe-memcheck) */
+    double memcheck_timeout_s; /* a memcheck run's whole deadline, or twice small_timeout_s where
+                               that is less (PROBE_MEMCHECK_TIMEOUT_S) */
     const char *const *env; /* "K=V" added to a process run's environment (NULL-terminated; the
                                runners take theirs from probe_runner_options.env) */
     int hung_before;        /* set by probe_run for a kernel's tries after one hung at its first
@@ -152,7 +154,8 @@ struct probe_options {
     .runner = NULL, .large_budget_s = PROBE_LARGE_BUDGET_S, \
     .large_budget_max_s = PROBE_LARGE_BUDGET_MAX_S, .retry_blocks = 1, \
     .fault_budget = PROBE_FAULT_BUDGET, .small_timeout_s = PROBE_SMALL_TIMEOUT_S, \
-    .memcheck = NULL, .env = NULL, .hung_before = 0, .guard = 1 }
+    .memcheck = NULL, .memcheck_timeout_s = PROBE_MEMCHECK_TIMEOUT_S, .env = NULL, \
+    .hung_before = 0, .guard = 1 }
 
 /* The fault budget (--probe-faults): the least that keeps every kernel runnable in session 9's
  * proof-run store (scripts/probe-fault-replay.py; docs/execute.md "Fault budget"). */

@@ -112,6 +112,9 @@ static void probe_sized(struct probe_result *out, struct probe_runner *pr, const
     }
     o.runner = pr;
     o.memcheck = mc_runner;
+    /* the stand-in's memcheck runs take milliseconds; a busy machine must not cut them at the
+     * product's 4 s (a hang is cut at twice the small deadline: the hang test sets 1 s) */
+    o.memcheck_timeout_s = 30;
     o.slot = 4;
     o.retry_blocks = retry_blocks;
     o.small_timeout_s = small_timeout_s;
@@ -856,6 +859,14 @@ static struct probe_runner *new_memcheck_runner(void)
     return pr;
 }
 
+/* The end of a memcheck test: its memcheck runner and its probe runner. */
+static void free_runners(struct probe_runner *pr)
+{
+    probe_runner_free(mc_runner);
+    mc_runner = NULL;
+    probe_runner_free(pr);
+}
+
 /* A 1D kernel whose probe blocks and 128x1 fault and 64x1 runs: under memcheck, retry by retry. */
 static void probe_with_memcheck(struct probe_result *p, struct probe_runner *pr,
                                 const char *behavior)
@@ -895,9 +906,7 @@ static void test_probe_runner__a_kernel_s_tries_after_its_fault_run_in_one_memch
     probe_result_release(&p);
     CHECK_INT(stats(mc_runner).starts, ==, 1);
     CHECK_INT(stats(mc_runner).runs, ==, 3);
-    probe_runner_free(mc_runner);
-    mc_runner = NULL;
-    probe_runner_free(pr);
+    free_runners(pr);
 }
 
 /* A report written after the harness returned is its run's (the settle window), not the next's.
@@ -918,9 +927,7 @@ static void test_probe_runner__a_memcheck_report_written_after_the_run_returned_
     CHECK_INT(mc.late, ==, 1);
     CHECK(mc.late_max_s > 0.05);
     CHECK_INT(mc.stray, ==, 0);
-    probe_runner_free(mc_runner);
-    mc_runner = NULL;
-    probe_runner_free(pr);
+    free_runners(pr);
     unsetenv("LSCAT_MEMCHECK_SETTLE_MS");
 }
 
@@ -955,9 +962,7 @@ static void test_probe_runner__when_memcheck_finds_no_clean_try_its_near_allocat
     CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");
     CHECK_INT(p.memcheck_fallback_runs, ==, 0);
     probe_result_release(&p);
-    probe_runner_free(mc_runner);
-    mc_runner = NULL;
-    probe_runner_free(pr);
+    free_runners(pr);
 }
 
 /* A try that hangs under memcheck (7 did in session 11) is cut at PROBE_MEMCHECK_TIMEOUT_S, or
@@ -995,9 +1000,7 @@ static void test_probe_runner__a_try_that_hangs_under_memcheck_is_killed_whole_a
         wait_uid_gone(sandbox_slot_uid(MC_SLOT));
         CHECK(!uid_alive(sandbox_slot_uid(MC_SLOT)));
     }
-    probe_runner_free(mc_runner);
-    mc_runner = NULL;
-    probe_runner_free(pr);
+    free_runners(pr);
 }
 
 /* A kernel whose plain fault is a device-side assert never meets memcheck: an assert (or a trap)
@@ -1020,9 +1023,7 @@ static void test_probe_runner__a_kernel_whose_fault_is_a_device_side_assert_neve
     CHECK_INT(stats(mc_runner).starts, ==, starts);
     CHECK_INT(stats(mc_runner).runs, ==, 0);
     CHECK_INT(stats(pr).runs, ==, 3); /* 256x1 (the probe's own), 128x1, 64x1: all plain */
-    probe_runner_free(mc_runner);
-    mc_runner = NULL;
-    probe_runner_free(pr);
+    free_runners(pr);
 }
 
 /* Once a memcheck run ended its runner (a fault memcheck did not catch: an assert under it), the
@@ -1047,9 +1048,7 @@ static void test_probe_runner__a_memcheck_run_that_ends_its_runner_sends_the_lat
     CHECK_INT(mc.runs, ==, 1);
     CHECK_INT(mc.ended, ==, 1);
     CHECK_INT(stats(pr).runs, ==, 3); /* 256x1, then 64x1 (faults) and 32x1 plain */
-    probe_runner_free(mc_runner);
-    mc_runner = NULL;
-    probe_runner_free(pr);
+    free_runners(pr);
 }
 
 int main(void)
