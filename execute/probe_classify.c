@@ -122,12 +122,28 @@ void probe_classify_sanitizer(struct probe_result *out, const struct proc_result
 
 #define MC_MARK "========= "
 
-/* A report's header: a "========= " line that is not the banner, the summary or indented. */
+/* compute-sanitizer's own notes, not reports: "Warning: Error buffer overflow has been
+ * detected. Some records have been dropped" and "758 errors were skipped (error buffer
+ * overflow)." follow a run whose threads made more reports than its buffer holds (session 22:
+ * gpu_shared_memory, 1024 threads, each writing past a 10-value shared array). */
+static int tool_note(const char *p)
+{
+    if (!strncmp(p, "Warning:", 8))
+        return 1;
+    const char *q = p;
+    while (*q >= '0' && *q <= '9')
+        q++;
+    return q > p && !strncmp(q, " errors were skipped", 20);
+}
+
+/* A report's header: a "========= " line that is not the banner, the summary, a note of the
+ * tool's own or indented. */
 static int header(const char *p)
 {
     size_t n = sizeof(MC_MARK) - 1;
     return !strncmp(p, MC_MARK, n) && p[n] != ' ' && p[n] != '\n' && p[n] != '\0' &&
-           strncmp(p + n, "COMPUTE-SANITIZER", 17) && strncmp(p + n, "ERROR SUMMARY", 13);
+           strncmp(p + n, "COMPUTE-SANITIZER", 17) && strncmp(p + n, "ERROR SUMMARY", 13) &&
+           !tool_note(p + n);
 }
 
 static const char *next_line(const char *p)

@@ -243,6 +243,29 @@ static void test_probe__memcheck_reports_a_plain_run_may_not_see(void)
     both = xasprintf("%s%s========= Invalid __sh", shared, shared);
     CHECK_INT(probe_memcheck_near(both), ==, 1);
     free(both);
+    /* The end of a real log (session 22, H200, compute-sanitizer 2025.3: gpu_shared_memory with
+     * 1024 threads, 257 of 1,015 reports kept): the tool's notes on its full buffer are not
+     * reports of another kind, and not the first report either. */
+    const char *full =
+        "========= COMPUTE-SANITIZER\n"
+        "========= Invalid __shared__ write of size 4 bytes\n"
+        "=========     at gpu_shared_memory(float *)+0xc0\n"
+        "=========     by thread (10,0,0) in block (0,0,0)\n"
+        "=========     Access to 0x428 is out of bounds\n"
+        "========= \n"
+        "========= Warning: Error buffer overflow has been detected. Some records have been "
+        "dropped\n"
+        "========= \n"
+        "========= ERROR SUMMARY: 257 errors\n"
+        "========= \n"
+        "========= 758 errors were skipped (error buffer overflow).\n";
+    CHECK_INT(probe_memcheck_near(full), ==, 1);
+    char *first = probe_memcheck_first(full);
+    CHECK_STR(first, "Invalid __shared__ write of size 4 bytes");
+    free(first);
+    CHECK(probe_memcheck_first("========= COMPUTE-SANITIZER\n"
+                               "========= Warning: Error buffer overflow has been detected.\n"
+                               "========= ERROR SUMMARY: 0 errors\n") == NULL);
 }
 
 int main(void)
