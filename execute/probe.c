@@ -350,6 +350,8 @@ static void tries_json(struct buf *out, const struct probe_result *t, int n)
             add_json_field(out, "block", t[i].block);
         if (t[i].memcheck) /* a run in the memcheck runner (docs/execute.md) */
             add_json_field(out, "memcheck", probe_memcheck_name(t[i].memcheck));
+        if (t[i].memcheck == PROBE_MC_REPORT) /* how many (the fallback's order) */
+            buf_addf(out, ",\"mc_reports\":%d", t[i].mc_count);
         if (t[i].confirm)
             buf_adds(out, ",\"confirm\":true");
         buf_adds(out, ",\"configs\":");
@@ -621,16 +623,27 @@ static int run_again(struct plan *pl, const struct probe_options *o, int large,
 /* When memcheck found no clean try: the tries it rejected for overruns a plain run may not see
  * (global accesses near an allocation: memcheck checks the allocation, the MMU the mapping;
  * shared and local accesses: the hardware checks the block's and the thread's window) run plain,
- * in order, at most PROBE_MEMCHECK_FALLBACK of them, until one is kept. */
+ * at most PROBE_MEMCHECK_FALLBACK of them, until one is kept: those with the fewest reports
+ * first (the plan's order between equals). Fewer threads past the end are what may stay inside
+ * the window: session 22's fault-heavy kernels, 4 of 43 such runs kept, 3 of them each kernel's
+ * smallest block (gpu_shared_memory's 32x1 made 22 reports, 128x1 118), and mergeMulti_lower
+ * lost the one try the plain search kept, 8th in order. */
 static int memcheck_fallback(struct plan *pl, const struct probe_options *o, int large)
 {
-    int rc = 0, n = pl->nt;
-    for (int i = 0; i < n && rc == 0 && !pl->lost && pl->mc_fallback < PROBE_MEMCHECK_FALLBACK &&
-                    pl->nt < PROBE_TRIES && pl->pick < 0 && pl->fallback < 0 && pl->small < 0;
-         i++) {
+    int rc = 0, n = pl->nt, order[PROBE_TRIES], m = 0;
+    for (int i = 0; i < n; i++) {
         const struct probe_result *t = &pl->t[i];
         if (t->memcheck != PROBE_MC_REPORT || !t->mc_near)
             continue;
+        int j = m++;
+        for (; j > 0 && pl->t[order[j - 1]].mc_count > t->mc_count; j--)
+            order[j] = order[j - 1];
+        order[j] = i;
+    }
+    for (int k = 0; k < m && rc == 0 && !pl->lost && pl->mc_fallback < PROBE_MEMCHECK_FALLBACK &&
+                    pl->nt < PROBE_TRIES && pl->pick < 0 && pl->fallback < 0 && pl->small < 0;
+         k++) {
+        const struct probe_result *t = &pl->t[order[k]];
         rc = run_again(pl, o, large, t);
         pl->mc_fallback += rc != RUN_AGAIN_UNREAD;
         rc = rc == RUN_AGAIN_UNREAD ? 0 : rc;

@@ -62,6 +62,8 @@ struct probe_result {
     int mc_near;            /* its reports are all overruns a plain run may not see: global
                                accesses near an allocation, shared or local ones (the plain
                                fallback reruns such tries) */
+    int mc_count;           /* how many reports its run made (probe_memcheck_count: of the
+                               text read, the tool's buffer also drops some) */
     int confirm;            /* a plain run confirming a try memcheck found clean */
     double run_s;           /* the try's wall time (its run; a sanitizer process's not added) */
     /* probe_run: the memcheck runner's share of the probe */
@@ -85,7 +87,8 @@ void probe_memcheck_judge(struct probe_result *p, const char *report, int faulte
 const char *probe_memcheck_name(int mc);
 /* The plain runs of tries memcheck rejected for overruns a plain run may not see (global
  * accesses near an allocation, shared or local ones: probe_memcheck_near), made when memcheck
- * found no clean try (memcheck is stricter than the hardware), at most this many. */
+ * found no clean try (memcheck is stricter than the hardware), at most this many: those with
+ * the fewest reports first, the plan's order between equals. */
 #define PROBE_MEMCHECK_FALLBACK 3
 /* A run in the memcheck runner (its small configurations only) is cut after this many seconds
  * in all, or twice the first small configuration's deadline where that is less: instrumented
@@ -275,6 +278,8 @@ void probe_result_release(struct probe_result *r);
  * window); not a misaligned access. */
 char *probe_memcheck_first(const char *text);
 int probe_memcheck_near(const char *text);
+/* How many reports the text holds (whole lines; the tool's own notes are not reports). */
+int probe_memcheck_count(const char *text);
 
 /* Classify compute-sanitizer's report (its stdout+stderr). Sets sanitizer/_detail. */
 void probe_classify_sanitizer(struct probe_result *out, const struct proc_result *r);

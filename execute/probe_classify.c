@@ -188,6 +188,14 @@ int probe_memcheck_near(const char *text)
     return !global || strstr(text, "nearest allocation") != NULL;
 }
 
+int probe_memcheck_count(const char *text)
+{
+    int n = 0;
+    for (const char *p = text; p && *p; p = next_line(p))
+        n += header(p) && strchr(p, '\n') != NULL;
+    return n;
+}
+
 static const char *const mc_names[] = { NULL, "clean", "report", "fault", "inconclusive" };
 
 const char *probe_memcheck_name(int mc)
@@ -205,6 +213,7 @@ void probe_memcheck_judge(struct probe_result *p, const char *report, int faulte
         p->detail = xasprintf("memcheck: %s", first);
         p->small_ok = 0;
         p->mc_near = probe_memcheck_near(report);
+        p->mc_count = probe_memcheck_count(report);
     } else if (p->outcome == PROBE_OK && p->small_ok) {
         p->memcheck = PROBE_MC_CLEAN;
     } else {

@@ -957,6 +957,17 @@ static void test_probe_runner__when_memcheck_finds_no_clean_try_its_near_allocat
     CHECK_INT(p.memcheck_fallback_runs, ==, 1); /* only 32x1's report */
     CHECK(strstr(p.bindings, "\"detail\":\"memcheck: Invalid __shared__ write of size 4 bytes\""));
     probe_result_release(&p);
+    /* every shape overruns a shared array and only the smallest stays inside the block's window
+     * plain (session 22: gpu_shared_memory, needle_cuda_shared_2): the rejects with the fewest
+     * reports run plain first, so 32x1, the third reject in the plan's order, is kept by the
+     * first rerun and the other two never fault plain */
+    probe_with_memcheck(&p, pr, "mcshared * * 32 1\nshfault * * * *\n");
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.block, "32x1x1");
+    CHECK_INT(p.memcheck_fallback_runs, ==, 1);
+    CHECK(strstr(p.bindings, "\"mc_reports\":2,"));  /* 32x1: one warp at each small size */
+    CHECK(strstr(p.bindings, "\"mc_reports\":64,")); /* 1024x1: 32 warps at each */
+    probe_result_release(&p);
     /* with nothing near an allocation there is no fallback: memcheck's verdict stands */
     probe_with_memcheck(&p, pr, "sticky * * * *\n");
     CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");

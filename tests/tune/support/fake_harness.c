@@ -26,7 +26,9 @@
  *                      a report of a global read just past an allocation
  *   mchang W H BX BY   runs ok; under the stand-in memcheck it hangs (as 7 real tries did)
  *   mcshared W H BX BY runs ok; under the stand-in memcheck a report of a shared-memory write
- *                      out of bounds (an overrun the hardware does not see)
+ *                      out of bounds (an overrun the hardware does not see), one a warp
+ *   shfault W H BX BY  under the stand-in memcheck as mcshared; plain as sticky (a shared
+ *                      overrun past the block's window: more threads, more reports)
  *   assert W H BX BY   report cuda_error "device-side assert triggered", exit 4, under the
  *                      stand-in memcheck too (a trap is sticky there as well: no report)
  *   past W H BX BY     runs ok; with --probe its line says the kernel wrote past parameter
@@ -138,15 +140,16 @@ static const char *action_for(int w, int h, int bx, int by)
 }
 
 /* The stand-in memcheck's report of a configuration (`sticky`: a write far out of bounds;
- * `overrun`: a read just past an allocation; `mcshared`: a shared-memory write), appended to its
- * log now or, with mclate, by a child MS ms after the harness returned (pending until then). */
+ * `overrun`: a read just past an allocation; `mcshared`, `shfault`: a shared-memory write, one
+ * report a warp), appended to its log now or, with mclate, by a child MS ms after the harness returned (pending until then). */
 static char mc_pending[4096];
 static const char *volatile no_action = ""; /* runs ok (volatile: no string folding) */
 
-static void memcheck_report(const char *log, const char *act, int w, int bx)
+static void memcheck_report(const char *log, const char *act, int w, int bx, int warps)
 {
     char r[1024];
-    int near = !strcmp(act, "overrun"), shared = !strcmp(act, "mcshared");
+    int near = !strcmp(act, "overrun");
+    int shared = !strcmp(act, "mcshared") || !strcmp(act, "shfault");
     snprintf(r, sizeof(r), "========= Invalid __%s__ %s of size 4 bytes\n"
              "=========     at fake_kernel+0x10 (w %d, block %d)\n"
              "=========     by thread (0,0,0) in block (%d,0,0)\n"
@@ -159,8 +162,10 @@ static void memcheck_report(const char *log, const char *act, int w, int bx)
         return;
     }
     FILE *f = fopen(log, "a");
+    for (int i = 0; f && i < (shared ? warps : 1); i++)
+        fputs(r, f);
     if (f)
-        fputs(r, f), fclose(f);
+        fclose(f);
 }
 
 static void memcheck_flush_late(const char *log)
@@ -294,10 +299,12 @@ static int fake_main(int argc, char **argv)
         const char *act = action_for(w, h, bx, by);
         const char *mclog = getenv("LSCAT_FAKE_MEMCHECK_LOG");
         if (mclog && (!strcmp(act, "sticky") || !strcmp(act, "overrun") ||
-                      !strcmp(act, "mcshared"))) {
-            memcheck_report(mclog, act, w, bx);
+                      !strcmp(act, "mcshared") || !strcmp(act, "shfault"))) {
+            memcheck_report(mclog, act, w, bx, (bx * by + 31) / 32);
             act = no_action; /* memcheck ended the kernel; the API says success */
         }
+        if (!strcmp(act, "shfault"))
+            act = "sticky"; /* plain: past the block's window */
         if (!strcmp(act, "mchang") && mclog)
             act = "hang";
         int gx = by > 1 ? (w + bx - 1) / bx : (w * h + bx - 1) / bx;
