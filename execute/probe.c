@@ -351,7 +351,8 @@ static void tries_json(struct buf *out, const struct probe_result *t, int n)
         if (t[i].memcheck) /* a run in the memcheck runner (docs/execute.md) */
             add_json_field(out, "memcheck", probe_memcheck_name(t[i].memcheck));
         if (t[i].memcheck == PROBE_MC_REPORT) /* how many (the fallback's order) */
-            buf_addf(out, ",\"mc_reports\":%d", t[i].mc_count);
+            buf_addf(out, ",\"mc_reports\":%d%s", t[i].mc_count,
+                     t[i].mc_cut ? ",\"mc_cut\":true" : "");
         if (t[i].confirm)
             buf_adds(out, ",\"confirm\":true");
         buf_adds(out, ",\"configs\":");
@@ -624,10 +625,21 @@ static int run_again(struct plan *pl, const struct probe_options *o, int large,
  * (global accesses near an allocation: memcheck checks the allocation, the MMU the mapping;
  * shared and local accesses: the hardware checks the block's and the thread's window) run plain,
  * at most PROBE_MEMCHECK_FALLBACK of them, until one is kept: those with the fewest reports
- * first (the plan's order between equals). Fewer threads past the end are what may stay inside
- * the window: session 22's fault-heavy kernels, 4 of 43 such runs kept, 3 of them each kernel's
- * smallest block (gpu_shared_memory's 32x1 made 22 reports, 128x1 118), and mergeMulti_lower
- * lost the one try the plain search kept, 8th in order. */
+ * first; a run whose reports were cut (mc_cut) after every whole one, and among those the
+ * smaller block first (fewer threads past the end); the plan's order between equals. Fewer
+ * accesses past the end are what may stay inside the window. Session 22's fault-heavy kernels:
+ * 4 of 43 such reruns kept, in plan order; gpu_shared_memory and needle_cuda_shared_2 ran plain
+ * only with 32x1, the third reject (each try's reports cut: 22 whole ones for the kernel alone
+ * at 32x1, 256 of 1,015 at 1024x1); mergeMulti_lower only with 1024x1, the 8th, whose 49
+ * reports were the only whole ones. */
+static long fallback_rank(const struct probe_result *t)
+{
+    int bx = 16, by = 16, bz = 1; /* the probe's own blocks: 256 threads */
+    if (t->block && sscanf(t->block, "%dx%dx%d", &bx, &by, &bz) != 3)
+        bx = by = bz = 1024;
+    return t->mc_cut ? (1L << 40) + (long)bx * by * bz : t->mc_count;
+}
+
 static int memcheck_fallback(struct plan *pl, const struct probe_options *o, int large)
 {
     int rc = 0, n = pl->nt, order[PROBE_TRIES], m = 0;
@@ -636,7 +648,7 @@ static int memcheck_fallback(struct plan *pl, const struct probe_options *o, int
         if (t->memcheck != PROBE_MC_REPORT || !t->mc_near)
             continue;
         int j = m++;
-        for (; j > 0 && pl->t[order[j - 1]].mc_count > t->mc_count; j--)
+        for (; j > 0 && fallback_rank(&pl->t[order[j - 1]]) > fallback_rank(t); j--)
             order[j] = order[j - 1];
         order[j] = i;
     }

@@ -62,8 +62,8 @@ struct probe_result {
     int mc_near;            /* its reports are all overruns a plain run may not see: global
                                accesses near an allocation, shared or local ones (the plain
                                fallback reruns such tries) */
-    int mc_count;           /* how many reports its run made (probe_memcheck_count: of the
-                               text read, the tool's buffer also drops some) */
+    int mc_count;           /* how many reports of its run were read (probe_memcheck_count) */
+    int mc_cut;             /* and the run made more (probe_memcheck_cut) */
     int confirm;            /* a plain run confirming a try memcheck found clean */
     double run_s;           /* the try's wall time (its run; a sanitizer process's not added) */
     /* probe_run: the memcheck runner's share of the probe */
@@ -88,7 +88,8 @@ const char *probe_memcheck_name(int mc);
 /* The plain runs of tries memcheck rejected for overruns a plain run may not see (global
  * accesses near an allocation, shared or local ones: probe_memcheck_near), made when memcheck
  * found no clean try (memcheck is stricter than the hardware), at most this many: those with
- * the fewest reports first, the plan's order between equals. */
+ * the fewest reports first (a run whose reports were cut after any whole one, and among those
+ * the smaller block first), the plan's order between equals. */
 #define PROBE_MEMCHECK_FALLBACK 3
 /* A run in the memcheck runner (its small configurations only) is cut after this many seconds
  * in all, or twice the first small configuration's deadline where that is less: instrumented
@@ -278,8 +279,13 @@ void probe_result_release(struct probe_result *r);
  * window); not a misaligned access. */
 char *probe_memcheck_first(const char *text);
 int probe_memcheck_near(const char *text);
-/* How many reports the text holds (whole lines; the tool's own notes are not reports). */
+/* How many reports the text holds (whole lines; the tool's own notes are not reports), and
+ * whether that is fewer than the run made: the text is the first PROBE_MEMCHECK_READ bytes of
+ * what the run added to the log, and the tool drops reports once its buffer is full (it says
+ * "Error buffer overflow"). */
 int probe_memcheck_count(const char *text);
+int probe_memcheck_cut(const char *text);
+#define PROBE_MEMCHECK_READ 65536
 
 /* Classify compute-sanitizer's report (its stdout+stderr). Sets sanitizer/_detail. */
 void probe_classify_sanitizer(struct probe_result *out, const struct proc_result *r);

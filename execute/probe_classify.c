@@ -196,6 +196,11 @@ int probe_memcheck_count(const char *text)
     return n;
 }
 
+int probe_memcheck_cut(const char *text)
+{
+    return strlen(text) >= PROBE_MEMCHECK_READ || strstr(text, "buffer overflow") != NULL;
+}
+
 static const char *const mc_names[] = { NULL, "clean", "report", "fault", "inconclusive" };
 
 const char *probe_memcheck_name(int mc)
@@ -214,6 +219,7 @@ void probe_memcheck_judge(struct probe_result *p, const char *report, int faulte
         p->small_ok = 0;
         p->mc_near = probe_memcheck_near(report);
         p->mc_count = probe_memcheck_count(report);
+        p->mc_cut = probe_memcheck_cut(report);
     } else if (p->outcome == PROBE_OK && p->small_ok) {
         p->memcheck = PROBE_MC_CLEAN;
     } else {

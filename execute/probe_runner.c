@@ -499,7 +499,7 @@ static void log_take(struct probe_runner *pr, struct rproc *rp, long from)
     long size = log_size(rp->log);
     FILE *f = size > from ? fopen(rp->log, "rb") : NULL;
     if (f && fseek(f, from, SEEK_SET) == 0) {
-        char tmp[65536];
+        char tmp[PROBE_MEMCHECK_READ];
         size_t n = fread(tmp, 1, (size_t)(size - from) < sizeof tmp ? (size_t)(size - from)
                                                                       : sizeof tmp, f);
         buf_add(&pr->report, tmp, n);

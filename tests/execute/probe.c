@@ -260,6 +260,16 @@ static void test_probe__memcheck_reports_a_plain_run_may_not_see(void)
         "========= \n"
         "========= 758 errors were skipped (error buffer overflow).\n";
     CHECK_INT(probe_memcheck_near(full), ==, 1);
+    CHECK_INT(probe_memcheck_count(full), ==, 1);
+    CHECK_INT(probe_memcheck_cut(full), ==, 1); /* 758 more were made */
+    CHECK_INT(probe_memcheck_count(shared), ==, 1);
+    CHECK_INT(probe_memcheck_cut(shared), ==, 0);
+    struct buf many = { 0 };
+    while (many.len < PROBE_MEMCHECK_READ)
+        buf_adds(&many, shared);
+    CHECK_INT(probe_memcheck_cut(many.data), ==, 1); /* as much as the runner reads */
+    CHECK_INT(probe_memcheck_count(many.data), >, 500);
+    buf_release(&many);
     char *first = probe_memcheck_first(full);
     CHECK_STR(first, "Invalid __shared__ write of size 4 bytes");
     free(first);

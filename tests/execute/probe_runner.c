@@ -966,7 +966,16 @@ static void test_probe_runner__when_memcheck_finds_no_clean_try_its_near_allocat
     CHECK_STR(p.block, "32x1x1");
     CHECK_INT(p.memcheck_fallback_runs, ==, 1);
     CHECK(strstr(p.bindings, "\"mc_reports\":2,"));  /* 32x1: one warp at each small size */
-    CHECK(strstr(p.bindings, "\"mc_reports\":64,")); /* 1024x1: 32 warps at each */
+    CHECK(strstr(p.bindings, "\"mc_reports\":4,\"mc_cut\":true")); /* 1024x1: 32 warps */
+    probe_result_release(&p);
+    /* 128x1 and 1024x1 made more reports than the buffer kept, so they rank after 32x1's 2 and
+     * 64x1's 4 whole ones */
+    probe_with_memcheck(&p, pr, "mcshared * * 64 1\nshfault * * * *\n");
+    CHECK_STR(probe_outcome_name(p.outcome), "ok");
+    CHECK_STR(p.block, "64x1x1");
+    CHECK_INT(p.memcheck_fallback_runs, ==, 2);
+    CHECK(strstr(p.bindings, "\"block\":\"128x1x1\",\"memcheck\":\"report\",\"mc_reports\":4,"
+                             "\"mc_cut\":true"));
     probe_result_release(&p);
     /* with nothing near an allocation there is no fallback: memcheck's verdict stands */
     probe_with_memcheck(&p, pr, "sticky * * * *\n");
