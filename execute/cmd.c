@@ -71,7 +71,8 @@ static const struct cli_opt opts[] = {
     { "probe-memcheck", 0, "auto|off", "auto: once a kernel's probe run faulted, its further "
       "tries run first in a long-lived runner under compute-sanitizer memcheck (found beside "
       "nvcc), which catches the overrun without a GPU fault, and the first clean one is "
-      "confirmed by a plain run (default off)", OPT_PROBE_MEMCHECK },
+      "confirmed by a plain run (default auto where compute-sanitizer is there)",
+      OPT_PROBE_MEMCHECK },
     { "probe-jobs", 0, "N", "probes at a time, beside the -j builds (default min(-j, 4); at "
       "most 4 per GPU unless LSCAT_PROBE_JOBS_MAX allows more)", OPT_PROBE_JOBS },
     { "no-probe-runner", 0, NULL, "a process per probe run (default: each probe worker runs "
@@ -249,10 +250,11 @@ static void help(void)
            "(fault budget). The harness keeps a guard after each buffer: a kernel that wrote\n"
            "past one at the small sizes is not run at the large ones, and a binding that\n"
            "wrote past a buffer is kept only when no binding ran without (--no-probe-guard).\n"
-           "--probe-memcheck auto: once a kernel's plain run faulted on an illegal address,\n"
-           "its further tries run first in the worker's long-lived runner under\n"
-           "compute-sanitizer memcheck (an overrun there is a report, not a GPU fault); the\n"
-           "first clean one is confirmed by a plain run, whose verdict is kept.\n"
+           "--probe-memcheck auto (the default where compute-sanitizer is beside nvcc): once\n"
+           "a kernel's plain run faulted on an illegal address, its further tries run first\n"
+           "in the worker's long-lived runner under compute-sanitizer memcheck (an overrun\n"
+           "there is a report, not a GPU fault); the first clean one is confirmed by a plain\n"
+           "run, whose verdict is kept.\n"
            "Without a device it builds and repairs and says that probing needs one.\n"
            "Declarations and headers a kernel lacks are pulled from its repository through\n"
            "lscat-isolate's libclang service ('lscat isolate resolve --serve', started once,\n"

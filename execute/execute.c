@@ -170,9 +170,13 @@ static void sanitizer_setup(struct stage *g)
         log_warn("--sanitize: compute-sanitizer not found beside nvcc; probing without it");
     /* the memcheck runner (docs/execute.md "The memcheck runner") needs probe runners */
     if (g->probing && g->o->probe_memcheck && g->runner_program &&
-        !(g->memcheck = find_sanitizer(nvcc)))
-        log_info("--probe-memcheck auto: compute-sanitizer not found beside nvcc ('%s'); a "
-                 "kernel's tries after a fault run plain", nvcc);
+        !(g->memcheck = find_sanitizer(nvcc))) {
+        if (g->o->probe_memcheck == 1) /* asked for; the default says it at -v */
+            log_info("--probe-memcheck auto: compute-sanitizer not found beside nvcc ('%s'); a "
+                     "kernel's tries after a fault run plain", nvcc);
+        else
+            log_debug("no memcheck runner: compute-sanitizer not found beside nvcc ('%s')", nvcc);
+    }
 }
 
 /* Probes run in a long-lived lscat-runner per probe worker unless --no-probe-runner (or

@@ -51,10 +51,11 @@ struct execute_options {
     double probe_budget_max_s; /* --probe-budget-max (default 10; 0: no cap) */
     double probe_small_timeout_s; /* the first small configuration's deadline in a runner
                                 (--probe-small-timeout, default 10; 0: the probe timeout) */
-    int probe_memcheck;      /* 1: a memcheck runner per probe worker takes a kernel's tries
-                                after its first fault (--probe-memcheck auto, when
-                                compute-sanitizer is beside nvcc); 0: off (docs/execute.md
-                                "The memcheck runner") */
+    int probe_memcheck;      /* a memcheck runner per probe worker takes a kernel's tries
+                                after its first fault, when compute-sanitizer is beside nvcc:
+                                1 asked for (--probe-memcheck auto: says when it is missing),
+                                2 the default (quiet); 0: off (docs/execute.md "The memcheck
+                                runner") */
     int build_nice;          /* niceness added to nvcc and what it starts (--build-nice 0-19,
                                 default 0: docs/execute.md "Builds and probes side by side") */
     int probe_connections;   /* CUDA_DEVICE_MAX_CONNECTIONS in every probe run's environment
@@ -75,11 +76,11 @@ struct execute_options {
  * fault cost the GPU 0.21 s against 0.32 s with the driver's 8 (docs/execute.md "Hardware
  * queues") */
 #define EXECUTE_PROBE_CONNECTIONS_DEFAULT 1
-/* --probe-memcheck's default (1: auto, 0: off): docs/execute.md "The memcheck runner". Off:
- * session 21 measured auto 1.18x faster on 270 real kernels with the same runnable, but 2 of
- * 48 runnable fault-heavy kernels of another set lost. See also PROBE_FAULT_BUDGET,
- * PROBE_SMALL_TIMEOUT_S. */
-#define EXECUTE_PROBE_MEMCHECK_DEFAULT 0
+/* --probe-memcheck's default (2: auto, quiet; 1: auto asked for; 0: off): auto unless
+ * --probe-memcheck off, quiet where compute-sanitizer is not beside nvcc (sessions 21-22:
+ * 1.18x kernels/s on 270 real kernels and 1.26x on 64 fault-heavy ones, the same runnable;
+ * docs/execute.md "The memcheck runner"). See also PROBE_FAULT_BUDGET, PROBE_SMALL_TIMEOUT_S. */
+#define EXECUTE_PROBE_MEMCHECK_DEFAULT 2
 
 struct execute_counts {
     int kernels;             /* considered */

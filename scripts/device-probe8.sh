@@ -20,7 +20,7 @@
 #             --no-shared-spares, when sharing was the default); bS before it: --probe-budget S
 #             (after:4c1b1.5); g before it: --no-probe-guard (after:4c1g: session 20's guard off); m before it:
 #             --probe-memcheck auto (after:4c1m, after:4c1mr2: session 21), o: --probe-memcheck
-#             off (auto is the default since session 21)
+#             off (auto is the default since session 22)
 # Both run the same harnesses, so the difference is execute's rule (the harness's event pair is
 # the only harness change). Each mode prints kernels/s (probed over the execute run's wall and
 # over the span of its probes), probe-seconds by outcome and bucket, runnable, too_slow, the
