@@ -629,9 +629,9 @@ static int run_again(struct plan *pl, const struct probe_options *o, int large,
  * smaller block first (fewer threads past the end); the plan's order between equals. Fewer
  * accesses past the end are what may stay inside the window. Session 22's fault-heavy kernels:
  * 4 of 43 such reruns kept, in plan order; gpu_shared_memory and needle_cuda_shared_2 ran plain
- * only with 32x1, the third reject (each try's reports cut: 22 whole ones for the kernel alone
- * at 32x1, 256 of 1,015 at 1024x1); mergeMulti_lower only with 1024x1, the 8th, whose 49
- * reports were the only whole ones. */
+ * only with 32x1, the third reject (in the probe every try's reports were cut; the kernel alone
+ * makes 22 with one 32x1 block, 1,015 with a 1024x1 one, of which the tool keeps 257);
+ * mergeMulti_lower only with 1024x1, the 8th, whose 49 reports were the only whole ones. */
 static long fallback_rank(const struct probe_result *t)
 {
     int bx = 16, by = 16, bz = 1; /* the probe's own blocks: 256 threads */
