@@ -16,7 +16,10 @@
  *           --warmup N, --samples N, --min-sample-ms X, --no-graph.
  * Exit: 0 at end of input, 3 no device, 4 after a sticky CUDA error (the context is lost).
  * LSCAT_SWEEP_NO_CUDA=1 (tests without a GPU): no CUDA calls; launch is timed with the host
- * clock, stream NULL. */
+ * clock, stream NULL; a step returning 700 or 719 (an illegal address, a launch failure) ends the
+ * context, as those are sticky. With it, LSCAT_SWEEP_NO_CUDA_GONE=PATH: the stand-in device is
+ * gone once PATH exists (a start says @nodevice). */
+#include <sys/stat.h>
 #include "tune/sweep_driver.h"
 #include "tune/timing.h"
 
@@ -179,12 +182,14 @@ struct outcome {
     const char *error; /* None, Launch, Test */
     double median_ns, min_ns;
     int abandoned;
+    int rc; /* the failed step's return */
     char message[512];
 };
 
 static void fail(struct outcome *o, const char *cls, const char *step, int rc)
 {
     o->error = cls;
+    o->rc = rc;
     snprintf(o->message, sizeof(o->message), "%s returned %d (%s)", step, rc, error_text(rc));
 }
 
@@ -239,11 +244,21 @@ static void write_result(const struct lscat_sweep_record *r, const struct outcom
     fflush(host.res);
 }
 
-/* Is the context lost? A sticky error survives cudaGetLastError(). */
-static int context_lost(void)
+/* The stand-in device (LSCAT_SWEEP_NO_CUDA) is gone: LSCAT_SWEEP_NO_CUDA_GONE names a file that
+ * exists (a start then says @nodevice). */
+static int stand_in_gone(void)
+{
+    struct stat sb;
+    const char *gone = getenv("LSCAT_SWEEP_NO_CUDA_GONE");
+    return gone && *gone && stat(gone, &sb) == 0;
+}
+
+/* Is the context lost? A sticky error survives cudaGetLastError(). On the stand-in device
+ * (LSCAT_SWEEP_NO_CUDA) the step's error says it: an illegal address or a launch failure. */
+static int context_lost(const struct outcome *o)
 {
     if (host.no_cuda)
-        return 0;
+        return o->rc == 700 || o->rc == 719;
     (void)cudaGetLastError();
     return cudaDeviceSynchronize() != cudaSuccess;
 }
@@ -272,7 +287,7 @@ static int run_record(char **f, int n, cudaStream_t s)
         rec.time_s = o.median_ns * 1e-9;
     if (!rc && lscat_sweep_driver.cleanup)
         lscat_sweep_driver.cleanup(&rec, c.data);
-    int lost = strcmp(o.error, "Launch") == 0 && context_lost();
+    int lost = strcmp(o.error, "Launch") == 0 && context_lost(&o);
     write_result(&rec, &o, lost);
     return lost ? 4 : 0;
 }
@@ -308,6 +323,12 @@ static int parse_args(int argc, char **argv)
 
 static int start_device(cudaStream_t *s)
 {
+    if (host.no_cuda && stand_in_gone()) {
+        fprintf(host.res, "@nodevice\tno CUDA-capable device is detected (the stand-in device "
+                          "is gone: LSCAT_SWEEP_NO_CUDA_GONE)\n");
+        fflush(host.res);
+        return 3;
+    }
     if (host.no_cuda) {
         *s = NULL;
         return 0;

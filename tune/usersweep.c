@@ -270,7 +270,39 @@ struct worker {
     struct host h;
     struct buf line;
     char *log_path;
+    /* a record whose failure ended the context (the host's `lost`): written once the next
+     * start says the device is there (docs/tune.md "A device that goes") */
+    const struct bonsai_record *held;
+    struct usersweep_row held_row;
+    char *held_outputs, *held_detail;
 };
+
+static void hold_row(struct worker *w, const struct bonsai_record *r,
+                     const struct usersweep_row *row, char *detail)
+{
+    w->held = r;
+    w->held_row = *row;
+    w->held_outputs = row->outputs ? xstrdup(row->outputs) : NULL; /* row's is w->line's */
+    w->held_row.outputs = w->held_outputs;
+    w->held_detail = detail;
+}
+
+/* The held record: written (keep), or left to run again when the device went (its failure
+ * was most likely the device's, not the record's). */
+static void settle_held(struct worker *w, int keep)
+{
+    if (!w->held)
+        return;
+    if (keep)
+        record_row(w->st, w->held, &w->held_row, w->held_detail);
+    else
+        log_warn("record %d (line %d): not recorded, it runs again: its failure ended the CUDA "
+                 "context and then the device was gone (%s)", w->held->index, w->held->line,
+                 w->held_detail ? w->held_detail : "");
+    free(w->held_outputs);
+    free(w->held_detail);
+    w->held = NULL, w->held_outputs = w->held_detail = NULL;
+}
 
 static int take_group(struct state *st)
 {
@@ -318,9 +350,11 @@ static int worker_start(struct worker *w, int g, struct usersweep_row *row, char
         return -1;
     }
     int rc = host_line(&w->line, &w->h, st->o->startup_timeout_s, st->o->stop);
+    int nodevice = rc == LINE_OK && !strncmp(w->line.data, "@nodevice", 9);
+    settle_held(w, !nodevice);
     if (rc == LINE_OK && !strncmp(w->line.data, "@ready", 6))
         return take_turn(w, row, detail);
-    if (rc == LINE_OK && !strncmp(w->line.data, "@nodevice", 9)) {
+    if (nodevice) {
         pthread_mutex_lock(&st->lock);
         if (!st->no_device_why)
             st->no_device_why = xstrdup(w->line.data + 10);
@@ -417,8 +451,12 @@ static void run_group(struct worker *w, int g)
                 host_stop(&w->h, 1);
                 return;
             }
-            if (rc == 1)
+            if (rc == 1) {
                 host_stop(&w->h, 0);
+                log_trace("sweep_record record=%d from=%.4f held", r->index, t0);
+                hold_row(w, r, &row, detail);
+                continue;
+            }
         }
         log_trace("sweep_record record=%d from=%.4f", r->index, t0);
         record_row(st, r, &row, detail);
@@ -433,6 +471,7 @@ static void *worker_main(void *arg)
     struct state *st = w->st;
     for (int g; (g = take_group(st)) >= 0;)
         run_group(w, g);
+    settle_held(w, 1); /* no start after it said whether the device went */
     pthread_mutex_lock(&st->lock);
     if (--st->measuring == 0) {
         gpulock_baton_release();

@@ -134,6 +134,38 @@ if [ "$(outcome "$T_TMP/ab.out" 2)" = "Abandoned,None" ] &&
     t_ok sweep__abandon_stops_a_record_far_slower_than_the_best
 else t_fail sweep__abandon_stops_a_record_far_slower_than_the_best "$(cat "$T_TMP/ab.out")"; fi
 
+# The device goes while record 2 runs (docs/tune.md "A device that goes"): its launch fails,
+# the context is lost, and the restart finds no device. Record 2's failure was the device's:
+# it is not written, and neither are 3 and 4; exit 3. With the device back, the run resumes.
+printf 'BROKEN,Behave,Work\nInteger,String,Real\nCompile,Runtime,Runtime\n0,ok,10\n0,gone,10\n0,ok,10\n0,ok,10\n' \
+    >"$T_TMP/gone.csv"
+export LSCAT_SWEEP_NO_CUDA_GONE=$T_TMP/gpu-gone
+t_expect sweep__a_device_that_goes_stops_the_sweep_with_exit_3 3 \
+    lscat sweep "${FXARGS[@]}" --space "$T_TMP/gone.csv" --out "$T_TMP/gone.out"
+t_contains sweep__the_record_in_flight_is_left_to_run_again "$T_ERR" \
+    "record 2 (line 5): not recorded, it runs again: its failure ended the CUDA context and then the device was gone"
+t_contains sweep__a_device_that_goes_says_how_many_are_left "$T_ERR" "3 records left to run"
+if [ "$(records "$T_TMP/gone.out")" = "1 " ]; then t_ok sweep__a_device_that_goes_writes_only_what_ran
+else t_fail sweep__a_device_that_goes_writes_only_what_ran "$(cat "$T_TMP/gone.out")"; fi
+rm -f "$T_TMP/gpu-gone" # the device is back
+t_expect sweep__after_the_device_came_back_it_resumes 0 \
+    lscat sweep "${FXARGS[@]}" --space "$T_TMP/gone.csv" --out "$T_TMP/gone.out"
+if [ "$(records "$T_TMP/gone.out")" = "1 2 3 4 " ] &&
+    [ "$(outcome "$T_TMP/gone.out" 2)" = "Success,None" ]; then
+    t_ok sweep__after_the_device_came_back_each_record_is_written_once
+else t_fail sweep__after_the_device_came_back_each_record_is_written_once "$(cat "$T_TMP/gone.out")"; fi
+# A record that ends the context while the device stays is written as it failed, once the
+# restart found the device, and the sweep goes on.
+printf 'BROKEN,Behave,Work\nInteger,String,Real\nCompile,Runtime,Runtime\n0,ok,10\n0,sticky,10\n0,ok,10\n' \
+    >"$T_TMP/lost.csv"
+t_expect sweep__a_record_that_ends_the_context_is_written_when_the_device_stays 1 \
+    lscat sweep "${FXARGS[@]}" --space "$T_TMP/lost.csv" --out "$T_TMP/lost.out"
+if [ "$(records "$T_TMP/lost.out")" = "1 2 3 " ] &&
+    [ "$(outcome "$T_TMP/lost.out" 2)" = "Failure,Launch" ] && [ ! -e "$T_TMP/gpu-gone" ]; then
+    t_ok sweep__the_record_that_ended_the_context_is_a_launch_failure
+else t_fail sweep__the_record_that_ended_the_context_is_a_launch_failure "$(cat "$T_TMP/lost.out")"; fi
+unset LSCAT_SWEEP_NO_CUDA_GONE
+
 # An output written for another space is refused, not appended to.
 t_expect sweep__refuses_an_output_of_another_space 2 \
     lscat sweep "${FXARGS[@]}" --space "$EX/space.csv" --out "$T_TMP/ab.out"

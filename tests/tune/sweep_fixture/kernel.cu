@@ -1,8 +1,13 @@
 // A stand-in "kernel" for lscat sweep's CPU tests (LSCAT_SWEEP_NO_CUDA=1: no GPU is touched):
 // its launch function does on the host what the record's Behave parameter says, so the tests
 // see every outcome of the run stage for real: a crash (SIGSEGV), a hang, a launch error, a
-// wrong result, and successes of a chosen duration. BROKEN=1 does not compile.
+// wrong result, and successes of a chosen duration. BROKEN=1 does not compile. `gone`: the
+// first time, the stand-in device goes (the file LSCAT_SWEEP_NO_CUDA_GONE names is made, and
+// PATH.once) and the launch fails; once PATH.once is there, it runs as `ok`. `sticky`: a launch
+// error that ends the context (an illegal address) while the device stays.
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +34,22 @@ extern "C" int fixture_launch(const char *behave, double us)
             pause();
     if (!strcmp(behave, "launch"))
         return 9; /* cudaErrorInvalidConfiguration */
+    if (!strcmp(behave, "sticky"))
+        return 700; /* cudaErrorIllegalAddress: the context is lost, the device stays */
+    const char *gone = getenv("LSCAT_SWEEP_NO_CUDA_GONE");
+    if (!strcmp(behave, "gone") && gone && *gone) {
+        char once[4096];
+        snprintf(once, sizeof(once), "%s.once", gone);
+        FILE *f = fopen(once, "r");
+        if (f) { /* the device came back after it went: this record runs */
+            fclose(f);
+        } else {
+            for (int i = 0; i < 2; i++)
+                if ((f = fopen(i ? once : gone, "w")))
+                    fclose(f);
+            return 719; /* cudaErrorLaunchFailure: what a kernel in flight may get */
+        }
+    }
     spin_us(us);
     return 0;
 }
