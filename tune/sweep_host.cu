@@ -19,7 +19,6 @@
  * clock, stream NULL; a step returning 700 or 719 (an illegal address, a launch failure) ends the
  * context, as those are sticky. With it, LSCAT_SWEEP_NO_CUDA_GONE=PATH: the stand-in device is
  * gone once PATH exists (a start says @nodevice). */
-#include <sys/stat.h>
 #include "tune/sweep_driver.h"
 #include "tune/timing.h"
 
@@ -29,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #define MAX_FIELDS 256
