@@ -192,6 +192,14 @@ struct skipper {
     char ref_error[344];
     /* The size of the last result and what happened there (runner_options.size_faults). */
     int size_faults, size_w, size_h, size_ok, size_err;
+    /* After a cuda_error line, what is recorded waits (holding, queue) until a harness line shows
+     * the device still there, or the run ends: when the next start finds the device gone, the
+     * failure and the skips it caused were the device's, not the kernel's, and are dropped
+     * (docs/tune.md "A device that goes"). */
+    int holding;
+    struct tune_result *queue;
+    int nq;
+    size_t qcap;
 };
 
 #define REF_FAILED "output check: "
@@ -210,9 +218,46 @@ static void sk_occupancy(void *ctx, int block, int grid)
         k->cb->on_occupancy(k->cb->ctx, block, grid);
 }
 
+/* Pass r on, or queue it while holding. */
+static int deliver(struct skipper *k, const struct tune_result *r)
+{
+    if (!k->holding)
+        return k->cb->on_result(k->cb->ctx, r);
+    XGROW(k->queue, (size_t)k->nq + 1, k->qcap);
+    k->queue[k->nq++] = *r;
+    return 0;
+}
+
+static int sk_deliver(void *ctx, const struct tune_result *r)
+{
+    return deliver(ctx, r);
+}
+
+/* The device is there (a harness line came, or the run ended without it going): what waited is
+ * recorded, in order. */
+static int release_queue(struct skipper *k)
+{
+    int rc = 0;
+    k->holding = 0;
+    for (int j = 0; j < k->nq && rc >= 0; j++)
+        rc = k->cb->on_result(k->cb->ctx, &k->queue[j]);
+    k->nq = 0;
+    return rc < 0 ? rc : 0;
+}
+
+/* A line the harness itself wrote (not a crash, timeout or skip lscat records for it). */
+static int harness_line(const struct tune_result *r)
+{
+    return strcmp(r->status, "crashed") && strcmp(r->status, "timeout") &&
+           strcmp(r->status, "skipped");
+}
+
 static int sk_result(void *ctx, const struct tune_result *r)
 {
     struct skipper *k = ctx;
+    int rc;
+    if (k->holding && harness_line(r) && (rc = release_queue(k)) < 0)
+        return rc;
     if (!k->check_off && strcmp(r->status, "cuda_error") == 0 &&
         strncmp(r->error, REF_FAILED, strlen(REF_FAILED)) == 0) {
         k->check_off = k->held = 1;
@@ -228,12 +273,14 @@ static int sk_result(void *ctx, const struct tune_result *r)
     }
     k->size_ok += strcmp(r->status, "ok") == 0;
     k->size_err += strcmp(r->status, "cuda_error") == 0;
+    if (strcmp(r->status, "cuda_error") == 0)
+        k->holding = 1; /* sticky or not: the exit and the next start say */
     if (k->check_off && strcmp(r->check, "not_checked") == 0) {
         snprintf(k->last.check_why, sizeof(k->last.check_why), "%.340s: the check is off "
                  "from that size on", k->ref_error);
-        return k->cb->on_result(k->cb->ctx, &k->last);
+        return deliver(k, &k->last);
     }
-    return k->cb->on_result(k->cb->ctx, r);
+    return deliver(k, r);
 }
 
 /* o with --no-check appended to its harness arguments once the reference block failed. */
@@ -277,11 +324,12 @@ static int drop_covered(struct runner_summary *out, struct skipper *k, struct tu
 {
     int kept = from, rc = 0;
     char msg[600];
+    struct runner_callbacks queued = { NULL, NULL, sk_deliver, k };
     for (int j = from; j < *n; j++) {
         if (rc == 0 && covers(k, &todo[j], msg, sizeof(msg))) {
             out->skipped++;
             (*dropped)++;
-            rc = runner_record_failure(k->cb, out, &todo[j], "skipped", msg);
+            rc = runner_record_failure(&queued, out, &todo[j], "skipped", msg);
             continue;
         }
         todo[kept++] = todo[j];
@@ -458,7 +506,18 @@ int runner_run(struct runner_summary *out, const struct runner_options *o,
     if (n > 0)
         memcpy(todo, cfgs, (size_t)n * sizeof(*todo));
     int rc = run_todo(out, o, todo, n, &tap, &k);
+    if (out->device_lost && k.nq) { /* docs/tune.md "A device that goes" */
+        log_info("tune: %d result(s) not recorded: the device went after the harness wrote the "
+                 "first (%dx%d, block %dx%dx%d: %.200s)", k.nq, k.queue[0].cfg.w,
+                 k.queue[0].cfg.h, k.queue[0].cfg.bx, k.queue[0].cfg.by, k.queue[0].cfg.bz,
+                 k.queue[0].error);
+        out->results -= k.nq;
+        k.nq = 0;
+    } else if (rc >= 0) {
+        rc = release_queue(&k);
+    }
     free(todo);
     free(k.v);
+    free(k.queue);
     return rc;
 }

@@ -196,6 +196,30 @@ static void test_runner__sticky_cuda_error_keeps_the_line_and_restarts(void)
     CHECK_INT(count_in_log(h, "cfg 496 496 16 16 1"), ==, 0);
 }
 
+/* The GPU goes while a configuration runs (docs/tune.md "A device that goes"): its sticky
+ * error line, and the skips of the shape's larger sizes it would cause, are the device's: the
+ * next start says the device is gone, so none of them is recorded; what ran before is. */
+static void test_runner__a_failure_the_device_caused_is_not_recorded(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    const char *h = fake("gone 496 496 16 16\n");
+    run(&sum, &s, h, 10, 5);
+    CHECK_INT(sum.device_lost, ==, 1);
+    CHECK_CONTAINS(sum.reason, "no CUDA-capable device is detected");
+    CHECK_INT(s.n, ==, 2); /* the two configurations at 240 */
+    CHECK_STR(s.r[0].status, "ok");
+    CHECK_STR(s.r[1].status, "ok");
+    CHECK_INT(sum.processes, ==, 2);
+    /* the same failure with the device still there is recorded, then the run goes on */
+    h = fake("sticky 496 496 16 16\n");
+    run(&sum, &s, h, 10, 5);
+    CHECK_INT(sum.device_lost, ==, 0);
+    CHECK_INT(s.n, ==, 4);
+    CHECK_STR(s.r[2].status, "cuda_error");
+    CHECK_STR(s.r[3].status, "ok");
+}
+
 static void test_runner__repeated_failures_give_the_kernel_up(void)
 {
     struct runner_summary sum;
@@ -713,6 +737,19 @@ static void test_runner_host__sticky_error_ends_the_runner_and_the_kernel_goes_o
     runner_host_free(h);
 }
 
+/* The same in lscat-runner: the runner after the sticky error finds the device gone. */
+static void test_runner_host__a_failure_the_device_caused_is_not_recorded(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    struct runner_host *h = host(0);
+    const char *hp = fake("gone 240 240 16 16\n");
+    run_host(&sum, &s, h, hp, 10, 5);
+    CHECK_INT(sum.device_lost, ==, 1);
+    CHECK_INT(s.n, ==, 0); /* neither the error nor the skip of 496x496 16x16 */
+    runner_host_free(h);
+}
+
 static void test_runner_host__a_shape_that_fails_stickily_is_skipped_at_larger_sizes(void)
 {
     struct runner_summary sum;
@@ -850,6 +887,7 @@ int main(void)
     TEST_RUN(test_runner__crash_is_recorded_and_the_harness_restarts_at_the_next);
     TEST_RUN(test_runner__hang_is_killed_after_the_timeout_and_recorded);
     TEST_RUN(test_runner__sticky_cuda_error_keeps_the_line_and_restarts);
+    TEST_RUN(test_runner__a_failure_the_device_caused_is_not_recorded);
     TEST_RUN(test_runner__repeated_failures_give_the_kernel_up);
     TEST_RUN(test_runner__a_shape_that_fails_stickily_is_skipped_at_larger_sizes);
     TEST_RUN(test_runner__crashes_and_repeated_sticky_failures_still_count);
@@ -870,6 +908,7 @@ int main(void)
     TEST_RUN(test_runner_host__after_a_crash_the_spare_takes_the_next_configuration);
     TEST_RUN(test_runner_host__hang_is_killed_and_recorded_as_timeout);
     TEST_RUN(test_runner_host__sticky_error_ends_the_runner_and_the_kernel_goes_on);
+    TEST_RUN(test_runner_host__a_failure_the_device_caused_is_not_recorded);
     TEST_RUN(test_runner_host__a_failing_reference_block_turns_the_check_off_in_the_next_runner);
     TEST_RUN(test_runner_host__a_shape_that_fails_stickily_is_skipped_at_larger_sizes);
     TEST_RUN(test_runner_host__repeated_failures_and_refusals_give_the_kernel_up);

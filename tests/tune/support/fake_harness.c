@@ -30,6 +30,9 @@
  *                      2 warps, 2 and the real tool's note that its buffer dropped the others
  *   shfault W H BX BY  under the stand-in memcheck as mcshared; plain as sticky (a shared
  *                      overrun past the block's window: more threads, more reports)
+ *   gone W H BX BY     as sticky, and the stand-in GPU goes: `<this binary>.gone` is made, and
+ *                      while it exists a start says `harness: device 0: no CUDA-capable device
+ *                      is detected` and exits 3 (a generated harness's words, common/cudadev.h)
  *   assert W H BX BY   report cuda_error "device-side assert triggered", exit 4, under the
  *                      stand-in memcheck too (a trap is sticky there as well: no report)
  *   past W H BX BY     runs ok; with --probe its line says the kernel wrote past parameter
@@ -241,6 +244,12 @@ static int fake_main(int argc, char **argv)
         return 2;
     }
     log_line(self, "start %d\n", (int)getpid(), 0, 0, 0, 0);
+    char gone[4200];
+    snprintf(gone, sizeof(gone), "%s.gone", self);
+    if (access(gone, F_OK) == 0) {
+        fprintf(stderr, "harness: device 0: no CUDA-capable device is detected\n");
+        return 3;
+    }
     char logp[4200];
     snprintf(logp, sizeof(logp), "%s.log", self);
     FILE *lf = fopen(logp, "a");
@@ -332,6 +341,12 @@ static int fake_main(int argc, char **argv)
                     w, h, bx, by, bz, gx, gy, w, h);
             fflush(out);
             return 4;
+        }
+        if (!strcmp(act, "gone")) { /* the GPU goes while this configuration runs */
+            FILE *g = fopen(gone, "w");
+            if (g)
+                fclose(g);
+            act = "sticky";
         }
         int assert_ = !strcmp(act, "assert");
         if (!strcmp(act, "sticky") || badfault || assert_ || !strcmp(act, "invalid") ||
