@@ -164,13 +164,20 @@ char *probe_memcheck_first(const char *text)
     return NULL;
 }
 
+/* A report's whole header line: not a last line cut short (the runner reads the first
+ * PROBE_MEMCHECK_READ bytes of a run's reports, and a block of threads overrunning makes one
+ * report each). */
+static int whole_report(const char *p)
+{
+    return header(p) && strchr(p, '\n') != NULL;
+}
+
 int probe_memcheck_near(const char *text)
 {
     int reports = 0, global = 0;
     for (const char *p = text; p && *p; p = next_line(p)) {
-        if (!header(p) || !strchr(p, '\n'))
-            continue; /* a last line cut short: the runner reads the first 64 KiB of a run's
-                         reports, and a block of threads overrunning makes one report each */
+        if (!whole_report(p))
+            continue;
         reports++;
         const char *what = p + sizeof(MC_MARK) - 1;
         if (!strncmp(what, "Invalid __global__", 18))
@@ -192,7 +199,7 @@ int probe_memcheck_count(const char *text)
 {
     int n = 0;
     for (const char *p = text; p && *p; p = next_line(p))
-        n += header(p) && strchr(p, '\n') != NULL;
+        n += whole_report(p);
     return n;
 }
 

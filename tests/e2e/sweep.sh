@@ -13,6 +13,11 @@ W=$T_TMP/work
 records() { tail -n +2 "$1" | cut -d, -f1 | sort -n | tr '\n' ' '; }
 # Status,Error of record $2 in output $1.
 outcome() { awk -F, -v r="$2" 'NR > 1 && $1 == r { print $(NF-3) "," $(NF-2) }' "$1"; }
+# Test $1: output $2 holds exactly records $3 ("1 2 3 ") and record $4's Status,Error is $5.
+rows_are() {
+    if [ "$(records "$2")" = "$3" ] && [ "$(outcome "$2" "$4")" = "$5" ]; then t_ok "$1"
+    else t_fail "$1" "$(cat "$2")"; fi
+}
 # A space of the host-only fixture in file $1, one record per further argument ("0,ok,50").
 fx_space() { local f=$1; shift
     { printf 'BROKEN,Behave,Work\nInteger,String,Real\nCompile,Runtime,Runtime\n'; printf '%s\n' "$@"; } >"$f"; }
@@ -149,19 +154,15 @@ else t_fail sweep__a_device_that_goes_writes_only_what_ran "$(cat "$T_TMP/gone.o
 rm -f "$T_TMP/gpu-gone" # the device is back
 t_expect sweep__after_the_device_came_back_it_resumes 0 \
     lscat sweep "${FXARGS[@]}" --space "$T_TMP/gone.csv" --out "$T_TMP/gone.out"
-if [ "$(records "$T_TMP/gone.out")" = "1 2 3 4 " ] &&
-    [ "$(outcome "$T_TMP/gone.out" 2)" = "Success,None" ]; then
-    t_ok sweep__after_the_device_came_back_each_record_is_written_once
-else t_fail sweep__after_the_device_came_back_each_record_is_written_once "$(cat "$T_TMP/gone.out")"; fi
+rows_are sweep__after_the_device_came_back_each_record_is_written_once "$T_TMP/gone.out" "1 2 3 4 " \
+    2 Success,None
 # A record that ends the context while the device stays is written as it failed, once the
 # restart found the device, and the sweep goes on.
 fx_space "$T_TMP/lost.csv" 0,ok,10 0,sticky,10 0,ok,10
 t_expect sweep__a_record_that_ends_the_context_is_written_when_the_device_stays 1 \
     lscat sweep "${FXARGS[@]}" --space "$T_TMP/lost.csv" --out "$T_TMP/lost.out"
-if [ "$(records "$T_TMP/lost.out")" = "1 2 3 " ] &&
-    [ "$(outcome "$T_TMP/lost.out" 2)" = "Failure,Launch" ]; then
-    t_ok sweep__the_record_that_ended_the_context_is_a_launch_failure
-else t_fail sweep__the_record_that_ended_the_context_is_a_launch_failure "$(cat "$T_TMP/lost.out")"; fi
+rows_are sweep__the_record_that_ended_the_context_is_a_launch_failure "$T_TMP/lost.out" "1 2 3 " \
+    2 Failure,Launch
 unset LSCAT_SWEEP_NO_CUDA_GONE
 
 # An output written for another space is refused, not appended to.
