@@ -631,7 +631,11 @@ static int run_again(struct plan *pl, const struct probe_options *o, int large,
  * 4 of 43 such reruns kept, in plan order; gpu_shared_memory and needle_cuda_shared_2 ran plain
  * only with 32x1, the third reject (in the probe every try's reports were cut; the kernel alone
  * makes 22 with one 32x1 block, 1,015 with a 1024x1 one, of which the tool keeps 257);
- * mergeMulti_lower only with 1024x1, the 8th, whose 49 reports were the only whole ones. */
+ * mergeMulti_lower only with 1024x1, the 8th, whose 49 reports were the only whole ones.
+ * The first rerun that faults at the small sizes ends the fallback (session 23): in the 9
+ * passes made with this order (sessions 22-23), each of the 8 kernels the fallback kept a try
+ * of had it kept at the first rerun, and the other 18 faulted at every rerun (3 each, a GPU-wide
+ * fault and a new runner context apiece: 18 of a 270-kernel pass's ~95 plain faults). */
 static long fallback_rank(const struct probe_result *t)
 {
     int bx = 16, by = 16, bz = 1; /* the probe's own blocks: 256 threads */
@@ -658,6 +662,8 @@ static int memcheck_fallback(struct plan *pl, const struct probe_options *o, int
         const struct probe_result *t = &pl->t[order[k]];
         rc = run_again(pl, o, large, t);
         pl->mc_fallback += rc != RUN_AGAIN_UNREAD;
+        if (rc == 0 && faulted(&pl->t[pl->nt - 1]))
+            break; /* the likeliest to pass the MMU faulted there: the others would too */
         rc = rc == RUN_AGAIN_UNREAD ? 0 : rc;
     }
     return rc;

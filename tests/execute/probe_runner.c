@@ -931,6 +931,15 @@ static void test_probe_runner__a_memcheck_report_written_after_the_run_returned_
     unsetenv("LSCAT_MEMCHECK_SETTLE_MS");
 }
 
+/* How many times needle occurs in s. */
+static int occurrences(const char *s, const char *needle)
+{
+    int n = 0;
+    for (const char *q = s ? strstr(s, needle) : NULL; q; q = strstr(q + 1, needle))
+        n++;
+    return n;
+}
+
 /* memcheck is stricter than the MMU: when it finds no clean try, the tries it rejected for a
  * read just past an allocation run plain, and the first that runs is kept. */
 static void test_probe_runner__when_memcheck_finds_no_clean_try_its_near_allocation_rejects_run_plain(void)
@@ -968,14 +977,25 @@ static void test_probe_runner__when_memcheck_finds_no_clean_try_its_near_allocat
     CHECK(strstr(p.bindings, "\"mc_reports\":2,"));  /* 32x1: one warp at each small size */
     CHECK(strstr(p.bindings, "\"mc_reports\":4,\"mc_cut\":true")); /* 1024x1: 32 warps */
     probe_result_release(&p);
-    /* 128x1 and 1024x1 made more reports than the buffer kept, so they rank after 32x1's 2 and
-     * 64x1's 4 whole ones */
-    probe_with_memcheck(&p, pr, "mcshared * * 64 1\nshfault * * * *\n");
+    /* 128x1 and 1024x1 made more reports than the buffer kept, so they rank after 64x1's 4
+     * whole ones (32x1's report is far out of bounds here: no candidate); 128x1, ahead of 64x1
+     * in the plan and with as many reports, would fault first */
+    probe_with_memcheck(&p, pr, "mcshared * * 64 1\nsticky * * 32 1\nshfault * * * *\n");
     CHECK_STR(probe_outcome_name(p.outcome), "ok");
     CHECK_STR(p.block, "64x1x1");
-    CHECK_INT(p.memcheck_fallback_runs, ==, 2);
+    CHECK_INT(p.memcheck_fallback_runs, ==, 1);
     CHECK(strstr(p.bindings, "\"block\":\"128x1x1\",\"memcheck\":\"report\",\"mc_reports\":4,"
                              "\"mc_cut\":true"));
+    probe_result_release(&p);
+    /* the first rerun faults at the small sizes: the fallback ends there (session 23: the
+     * likeliest reject faulted plain, so would the others; in 9 real passes each kept try was
+     * the first rerun's). 64x1, which would run plain, is not reached: the price of the rule */
+    probe_with_memcheck(&p, pr, "mcshared * * 64 1\nshfault * * * *\n");
+    CHECK_STR(probe_outcome_name(p.outcome), "illegal_address");
+    CHECK_INT(p.memcheck_fallback_runs, ==, 1);
+    CHECK_INT(occurrences(p.bindings, "an illegal memory access"), ==, 2); /* the first try, 32x1 */
+    CHECK(strstr(p.bindings, "\"detail\":\"an illegal memory access was encountered (at 1024x1, "
+                             "block 32x1x1)\""));
     probe_result_release(&p);
     /* with nothing near an allocation there is no fallback: memcheck's verdict stands */
     probe_with_memcheck(&p, pr, "sticky * * * *\n");
