@@ -43,9 +43,11 @@ static void help(void)
            "                        all: each worker's stage uses every GPU of its node (run one\n"
            "                        worker rank per node: mpirun --map-by ppr:1:node)\n\n"
            "A worker whose stage process is killed loses only its chunk, which is handed out\n"
-           "again (up to 3 times). A rank that dies takes the job down (Open MPI's default);\n"
-           "what rank 0 had written stays, and the same command resumes it. --shard and\n"
-           "tune's --follow are refused with --mpi. Details: docs/mpi.md.\n"
+           "again (up to 3 times). A worker whose stage exits 3 (its GPU is gone, or a fatal\n"
+           "error there) gets no more chunks, and what it left unrun is handed out again.\n"
+           "A rank that dies takes the job down (Open MPI's default); what rank 0 had\n"
+           "written stays, and the same command resumes it. --shard and tune's --follow\n"
+           "are refused with --mpi. Details: docs/mpi.md.\n"
            "Exit status: as the stage's (the worst of its chunks); 2 usage (not under mpirun,\n"
            "one rank, --shard); 3 fatal or chunks left undone.\n",
            usage);

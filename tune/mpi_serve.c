@@ -44,6 +44,8 @@ struct server {
     struct usersweep_out *outf;
     char **held;                /* chunk CSVs without user columns, before the output exists */
     int nheld;
+    char *retired;              /* retired[rank]: its stage exited 3 (its GPU gone, or a fatal
+                                   error there): it gets no more chunks */
 };
 
 static void add_chunk(struct server *sv, char *sel, int tries)
@@ -349,18 +351,23 @@ static char *describe(const char *sel)
     return xasprintf("%d kernels from %.*s", n, (int)(nl - sel < 16 ? nl - sel : 16), sel);
 }
 
-/* A worker's report: write its result, and hand out again what a killed child left. */
+/* A worker's report: write its result, and hand out again what a killed child left, or what a
+ * child that exited 3 left unrun: its GPU went away (tune's `tune_device_lost`, a sweep's
+ * "@nodevice", execute's unusable device) or it met a fatal error on that rank. That rank gets
+ * no more chunks: a GPU that is gone fails every chunk at once, and would take the queue. */
 static void take_result(struct server *sv, int src, const struct mpi_done *d)
 {
     char *data = xmalloc((size_t)d->len + 1);
     mpi_recv_bytes(data, (size_t)d->len, src);
     struct chunk *c = &sv->chunks[d->chunk];
     c->state = CHUNK_DONE, sv->out--;
+    int unrun = !d->died && d->exit_code == 3; /* 3: the stage left work unrun */
+    int redo = d->died || unrun;
     int rc = 0;
     double t0 = fs_mono_s();
-    if (sv->job->stage == MPI_STAGE_SWEEP)
+    if (sv->job->stage == MPI_STAGE_SWEEP) /* its rows are whole: each was measured */
         rc = sweep_result(sv, data, (size_t)d->len, d->chunk);
-    else if (!d->died && d->len)
+    else if (!redo && d->len) /* execute, tune: a chunk store is merged whole or not at all */
         rc = merge_result(sv, data, (size_t)d->len, d->chunk);
     sv->write_s += fs_mono_s() - t0, sv->nwritten++;
     log_debug("mpi: chunk %lld: %lld bytes written in %.3f s", (long long)d->chunk,
@@ -370,16 +377,23 @@ static void take_result(struct server *sv, int src, const struct mpi_done *d)
         log_error("mpi: %s", lscat_error_last());
         sv->code = worst(sv->code, 3);
     }
-    char *again = !d->died ? NULL : sv->job->stage == MPI_STAGE_SWEEP ? sweep_missing(sv, c->sel)
-                                                                     : xstrdup(c->sel);
+    char *again = !redo ? NULL : sv->job->stage == MPI_STAGE_SWEEP ? sweep_missing(sv, c->sel)
+                                                                  : xstrdup(c->sel);
     char *what = describe(again ? again : c->sel);
+    const char *why = d->died ? "was killed" : "exited 3 (its GPU is gone, or a fatal error there)";
+    if (unrun && !sv->retired[src]) {
+        sv->retired[src] = 1;
+        log_error("mpi: rank %d's worker for chunk %lld exited 3: its GPU is gone or it met a "
+                  "fatal error (its log above says which); rank %d gets no more chunks",
+                  src, (long long)d->chunk, src);
+    }
     if (again && c->tries + 1 < sv->job->max_tries) {
-        log_warn("mpi: rank %d's worker for chunk %lld (%s) was killed: the chunk is handed out "
-                 "again", src, (long long)d->chunk, what);
+        log_warn("mpi: rank %d's worker for chunk %lld (%s) %s: the chunk is handed out "
+                 "again", src, (long long)d->chunk, what, why);
         add_chunk(sv, again, c->tries + 1);
     } else if (again) {
-        log_error("mpi: chunk %lld (%s) was killed %d times: left undone (run again to resume)",
-                  (long long)d->chunk, what, sv->job->max_tries);
+        log_error("mpi: chunk %lld (%s) failed %d times (killed, or its worker exited 3): left "
+                  "undone (run again to resume)", (long long)d->chunk, what, sv->job->max_tries);
         free(again);
         sv->code = worst(sv->code, 3);
     } else if (!d->died) {
@@ -401,7 +415,11 @@ static void serve(struct server *sv, int nworkers)
         MPI_Recv(&d, 4, MPI_INT64_T, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
         if (st.MPI_TAG == MPI_TAG_DONE)
             take_result(sv, st.MPI_SOURCE, &d);
-        else if (d.chunk > 0 && sv->queued > 0 && !sv->stop_serving)
+        else if (sv->retired[st.MPI_SOURCE]) { /* WAIT while it has chunks out, then STOP */
+            MPI_Send(NULL, 0, MPI_CHAR, st.MPI_SOURCE, d.chunk > 0 ? MPI_TAG_WAIT : MPI_TAG_STOP,
+                     MPI_COMM_WORLD);
+            stopped += d.chunk == 0;
+        } else if (d.chunk > 0 && sv->queued > 0 && !sv->stop_serving)
             hand_out(sv, st.MPI_SOURCE);
         else if (d.chunk > 0)
             MPI_Send(NULL, 0, MPI_CHAR, st.MPI_SOURCE, MPI_TAG_WAIT, MPI_COMM_WORLD);
@@ -423,6 +441,7 @@ static void serve(struct server *sv, int nworkers)
 int mpi_serve(const struct mpi_job *job, int nworkers, const char *scratch)
 {
     struct server sv = { .job = job, .scratch = scratch };
+    sv.retired = xcalloc((size_t)nworkers + 1, 1);
     char *snap = NULL;
     size_t snap_len = 0;
     double t0 = fs_mono_s();
@@ -454,6 +473,9 @@ int mpi_serve(const struct mpi_job *job, int nworkers, const char *scratch)
         sv.code = worst(sv.code, 3);
     }
     int left = sv.queued + sv.out;
+    if (left && !sv.stop_serving)
+        log_error("mpi: %d chunk(s) left undone: no worker rank was left to take them (run again "
+                  "to resume)", left);
     log_info("mpi: %d chunks served to %d workers in %.1f s%s", sv.nchunks, nworkers,
              fs_mono_s() - t0, left ? " (some left undone)" : "");
     log_info("mpi: time rank 0: plan and store copy %.3f s, %d results taken in %.3f s, %d "
@@ -463,6 +485,7 @@ int mpi_serve(const struct mpi_job *job, int nworkers, const char *scratch)
         free(sv.chunks[i].sel);
     free(sv.chunks);
     free(sv.held);
+    free(sv.retired);
     free(sv.done);
     bonsai_space_free(sv.space);
     return left && !sv.stop_serving ? worst(sv.code, 3) : sv.code;

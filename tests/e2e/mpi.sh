@@ -92,6 +92,34 @@ if [ "$rc" = 0 ] && [ "$(records "$T_TMP/killed.csv")" = "$(seq 1 24 | tr '\n' '
 else t_fail mpi__sweep_worker_killed_mid_chunk_loses_and_doubles_no_record "rc=$rc victim=${victim:-none}: $(records "$T_TMP/killed.csv")"; fi
 t_contains mpi__killed_chunk_is_handed_out_again "$T_ERR" "handed out again"
 
+# ---- sweep: one worker rank's GPU is gone (its stand-in device is gone before it starts, as a
+# GPU that fell off the bus: every lscat-sweep there exits 3 at once, its records left unrun).
+# That rank gets no more chunks after its first failures (at most --inflight 2), the other worker
+# runs its chunks again, and every record is written once. Before, the rank that failed fastest
+# took most of the queue: 6 of 8 chunks, 18 of 24 records left, exit 3.
+touch "$T_TMP/rank2-gone"
+GONEARGS=(sweep --mpi --chunk 3 "${FXARGS[@]}" --space "$T_TMP/long.csv" --out "$T_TMP/gone.csv")
+timeout 600 mpirun --oversubscribe -np 2 lscat "${GONEARGS[@]}" : \
+    -np 1 env LSCAT_SWEEP_NO_CUDA_GONE="$T_TMP/rank2-gone" lscat "${GONEARGS[@]}" >"$T_OUT" 2>"$T_ERR"
+rc=$?
+if [ "$rc" = 0 ] && [ "$(records "$T_TMP/gone.csv")" = "$(seq 1 24 | tr '\n' ' ')" ]; then
+    t_ok mpi__sweep_a_rank_whose_gpu_is_gone_loses_no_record
+else t_fail mpi__sweep_a_rank_whose_gpu_is_gone_loses_no_record "rc=$rc: $(records "$T_TMP/gone.csv")"; fi
+t_contains mpi__sweep_a_rank_whose_gpu_is_gone_gets_no_more_chunks "$T_ERR" "rank 2 gets no more chunks"
+failed=$(grep -c "exited 3 (its GPU is gone, or a fatal error there): the chunk is handed out again" "$T_ERR")
+if [ "$failed" -ge 1 ] && [ "$failed" -le 2 ]; then t_ok mpi__sweep_a_rank_whose_gpu_is_gone_fails_only_its_chunks_in_flight
+else t_fail mpi__sweep_a_rank_whose_gpu_is_gone_fails_only_its_chunks_in_flight "$failed chunks failed there"; fi
+# Every worker's GPU gone: the run ends (no rank left to serve), nothing is written, exit 3, and
+# the message says how to resume.
+t_expect mpi__sweep_with_every_gpu_gone_ends_with_exit_3 3 env LSCAT_SWEEP_NO_CUDA_GONE="$T_TMP/rank2-gone" \
+    timeout 600 "${MPI[@]}" lscat sweep --mpi --chunk 3 "${FXARGS[@]}" --space "$T_TMP/long.csv" \
+    --out "$T_TMP/allgone.csv"
+t_contains mpi__sweep_with_every_gpu_gone_says_to_run_again "$T_ERR" \
+    "left undone: no worker rank was left to take them (run again to resume)"
+if [ -z "$(records "$T_TMP/allgone.csv" 2>/dev/null)" ]; then t_ok mpi__sweep_with_every_gpu_gone_writes_no_row
+else t_fail mpi__sweep_with_every_gpu_gone_writes_no_row "$(records "$T_TMP/allgone.csv")"; fi
+rm -f "$T_TMP/rank2-gone"
+
 # ---- sweep: one worker runs two chunks at once (--inflight, default 2): the next chunk's
 # lscat-sweep starts up while the current one measures, and measures only once the current one
 # has handed the chunk turn on: no two records of the rank are ever measured at the same time.
