@@ -192,10 +192,11 @@ struct skipper {
     char ref_error[344];
     /* The size of the last result and what happened there (runner_options.size_faults). */
     int size_faults, size_w, size_h, size_ok, size_err;
-    /* After a cuda_error line, what is recorded waits (holding, queue) until a harness line shows
-     * the device still there, or the run ends: when the next start finds the device gone, the
-     * failure and the skips it caused were the device's, not the kernel's, and are dropped
-     * (docs/tune.md "A device that goes"). */
+    /* After a cuda_error line, a timeout or a crash, what is recorded waits (holding, queue)
+     * until a harness line shows the device still there, or the run ends: when the next start
+     * finds the device gone, the failure and the skips it caused were the device's, not the
+     * kernel's, and are dropped (docs/tune.md "A device that goes"; a GPU that went away made
+     * the runs in flight hang until their deadlines, session 23). */
     int holding;
     struct tune_result *queue;
     int nq;
@@ -273,8 +274,9 @@ static int sk_result(void *ctx, const struct tune_result *r)
     }
     k->size_ok += strcmp(r->status, "ok") == 0;
     k->size_err += strcmp(r->status, "cuda_error") == 0;
-    if (strcmp(r->status, "cuda_error") == 0)
-        k->holding = 1; /* sticky or not: the exit and the next start say */
+    if (!strcmp(r->status, "cuda_error") || !strcmp(r->status, "timeout") ||
+        !strcmp(r->status, "crashed"))
+        k->holding = 1; /* what a device that goes could cause: the exit and next start say */
     if (k->check_off && strcmp(r->check, "not_checked") == 0) {
         snprintf(k->last.check_why, sizeof(k->last.check_why), "%.340s: the check is off "
                  "from that size on", k->ref_error);
@@ -507,10 +509,11 @@ int runner_run(struct runner_summary *out, const struct runner_options *o,
         memcpy(todo, cfgs, (size_t)n * sizeof(*todo));
     int rc = run_todo(out, o, todo, n, &tap, &k);
     if (out->device_lost && k.nq) { /* docs/tune.md "A device that goes" */
-        log_info("tune: %d result(s) not recorded: the device went after the harness wrote the "
-                 "first (%dx%d, block %dx%dx%d: %.200s)", k.nq, k.queue[0].cfg.w,
+        log_info("tune: %d result(s) not recorded: the next start found the device gone, so "
+                 "the first (%dx%d, block %dx%dx%d, %s: %.200s) and what it caused may be the "
+                 "device's; they run again with the kernel's next run", k.nq, k.queue[0].cfg.w,
                  k.queue[0].cfg.h, k.queue[0].cfg.bx, k.queue[0].cfg.by, k.queue[0].cfg.bz,
-                 k.queue[0].error);
+                 k.queue[0].status, k.queue[0].error);
         out->results -= k.nq;
         k.nq = 0;
     } else if (rc >= 0) {

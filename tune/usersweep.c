@@ -270,8 +270,9 @@ struct worker {
     struct host h;
     struct buf line;
     char *log_path;
-    /* a record whose failure ended the context (the host's `lost`): written once the next
-     * start says the device is there (docs/tune.md "A device that goes") */
+    /* a record whose failure ended the context (the host's `lost`), or that hung or crashed
+     * its host: written once the next start says the device is there (docs/tune.md "A device
+     * that goes"; a GPU that went away made the runs in flight hang, session 23) */
     const struct bonsai_record *held;
     struct usersweep_row held_row;
     char *held_outputs, *held_detail;
@@ -295,9 +296,13 @@ static void settle_held(struct worker *w, int keep)
         return;
     if (keep)
         record_row(w->st, w->held, &w->held_row, w->held_detail);
-    else
+    else if (!strcmp(w->held_row.error, "Launch"))
         log_warn("record %d (line %d): not recorded, it runs again: its failure ended the CUDA "
                  "context and then the device was gone (%s)", w->held->index, w->held->line,
+                 w->held_detail ? w->held_detail : "");
+    else
+        log_warn("record %d (line %d): not recorded, it runs again: it failed (%s: %s) and then "
+                 "the device was gone", w->held->index, w->held->line, w->held_row.error,
                  w->held_detail ? w->held_detail : "");
     free(w->held_outputs);
     free(w->held_detail);
@@ -394,7 +399,9 @@ static void send_record(struct worker *w, const struct bonsai_record *r)
     buf_release(&b);
 }
 
-/* Run one record in the running host. Returns 1 when the host must be restarted after. */
+/* Run one record in the running host. Returns 1 when the host must be restarted after and the
+ * row waits for that start (a failure that ended the context, a timeout, a crash: each may be
+ * a device that went), -2 when stopped. */
 static int run_one(struct worker *w, const struct bonsai_record *r, struct usersweep_row *row,
                    char **detail)
 {
@@ -421,7 +428,7 @@ static int run_one(struct worker *w, const struct bonsai_record *r, struct users
         *detail = xasprintf("the program exited (%d) without a result; output in %s",
                             status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1,
                             w->log_path);
-    return 0;
+    return 1;
 }
 
 static void run_group(struct worker *w, int g)

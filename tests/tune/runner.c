@@ -220,6 +220,27 @@ static void test_runner__a_failure_the_device_caused_is_not_recorded(void)
     CHECK_STR(s.r[3].status, "ok");
 }
 
+/* A GPU that goes away can leave the configuration in flight hanging until its deadline (two
+ * real H200s did: sessions 19 and 23). That timeout is the device's too when the next start
+ * finds it gone: not recorded; with the device still there, it is. (2 s: a hang never ends.) */
+static void test_runner__a_timeout_the_device_caused_is_not_recorded(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    const char *h = fake("gonehang 496 496 16 16\n");
+    run(&sum, &s, h, 2, 5);
+    CHECK_INT(sum.device_lost, ==, 1);
+    CHECK_INT(s.n, ==, 2); /* the two configurations at 240 */
+    CHECK_STR(s.r[0].status, "ok");
+    CHECK_STR(s.r[1].status, "ok");
+    h = fake("hang 496 496 16 16\n");
+    run(&sum, &s, h, 2, 5);
+    CHECK_INT(sum.device_lost, ==, 0);
+    CHECK_INT(s.n, ==, 4);
+    CHECK_STR(s.r[2].status, "timeout");
+    CHECK_STR(s.r[3].status, "ok");
+}
+
 static void test_runner__repeated_failures_give_the_kernel_up(void)
 {
     struct runner_summary sum;
@@ -750,6 +771,20 @@ static void test_runner_host__a_failure_the_device_caused_is_not_recorded(void)
     runner_host_free(h);
 }
 
+/* The same in lscat-runner: the configuration hangs as the device goes; the runner started
+ * after the timeout finds no device. */
+static void test_runner_host__a_timeout_the_device_caused_is_not_recorded(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    struct runner_host *h = host(0);
+    run_host(&sum, &s, h, fake("gonehang 240 240 64 1\n"), 2, 5);
+    CHECK_INT(sum.device_lost, ==, 1);
+    CHECK_INT(s.n, ==, 1); /* 240x240 16x16 ran first; the timeout after it is not recorded */
+    CHECK_STR(s.r[0].status, "ok");
+    runner_host_free(h);
+}
+
 static void test_runner_host__a_shape_that_fails_stickily_is_skipped_at_larger_sizes(void)
 {
     struct runner_summary sum;
@@ -888,6 +923,7 @@ int main(void)
     TEST_RUN(test_runner__hang_is_killed_after_the_timeout_and_recorded);
     TEST_RUN(test_runner__sticky_cuda_error_keeps_the_line_and_restarts);
     TEST_RUN(test_runner__a_failure_the_device_caused_is_not_recorded);
+    TEST_RUN(test_runner__a_timeout_the_device_caused_is_not_recorded);
     TEST_RUN(test_runner__repeated_failures_give_the_kernel_up);
     TEST_RUN(test_runner__a_shape_that_fails_stickily_is_skipped_at_larger_sizes);
     TEST_RUN(test_runner__crashes_and_repeated_sticky_failures_still_count);
@@ -909,6 +945,7 @@ int main(void)
     TEST_RUN(test_runner_host__hang_is_killed_and_recorded_as_timeout);
     TEST_RUN(test_runner_host__sticky_error_ends_the_runner_and_the_kernel_goes_on);
     TEST_RUN(test_runner_host__a_failure_the_device_caused_is_not_recorded);
+    TEST_RUN(test_runner_host__a_timeout_the_device_caused_is_not_recorded);
     TEST_RUN(test_runner_host__a_failing_reference_block_turns_the_check_off_in_the_next_runner);
     TEST_RUN(test_runner_host__a_shape_that_fails_stickily_is_skipped_at_larger_sizes);
     TEST_RUN(test_runner_host__repeated_failures_and_refusals_give_the_kernel_up);

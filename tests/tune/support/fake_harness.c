@@ -33,6 +33,8 @@
  *   gone W H BX BY     as sticky, and the stand-in GPU goes: `<this binary>.gone` is made, and
  *                      while it exists a start says `harness: device 0: no CUDA-capable device
  *                      is detected` and exits 3 (a generated harness's words, common/cudadev.h)
+ *   gonehang W H BX BY as gone, but the configuration never answers (as real GPUs that went
+ *                      away did: runs hung until their deadlines)
  *   assert W H BX BY   report cuda_error "device-side assert triggered", exit 4, under the
  *                      stand-in memcheck too (a trap is sticky there as well: no report)
  *   past W H BX BY     runs ok; with --probe its line says the kernel wrote past parameter
@@ -320,6 +322,12 @@ static int fake_main(int argc, char **argv)
             act = "sticky"; /* plain: past the block's window */
         if (!strcmp(act, "mchang") && mclog)
             act = "hang";
+        if (!strcmp(act, "gonehang")) { /* the GPU goes, and this configuration never ends */
+            FILE *g = fopen(gone, "w");
+            if (g)
+                fclose(g);
+            act = "hang";
+        }
         int gx = by > 1 ? (w + bx - 1) / bx : (w * h + bx - 1) / bx;
         int gy = by > 1 ? (h + by - 1) / by : 1;
         if (!strcmp(act, "crash")) {

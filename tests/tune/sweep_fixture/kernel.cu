@@ -3,8 +3,9 @@
 // see every outcome of the run stage for real: a crash (SIGSEGV), a hang, a launch error, a
 // wrong result, and successes of a chosen duration. BROKEN=1 does not compile. `gone`: the
 // first time, the stand-in device goes (the file LSCAT_SWEEP_NO_CUDA_GONE names is made, and
-// PATH.once) and the launch fails; once PATH.once is there, it runs as `ok`. `sticky`: a launch
-// error that ends the context (an illegal address) while the device stays.
+// PATH.once) and the launch fails; once PATH.once is there, it runs as `ok`. `gonehang`: as
+// `gone`, but the launch never returns (as real GPUs that went away left their runs). `sticky`:
+// a launch error that ends the context (an illegal address) while the device stays.
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +38,8 @@ extern "C" int fixture_launch(const char *behave, double us)
     if (!strcmp(behave, "sticky"))
         return 700; /* cudaErrorIllegalAddress: the context is lost, the device stays */
     const char *gone = getenv("LSCAT_SWEEP_NO_CUDA_GONE");
-    if (!strcmp(behave, "gone") && gone && *gone) {
+    int hang = !strcmp(behave, "gonehang");
+    if ((hang || !strcmp(behave, "gone")) && gone && *gone) {
         char once[4096];
         snprintf(once, sizeof(once), "%s.once", gone);
         FILE *f = fopen(once, "r");
@@ -47,6 +49,8 @@ extern "C" int fixture_launch(const char *behave, double us)
             for (int i = 0; i < 2; i++)
                 if ((f = fopen(i ? once : gone, "w")))
                     fclose(f);
+            while (hang)
+                pause();
             return 719; /* cudaErrorLaunchFailure: what a kernel in flight may get */
         }
     }
