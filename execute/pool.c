@@ -4,6 +4,7 @@
  * probes while the CPU cores build. Results go to the store one transaction per item, under
  * the stage lock, as each item finishes (tune --follow sees runnable kernels at once). */
 #include "execute/probe_runner.h"
+#include "execute/sandbox.h"
 #include "execute/stage.h"
 
 #include "common/error.h"
@@ -197,6 +198,9 @@ static void count_probe(struct stage *g, const struct item *it, const struct pro
               "binding", p->binding ? p->binding : "", "detail", p->detail ? p->detail : "",
               NULL);
 }
+
+/* How long the end of a run waits for its killed sandboxed processes to go (sandbox_wait_slots). */
+#define EXECUTE_SLOTS_WAIT_S 30
 
 struct worker {
     struct stage *g;
@@ -490,6 +494,15 @@ void pool_run(struct stage *g, int builders, int probers)
     }
     for (int i = 0; i < np; i++)
         pthread_join(t[builders + i], NULL);
+    /* Runners and spares were killed as the workers ended; a process killed with a CUDA context
+     * goes only once the driver has torn that down (seconds after faults). Wait for them here,
+     * so that the GPU is free when lscat returns (session 23: up to 9 sandboxed processes,
+     * memcheck runners among them, were still there after lscat-execute had exited). */
+    int left = sandbox_wait_slots(EXECUTE_SLOTS_WAIT_S);
+    if (left)
+        log_warn("execute: %d sandboxed process(es) of this run still had not gone %d s after "
+                 "they were killed (the GPU driver tearing their contexts down?); check "
+                 "nvidia-smi before measuring on this GPU", left, EXECUTE_SLOTS_WAIT_S);
     progress_free(g->bar);
     g->bar = NULL;
     free(t);

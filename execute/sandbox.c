@@ -27,6 +27,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef SYS_landlock_create_ruleset
@@ -812,6 +813,47 @@ static int sweep(int slot, pid_t keep, int tree)
             closedir(d);
     }
     return killed;
+}
+
+/* Whether /proc/<pid> (as text) is a zombie: the state after the command's ')' in stat. */
+static int proc_zombie(const char *pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+    FILE *f = fopen(path, "re");
+    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')');
+    return paren && paren[1] == ' ' && paren[2] == 'Z';
+}
+
+int sandbox_wait_slots(double max_s)
+{
+    const struct sandbox_caps *c = sandbox_detect(NULL);
+    if (!c->drop_uid || c->bwrap || uid_block < 0)
+        return 0;
+    long lo = sandbox_slot_uid(0), hi = lo + SANDBOX_UID_SLOTS - 1;
+    double t0 = fs_mono_s();
+    for (;;) {
+        int left = 0;
+        DIR *d = opendir("/proc");
+        for (struct dirent *e; d && (e = readdir(d));) {
+            pid_t pid = (pid_t)strtol(e->d_name, NULL, 10);
+            long uid = pid > 0 ? proc_uid(e->d_name) : -1;
+            if (uid < lo || uid > hi || proc_zombie(e->d_name))
+                continue;
+            kill(pid, SIGKILL);
+            left++;
+        }
+        if (d)
+            closedir(d);
+        if (!left || fs_mono_s() - t0 >= max_s)
+            return left;
+        struct timespec ts = { 0, 50 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
 }
 
 int sandbox_sweep_slot(int slot, pid_t keep)

@@ -109,5 +109,11 @@ int sandbox_sweep_slot(int slot, pid_t keep);
 /* The same, keeping `keep`'s descendants too: a memcheck runner's lscat-runner is
  * compute-sanitizer's child (docs/execute.md "The memcheck runner"). */
 int sandbox_sweep_slot_tree(int slot, pid_t keep);
+/* At the end of a run: kill every process of this process's slot uids (again) and wait, at
+ * most max_s seconds, until none is left but zombies; a process killed with a CUDA context
+ * takes a while to go (the driver tears the context down), and one that outlives lscat keeps
+ * the GPU from the next stage. Returns how many were left then (0: none, or no per-slot uids,
+ * or under bubblewrap). */
+int sandbox_wait_slots(double max_s);
 
 #endif

@@ -203,6 +203,36 @@ static void test_sandbox__timeout_kills_what_the_program_started(void)
     }
 }
 
+static int some_of_uid(void *uid)
+{
+    return processes_of(*(int *)uid) > 0;
+}
+
+/* The end of a run (execute's pool) waits for what its slots still run: killed, and gone when
+ * it returns, so that no runner outlives lscat with a GPU context. */
+static void test_sandbox__the_end_of_a_run_leaves_no_process_of_its_slots(void)
+{
+    setup();
+    if (!caps->drop_uid || caps->bwrap)
+        test_skip("no per-slot uids here (root without bubblewrap has them)");
+    char *scratch = fs_join(dir, "scratch-wait");
+    const char *argv[] = { "sleep", "600", NULL };
+    struct sandbox_options o = SANDBOX_OPTIONS_INIT;
+    struct proc_child ch;
+    o.argv = argv;
+    o.scratch_dir = scratch;
+    o.ro_dir = dir;
+    o.slot = 6;
+    CHECK_OK(fs_mkdirs(scratch, 0755));
+    CHECK_OK(sandbox_spawn(&ch, &o, 0));
+    int uid = sandbox_slot_uid(6);
+    test_wait_until(some_of_uid, &uid);
+    CHECK_INT(sandbox_wait_slots(600), ==, 0); /* a sleep dies at once: never the 600 s */
+    CHECK_INT(processes_of(uid), ==, 0);
+    proc_child_kill(&ch); /* reaps it */
+    free(scratch);
+}
+
 /* execute's builds beside probes run niced (--build-nice): the program and what it starts
  * get the niceness added, whatever uid the sandbox gives them. */
 static void test_sandbox__a_nice_run_and_its_children_are_niced(void)
@@ -246,6 +276,7 @@ int main(void)
     TEST_RUN(test_sandbox__confines_writes_to_the_scratch_folder);
     TEST_RUN(test_sandbox__stops_a_fork_bomb);
     TEST_RUN(test_sandbox__timeout_kills_what_the_program_started);
+    TEST_RUN(test_sandbox__the_end_of_a_run_leaves_no_process_of_its_slots);
     TEST_RUN(test_sandbox__a_nice_run_and_its_children_are_niced);
     if (dir && !getenv("LSCAT_KEEP_TMP"))
         fs_remove_tree(dir);
