@@ -67,18 +67,25 @@ static void setup(void)
     caps = sandbox_detect(dir);
 }
 
-static struct proc_result run(const char *what, const char *arg, double timeout_s, int slot)
+/* A run of argv in slot: scratch (made here) its folder, the test folder read-only. */
+static struct sandbox_options options(const char **argv, const char *scratch, int slot)
 {
-    char *bin = fs_join(dir, "evil"), *scratch = fs_join(dir, "scratch");
-    const char *argv[] = { bin, what, arg, NULL };
     struct sandbox_options o = SANDBOX_OPTIONS_INIT;
-    struct proc_result r;
     o.argv = argv;
     o.scratch_dir = scratch;
     o.ro_dir = dir;
     o.slot = slot;
-    o.timeout_s = timeout_s;
     CHECK_OK(fs_mkdirs(scratch, 0755));
+    return o;
+}
+
+static struct proc_result run(const char *what, const char *arg, double timeout_s, int slot)
+{
+    char *bin = fs_join(dir, "evil"), *scratch = fs_join(dir, "scratch");
+    const char *argv[] = { bin, what, arg, NULL };
+    struct sandbox_options o = options(argv, scratch, slot);
+    struct proc_result r;
+    o.timeout_s = timeout_s;
     CHECK_OK(sandbox_run(&r, &o));
     free(bin);
     free(scratch);
@@ -214,16 +221,11 @@ static void test_sandbox__the_end_of_a_run_leaves_no_process_of_its_slots(void)
 {
     setup();
     if (!caps->drop_uid || caps->bwrap)
-        test_skip("no per-slot uids here (root without bubblewrap has them)");
+        test_skip("no per-slot uids here (root without bubblewrap: sandbox_fallback runs this)");
     char *scratch = fs_join(dir, "scratch-wait");
     const char *argv[] = { "sleep", "600", NULL };
-    struct sandbox_options o = SANDBOX_OPTIONS_INIT;
+    struct sandbox_options o = options(argv, scratch, 6);
     struct proc_child ch;
-    o.argv = argv;
-    o.scratch_dir = scratch;
-    o.ro_dir = dir;
-    o.slot = 6;
-    CHECK_OK(fs_mkdirs(scratch, 0755));
     CHECK_OK(sandbox_spawn(&ch, &o, 0));
     int uid = sandbox_slot_uid(6);
     test_wait_until(some_of_uid, &uid);
@@ -241,15 +243,10 @@ static void test_sandbox__a_nice_run_and_its_children_are_niced(void)
     char *scratch = fs_join(dir, "scratch");
     /* the shell's child (the second nice) reports: what the program starts inherits it */
     const char *argv[] = { "sh", "-c", "nice; sh -c nice", NULL };
-    struct sandbox_options o = SANDBOX_OPTIONS_INIT;
+    struct sandbox_options o = options(argv, scratch, 5);
     struct proc_result r;
-    o.argv = argv;
-    o.scratch_dir = scratch;
-    o.ro_dir = dir;
-    o.slot = 5;
     o.timeout_s = 600;
     o.nice = 7;
-    CHECK_OK(fs_mkdirs(scratch, 0755));
     CHECK_OK(sandbox_run(&r, &o));
     CHECK_INT(r.exit_code, ==, 0);
     errno = 0;
