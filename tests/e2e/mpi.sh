@@ -240,6 +240,32 @@ if [ "$rc" = 0 ] && [ "$ok" = 72 ] && [ "$total" = 72 ] && [ "$doubled" = 0 ]; t
     t_ok mpi__tune_with_two_chunks_in_flight_and_one_killed_measures_everything_once
 else t_fail mpi__tune_with_two_chunks_in_flight_and_one_killed_measures_everything_once "rc=$rc victim=${victim:-none}: $total rows, $ok ok, $doubled doubled"; fi
 t_contains mpi__killed_tune_chunk_is_handed_out_again "$T_TMP/tune.err" "handed out again"
+# ---- tune: one worker rank's stand-in GPU is gone (every harness start there says no CUDA
+# device: its lscat-tune ends with exit 3, tune_device_lost). Its chunks' stores are not merged,
+# the rank gets no more chunks, and the other worker measures every configuration once.
+rm -f "$LSCAT_DB" "$LSCAT_DB-wal" "$LSCAT_DB-shm"
+lscat init >/dev/null 2>&1
+python3 "$ROOT/tests/tune/support/seed_store.py" "$LSCAT_DB" "${specs[@]}"
+touch "$T_TMP/tune-rank2-gone"
+TUNEARGS=(tune --mpi --chunk 2 --sizes 64,128,256 --blocks 16x16,64,128)
+timeout 600 mpirun --oversubscribe -np 2 lscat "${TUNEARGS[@]}" : \
+    -np 1 env LSCAT_FAKE_GPU_GONE="$T_TMP/tune-rank2-gone" lscat "${TUNEARGS[@]}" \
+    >"$T_TMP/tune-gone.out" 2>"$T_TMP/tune-gone.err"
+rc=$?
+read -r total ok doubled < <(python3 - "$LSCAT_DB" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+q = lambda s: db.execute(s).fetchone()[0]
+print(q("select count(*) from measurements"), q("select count(*) from measurements where status = 'ok'"),
+      q("select count(*) from (select 1 from measurements group by kernel_id, width, height, block_x, block_y, block_z having count(*) > 1)"))
+PY
+)
+if [ "$rc" = 0 ] && [ "$ok" = 72 ] && [ "$total" = 72 ] && [ "$doubled" = 0 ]; then
+    t_ok mpi__tune_a_rank_whose_gpu_is_gone_loses_and_doubles_no_measurement
+else t_fail mpi__tune_a_rank_whose_gpu_is_gone_loses_and_doubles_no_measurement "rc=$rc: $total rows, $ok ok, $doubled doubled; $(grep mpi: "$T_TMP/tune-gone.err" | tail -5 | tr '\n' ' ')"; fi
+t_contains mpi__tune_a_rank_whose_gpu_is_gone_gets_no_more_chunks "$T_TMP/tune-gone.err" \
+    "rank 2 gets no more chunks"
+rm -f "$T_TMP/tune-rank2-gone"
 t_expect mpi__sweep_inflight_with_every_gpu_per_rank_is_refused 2 "${MPI[@]}" lscat sweep --mpi \
     --inflight 2 --mpi-gpus all --space "$T_TMP/space.csv" --out "$T_TMP/x.csv"
 t_contains mpi__inflight_refusal_says_why "$T_ERR" "one chunk per worker rank"

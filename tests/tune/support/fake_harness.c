@@ -35,6 +35,8 @@
  *                      is detected` and exits 3 (a generated harness's words, common/cudadev.h)
  *   gonehang W H BX BY as gone, but the configuration never answers (as real GPUs that went
  *                      away did: runs hung until their deadlines)
+ * With LSCAT_FAKE_GPU_GONE set, that file is the stand-in GPU's `.gone` for every kernel's
+ * harness (one rank's GPU under mpirun, tests/e2e/mpi.sh).
  *   assert W H BX BY   report cuda_error "device-side assert triggered", exit 4, under the
  *                      stand-in memcheck too (a trap is sticky there as well: no report)
  *   past W H BX BY     runs ok; with --probe its line says the kernel wrote past parameter
@@ -246,8 +248,10 @@ static int fake_main(int argc, char **argv)
         return 2;
     }
     log_line(self, "start %d\n", (int)getpid(), 0, 0, 0, 0);
-    char gone[4200];
-    snprintf(gone, sizeof(gone), "%s.gone", self);
+    char gone[4200]; /* LSCAT_FAKE_GPU_GONE: one file for every harness a process starts */
+    const char *gone_env = getenv("LSCAT_FAKE_GPU_GONE");
+    snprintf(gone, sizeof(gone), "%s%s", gone_env && *gone_env ? gone_env : self,
+             gone_env && *gone_env ? "" : ".gone");
     if (access(gone, F_OK) == 0) {
         fprintf(stderr, "harness: device 0: no CUDA-capable device is detected\n");
         return 3;
