@@ -633,8 +633,8 @@ static int run_again(struct plan *pl, const struct probe_options *o, int large,
  * makes 22 with one 32x1 block, 1,015 with a 1024x1 one, of which the tool keeps 257);
  * mergeMulti_lower only with 1024x1, the 8th, whose 49 reports were the only whole ones.
  * The first rerun that faults at the small sizes ends the fallback (session 23): in the 9
- * passes made with this order (sessions 22-23), each of the 8 kernels the fallback kept a try
- * of had it kept at the first rerun, and the other 18 faulted at every rerun (3 each, a GPU-wide
+ * passes made with this order (sessions 22-23), each of the 7 kernels the fallback kept a try
+ * of had it kept at the first rerun, and 18 of the other 19 faulted at all 3 reruns (a GPU-wide
  * fault and a new runner context apiece: 18 of a 270-kernel pass's ~95 plain faults). */
 static long fallback_rank(const struct probe_result *t)
 {
