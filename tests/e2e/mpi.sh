@@ -187,6 +187,16 @@ for i in 1 2 3 4 5 6 7 8; do
     echo "slow 100" >"$LSCAT_WORK/builds/t$i/harness.behavior"
     specs+=("t$i=builds/t$i/harness")
 done
+# The store's measurements: how many, how many ok, how many configurations measured twice.
+measured() {
+    python3 - "$LSCAT_DB" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+q = lambda s: db.execute(s).fetchone()[0]
+print(q("select count(*) from measurements"), q("select count(*) from measurements where status = 'ok'"),
+      q("select count(*) from (select 1 from measurements group by kernel_id, width, height, block_x, block_y, block_z having count(*) > 1)"))
+PY
+}
 python3 "$ROOT/tests/tune/support/seed_store.py" "$LSCAT_DB" "${specs[@]}"
 mpirun --oversubscribe -np 2 lscat tune --mpi --chunk 2 --sizes 64,128,256 --blocks 16x16,64,128 \
     >"$T_TMP/tune.out" 2>"$T_TMP/tune.err" &
@@ -219,14 +229,7 @@ for _ in $(seq 1 6000); do
 done
 wait $mpid
 rc=$?
-read -r total ok doubled < <(python3 - "$LSCAT_DB" <<'PY'
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-q = lambda s: db.execute(s).fetchone()[0]
-print(q("select count(*) from measurements"), q("select count(*) from measurements where status = 'ok'"),
-      q("select count(*) from (select 1 from measurements group by kernel_id, width, height, block_x, block_y, block_z having count(*) > 1)"))
-PY
-)
+read -r total ok doubled < <(measured)
 # mpirun -np 2 binds each rank to one core (children inherit it): a worker's harnesses must
 # run on every CPU of the machine, not on its rank's core.
 ncpu=$(nproc)
@@ -252,14 +255,7 @@ timeout 600 mpirun --oversubscribe -np 2 lscat "${TUNEARGS[@]}" : \
     -np 1 env LSCAT_FAKE_GPU_GONE="$T_TMP/tune-rank2-gone" lscat "${TUNEARGS[@]}" \
     >"$T_TMP/tune-gone.out" 2>"$T_TMP/tune-gone.err"
 rc=$?
-read -r total ok doubled < <(python3 - "$LSCAT_DB" <<'PY'
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-q = lambda s: db.execute(s).fetchone()[0]
-print(q("select count(*) from measurements"), q("select count(*) from measurements where status = 'ok'"),
-      q("select count(*) from (select 1 from measurements group by kernel_id, width, height, block_x, block_y, block_z having count(*) > 1)"))
-PY
-)
+read -r total ok doubled < <(measured)
 if [ "$rc" = 0 ] && [ "$ok" = 72 ] && [ "$total" = 72 ] && [ "$doubled" = 0 ]; then
     t_ok mpi__tune_a_rank_whose_gpu_is_gone_loses_and_doubles_no_measurement
 else t_fail mpi__tune_a_rank_whose_gpu_is_gone_loses_and_doubles_no_measurement "rc=$rc: $total rows, $ok ok, $doubled doubled; $(grep mpi: "$T_TMP/tune-gone.err" | tail -5 | tr '\n' ' ')"; fi
