@@ -162,20 +162,20 @@ rows_are sweep__after_the_device_came_back_each_record_is_written_once "$T_TMP/g
 fx_space "$T_TMP/gonehang.csv" 0,ok,10 0,gonehang,10 0,ok,10
 rm -f "$T_TMP/gpu-gone" "$T_TMP/gpu-gone.once"
 t_expect sweep__a_device_that_goes_with_a_hang_stops_the_sweep_with_exit_3 3 \
-    lscat sweep "${FXARGS[@]}" --space "$T_TMP/gonehang.csv" --out "$T_TMP/gonehang.out" --timeout 2
+    lscat sweep "${FXARGS[@]}" --space "$T_TMP/gonehang.csv" --out "$T_TMP/gonehang.out" --timeout 5
 t_contains sweep__the_hung_record_is_left_to_run_again "$T_ERR" \
-    "record 2 (line 5): not recorded, it runs again: it failed (Timeout: no result within --timeout 2 s (killed)) and then the device was gone"
+    "record 2 (line 5): not recorded, it runs again: it failed (Timeout: no result within --timeout 5 s (killed)) and then the device was gone"
 rows_are sweep__a_device_that_goes_with_a_hang_writes_only_what_ran "$T_TMP/gonehang.out" "1 " \
     1 Success,None
 rm -f "$T_TMP/gpu-gone"
 t_expect sweep__after_a_hang_the_device_came_back_it_resumes 0 \
-    lscat sweep "${FXARGS[@]}" --space "$T_TMP/gonehang.csv" --out "$T_TMP/gonehang.out" --timeout 2
+    lscat sweep "${FXARGS[@]}" --space "$T_TMP/gonehang.csv" --out "$T_TMP/gonehang.out" --timeout 5
 rows_are sweep__after_a_hang_the_device_came_back_each_record_is_written_once "$T_TMP/gonehang.out" \
     "1 2 3 " 2 Success,None
 # A hang while the device stays is written as a Timeout once the restart found the device.
 fx_space "$T_TMP/hang.csv" 0,ok,10 0,hang,10 0,ok,10
 t_expect sweep__a_hang_while_the_device_stays_is_written 1 \
-    lscat sweep "${FXARGS[@]}" --space "$T_TMP/hang.csv" --out "$T_TMP/hang.out" --timeout 2
+    lscat sweep "${FXARGS[@]}" --space "$T_TMP/hang.csv" --out "$T_TMP/hang.out" --timeout 5
 rows_are sweep__the_hang_is_a_timeout_row "$T_TMP/hang.out" "1 2 3 " 2 Failure,Timeout
 # A record that ends the context while the device stays is written as it failed, once the
 # restart found the device, and the sweep goes on.

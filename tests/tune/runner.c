@@ -196,49 +196,42 @@ static void test_runner__sticky_cuda_error_keeps_the_line_and_restarts(void)
     CHECK_INT(count_in_log(h, "cfg 496 496 16 16 1"), ==, 0);
 }
 
-/* The GPU goes while a configuration runs (docs/tune.md "A device that goes"): its sticky
- * error line, and the skips of the shape's larger sizes it would cause, are the device's: the
- * next start says the device is gone, so none of them is recorded; what ran before is. */
-static void test_runner__a_failure_the_device_caused_is_not_recorded(void)
+/* The GPU goes while 496x496 16x16 runs (the stand-in rule `gone_rule`): what that
+ * configuration got, and the skips of the shape's larger sizes it would cause, are the device's:
+ * the next start says the device is gone, so none of them is recorded; what ran before is. The
+ * same failure with the device still there (`stay_rule`) is recorded as `status`, and the run
+ * goes on. */
+static void check_device_goes(const char *gone_rule, const char *stay_rule, double timeout_s,
+                              const char *status)
 {
     struct runner_summary sum;
     struct seen s;
-    const char *h = fake("gone 496 496 16 16\n");
-    run(&sum, &s, h, 10, 5);
+    run(&sum, &s, fake(gone_rule), timeout_s, 5);
     CHECK_INT(sum.device_lost, ==, 1);
     CHECK_CONTAINS(sum.reason, "no CUDA-capable device is detected");
     CHECK_INT(s.n, ==, 2); /* the two configurations at 240 */
     CHECK_STR(s.r[0].status, "ok");
     CHECK_STR(s.r[1].status, "ok");
     CHECK_INT(sum.processes, ==, 2);
-    /* the same failure with the device still there is recorded, then the run goes on */
-    h = fake("sticky 496 496 16 16\n");
-    run(&sum, &s, h, 10, 5);
+    run(&sum, &s, fake(stay_rule), timeout_s, 5);
     CHECK_INT(sum.device_lost, ==, 0);
     CHECK_INT(s.n, ==, 4);
-    CHECK_STR(s.r[2].status, "cuda_error");
+    CHECK_STR(s.r[2].status, status);
     CHECK_STR(s.r[3].status, "ok");
+}
+
+/* A sticky error line as the GPU goes (docs/tune.md "A device that goes"). */
+static void test_runner__a_failure_the_device_caused_is_not_recorded(void)
+{
+    check_device_goes("gone 496 496 16 16\n", "sticky 496 496 16 16\n", 10, "cuda_error");
 }
 
 /* A GPU that goes away can leave the configuration in flight hanging until its deadline (two
  * real H200s did: sessions 19 and 23). That timeout is the device's too when the next start
- * finds it gone: not recorded; with the device still there, it is. (2 s: a hang never ends.) */
+ * finds it gone. (5 s: a hang never ends; the ok configurations take microseconds.) */
 static void test_runner__a_timeout_the_device_caused_is_not_recorded(void)
 {
-    struct runner_summary sum;
-    struct seen s;
-    const char *h = fake("gonehang 496 496 16 16\n");
-    run(&sum, &s, h, 2, 5);
-    CHECK_INT(sum.device_lost, ==, 1);
-    CHECK_INT(s.n, ==, 2); /* the two configurations at 240 */
-    CHECK_STR(s.r[0].status, "ok");
-    CHECK_STR(s.r[1].status, "ok");
-    h = fake("hang 496 496 16 16\n");
-    run(&sum, &s, h, 2, 5);
-    CHECK_INT(sum.device_lost, ==, 0);
-    CHECK_INT(s.n, ==, 4);
-    CHECK_STR(s.r[2].status, "timeout");
-    CHECK_STR(s.r[3].status, "ok");
+    check_device_goes("gonehang 496 496 16 16\n", "hang 496 496 16 16\n", 5, "timeout");
 }
 
 static void test_runner__repeated_failures_give_the_kernel_up(void)
@@ -778,7 +771,7 @@ static void test_runner_host__a_timeout_the_device_caused_is_not_recorded(void)
     struct runner_summary sum;
     struct seen s;
     struct runner_host *h = host(0);
-    run_host(&sum, &s, h, fake("gonehang 240 240 64 1\n"), 2, 5);
+    run_host(&sum, &s, h, fake("gonehang 240 240 64 1\n"), 5, 5);
     CHECK_INT(sum.device_lost, ==, 1);
     CHECK_INT(s.n, ==, 1); /* 240x240 16x16 ran first; the timeout after it is not recorded */
     CHECK_STR(s.r[0].status, "ok");
