@@ -20,7 +20,9 @@
 #             --no-shared-spares, when sharing was the default); bS before it: --probe-budget S
 #             (after:4c1b1.5); g before it: --no-probe-guard (after:4c1g: session 20's guard off); m before it:
 #             --probe-memcheck auto (after:4c1m, after:4c1mr2: session 21), o: --probe-memcheck
-#             off (auto is the default since session 22)
+#             off (auto is the default since session 22); e before rK: builds too, from a copy of
+#             the store made before any build (nothing cached: a real run's builders beside the
+#             probes, session 24), with -j nproc as every pass, or jN after it: -j N (after:4c1ej12)
 # Both run the same harnesses, so the difference is execute's rule (the harness's event pair is
 # the only harness change). Each mode prints kernels/s (probed over the execute run's wall and
 # over the span of its probes), probe-seconds by outcome and bucket, runnable, too_slow, the
@@ -114,6 +116,8 @@ build() { # which (before|after): builds into $BASE/w/<which>, no probes
         -j "$JOBS" --arch sm_90 > "$OUT/build-$1.log" 2>&1
     note "== build $1: exit $? in $(( SECONDS - t0 )) s: $(tail -1 "$OUT/build-$1.log" | cut -c1-300)"
 }
+# e modes (after:4c1e) build from scratch beside their probes: a copy of the store before any build
+[[ " $MODES" =~ :[0-9][^\ ]*e ]] && cp -a "$BASE/w/after" "$BASE/w/fresh"
 build after
 if [[ " $MODES" == *" before:"* ]]; then
     cp -a "$BASE/w/after" "$BASE/w/before" # the same builds: cached where main's key is the same
@@ -140,7 +144,7 @@ settle() {
 }
 probe() { # mode: before:N / after:N / after:NsS
     local mode=$1 which=${1%%:*} spec=${1#*:} args=() bin; bin=$(bin_of "$which")
-    [[ $spec =~ ^([0-9]+)(s([0-3]))?(f([0-9]+))?(c([0-9]+))?(n)?(b([0-9.]+))?(g)?(m|o)?(r[0-9]+)?$ ]] || { note "== bad mode $mode"; return; }
+    [[ $spec =~ ^([0-9]+)(s([0-3]))?(f([0-9]+))?(c([0-9]+))?(n)?(b([0-9.]+))?(g)?(m|o)?(e)?(j([0-9]+))?(r[0-9]+)?$ ]] || { note "== bad mode $mode"; return; }
     args=(--probe-jobs "${BASH_REMATCH[1]}")
     [ -n "${BASH_REMATCH[3]}" ] && args+=(--probe-spares "${BASH_REMATCH[3]}")
     [ -n "${BASH_REMATCH[5]}" ] && args+=(--probe-faults "${BASH_REMATCH[5]}")
@@ -163,13 +167,16 @@ probe() { # mode: before:N / after:N / after:NsS
     local cap=$(( $(left) - 90 < CAP ? $(left) - 90 : CAP )) w=$BASE/p/${mode//:/-}
     [ "$cap" -gt 20 ] || { note "== $mode: skipped, $(left) s left"; return; }
     mkdir -p "$BASE/p"
-    cp -a "$BASE/w/$which" "$w"
+    local from=$which
+    [ -n "${BASH_REMATCH[13]}" ] && from=fresh # builds too: nothing cached (the e modes)
+    local jobs=${BASH_REMATCH[15]:-$JOBS}
+    cp -a "$BASE/w/$from" "$w"
     settle "before $mode"
     local t1; t1=$(date +%s.%N)
     # shellcheck disable=SC2086
     local trace=()
     [ "${PB_TRACE:-0}" = 1 ] && trace=(-v --log-format json)
-    env "${envs[@]}" LSCAT_BIN="$bin" timeout -s TERM -k 60 "$cap" "$bin/lscat" "${trace[@]}" --work "$w" execute -j "$JOBS" --arch sm_90 "${args[@]}" \
+    env "${envs[@]}" LSCAT_BIN="$bin" timeout -s TERM -k 60 "$cap" "$bin/lscat" "${trace[@]}" --work "$w" execute -j "$jobs" --arch sm_90 "${args[@]}" \
         ${PB_EXTRA:-} > "$OUT/execute-${mode//:/-}.log" 2>&1
     local rc=$? wall; wall=$(python3 -c "import sys; print('%.2f' % ($(date +%s.%N) - $t1))")
     settle "after $mode (exit $rc)"

@@ -8,7 +8,7 @@
 # probes run where nvidia-smi lists no GPU. Skips without nvcc or the CUDA headers.
 . "$(dirname "$0")/lib.sh"
 NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
-names="device_lost__the_run_stops_with_exit_3 device_lost__it_says_which_device_and_what_to_do device_lost__it_says_to_run_again device_lost__nothing_is_recorded_for_the_kernels device_lost__every_kernel_is_still_built device_lost__the_counts_say_so device_lost__the_log_names_the_device_error"
+names="device_lost__mpi device_lost__the_run_stops_with_exit_3 device_lost__it_says_which_device_and_what_to_do device_lost__it_says_to_run_again device_lost__nothing_is_recorded_for_the_kernels device_lost__every_kernel_is_still_built device_lost__the_counts_say_so device_lost__the_log_names_the_device_error"
 if [ ! -x "$NVCC" ] || [ ! -f "${CUDA_HOME:-/usr/local/cuda}/include/cuda_runtime.h" ]; then
     for n in $names; do t_skip "$n" "nvcc or the CUDA headers not found ($NVCC)"; done; t_done
 fi
@@ -61,4 +61,28 @@ case "$counts" in *'"probed":0,'*'"probe_failed":0,'*'"device_lost":1,"unprobed"
     t_ok device_lost__the_counts_say_so device_lost__the_log_names_the_device_error ;;
     *) t_fail device_lost__the_counts_say_so device_lost__the_log_names_the_device_error "counts $counts" ;; esac
 t_contains device_lost__the_log_names_the_device_error "$T_ERR" '"event":"device_lost"'
+
+# The same under `lscat execute --mpi` (docs/mpi.md "What a failure costs"): each worker rank's
+# chunk exits 3, so rank 0 gives that rank no more chunks; with every rank's device gone it ends
+# with exit 3 and the chunks left undone, and nothing is recorded: the kernels stay 'built'.
+if ! command -v mpirun >/dev/null || [ ! -x "$LSCAT_BIN/lscat-mpi" ]; then
+    t_skip device_lost__mpi "no mpirun or lscat-mpi not built (Open MPI: mk/deps.sh)"; t_done
+fi
+ROOT=${LSCAT_ROOT:-$PWD}
+chmod 755 "$T_TMP" # the sandbox's uids reach the work folder
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$ROOT/tests/support/lsan.supp:print_suppressions=0}
+t_expect device_lost__mpi_every_device_gone_exit_3 3 mpirun --oversubscribe -np 3 \
+    env CUDA_VISIBLE_DEVICES= TMPDIR="$T_TMP" lscat execute --mpi --chunk 1 --arch sm_90 -j 1 \
+    --probe-jobs 1 --probe-anyway
+t_contains device_lost__mpi_says_what_was_left_undone "$T_ERR" \
+    "no worker rank was left to take them (run again to resume)"
+t_contains device_lost__mpi_names_a_retired_rank "$T_ERR" "exited 3"
+probes=$(sqlite3 "$LSCAT_DB" "SELECT count(*) FROM probes")
+[ "$probes" = 0 ] && t_ok device_lost__mpi_records_nothing ||
+    t_fail device_lost__mpi_records_nothing "$probes probe rows: $(sqlite3 "$LSCAT_DB" "SELECT outcome, detail FROM probes")"
+st=$(sqlite3 "$LSCAT_DB" "SELECT group_concat(status) FROM (SELECT status FROM kernels ORDER BY name)")
+[ "$st" = "built,built,built" ] && t_ok device_lost__mpi_every_kernel_is_still_built ||
+    t_fail device_lost__mpi_every_kernel_is_still_built "statuses (scale, shift, square): $st"
 t_done
