@@ -202,11 +202,23 @@ static void count_probe(struct stage *g, const struct item *it, const struct pro
 /* How long the end of a run waits for its killed sandboxed processes to go (sandbox_wait_slots). */
 #define EXECUTE_SLOTS_WAIT_S 30
 
+/* A probe worker holds at most this many verdicts whose last run ended on the clock (held). */
+#define EXECUTE_HELD_MAX 16
+
+/* A verdict held until the device answers again (docs/execute.md "A device that goes"). */
+struct held {
+    struct item *it;
+    struct probe_result p;
+};
+
 struct worker {
     struct stage *g;
     int slot, probe;
     struct probe_runner *runner; /* a probe worker's lscat-runner (slots slot .. slot + spares) */
     struct probe_runner *memcheck; /* its memcheck runner (slot + spares + 2), NULL: none */
+    struct held held[EXECUTE_HELD_MAX]; /* verdicts whose last run hung or crashed, not yet
+                                           stored: a device that goes makes runs hang first */
+    int nheld;
 };
 
 /* The worker's probe runner, made on its first probe (NULL: a process per probe run). */
@@ -265,6 +277,40 @@ static void worker_runner_free(struct stage *g, struct worker *w)
     pthread_mutex_unlock(&g->lock);
 }
 
+/* With g->lock held: store probe `p` of `it` and count it; -1 when the store failed. */
+static int keep_probe(struct stage *g, struct item *it, const struct probe_result *p)
+{
+    if (record_probe(&g->rec, it->id, it->probe_key, p) < 0) {
+        store_failure(g);
+        return -1;
+    }
+    count_probe(g, it, p);
+    return 0;
+}
+
+/* With g->lock held: the worker's held verdicts, stored once the device answered a later probe,
+ * or dropped once it was found gone (those kernels stay 'built', counted unprobed, and the next
+ * run probes them). Session 24: a GPU that went away made runs hang for minutes before any
+ * start failed, and the verdicts of the kernels in flight were stored. */
+static int settle_held(struct stage *g, struct worker *w, int drop)
+{
+    int rc = 0;
+    for (int i = 0; i < w->nheld; i++) {
+        struct held *h = &w->held[i];
+        if (drop) {
+            g->c->unprobed++;
+            log_event(LOG_INFO, "probe_dropped", "kernel", h->it->id, "outcome",
+                      probe_outcome_name(h->p.outcome), "why", "its last run hung or crashed, "
+                      "and the device was gone afterwards: not recorded", NULL);
+        } else if (rc == 0 && keep_probe(g, h->it, &h->p) < 0) {
+            rc = -1;
+        }
+        probe_result_release(&h->p);
+    }
+    w->nheld = 0;
+    return rc;
+}
+
 static void probe_one(struct stage *g, struct item *it, struct worker *w)
 {
     int slot = w->slot;
@@ -314,14 +360,21 @@ static void probe_one(struct stage *g, struct item *it, struct worker *w)
                       NULL);
             pthread_cond_broadcast(&g->moved); /* probe workers waiting for a kernel stop */
         }
-    }
-    if (rc == 0 && !lost && record_probe(&g->rec, it->id, it->probe_key, &p) < 0) {
-        store_failure(g);
-        rc = -1;
+        settle_held(g, w, 1); /* what hung before it may have been the device going */
     }
     if (rc == 0 && !lost) {
-        count_probe(g, it, &p);
-    } else if (rc != 0 && !waited_out) {
+        if (p.ended_on_clock && w->nheld < EXECUTE_HELD_MAX) { /* until the device answers */
+            w->held[w->nheld].it = it;
+            w->held[w->nheld++].p = p;
+            memset(&p, 0, sizeof(p));
+        } else {
+            if (!p.ended_on_clock) /* the device answered: what it held is the kernels' */
+                rc = settle_held(g, w, 0);
+            if (rc == 0)
+                rc = keep_probe(g, it, &p);
+        }
+    }
+    if (rc != 0 && !waited_out) {
         g->c->errors++;
         log_event(LOG_WARN, "probe_error", "kernel", it->id, "error", lscat_error_last(), NULL);
     }
@@ -397,6 +450,8 @@ static void *pool_worker(void *arg)
             build_one(g, it, w->slot);
         pthread_mutex_lock(&g->lock);
     }
+    if (w->probe) /* no later probe: stored, unless a worker found the device gone */
+        settle_held(w->g, w, g->device_lost != NULL);
     if (w->probe && w->runner) {
         pthread_mutex_unlock(&g->lock);
         worker_runner_free(g, w);
@@ -424,7 +479,7 @@ static int start(pthread_t *t, struct worker *w, struct stage *g, int n, int fir
          * a process run's slot sweep kills every process of its uid, so sharing the runner's
          * uid killed the idle runner, and the next kernel's run in it died of signal 9 */
         int step = probe && g->runner_program ? 2 + g->o->probe_spares + (g->memcheck != NULL) : 1;
-        w[i] = (struct worker){ g, first + step * i, probe, NULL, NULL };
+        w[i] = (struct worker){ .g = g, .slot = first + step * i, .probe = probe };
         if (pthread_create(&t[i], NULL, pool_worker, &w[i]) != 0)
             break;
         started++;
@@ -479,7 +534,7 @@ void pool_run(struct stage *g, int builders, int probers)
     int nb = start(t, w, g, builders, 0, 0);
     if (!nb) { /* no thread: this one builds, after the probe workers started */
         g->builders = 1;
-        w[builders + probers] = (struct worker){ g, 0, 0, NULL, NULL };
+        w[builders + probers] = (struct worker){ .g = g };
     }
     int np = probers ? start(t + builders, w + builders, g, probers, builders, 1) : 0;
     if (!nb)
@@ -489,7 +544,7 @@ void pool_run(struct stage *g, int builders, int probers)
     builds_done(g);
     if (probers && !np) { /* no probe thread: this one probes what was queued */
         g->probers = 1;
-        w[builders] = (struct worker){ g, builders, 1, NULL, NULL };
+        w[builders] = (struct worker){ .g = g, .slot = builders, .probe = 1 };
         pool_worker(&w[builders]);
     }
     for (int i = 0; i < np; i++)

@@ -909,10 +909,12 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
         mark_unmade(&pl.t[pl.pick]);
     else if (pl.stopped && !pl.lost && pl.nt > 0) /* the verdict is what the runs made give */
         mark_stopped(&pl.t[pl.pick], pl.faults);
+    enum probe_outcome last = pl.nt > 0 ? pl.t[pl.nt - 1].outcome : PROBE_OK;
     if (pl.nt > 0) {
         *out = pl.t[pl.pick];
         memset(&pl.t[pl.pick], 0, sizeof(pl.t[pl.pick]));
     }
+    out->ended_on_clock = last == PROBE_TIMEOUT || last == PROBE_TOO_SLOW || last == PROBE_CRASH;
     out->bindings = buf_detach(&j, NULL);
     out->probe_s = fs_mono_s() - t0;
     out->too_slow = pl.too_slow;

@@ -69,6 +69,10 @@ struct probe_result {
     /* probe_run: the memcheck runner's share of the probe */
     int memcheck_runs, memcheck_reports, confirm_runs, memcheck_fallback_runs,
         memcheck_inconclusive;
+    int ended_on_clock;     /* probe_run: its last run ended at a deadline (a hang, too_slow)
+                               or crashed, which is also what a device that is going gives:
+                               execute holds such a verdict until the device answers again
+                               (docs/execute.md "A device that goes") */
     int device_lost;        /* the device itself failed, not the kernel (common/cudadev.h):
                                no verdict on the kernel; probe_run stops at once and the run
                                records nothing for it (docs/execute.md "A device that goes") */

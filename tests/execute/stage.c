@@ -689,10 +689,69 @@ static void test_execute__a_stop_finishes_the_probe_in_flight_and_starts_no_othe
     CHECK_INT(n, ==, 3);
 }
 
+/* A device that goes makes runs hang until their deadlines before any start fails (sessions
+ * 19, 23, 24 on an H200). So a verdict whose last run ended on the clock is held by its worker:
+ * dropped when a later probe finds the device gone (the kernel stays 'built' for the next run),
+ * stored once a later probe ended otherwise, or at the end of the run. Stand-ins: probe_hangs
+ * (host code that never returns), device_gone (the harness core's words for a GPU that fell off
+ * the bus), ok (a verdict off the clock: no GPU here, or runnable on one). */
+static void test_execute__a_hang_before_the_device_is_found_gone_is_not_recorded(void)
+{
+    if (!have_nvcc)
+        test_skip("nvcc not found");
+    struct fixture_env e;
+    static const char *const names[] = { "probe_hangs", "device_gone", "ok", "probe_hangs" };
+    static const char *const kid[] = {
+        "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1",
+        "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2",
+        "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3",
+        "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4" };
+    CHECK_OK(fixture_env_init(&e));
+    for (int i = 0; i < 4; i++)
+        CHECK_OK(fixture_add_kernel_as(&e, names[i], kid[i]));
+    struct execute_options o = EXECUTE_OPTIONS_INIT;
+    struct execute_counts c;
+    o.jobs = 1; /* built, and queued for the one probe worker, in id order */
+    o.probe_jobs = 1;
+    o.arch = "sm_90";
+    o.probe = EXECUTE_PROBE_FORCE;
+    o.probe_timeout_s = 2; /* probe_hangs never returns; the others exit at once */
+    CHECK_OK(execute_run(&c, e.s, e.work, &o, e.run_id));
+    CHECK_INT(c.device_lost, ==, 1);
+    CHECK_INT(c.probed, ==, 0);
+    CHECK_INT(c.unprobed, ==, 4); /* the hang dropped, device_gone, the two never taken */
+    int64_t n = -1;
+    CHECK_OK(store_query_int(&n, e.s, "SELECT count(*) FROM probes", NULL));
+    CHECK_INT(n, ==, 0);
+    CHECK_OK(store_query_int(&n, e.s, "SELECT count(*) FROM kernels WHERE status = 'built'",
+                             NULL));
+    CHECK_INT(n, ==, 4);
+    /* the device back (device_gone out of the store): the hang is stored once ok's probe ended
+     * off the clock, and the last kernel's hang at the end of the run */
+    CHECK_OK(store_run(e.s, "DELETE FROM builds WHERE kernel_id = ?", "t", kid[1]));
+    CHECK_OK(store_run(e.s, "DELETE FROM kernel_occurrences WHERE kernel_id = ?", "t", kid[1]));
+    CHECK_OK(store_run(e.s, "DELETE FROM kernels WHERE id = ?", "t", kid[1]));
+    CHECK_OK(execute_run(&c, e.s, e.work, &o, e.run_id));
+    CHECK_INT(c.device_lost, ==, 0);
+    CHECK_INT(c.probed, ==, 3);
+    CHECK_INT(c.unprobed, ==, 0);
+    for (int i = 0; i < 4; i += 3) {
+        char *out = fixture_query_text(&e, "SELECT outcome FROM probes WHERE kernel_id = ?",
+                                       kid[i]);
+        CHECK_STR(out, "timeout");
+        free(out);
+    }
+    char *ok = fixture_query_text(&e, "SELECT outcome FROM probes WHERE kernel_id = ?", kid[2]);
+    CHECK(ok != NULL && strcmp(ok, "timeout") != 0);
+    free(ok);
+    fixture_env_release(&e);
+}
+
 int main(void)
 {
     have_nvcc = fixture_have_nvcc();
     TEST_RUN(test_execute__builds_all_fixtures_and_records_failures);
+    TEST_RUN(test_execute__a_hang_before_the_device_is_found_gone_is_not_recorded);
     TEST_RUN(test_execute__builds_a_clean_kernel_first_try_with_ptxas_resources);
     TEST_RUN(test_execute__shims_an_old_cuda_samples_helper_header);
     TEST_RUN(test_execute__gives_the_samples_helper_headers_from_lscats_compat_set);
