@@ -399,8 +399,7 @@ struct plan {
     int mc;              /* a plain run faulted: the next tries go to the memcheck runner first */
     int mc_off;          /* memcheck could not judge a run (it ended the memcheck runner: a trap,
                             an assert; or it ran past its deadline): plain from now on */
-    int hung;            /* a run hung at its first configuration: the later plain runs get
-                            PROBE_SMALL_AFTER_HANG_S there */
+    int hung;            /* a plain run hung at its first configuration: nothing more is run */
     int unmade;          /* a run faulted at the small sizes and the harness cannot make an
                             argument (probe_unmade_arg): nothing more is run */
     int mc_runs, mc_reports, mc_inconclusive, confirms, mc_fallback;
@@ -428,6 +427,16 @@ static int budget_spent(struct plan *pl, const struct probe_options *o)
      * faulted there). */
     if (pl->faults > 0 && probe_unmade_arg(o->params))
         pl->stopped = pl->unmade = 1;
+    /* A plain run that hung at its first small configuration (1,024 elements) ends the search.
+     * Session 15's whole-corpus store: 14 kernels hung there, each at its first try; their 12
+     * later tries (other bindings) hung again (10) or faulted at once (2), and none ran. Sessions
+     * 21-23's 29 passes: the same 3 kernels hung again under side every time; blockWiseStringSort
+     * hung at its 5th try and its 8 later ones faulted or hung. Session 19 cut such later tries to
+     * 3 s; this saves them whole. Safe since execute holds a verdict whose last run hung until
+     * the device answers again: that later try was what found a device that had gone
+     * (docs/execute.md "Session 24"). */
+    if (pl->hung)
+        pl->stopped = 1;
     return pl->stopped;
 }
 
@@ -495,12 +504,6 @@ static int run_try(struct probe_result **out, struct plan *pl, const struct prob
             confirm = p->memcheck == PROBE_MC_CLEAN;
             p = &pl->t[pl->nt++];
         }
-    }
-    struct probe_options after_hang;
-    if (pl->hung) { /* it hung at its first configuration before: a shorter deadline there */
-        after_hang = *o;
-        after_hang.hung_before = 1;
-        o = &after_hang;
     }
     rc = run_binding(p, o, b, RUN_PLAIN, large, s);
     label(p, b, s);
@@ -656,7 +659,8 @@ static int memcheck_fallback(struct plan *pl, const struct probe_options *o, int
             order[j] = order[j - 1];
         order[j] = i;
     }
-    for (int k = 0; k < m && rc == 0 && !pl->lost && pl->mc_fallback < PROBE_MEMCHECK_FALLBACK &&
+    for (int k = 0; k < m && rc == 0 && !pl->lost && !pl->hung &&
+                    pl->mc_fallback < PROBE_MEMCHECK_FALLBACK &&
                     pl->nt < PROBE_TRIES && pl->pick < 0 && pl->fallback < 0 && pl->small < 0;
          k++) {
         const struct probe_result *t = &pl->t[order[k]];
@@ -849,11 +853,12 @@ static void mark_stopped(struct probe_result *p, int faults)
     p->detail = d;
 }
 
-/* A search stopped after a fault because the harness cannot make an argument says so. */
-static void mark_unmade(struct probe_result *p)
+/* A search stopped early says why: after a fault, the harness cannot make an argument; or a run
+ * hung at the first configuration. */
+static void mark_ended(struct probe_result *p, const char *why)
 {
-    char *d = xasprintf("%s%sno other binding or block tried: the harness cannot make an argument",
-                        p->detail ? p->detail : "", p->detail ? "; " : "");
+    char *d = xasprintf("%s%sno other binding or block tried: %s", p->detail ? p->detail : "",
+                        p->detail ? "; " : "", why);
     free(p->detail);
     p->detail = d;
 }
@@ -906,7 +911,9 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
         /* only a retry shape ran clean (the fixed binding says its own block: mark_fixed) */
         mark_reblocked(&pl.t[pl.pick], own > 0 ? &pl.t[0] : NULL, o, refused);
     if (pl.unmade && !pl.lost && pl.nt > 0)
-        mark_unmade(&pl.t[pl.pick]);
+        mark_ended(&pl.t[pl.pick], "the harness cannot make an argument");
+    else if (pl.stopped && pl.hung && !pl.lost && pl.nt > 0)
+        mark_ended(&pl.t[pl.pick], "a run hung at the first configuration");
     else if (pl.stopped && !pl.lost && pl.nt > 0) /* the verdict is what the runs made give */
         mark_stopped(&pl.t[pl.pick], pl.faults);
     enum probe_outcome last = pl.nt > 0 ? pl.t[pl.nt - 1].outcome : PROBE_OK;
@@ -920,7 +927,7 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
     out->too_slow = pl.too_slow;
     out->guard_stops = pl.guard_stops;
     out->guard_reruns = pl.guard_reruns;
-    out->fault_budget = pl.stopped && !pl.lost && !pl.unmade;
+    out->fault_budget = pl.stopped && !pl.lost && !pl.unmade && !pl.hung;
     out->device_lost = pl.lost > 0;
     out->memcheck_runs = pl.mc_runs;
     out->memcheck_reports = pl.mc_reports;

@@ -150,8 +150,6 @@ struct probe_options {
                                that is less (PROBE_MEMCHECK_TIMEOUT_S) */
     const char *const *env; /* "K=V" added to a process run's environment (NULL-terminated; the
                                runners take theirs from probe_runner_options.env) */
-    int hung_before;        /* set by probe_run for a kernel's tries after one hung at its first
-                               configuration: that deadline is PROBE_SMALL_AFTER_HANG_S at most */
     int guard;              /* 1: a run whose kernel wrote past a buffer at the small sizes (the
                                harness's guard, "wrote_past") skips its large configurations
                                (PROBE_GUARD_STOP), and a try that wrote past one ranks below a
@@ -163,7 +161,7 @@ struct probe_options {
     .large_budget_max_s = PROBE_LARGE_BUDGET_MAX_S, .retry_blocks = 1, \
     .fault_budget = PROBE_FAULT_BUDGET, .small_timeout_s = PROBE_SMALL_TIMEOUT_S, \
     .memcheck = NULL, .memcheck_timeout_s = PROBE_MEMCHECK_TIMEOUT_S, .env = NULL, \
-    .hung_before = 0, .guard = 1 }
+    .guard = 1 }
 
 /* The fault budget (--probe-faults): the least that keeps every kernel runnable in session 9's
  * proof-run store (scripts/probe-fault-replay.py; docs/execute.md "Fault budget"). */
@@ -171,11 +169,6 @@ struct probe_options {
 /* The first small configuration's deadline (--probe-small-timeout): a kernel that needs more
  * at 1024 elements cannot be tuned (tune's smallest size has 57,600). */
 #define PROBE_SMALL_TIMEOUT_S 10.0
-/* The same deadline for a kernel's later tries once one of its runs hung there: session 15's
- * whole-corpus store has 11 such later tries (other bindings), each of them hung again for the
- * whole 10 s and none ran; the 2 that ended sooner faulted at once (0.09, 0.20 s). Of 2,231 first
- * configurations measured, the 12 over 3 s all faulted (docs/execute.md "Probe budget"). */
-#define PROBE_SMALL_AFTER_HANG_S 3.0
 
 /* The probe budget (docs/execute.md "Probe budget"): each large configuration of a run in a
  * runner gets probe_budget_s() seconds from the last small configuration, at most what is left

@@ -28,8 +28,6 @@ void probe_budget_init(struct probe_budget *b, const struct probe_options *o, co
     b->limit = b->t_prev + o->timeout_s;
     if (o->small_timeout_s > 0 && o->small_timeout_s < o->timeout_s && b->nconfigs > 0)
         b->small_for = o->small_timeout_s;
-    if (o->hung_before && b->small_for > PROBE_SMALL_AFTER_HANG_S)
-        b->small_for = PROBE_SMALL_AFTER_HANG_S;
 }
 
 double probe_line_kernel_s(const char *line)
@@ -155,14 +153,11 @@ char *probe_budget_detail(const struct probe_budget *b)
 {
     int k = b->nlines, s = b->from;
     if (b->cut == PROBE_CUT_SMALL) {
-        int after_hang = b->o->hung_before && b->small_for < b->o->small_timeout_s;
         return xasprintf("%dx%d block %dx%dx%d still running after %.2f s, past the "
-                         "first small configuration's deadline of %.0f s (%s %.0f s)", b->w[0],
-                         b->h[0], b->bx[0], b->by[0], b->bz[0], fs_mono_s() - b->t_prev,
-                         b->small_for, after_hang ? "an earlier try of the kernel hung there "
-                         "for --probe-small-timeout's" : "--probe-small-timeout; the run's "
-                         "--probe-timeout is", after_hang ? b->o->small_timeout_s
-                         : b->o->timeout_s);
+                         "first small configuration's deadline of %.0f s (--probe-small-timeout; "
+                         "the run's --probe-timeout is %.0f s)", b->w[0], b->h[0], b->bx[0],
+                         b->by[0], b->bz[0], fs_mono_s() - b->t_prev, b->small_for,
+                         b->o->timeout_s);
     }
     char *head = xasprintf("%dx%d block %dx%dx%d still running after %.2f s, over its budget of "
                            "%.2f s", b->w[k], b->h[k], b->bx[k], b->by[k], b->bz[k],
