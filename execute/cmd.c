@@ -66,8 +66,9 @@ static const struct cli_opt opts[] = {
       "once N of its probe runs faulted at the small sizes; the verdict is what those runs "
       "gave (default 9; 0: no limit)", OPT_PROBE_FAULTS },
     { "probe-small-timeout", 0, "S", "in a runner, the first small probe configuration (1024x1; "
-      "a 2D kernel's 64x64) gets S seconds, then the run ends timeout (default 10, at most "
-      "--probe-timeout; 0: --probe-timeout)", OPT_PROBE_SMALL_TIMEOUT },
+      "a 2D kernel's 64x64) gets S seconds, then the run ends timeout and no other try of the "
+      "kernel is made (default 10, at most --probe-timeout; 0: --probe-timeout)",
+      OPT_PROBE_SMALL_TIMEOUT },
     { "probe-memcheck", 0, "auto|off", "auto: once a kernel's probe run faulted, its further "
       "tries run first in a long-lived runner under compute-sanitizer memcheck (found beside "
       "nvcc), which catches the overrun without a GPU fault, and the first clean one is "
