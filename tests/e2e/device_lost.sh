@@ -50,12 +50,16 @@ t_contains device_lost__it_says_which_device_and_what_to_do "$T_ERR" \
     "device 0 is unusable"
 t_contains device_lost__it_says_to_run_again "$T_ERR" \
     "run \`lscat execute\` again to probe them"
-probes=$(sqlite3 "$LSCAT_DB" "SELECT count(*) FROM probes")
-[ "$probes" = 0 ] && t_ok device_lost__nothing_is_recorded_for_the_kernels ||
-    t_fail device_lost__nothing_is_recorded_for_the_kernels "$probes probe rows: $(sqlite3 "$LSCAT_DB" "SELECT outcome, detail FROM probes")"
-st=$(sqlite3 "$LSCAT_DB" "SELECT group_concat(status) FROM (SELECT status FROM kernels ORDER BY name)")
-[ "$st" = "built,built,built" ] && t_ok device_lost__every_kernel_is_still_built ||
-    t_fail device_lost__every_kernel_is_still_built "statuses (scale, shift, square): $st"
+# No probe row, and every kernel still 'built': checks $1 and $2.
+nothing_recorded() {
+    local probes st
+    probes=$(sqlite3 "$LSCAT_DB" "SELECT count(*) FROM probes")
+    [ "$probes" = 0 ] && t_ok "$1" ||
+        t_fail "$1" "$probes probe rows: $(sqlite3 "$LSCAT_DB" "SELECT outcome, detail FROM probes")"
+    st=$(sqlite3 "$LSCAT_DB" "SELECT group_concat(status) FROM (SELECT status FROM kernels ORDER BY name)")
+    [ "$st" = "built,built,built" ] && t_ok "$2" || t_fail "$2" "statuses (scale, shift, square): $st"
+}
+nothing_recorded device_lost__nothing_is_recorded_for_the_kernels device_lost__every_kernel_is_still_built
 counts=$(sqlite3 "$LSCAT_DB" "SELECT counts FROM stage_runs WHERE stage = 'execute' ORDER BY id DESC LIMIT 1")
 case "$counts" in *'"probed":0,'*'"probe_failed":0,'*'"device_lost":1,"unprobed":3}'*)
     t_ok device_lost__the_counts_say_so device_lost__the_log_names_the_device_error ;;
@@ -79,10 +83,5 @@ t_expect device_lost__mpi_every_device_gone_exit_3 3 mpirun --oversubscribe -np 
 t_contains device_lost__mpi_says_what_was_left_undone "$T_ERR" \
     "no worker rank was left to take them (run again to resume)"
 t_contains device_lost__mpi_names_a_retired_rank "$T_ERR" "exited 3"
-probes=$(sqlite3 "$LSCAT_DB" "SELECT count(*) FROM probes")
-[ "$probes" = 0 ] && t_ok device_lost__mpi_records_nothing ||
-    t_fail device_lost__mpi_records_nothing "$probes probe rows: $(sqlite3 "$LSCAT_DB" "SELECT outcome, detail FROM probes")"
-st=$(sqlite3 "$LSCAT_DB" "SELECT group_concat(status) FROM (SELECT status FROM kernels ORDER BY name)")
-[ "$st" = "built,built,built" ] && t_ok device_lost__mpi_every_kernel_is_still_built ||
-    t_fail device_lost__mpi_every_kernel_is_still_built "statuses (scale, shift, square): $st"
+nothing_recorded device_lost__mpi_records_nothing device_lost__mpi_every_kernel_is_still_built
 t_done
