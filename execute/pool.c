@@ -451,7 +451,7 @@ static void *pool_worker(void *arg)
         pthread_mutex_lock(&g->lock);
     }
     if (w->probe) /* no later probe: stored, unless a worker found the device gone */
-        settle_held(w->g, w, g->device_lost != NULL);
+        settle_held(g, w, g->device_lost != NULL);
     if (w->probe && w->runner) {
         pthread_mutex_unlock(&g->lock);
         worker_runner_free(g, w);

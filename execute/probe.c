@@ -400,6 +400,7 @@ struct plan {
     int mc_off;          /* memcheck could not judge a run (it ended the memcheck runner: a trap,
                             an assert; or it ran past its deadline): plain from now on */
     int hung;            /* a plain run hung at its first configuration: nothing more is run */
+    int hang_stop;       /* and that, not the fault budget, stopped the search */
     int unmade;          /* a run faulted at the small sizes and the harness cannot make an
                             argument (probe_unmade_arg): nothing more is run */
     int mc_runs, mc_reports, mc_inconclusive, confirms, mc_fallback;
@@ -435,8 +436,8 @@ static int budget_spent(struct plan *pl, const struct probe_options *o)
      * 3 s; this saves them whole. Safe since execute holds a verdict whose last run hung until
      * the device answers again: that later try was what found a device that had gone
      * (docs/execute.md "Session 24"). */
-    if (pl->hung)
-        pl->stopped = 1;
+    if (pl->hung && !pl->stopped)
+        pl->stopped = pl->hang_stop = 1;
     return pl->stopped;
 }
 
@@ -912,7 +913,7 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
         mark_reblocked(&pl.t[pl.pick], own > 0 ? &pl.t[0] : NULL, o, refused);
     if (pl.unmade && !pl.lost && pl.nt > 0)
         mark_ended(&pl.t[pl.pick], "the harness cannot make an argument");
-    else if (pl.stopped && pl.hung && !pl.lost && pl.nt > 0)
+    else if (pl.hang_stop && !pl.lost && pl.nt > 0)
         mark_ended(&pl.t[pl.pick], "a run hung at the first configuration");
     else if (pl.stopped && !pl.lost && pl.nt > 0) /* the verdict is what the runs made give */
         mark_stopped(&pl.t[pl.pick], pl.faults);
@@ -927,7 +928,7 @@ int probe_run(struct probe_result *out, const struct probe_options *o)
     out->too_slow = pl.too_slow;
     out->guard_stops = pl.guard_stops;
     out->guard_reruns = pl.guard_reruns;
-    out->fault_budget = pl.stopped && !pl.lost && !pl.unmade && !pl.hung;
+    out->fault_budget = pl.stopped && !pl.lost && !pl.unmade && !pl.hang_stop;
     out->device_lost = pl.lost > 0;
     out->memcheck_runs = pl.mc_runs;
     out->memcheck_reports = pl.mc_reports;
