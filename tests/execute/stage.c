@@ -715,7 +715,7 @@ static void test_execute__a_hang_before_the_device_is_found_gone_is_not_recorded
     o.probe_jobs = 1;
     o.arch = "sm_90";
     o.probe = EXECUTE_PROBE_FORCE;
-    o.probe_timeout_s = 2; /* probe_hangs never returns; the others exit at once */
+    o.probe_timeout_s = PROBE_LIMIT_S; /* probe_hangs never returns; the others exit at once */
     CHECK_OK(execute_run(&c, e.s, e.work, &o, e.run_id));
     CHECK_INT(c.device_lost, ==, 1);
     CHECK_INT(c.probed, ==, 0);
