@@ -791,30 +791,6 @@ static int kept(pid_t pid, pid_t keep, int tree)
     return 0;
 }
 
-static int sweep(int slot, pid_t keep, int tree)
-{
-    /* Under bubblewrap `keep` is bwrap, the runner its grandchild, and leftovers live in its
-     * pid namespace (they die with it): nothing to tell apart from outside. */
-    if (!sandbox_detect(NULL)->drop_uid || sandbox_detect(NULL)->bwrap)
-        return 0;
-    long uid = sandbox_slot_uid(slot);
-    int killed = 0, found = 1;
-    for (int round = 0; round < 8 && found; round++) { /* what forks while we look, next round */
-        found = 0;
-        DIR *d = opendir("/proc");
-        for (struct dirent *e; d && (e = readdir(d));) {
-            pid_t pid = (pid_t)strtol(e->d_name, NULL, 10);
-            if (pid <= 0 || proc_uid(e->d_name) != uid || kept(pid, keep, tree))
-                continue;
-            if (kill(pid, SIGKILL) == 0)
-                found = 1, killed++;
-        }
-        if (d)
-            closedir(d);
-    }
-    return killed;
-}
-
 /* Whether /proc/<pid> (as text) is a zombie: the state after the command's ')' in stat. */
 static int proc_zombie(const char *pid)
 {
@@ -829,6 +805,41 @@ static int proc_zombie(const char *pid)
     return paren && paren[1] == ' ' && paren[2] == 'Z';
 }
 
+/* One pass over /proc: SIGKILL every process whose uid is in [lo, hi], but `keep` (with `tree`,
+ * its descendants too; 0: none) and, with `live`, zombies (they only wait to be reaped). Returns
+ * how many were signalled. */
+static int kill_uids(long lo, long hi, pid_t keep, int tree, int live)
+{
+    int n = 0;
+    DIR *d = opendir("/proc");
+    for (struct dirent *e; d && (e = readdir(d));) {
+        pid_t pid = (pid_t)strtol(e->d_name, NULL, 10);
+        long uid = pid > 0 ? proc_uid(e->d_name) : -1;
+        if (uid < lo || uid > hi || (keep > 0 && kept(pid, keep, tree)) ||
+            (live && proc_zombie(e->d_name)))
+            continue;
+        n += kill(pid, SIGKILL) == 0;
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static int sweep(int slot, pid_t keep, int tree)
+{
+    /* Under bubblewrap `keep` is bwrap, the runner its grandchild, and leftovers live in its
+     * pid namespace (they die with it): nothing to tell apart from outside. */
+    if (!sandbox_detect(NULL)->drop_uid || sandbox_detect(NULL)->bwrap)
+        return 0;
+    long uid = sandbox_slot_uid(slot);
+    int killed = 0, found = 1;
+    for (int round = 0; round < 8 && found; round++) { /* what forks while we look, next round */
+        found = kill_uids(uid, uid, keep, tree, 0);
+        killed += found;
+    }
+    return killed;
+}
+
 int sandbox_wait_slots(double max_s)
 {
     const struct sandbox_caps *c = sandbox_detect(NULL);
@@ -837,18 +848,7 @@ int sandbox_wait_slots(double max_s)
     long lo = sandbox_slot_uid(0), hi = lo + SANDBOX_UID_SLOTS - 1;
     double t0 = fs_mono_s();
     for (;;) {
-        int left = 0;
-        DIR *d = opendir("/proc");
-        for (struct dirent *e; d && (e = readdir(d));) {
-            pid_t pid = (pid_t)strtol(e->d_name, NULL, 10);
-            long uid = pid > 0 ? proc_uid(e->d_name) : -1;
-            if (uid < lo || uid > hi || proc_zombie(e->d_name))
-                continue;
-            kill(pid, SIGKILL);
-            left++;
-        }
-        if (d)
-            closedir(d);
+        int left = kill_uids(lo, hi, 0, 0, 1);
         if (!left || fs_mono_s() - t0 >= max_s)
             return left;
         struct timespec ts = { 0, 50 * 1000 * 1000 };
