@@ -201,7 +201,7 @@ static int merge_result(struct server *sv, const char *data, size_t len, int64_t
 
 /* ---- sweep: the output CSV */
 
-static void sweep_chunks_of_group(struct server *sv, const struct bonsai_group *g)
+static void sweep_chunks_of_group(struct server *sv, const struct bonsai_group *g, int size)
 {
     struct buf sel = BUF_INIT;
     int n = 0;
@@ -211,7 +211,7 @@ static void sweep_chunks_of_group(struct server *sv, const struct bonsai_group *
         if (r && (sv->done[r->index] || !bonsai_selected(r->index, sv->job->rows_from,
                                                          sv->job->rows_to, 0, 0)))
             continue;
-        if (n && (!r || n == sv->job->chunk)) {
+        if (n && (!r || n == size)) {
             add_chunk(sv, buf_detach(&sel, NULL), 0);
             n = 0;
         }
@@ -223,7 +223,19 @@ static void sweep_chunks_of_group(struct server *sv, const struct bonsai_group *
     buf_release(&sel);
 }
 
-static int plan_sweep(struct server *sv)
+/* The sweep's chunk size: --chunk, smaller where that leaves fewer than 4 chunks per worker
+ * (a space of a few compile-time tuples would otherwise give a worker a whole tuple while the
+ * others wait for it: 3 tuples of 32 records on 2 GPUs ran at 1.45x of one). */
+static int sweep_chunk_size(const struct server *sv, int nworkers)
+{
+    int pending = 0;
+    for (int i = 1; i <= sv->space->nrecords; i++)
+        pending += !sv->done[i] && bonsai_selected(i, sv->job->rows_from, sv->job->rows_to, 0, 0);
+    int want = nworkers > 0 ? (pending + 4 * nworkers - 1) / (4 * nworkers) : pending;
+    return want < 1 ? 1 : want < sv->job->chunk ? want : sv->job->chunk;
+}
+
+static int plan_sweep(struct server *sv, int nworkers)
 {
     char *columns = NULL;
     double best = 0;
@@ -235,9 +247,10 @@ static int plan_sweep(struct server *sv)
     if (rc == 0 && columns) /* an existing output keeps its header */
         rc = usersweep_out_open(&sv->outf, sv->job->out_path, sv->space, columns);
     free(columns);
+    int size = rc == 0 ? sweep_chunk_size(sv, nworkers) : 1;
     for (int g = 0; rc == 0 && g < sv->space->ngroups; g++)
-        sweep_chunks_of_group(sv, &sv->space->groups[g]);
-    log_info("mpi: %d chunks of at most %d records", sv->nchunks, sv->job->chunk);
+        sweep_chunks_of_group(sv, &sv->space->groups[g], size);
+    log_info("mpi: %d chunks of at most %d records", sv->nchunks, size);
     return rc;
 }
 
@@ -445,7 +458,7 @@ int mpi_serve(const struct mpi_job *job, int nworkers, const char *scratch)
     char *snap = NULL;
     size_t snap_len = 0;
     double t0 = fs_mono_s();
-    int rc = job->stage == MPI_STAGE_SWEEP ? plan_sweep(&sv) : plan_store(&sv, nworkers, &snap, &snap_len);
+    int rc = job->stage == MPI_STAGE_SWEEP ? plan_sweep(&sv, nworkers) : plan_store(&sv, nworkers, &snap, &snap_len);
     double plan_s = fs_mono_s() - t0;
     if (rc < 0) {
         log_error("mpi: %s", lscat_error_last());

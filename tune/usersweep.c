@@ -1,7 +1,10 @@
 /* `lscat sweep`'s run: read the space and what the output already holds, build the groups
  * that still have records to run, record compile failures, then one worker per GPU takes
  * groups dynamically and feeds their records one at a time to the group's host process
- * (tune/sweep_host.cu), writing each result as it comes. A crash or a hang of the user's code
+ * (tune/sweep_host.cu), writing each result as it comes. Records are handed out one at a time
+ * from a cursor per group, so once every group is taken a free worker joins the group with the
+ * most work left (its own host process of that group) instead of idling while another GPU
+ * finishes a whole group. A crash or a hang of the user's code
  * costs its record (Crash, Timeout) and a restart of the process, never the sweep. */
 #include "tune/usersweep.h"
 
@@ -35,6 +38,11 @@ struct state {
     char *listed;               /* listed[index]: named by --records; NULL = every record */
     pthread_mutex_t lock;       /* guards everything below and the output */
     int next_group;
+    int *cursor;                /* cursor[g]: the group's records handed out so far */
+    int *running;               /* running[g]: workers whose host runs group g */
+    double *rec_s;              /* rec_s[g]: wall seconds of its records run so far */
+    int *rec_n;                 /*   and how many */
+    double start_s;             /* the longest host start seen (a join's price) */
     int measuring;              /* workers still running records */
     double best_s;
     int no_device, io_error;
@@ -309,23 +317,66 @@ static void settle_held(struct worker *w, int keep)
     w->held = NULL, w->held_outputs = w->held_detail = NULL;
 }
 
+/* The group's records not yet handed out (with st->lock held). */
+static int left_in(const struct state *st, int g)
+{
+    const struct bonsai_group *grp = &st->s->groups[g];
+    int n = 0;
+    for (int i = st->cursor[g]; i < grp->nrecords; i++)
+        n += st->pending[st->s->records[grp->records[i]].index];
+    return n;
+}
+
+/* A group for a free worker: the next one nobody has taken; once all are taken, the one with
+ * the most work left that this worker would shorten: more records left than workers on it,
+ * and (once its records have times) a share of its remaining time worth more than a host's
+ * start. -1: none. */
 static int take_group(struct state *st)
 {
     pthread_mutex_lock(&st->lock);
     int g = -1;
     while (st->next_group < st->s->ngroups && !st->no_device && !st->io_error) {
         int cand = st->next_group++;
-        const struct bonsai_group *grp = &st->s->groups[cand];
-        int any = 0;
-        for (int i = 0; i < grp->nrecords && !any; i++)
-            any = st->pending[st->s->records[grp->records[i]].index];
-        if (any && st->builds[cand].binary) {
+        if (left_in(st, cand) > 0 && st->builds[cand].binary) {
             g = cand;
             break;
         }
     }
+    double best = 0;
+    for (int cand = 0; g < 0 && cand < st->next_group && !st->no_device && !st->io_error;
+         cand++) {
+        int left = st->builds[cand].binary ? left_in(st, cand) : 0;
+        if (left <= st->running[cand])
+            continue;
+        double work = st->rec_n[cand] ? left * st->rec_s[cand] / st->rec_n[cand] : 0;
+        if (st->rec_n[cand] && work / (st->running[cand] + 1) <= st->start_s)
+            continue;
+        /* seconds of work left; a group without a timed record yet ranks by its records,
+         * after every timed one */
+        double score = st->rec_n[cand] ? work : left * 1e-9;
+        if (score > best)
+            best = score, g = cand;
+    }
+    if (g >= 0)
+        st->running[g]++;
     pthread_mutex_unlock(&st->lock);
     return g;
+}
+
+/* The group's next record still without a row, or NULL. */
+static const struct bonsai_record *take_record(struct state *st, int g)
+{
+    const struct bonsai_group *grp = &st->s->groups[g];
+    const struct bonsai_record *r = NULL;
+    pthread_mutex_lock(&st->lock);
+    while (!r && st->cursor[g] < grp->nrecords && !(st->o->stop && *st->o->stop) &&
+           !st->io_error) {
+        const struct bonsai_record *c = &st->s->records[grp->records[st->cursor[g]++]];
+        if (st->pending[c->index])
+            r = c;
+    }
+    pthread_mutex_unlock(&st->lock);
+    return r;
 }
 
 /* Under lscat-mpi (one GPU per worker rank): the host has started while the rank's previous
@@ -434,23 +485,26 @@ static int run_one(struct worker *w, const struct bonsai_record *r, struct users
 static void run_group(struct worker *w, int g)
 {
     struct state *st = w->st;
-    const struct bonsai_group *grp = &st->s->groups[g];
     const char *bin = st->builds[g].binary, *slash = strrchr(bin, '/');
     if (w->h.pid > 0) /* the previous group's */
         host_stop(&w->h, 0);
     free(w->log_path);
     w->log_path = slash ? xasprintf("%.*s/run.log", (int)(slash - bin), bin)
                         : xstrdup("run.log");
-    for (int i = 0; i < grp->nrecords; i++) {
-        const struct bonsai_record *r = &st->s->records[grp->records[i]];
-        if (!st->pending[r->index] || (st->o->stop && *st->o->stop) || st->io_error)
-            continue;
+    for (const struct bonsai_record *r; (r = take_record(st, g)) != NULL;) {
         struct usersweep_row row = { .status = "Failure", .error = "Crash", .time_s = -1 };
         char *detail = NULL;
+        double t_start = fs_mono_s();
         int rc = w->h.pid > 0 ? 0 : worker_start(w, g, &row, &detail);
         if (rc == 1 || rc == 2)
-            return;
+            return; /* r stays without a row: a rerun runs it */
         double t0 = fs_mono_s();
+        if (rc == 0 && t0 - t_start > 0) {
+            pthread_mutex_lock(&st->lock);
+            if (t0 - t_start > st->start_s && w->h.pid > 0)
+                st->start_s = t0 - t_start;
+            pthread_mutex_unlock(&st->lock);
+        }
         if (rc == 0) {
             rc = run_one(w, r, &row, &detail);
             if (rc == -2) {
@@ -458,6 +512,10 @@ static void run_group(struct worker *w, int g)
                 host_stop(&w->h, 1);
                 return;
             }
+            pthread_mutex_lock(&st->lock);
+            st->rec_s[g] += fs_mono_s() - t0;
+            st->rec_n[g]++;
+            pthread_mutex_unlock(&st->lock);
             if (rc == 1) {
                 host_stop(&w->h, 0);
                 log_trace("sweep_record record=%d from=%.4f held", r->index, t0);
@@ -476,8 +534,12 @@ static void *worker_main(void *arg)
 {
     struct worker *w = arg;
     struct state *st = w->st;
-    for (int g; (g = take_group(st)) >= 0;)
+    for (int g; (g = take_group(st)) >= 0;) {
         run_group(w, g);
+        pthread_mutex_lock(&st->lock);
+        st->running[g]--;
+        pthread_mutex_unlock(&st->lock);
+    }
     settle_held(w, 1); /* no start after it said whether the device went */
     pthread_mutex_lock(&st->lock);
     if (--st->measuring == 0) {
@@ -633,6 +695,10 @@ int usersweep_run(struct usersweep_counts *out, const struct usersweep_options *
     out->records = st.s->nrecords;
     done = xcalloc((size_t)st.s->nrecords + 1, 1);
     st.pending = xcalloc((size_t)st.s->nrecords + 1, 1);
+    st.cursor = xcalloc((size_t)st.s->ngroups + 1, sizeof(int));
+    st.running = xcalloc((size_t)st.s->ngroups + 1, sizeof(int));
+    st.rec_s = xcalloc((size_t)st.s->ngroups + 1, sizeof(double));
+    st.rec_n = xcalloc((size_t)st.s->ngroups + 1, sizeof(int));
     want = xcalloc((size_t)st.s->ngroups, sizeof(int));
     if (o->records) {
         st.listed = xcalloc((size_t)st.s->nrecords + 1, 1);
@@ -672,6 +738,10 @@ done:
     free(want);
     free(done);
     free(st.pending);
+    free(st.cursor);
+    free(st.running);
+    free(st.rec_s);
+    free(st.rec_n);
     free(st.listed);
     bonsai_space_free(st.s);
     pthread_mutex_destroy(&st.lock);

@@ -92,6 +92,15 @@ if [ "$rc" = 0 ] && [ "$(records "$T_TMP/killed.csv")" = "$(seq 1 24 | tr '\n' '
 else t_fail mpi__sweep_worker_killed_mid_chunk_loses_and_doubles_no_record "rc=$rc victim=${victim:-none}: $(records "$T_TMP/killed.csv")"; fi
 t_contains mpi__killed_chunk_is_handed_out_again "$T_ERR" "handed out again"
 
+# ---- sweep: the default --chunk (64) would give one worker the whole tuple of 24 records while
+# the other waits; chunks shrink to leave 4 per worker (24 / (4 x 2 workers) = 3 records).
+t_expect mpi__sweep_of_one_tuple_finishes 0 \
+    "${MPI[@]}" lscat sweep --mpi "${FXARGS[@]}" --space "$T_TMP/long.csv" --out "$T_TMP/split.csv"
+t_contains mpi__sweep_chunks_shrink_to_four_per_worker "$T_ERR" "8 chunks of at most 3 records"
+if [ "$(records "$T_TMP/split.csv")" = "$(seq 1 24 | tr '\n' ' ')" ]; then
+    t_ok mpi__sweep_small_chunks_write_each_record_once
+else t_fail mpi__sweep_small_chunks_write_each_record_once "$(records "$T_TMP/split.csv")"; fi
+
 # ---- sweep: one worker rank's GPU is gone (its stand-in device is gone before it starts, as a
 # GPU that fell off the bus: every lscat-sweep there exits 3 at once, its records left unrun).
 # That rank gets no more chunks after its first failures (at most --inflight 2), the other worker

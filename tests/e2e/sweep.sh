@@ -109,6 +109,28 @@ if [ "$(records "$OUT")" = "$(seq 1 40 | tr '\n' ' ')" ] && [ "$before" -ge 7 ] 
     t_ok sweep__resume_loses_and_doubles_no_record
 else t_fail sweep__resume_loses_and_doubles_no_record "before=$before: $(records "$OUT")"; fi
 
+# Two workers (--gpus 0,1) on a space of one compile-time tuple: once the only group is taken,
+# the free worker joins it with a host process of its own, so both GPUs measure its records
+# (before session 25 the second worker stayed idle while the first ran the whole tuple). The
+# records wait at a gate until two host processes wait there at once; every record gets one
+# row.
+fx_space "$T_TMP/gate.csv" $(for i in $(seq 1 6); do echo "0,gate,$i"; done)
+LSCAT_SWEEP_NO_CUDA_GATE=$T_TMP/gate lscat sweep "${FXARGS[@]}" --gpus 0,1 \
+    --space "$T_TMP/gate.csv" --out "$T_TMP/gate.out" 2>"$T_TMP/gate.err" &
+pid=$!
+waiting() { [ "$(ls "$T_TMP"/gate.[0-9]* 2>/dev/null | wc -l)" -ge 2 ] || ! kill -0 $pid 2>/dev/null; }
+t_wait_until waiting
+n=$(ls "$T_TMP"/gate.[0-9]* 2>/dev/null | wc -l)
+touch "$T_TMP/gate"
+wait $pid
+rc=$?
+if [ "$n" -ge 2 ]; then t_ok sweep__a_free_worker_joins_a_tuple_another_gpu_runs
+else t_fail sweep__a_free_worker_joins_a_tuple_another_gpu_runs "$n host(s) waited; exit $rc: $(cat "$T_TMP/gate.err")"; fi
+if [ "$rc" = 0 ] && [ "$(records "$T_TMP/gate.out")" = "1 2 3 4 5 6 " ] &&
+    [ "$(grep -c ',Success,None,' "$T_TMP/gate.out")" = 6 ]; then
+    t_ok sweep__a_shared_tuple_writes_each_record_once
+else t_fail sweep__a_shared_tuple_writes_each_record_once "exit $rc: $(cat "$T_TMP/gate.out")"; fi
+
 # --rows and --shard select records; shards together cover the space exactly once.
 fx_space "$T_TMP/ten.csv" $(for i in $(seq 1 10); do echo "0,ok,$i"; done)
 lscat sweep "${FXARGS[@]}" --space "$T_TMP/ten.csv" --out "$T_TMP/rows.csv" --rows 3:5 2>/dev/null

@@ -5,7 +5,9 @@
 // first time, the stand-in device goes (the file LSCAT_SWEEP_NO_CUDA_GONE names is made, and
 // PATH.once) and the launch fails; once PATH.once is there, it runs as `ok`. `gonehang`: as
 // `gone`, but the launch never returns (as real GPUs that went away left their runs). `sticky`:
-// a launch error that ends the context (an illegal address) while the device stays.
+// a launch error that ends the context (an illegal address) while the device stays. `gate`:
+// the launch waits until the file LSCAT_SWEEP_NO_CUDA_GATE names exists, and says it waits by
+// making PATH.<pid> first (a test sees which host processes wait at once, then opens the gate).
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +39,16 @@ extern "C" int fixture_launch(const char *behave, double us)
         return 9; /* cudaErrorInvalidConfiguration */
     if (!strcmp(behave, "sticky"))
         return 700; /* cudaErrorIllegalAddress: the context is lost, the device stays */
+    const char *gate = getenv("LSCAT_SWEEP_NO_CUDA_GATE");
+    if (!strcmp(behave, "gate") && gate && *gate && access(gate, F_OK) != 0) {
+        char mine[4096];
+        snprintf(mine, sizeof(mine), "%s.%ld", gate, (long)getpid());
+        FILE *f = fopen(mine, "w");
+        if (f)
+            fclose(f);
+        while (access(gate, F_OK) != 0)
+            usleep(10000);
+    }
     const char *gone = getenv("LSCAT_SWEEP_NO_CUDA_GONE");
     int hang = !strcmp(behave, "gonehang");
     if ((hang || !strcmp(behave, "gone")) && gone && *gone) {
