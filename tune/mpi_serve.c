@@ -201,26 +201,27 @@ static int merge_result(struct server *sv, const char *data, size_t len, int64_t
 
 /* ---- sweep: the output CSV */
 
+/* A tuple's records without a row, in chunks of at most `size`, dealt out in turn (chunk j
+ * takes the j-th, (j + n)-th, ... of its n chunks): a space ordered by problem size puts its
+ * largest records last, so consecutive cuts would make the last chunk the costliest, and the
+ * run's tail. */
 static void sweep_chunks_of_group(struct server *sv, const struct bonsai_group *g, int size)
 {
-    struct buf sel = BUF_INIT;
-    int n = 0;
-    for (int i = 0; i <= g->nrecords; i++) {
-        const struct bonsai_record *r = i < g->nrecords ? &sv->space->records[g->records[i]]
-                                                         : NULL;
-        if (r && (sv->done[r->index] || !bonsai_selected(r->index, sv->job->rows_from,
-                                                         sv->job->rows_to, 0, 0)))
-            continue;
-        if (n && (!r || n == size)) {
-            add_chunk(sv, buf_detach(&sel, NULL), 0);
-            n = 0;
-        }
-        if (r) {
-            buf_addf(&sel, "%s%d", n ? "," : "", r->index);
-            n++;
-        }
+    int *todo = xcalloc((size_t)g->nrecords + 1, sizeof(int)), n = 0;
+    for (int i = 0; i < g->nrecords; i++) {
+        const struct bonsai_record *r = &sv->space->records[g->records[i]];
+        if (!sv->done[r->index] &&
+            bonsai_selected(r->index, sv->job->rows_from, sv->job->rows_to, 0, 0))
+            todo[n++] = r->index;
     }
-    buf_release(&sel);
+    int nchunks = (n + size - 1) / size;
+    for (int c = 0; c < nchunks; c++) {
+        struct buf sel = BUF_INIT;
+        for (int i = c; i < n; i += nchunks)
+            buf_addf(&sel, "%s%d", i > c ? "," : "", todo[i]);
+        add_chunk(sv, buf_detach(&sel, NULL), 0);
+    }
+    free(todo);
 }
 
 /* The sweep's chunk size: --chunk, smaller where that leaves fewer than 4 chunks per worker
@@ -336,22 +337,6 @@ static char *sweep_missing(const struct server *sv, const char *sel)
     return buf_detach(&b, NULL);
 }
 
-/* ---- serving */
-
-static void hand_out(struct server *sv, int dest)
-{
-    for (int i = 0; i < sv->nchunks; i++) {
-        struct chunk *c = &sv->chunks[i];
-        if (c->state != CHUNK_QUEUED)
-            continue;
-        char *msg = xasprintf("%d\t%s", i, c->sel);
-        MPI_Send(msg, (int)strlen(msg) + 1, MPI_CHAR, dest, MPI_TAG_WORK, MPI_COMM_WORLD);
-        free(msg);
-        c->state = CHUNK_OUT, sv->queued--, sv->out++;
-        return;
-    }
-}
-
 /* A chunk for the logs: its records (sweep), or how many kernels from which. */
 static char *describe(const char *sel)
 {
@@ -363,6 +348,28 @@ static char *describe(const char *sel)
         n++;
     return xasprintf("%d kernels from %.*s", n, (int)(nl - sel < 16 ? nl - sel : 16), sel);
 }
+
+/* ---- serving */
+
+static void hand_out(struct server *sv, int dest)
+{
+    for (int i = 0; i < sv->nchunks; i++) {
+        struct chunk *c = &sv->chunks[i];
+        if (c->state != CHUNK_QUEUED)
+            continue;
+        char *msg = xasprintf("%d\t%s", i, c->sel);
+        MPI_Send(msg, (int)strlen(msg) + 1, MPI_CHAR, dest, MPI_TAG_WORK, MPI_COMM_WORLD);
+        free(msg);
+        if (log_enabled(LOG_DEBUG)) {
+            char *what = describe(c->sel);
+            log_debug("mpi: chunk %d (%s) to rank %d", i, what, dest);
+            free(what);
+        }
+        c->state = CHUNK_OUT, sv->queued--, sv->out++;
+        return;
+    }
+}
+
 
 /* A worker's report: write its result, and hand out again what a killed child left, or what a
  * child that exited 3 left unrun: its GPU went away (tune's `tune_device_lost`, a sweep's

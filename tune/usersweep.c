@@ -40,9 +40,6 @@ struct state {
     int next_group;
     int *cursor;                /* cursor[g]: the group's records handed out so far */
     int *running;               /* running[g]: workers whose host runs group g */
-    double *rec_s;              /* rec_s[g]: wall seconds of its records run so far */
-    int *rec_n;                 /*   and how many */
-    double start_s;             /* the longest host start seen (a join's price) */
     int measuring;              /* workers still running records */
     double best_s;
     int no_device, io_error;
@@ -328,9 +325,9 @@ static int left_in(const struct state *st, int g)
 }
 
 /* A group for a free worker: the next one nobody has taken; once all are taken, the one with
- * the most work left that this worker would shorten: more records left than workers on it,
- * and (once its records have times) a share of its remaining time worth more than a host's
- * start. -1: none. */
+ * the most records left per worker that has more records left than workers on it (the join
+ * costs a host start; a group's record times are no guide to its records left, which in a
+ * space ordered by size are its largest). -1: none. */
 static int take_group(struct state *st)
 {
     pthread_mutex_lock(&st->lock);
@@ -343,19 +340,13 @@ static int take_group(struct state *st)
         }
     }
     double best = 0;
-    for (int cand = 0; g < 0 && cand < st->next_group && !st->no_device && !st->io_error;
+    int untaken = g >= 0;
+    for (int cand = 0; !untaken && cand < st->next_group && !st->no_device && !st->io_error;
          cand++) {
         int left = st->builds[cand].binary ? left_in(st, cand) : 0;
-        if (left <= st->running[cand])
-            continue;
-        double work = st->rec_n[cand] ? left * st->rec_s[cand] / st->rec_n[cand] : 0;
-        if (st->rec_n[cand] && work / (st->running[cand] + 1) <= st->start_s)
-            continue;
-        /* seconds of work left; a group without a timed record yet ranks by its records,
-         * after every timed one */
-        double score = st->rec_n[cand] ? work : left * 1e-9;
-        if (score > best)
-            best = score, g = cand;
+        double share = (double)left / (st->running[cand] + 1);
+        if (left > st->running[cand] && share > best)
+            best = share, g = cand;
     }
     if (g >= 0)
         st->running[g]++;
@@ -494,17 +485,10 @@ static void run_group(struct worker *w, int g)
     for (const struct bonsai_record *r; (r = take_record(st, g)) != NULL;) {
         struct usersweep_row row = { .status = "Failure", .error = "Crash", .time_s = -1 };
         char *detail = NULL;
-        double t_start = fs_mono_s();
         int rc = w->h.pid > 0 ? 0 : worker_start(w, g, &row, &detail);
         if (rc == 1 || rc == 2)
             return; /* r stays without a row: a rerun runs it */
         double t0 = fs_mono_s();
-        if (rc == 0 && t0 - t_start > 0) {
-            pthread_mutex_lock(&st->lock);
-            if (t0 - t_start > st->start_s && w->h.pid > 0)
-                st->start_s = t0 - t_start;
-            pthread_mutex_unlock(&st->lock);
-        }
         if (rc == 0) {
             rc = run_one(w, r, &row, &detail);
             if (rc == -2) {
@@ -512,10 +496,6 @@ static void run_group(struct worker *w, int g)
                 host_stop(&w->h, 1);
                 return;
             }
-            pthread_mutex_lock(&st->lock);
-            st->rec_s[g] += fs_mono_s() - t0;
-            st->rec_n[g]++;
-            pthread_mutex_unlock(&st->lock);
             if (rc == 1) {
                 host_stop(&w->h, 0);
                 log_trace("sweep_record record=%d from=%.4f held", r->index, t0);
@@ -697,8 +677,6 @@ int usersweep_run(struct usersweep_counts *out, const struct usersweep_options *
     st.pending = xcalloc((size_t)st.s->nrecords + 1, 1);
     st.cursor = xcalloc((size_t)st.s->ngroups + 1, sizeof(int));
     st.running = xcalloc((size_t)st.s->ngroups + 1, sizeof(int));
-    st.rec_s = xcalloc((size_t)st.s->ngroups + 1, sizeof(double));
-    st.rec_n = xcalloc((size_t)st.s->ngroups + 1, sizeof(int));
     want = xcalloc((size_t)st.s->ngroups, sizeof(int));
     if (o->records) {
         st.listed = xcalloc((size_t)st.s->nrecords + 1, 1);
@@ -740,8 +718,6 @@ done:
     free(st.pending);
     free(st.cursor);
     free(st.running);
-    free(st.rec_s);
-    free(st.rec_n);
     free(st.listed);
     bonsai_space_free(st.s);
     pthread_mutex_destroy(&st.lock);

@@ -94,9 +94,12 @@ t_contains mpi__killed_chunk_is_handed_out_again "$T_ERR" "handed out again"
 
 # ---- sweep: the default --chunk (64) would give one worker the whole tuple of 24 records while
 # the other waits; chunks shrink to leave 4 per worker (24 / (4 x 2 workers) = 3 records).
+# Each chunk is dealt the tuple's records in turn (1,9,17 / 2,10,18 / ...): in a space ordered
+# by problem size the last chunk cut in a row would hold the largest records.
 t_expect mpi__sweep_of_one_tuple_finishes 0 \
-    "${MPI[@]}" lscat sweep --mpi "${FXARGS[@]}" --space "$T_TMP/long.csv" --out "$T_TMP/split.csv"
+    "${MPI[@]}" lscat -v sweep --mpi "${FXARGS[@]}" --space "$T_TMP/long.csv" --out "$T_TMP/split.csv"
 t_contains mpi__sweep_chunks_shrink_to_four_per_worker "$T_ERR" "8 chunks of at most 3 records"
+t_contains mpi__sweep_chunks_deal_a_tuples_records_in_turn "$T_ERR" "(1,9,17) to rank"
 if [ "$(records "$T_TMP/split.csv")" = "$(seq 1 24 | tr '\n' ' ')" ]; then
     t_ok mpi__sweep_small_chunks_write_each_record_once
 else t_fail mpi__sweep_small_chunks_write_each_record_once "$(records "$T_TMP/split.csv")"; fi
