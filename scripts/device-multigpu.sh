@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# Issue #20 on a lent machine with several GPUs of one host: scaling of `lscat tune`, `lscat
+# sweep` and the MPI dispatch over 1 and G GPUs, side by side in one call per step, and what a
+# killed worker costs. The summary (summary.txt in OUT_DIR, printed last) is what docs/tune.md
+# quotes.
+#
+# Steps (MG_STEPS, default "execute tune"; each resumes from the files an earlier step left in
+# the work folder, so steps may go to separate calls on one warm machine, or the store can be
+# carried with MG_STORE):
+#   execute  unpack the real-code archive (scripts/realcode-prepare.sh pack-work), then `lscat
+#            execute -j <all cores>` on GPU 0: builds, repairs, probes; the store comes back as
+#            OUT/executed.db.gz (with MG_STORE=F.db.gz, an earlier call's store as it came back,
+#            the harnesses are rebuilt under the same keys and their probes and verdicts stand)
+#   tune     the same MG_KERNELS runnable kernels (the first by id: ids are hashes, so the set is
+#            unbiased in cost) on 1 GPU, then on G GPUs, each from a fresh copy of the executed
+#            store: configurations measured, wall, speed-up, parallel efficiency, and each GPU's
+#            first and last measurement (the tail); OUT/kernels.tsv: each kernel's GPU, rows,
+#            first and last row, probe seconds
+#   mpi      the same kernels through `mpirun -np G+1 lscat tune --mpi` (one worker rank per GPU,
+#            rank 0 serves) right after the tune step's plain G-GPU run; without the tune step,
+#            plain and MPI in the order plain, mpi, mpi, plain
+#   sweep    the matmul example (examples/matmul, 15 records) and a larger space (BLOCK_SIZE 8,16,32
+#            x N 256..8192 step 256, 96 records, GPU-bound) with builds cached: 1 GPU, G GPUs
+#            (`--gpus 0,..`), `mpirun -np 2` (one worker) and `-np G+1` (G workers)
+#   kill     kills on the fixture kernel `ok` x MG_KILL_KERNELS (16; build/tests/tune/fixtures carried): a worker's
+#            lscat-tune child killed mid-run under --mpi (its chunk is handed out again), a worker
+#            rank killed (Open MPI ends the job; the rerun resumes), one GPU's lscat-runner
+#            killed in a plain G-GPU run; what each lost and the wall it cost
+# Usage: scripts/device-multigpu.sh OUT_DIR   (from the source root; build/bin, build/tests and .dev-carry
+#        carried). Environment (defaults): MG_ARCHIVE=.dev-carry/rc20.tar.xz, MG_WORK=.dev/rc20/work,
+#        MG_KERNELS=60, MG_SIZES=240, MG_TUNE_ARGS="--timeout 5 --max-failures 2",
+#        MG_GPUS=<all the machine has>, MG_BUDGET_S=560 (steps not started past it are skipped),
+#        MG_SWEEP_MODES="g1 gG mpi1 mpiG" (also g2, mpi2; NAME-before runs MG_BEFORE_BIN's lscat),
+#        MG_SWEEP_NMAX=8192 (the larger space's largest N), MG_KILL_KERNELS=16, MG_TESTS=0.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=${1:?usage: scripts/device-multigpu.sh OUT_DIR}
+mkdir -p "$OUT"
+STEPS=${MG_STEPS:-execute tune}
+NK=${MG_KERNELS:-60}
+SIZES=${MG_SIZES:-240}
+TARGS=${MG_TUNE_ARGS:---timeout 5 --max-failures 2}
+W=$ROOT/${MG_WORK:-.dev/rc20/work}
+mkdir -p "$W"
+G=${MG_GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')}
+T_END=$(( $(date +%s) + ${MG_BUDGET_S:-560} ))
+export LSCAT_BIN=$ROOT/build/bin LSCAT_SHARE_DIR=$ROOT PATH="$ROOT/build/bin:$PATH" LSCAT_NO_PROGRESS=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TMPDIR=${TMPDIR:-/tmp}
+# Sources were isolated under /work/main on the CPU machine: keep those absolute paths valid.
+[ -e /work/main ] || { mkdir -p /work && ln -s "$ROOT" /work/main; }
+S=$OUT/summary.txt
+touch "$S"
+note() { echo "$*" >>"$S"; echo "[mg $(date +%H:%M:%S)] $*"; }
+now() { date +%s.%N; }
+secs() { python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 2))" "$@"; }
+calc() { python3 -c "print($*)"; }
+sql() { python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0] or 0)" "$@"; }
+copydb() { python3 -c 'import sqlite3, sys
+s = sqlite3.connect(sys.argv[1]); d = sqlite3.connect(sys.argv[2]); s.backup(d); d.close()' "$1" "$2"; }
+left() { echo $(( T_END - $(date +%s) )); }
+gpulist() { seq -s, 0 $(( $1 - 1 )); }
+has() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
+note "== $(date -u +%FT%TZ) steps: $STEPS; $G x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(nproc) cores; lscat $(git rev-parse --short HEAD 2>/dev/null)"
+
+# ---- execute
+if has execute; then
+    if [ ! -f "$W/lscat.db" ]; then
+        tar xJf "${MG_ARCHIVE:-.dev-carry/rc20.tar.xz}" -C /work/main --skip-old-files || { note "cannot unpack"; exit 3; }
+    fi
+    if [ -n "${MG_STORE:-}" ] && [ ! -f "$W/.seeded" ]; then
+        rm -f "$W/lscat.db-wal" "$W/lscat.db-shm"
+        gzip -dc "$MG_STORE" >"$W/lscat.db" && touch "$W/.seeded"
+        # the builds did not travel: execute rebuilds each (the same cache key, its binary gone)
+        # and keeps its probes and verdict (execute/record.c record_build)
+    fi
+    t0=$(now)
+    CUDA_VISIBLE_DEVICES=0 timeout -k 60 "$(( $(left) - 200 ))" lscat --work "$W" -j "$(nproc)" execute >"$OUT/execute.log" 2>&1
+    rc=$?
+    note "execute: exit $rc in $(secs "$t0" "$(now)") s; kernels by status: $(sqlite3 "$W/lscat.db" "select group_concat(s || ' ' || n, ', ') from (select status s, count(*) n from kernels group by 1)" 2>/dev/null || sql "$W/lscat.db" "select group_concat(s || ' ' || n, ', ') from (select status s, count(*) n from kernels group by 1)")"
+    copydb "$W/lscat.db" "$OUT/executed.db" && gzip -f "$OUT/executed.db"
+fi
+
+# The measurement set: the first NK runnable kernels by id; the others stop being runnable in
+# the copies the runs measure (never in the executed store).
+SET=$W/tune-set.db
+if { has tune || has mpi; } && [ ! -f "$SET" ]; then
+    copydb "$W/lscat.db" "$SET"
+    python3 - "$SET" "$NK" <<'PY'
+import sqlite3, sys
+d = sqlite3.connect(sys.argv[1])
+ids = [r[0] for r in d.execute("SELECT DISTINCT k.id FROM kernels k JOIN builds b ON b.kernel_id = k.id "
+                               "WHERE k.status = 'runnable' AND b.status = 'ok' ORDER BY 1")]
+keep = ids[:int(sys.argv[2])]
+d.execute("CREATE TEMP TABLE keep(id TEXT PRIMARY KEY)")
+d.executemany("INSERT INTO keep VALUES (?)", [(i,) for i in keep])
+d.execute("UPDATE kernels SET status = 'built' WHERE status = 'runnable' AND id NOT IN (SELECT id FROM keep)")
+d.commit()
+print("measurement set: %d of %d runnable kernels" % (len(keep), len(ids)))
+PY
+fi
+
+# One tune run on a fresh copy of the set: NAME GPUS MODE(plain|mpi)
+declare -A WALL ROWS
+tune_run() {
+    local name=$1 ng=$2 mode=$3 db=$W/run-$1.db t0 rc w n
+    rm -f "$db" "$db-wal" "$db-shm"; copydb "$SET" "$db"
+    t0=$(now)
+    if [ "$mode" = plain ]; then
+        lscat --work "$W" --db "$db" tune --gpus "$(gpulist "$ng")" \
+            --sizes "$SIZES" $TARGS >"$OUT/tune-$name.log" 2>&1
+    else
+        CUDA_VISIBLE_DEVICES=$(gpulist "$ng") mpirun -np $(( ng + 1 )) lscat --work "$W" \
+            --db "$db" tune --mpi --sizes "$SIZES" $TARGS >"$OUT/tune-$name.log" 2>&1
+    fi
+    rc=$?
+    w=$(secs "$t0" "$(now)")
+    n=$(sql "$db" "select count(*) from measurements where superseded = 0")
+    WALL[$name]=$w ROWS[$name]=$n
+    note "tune $name ($ng GPU, $mode): exit $rc, $n configurations ($(sql "$db" "select count(*) from measurements where status = 'ok'") ok) of $(sql "$db" "select count(distinct kernel_id) from measurements") kernels in $w s = $(calc "round($n / $w, 2)")/s"
+    # each GPU: configurations, first and last measurement (seconds after the run's start)
+    python3 - "$db" "$t0" <<'PY' >>"$S"
+import sqlite3, sys, datetime
+d = sqlite3.connect(sys.argv[1]); t0 = float(sys.argv[2])
+def ts(s):
+    s = s.replace("Z", "+00:00")
+    return datetime.datetime.fromisoformat(s).timestamp()
+rows = d.execute("SELECT g.uuid, m.measured_at FROM measurements m JOIN gpus g ON g.id = m.gpu_id "
+                 "WHERE m.superseded = 0").fetchall()
+by = {}
+for u, at in rows:
+    by.setdefault(u, []).append(ts(at) - t0)
+for u, t in sorted(by.items()):
+    print("    gpu %s: %d rows, first %.1f s, last %.1f s" % (u[-8:], len(t), min(t), max(t)))
+PY
+    grep -h "mpi: time rank 0\|configurations in\|^tune: " "$OUT/tune-$name.log" | tail -3 | cut -c1-600 | sed 's/^/    /' >>"$S"
+    # each kernel: its GPU, rows, first and last row (s after the start), its probe's seconds:
+    python3 - "$db" "$t0" "$name" <<'PY' >>"$OUT/kernels.tsv"
+import sqlite3, sys, datetime
+d = sqlite3.connect(sys.argv[1]); t0 = float(sys.argv[2])
+ts = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp() - t0
+for k, g, n, a, b, p in d.execute(
+        "SELECT m.kernel_id, g.uuid, count(*), min(m.measured_at), max(m.measured_at), "
+        "(SELECT max(probe_s) FROM probes p WHERE p.kernel_id = m.kernel_id) FROM measurements m "
+        "JOIN gpus g ON g.id = m.gpu_id WHERE m.superseded = 0 GROUP BY 1, 2"):
+    print("%s\t%s\t%s\t%d\t%.2f\t%.2f\t%s" % (sys.argv[3], k[:12], g[-8:], n, ts(a), ts(b), p))
+PY
+}
+
+# ---- tune: 1 GPU against G GPUs
+if has tune && [ "$(left)" -gt 120 ]; then
+    tune_run g1 1 plain
+    if [ "$(left)" -gt 60 ]; then
+        tune_run "g$G" "$G" plain
+        note "== tune speed-up on $G GPUs: $(calc "round(${WALL[g1]} / ${WALL[g$G]}, 3)")x, efficiency $(calc "round(${WALL[g1]} / ${WALL[g$G]} / $G, 3)") (rows ${ROWS[g$G]} against ${ROWS[g1]}; aim >= 0.95)"
+    fi
+fi
+
+# ---- tune: plain G GPUs against mpirun -np G+1 --mpi, ABBA
+if has mpi && has tune && [ -n "${WALL[g$G]:-}" ] && [ "$(left)" -gt 60 ]; then
+    tune_run mpi-m "$G" mpi
+    note "== tune mpi/plain rate on $G GPUs: $(calc "round(${WALL[g$G]} / ${WALL[mpi-m]}, 4)") (plain ${WALL[g$G]} s just before; aim >= 0.97)"
+elif has mpi && [ "$(left)" -gt 120 ]; then
+    for r in pA mA mB pB; do
+        [ "$(left)" -gt 60 ] || { note "tune $r: skipped, the budget is spent"; continue; }
+        case $r in p*) tune_run "mpi-$r" "$G" plain ;; m*) tune_run "mpi-$r" "$G" mpi ;; esac
+    done
+    p=$(calc "${WALL[mpi-pA]:-0} + ${WALL[mpi-pB]:-0}") m=$(calc "${WALL[mpi-mA]:-0} + ${WALL[mpi-mB]:-0}")
+    note "== tune mpi/plain rate on $G GPUs: $(calc "round(($p) / ($m), 4) if $m else 0") (plain $p s, mpi $m s over two runs each; aim >= 0.97)"
+fi
+
+# ---- sweep: 1 GPU, G GPUs, MPI with 1 and G workers (MG_SWEEP_MODES; a mode ending in -before
+# runs the lscat of MG_BEFORE_BIN, for a side-by-side of a change)
+if has sweep && [ "$(left)" -gt 150 ]; then
+    EX=$ROOT/examples/matmul
+    { printf 'BLOCK_SIZE,N\nInteger,Integer\nCompile,Runtime\n'
+      for b in 8 16 32; do for n in $(seq 256 256 "${MG_SWEEP_NMAX:-8192}"); do echo "$b,$n"; done; done; } >"$OUT/space-large.csv"
+    for sp in matmul large; do
+        f=$EX/space.csv; [ $sp = large ] && f=$OUT/space-large.csv
+        SW=(--work "$W/sweep-work" --kernel "$EX/matmul.cu" --driver "$EX/driver.c" --space "$f")
+        lscat sweep "${SW[@]}" --compile-only --out "$OUT/compile-$sp.csv" >/dev/null 2>&1
+        declare -A SWT=() SWN=()
+        for mode in ${MG_SWEEP_MODES:-g1 gG mpi1 mpiG}; do
+            [ "$(left)" -gt 30 ] || { note "sweep $sp $mode: skipped, the budget is spent"; continue; }
+            o=$OUT/sweep-$sp-$mode.csv; rm -f "$o"
+            bin=$ROOT/build/bin; case $mode in *-before) bin=$ROOT/${MG_BEFORE_BIN:?} ;; esac
+            t0=$(now)
+            case $mode in
+                g1*) PATH=$bin:$PATH lscat sweep "${SW[@]}" --gpus 0 --out "$o" ;;
+                g2*) PATH=$bin:$PATH lscat sweep "${SW[@]}" --gpus 0,1 --out "$o" ;;
+                gG*) PATH=$bin:$PATH lscat sweep "${SW[@]}" --gpus "$(gpulist "$G")" --out "$o" ;;
+                mpi2*) CUDA_VISIBLE_DEVICES=0,1 PATH=$bin:$PATH mpirun -np 3 "$bin/lscat" sweep --mpi "${SW[@]}" --out "$o" ;;
+                mpi1*) CUDA_VISIBLE_DEVICES=0 PATH=$bin:$PATH mpirun -np 2 "$bin/lscat" sweep --mpi "${SW[@]}" --out "$o" ;;
+                mpiG*) CUDA_VISIBLE_DEVICES=$(gpulist "$G") PATH=$bin:$PATH mpirun -np $(( G + 1 )) "$bin/lscat" sweep --mpi "${SW[@]}" --out "$o" ;;
+            esac >"$OUT/sweep-$sp-$mode.log" 2>&1
+            rc=$?
+            w=$(secs "$t0" "$(now)")
+            SWT[$mode]=$(calc "${SWT[$mode]:-0} + $w"); SWN[$mode]=$(( ${SWN[$mode]:-0} + 1 ))
+            note "sweep $sp $mode: exit $rc, $(( $(wc -l <"$o") - 1 )) rows ($(grep -c ',Success,' "$o") Success) in $w s; $(grep -ho 'mpi: [0-9]* chunks of at most [0-9]* records' "$OUT/sweep-$sp-$mode.log" | head -1)"
+        done
+        for m in "${!SWT[@]}"; do
+            case $m in g1) continue ;; esac
+            k=1; case $m in gG*|mpiG*) k=$G ;; g2*|mpi2*) k=2 ;; esac
+            n=${SWN[$m]}
+            note "== sweep $sp $m: $(calc "round(${SWT[g1]:-0} / (${SWT[$m]} / $n), 3)")x of plain 1 GPU, efficiency $(calc "round(${SWT[g1]:-0} / (${SWT[$m]} / $n) / $k, 3)") (mean of $n run(s))"
+        done
+    done
+    tar czf "$OUT/sweep.tgz" -C "$OUT" $(cd "$OUT" && ls sweep-*.csv sweep-*.log space-large.csv)
+    rm -f "$OUT"/sweep-*.csv "$OUT"/sweep-*.log "$OUT"/compile-*.csv
+fi
+
+# ---- kill: what a killed worker costs (fixture kernels: deterministic work)
+if has kill && [ "$(left)" -gt 90 ]; then
+    FIX=$ROOT/build/tests/tune/fixtures
+    seed() {
+        rm -f "$1" "$1-wal" "$1-shm"
+        lscat init --db "$1" >/dev/null 2>&1
+        local a=(); for i in $(seq 1 "${MG_KILL_KERNELS:-16}"); do a+=("ok$i=$FIX/ok/harness"); done
+        python3 tests/tune/support/seed_store.py "$1" "${a[@]}" >/dev/null
+    }
+    doubled() { sql "$1" "select count(*) from (select 1 from measurements where superseded = 0 group by kernel_id, gpu_id, width, height, block_x, block_y, block_z having count(*) > 1)"; }
+    okrows() { sql "$1" "select count(*) from measurements where status = 'ok' and superseded = 0"; }
+    export CUDA_VISIBLE_DEVICES=$(gpulist "$G")
+    k=$OUT/kill; mkdir -p "$k"
+    # undisturbed reference
+    db=$k/ref.db; seed "$db"; t0=$(now)
+    LSCAT_DB=$db mpirun -np $(( G + 1 )) lscat tune --mpi --chunk 2 >"$k/ref.log" 2>&1; rc=$?
+    ref=$(secs "$t0" "$(now)"); total=$(okrows "$db")
+    note "kill: undisturbed mpi -np $(( G + 1 )): exit $rc, $total ok in $ref s"
+    # (a) a worker's lscat-tune child killed once a third of the rows are in
+    db=$k/child.db; seed "$db"; t0=$(now)
+    LSCAT_DB=$db mpirun -np $(( G + 1 )) lscat tune --mpi --chunk 2 >"$k/child.log" 2>&1 & mp=$!
+    while kill -0 $mp 2>/dev/null && [ "$(okrows "$db")" -lt $(( total / 3 )) ]; do sleep 0.2; done
+    v=$(pgrep -x lscat-tune | head -1); at=$(okrows "$db"); [ -n "$v" ] && kill -9 "$v"
+    wait $mp; rc=$?
+    note "kill (a) a worker's lscat-tune killed at $at rows: exit $rc, $(okrows "$db") of $total ok, $(doubled "$db") doubled, wall $(secs "$t0" "$(now)") s against $ref s; $(grep -c 'handed out again' "$k/child.log") chunk(s) handed out again"
+    # (b) a worker rank killed: Open MPI ends the job; the rerun resumes
+    db=$k/rank.db; seed "$db"; t0=$(now)
+    LSCAT_DB=$db mpirun -np $(( G + 1 )) lscat tune --mpi --chunk 2 >"$k/rank.log" 2>&1 & mp=$!
+    while kill -0 $mp 2>/dev/null && [ "$(okrows "$db")" -lt $(( total / 3 )) ]; do sleep 0.2; done
+    at=$(okrows "$db")
+    # the last worker rank's lscat-mpi (by its OMPI_COMM_WORLD_RANK)
+    v=; for p in $(pgrep -x lscat-mpi); do grep -qxz "OMPI_COMM_WORLD_RANK=$G" "/proc/$p/environ" 2>/dev/null && v=$p; done
+    [ -n "$v" ] && kill -9 "$v"
+    wait $mp; rc=$?; w1=$(secs "$t0" "$(now)"); kept=$(okrows "$db"); t1=$(now)
+    LSCAT_DB=$db mpirun -np $(( G + 1 )) lscat tune --mpi --chunk 2 >"$k/rank-rerun.log" 2>&1; rc2=$?
+    note "kill (b) a worker rank killed at $at rows: exit $rc after $w1 s, $kept rows kept; rerun: exit $rc2 in $(secs "$t1" "$(now)") s, $(okrows "$db") of $total ok, $(doubled "$db") doubled; $(grep -c 'handed out again\|chunk' "$k/rank.log") chunk lines"
+    # (c) plain G-GPU run: one GPU's lscat-runner killed
+    db=$k/plain-ref.db; seed "$db"; t0=$(now)
+    LSCAT_DB=$db lscat tune --gpus "$(gpulist "$G")" >"$k/plain-ref.log" 2>&1; rc=$?
+    pref=$(secs "$t0" "$(now)")
+    db=$k/plain.db; seed "$db"; t0=$(now)
+    LSCAT_DB=$db lscat tune --gpus "$(gpulist "$G")" >"$k/plain.log" 2>&1 & tp=$!
+    while kill -0 $tp 2>/dev/null && [ "$(okrows "$db")" -lt $(( total / 3 )) ]; do sleep 0.2; done
+    at=$(okrows "$db"); v=$(pgrep -x lscat-runner | tail -1); [ -n "$v" ] && kill -9 "$v"
+    wait $tp; rc=$?
+    note "kill (c) plain $G-GPU tune, one lscat-runner killed at $at rows: exit $rc, $(okrows "$db") of $total ok, $(sql "$db" "select count(*) from measurements where status != 'ok'") other rows ($(sql "$db" "select group_concat(status || ':' || coalesce(error, ''), ' | ') from measurements where status != 'ok'" | cut -c1-200)), wall $(secs "$t0" "$(now)") s against $pref s undisturbed"
+    unset CUDA_VISIBLE_DEVICES
+fi
+
+# ---- GPU tests (MG_TESTS=1): what `make test-gpu` runs
+if [ "${MG_TESTS:-0}" = 1 ] && [ "$(left)" -gt 120 ]; then
+    LSCAT_GPU_ONLY=1 LSCAT_TEST_BIN=$ROOT/build/tests timeout "$(( $(left) - 20 ))" tests/run.sh 2>&1 | head -c 3000000 >"$OUT/test-gpu.log"
+    note "== test-gpu: $(tail -n 1 "$OUT/test-gpu.log")"
+    grep -E '^not ok' "$OUT/test-gpu.log" | head -20 >>"$S"
+fi
+
+tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls ./*.log kill/*.log 2>/dev/null) 2>/dev/null
+[ -n "$(ls "$W"/run-*.db 2>/dev/null)" ] && tar czf "$OUT/runs.tgz" -C "$W" $(cd "$W" && ls run-*.db)
+note "== done, $(left) s of the budget left"
+cat "$S"
