@@ -152,6 +152,15 @@ static void build_one(struct stage *g, struct item *it, int slot)
                   "class", r.ok ? "none" : classify_name(r.final_class), "fixes", r.fixes.data,
                   NULL);
         g->c->probes_kept += kept; /* a new build key, the same probe key: its probes stand */
+        /* record_build deleted its probes unless they stood (the same build key rebuilt after
+         * an ok build, or kept): a probe loaded before the build is gone, so it is probed again
+         * (its build row deleted by a tool left it 'built' and never probed before) */
+        int stood = kept > 0 || (r.ok && it->old_status && !strcmp(it->old_status, "ok") &&
+                                 it->old_key && !strcmp(it->old_key, key));
+        if (!stood) {
+            free(it->probed_key);
+            it->probed_key = NULL;
+        }
         if (r.ok)
             queue_probe(g, it, key, pkey,
                         r.binary_path[0] == '/' ? xstrdup(r.binary_path)

@@ -469,6 +469,21 @@ static void test_execute__probes_every_build_through_a_bounded_queue(void)
     CHECK_INT(probe_row_after, ==, probe_row);
     kernel_status(status_after, sizeof(status_after), kid);
     CHECK_STR(status_after, status_before);
+    /* Its build row gone too (a tool deleted it; the probe stays): the rebuild cannot show it is
+     * the probed harness, so the probe goes and the kernel is probed again. Before session 25 the
+     * probe was deleted and none was made: the kernel stayed 'built', never probed. */
+    CHECK(unlink(abs) == 0);
+    CHECK_OK(store_run(env.s, "DELETE FROM build_attempts WHERE build_id IN (SELECT id FROM "
+                       "builds WHERE kernel_id = ?)", "t", kid));
+    CHECK_OK(store_run(env.s, "DELETE FROM builds WHERE kernel_id = ?", "t", kid));
+    CHECK_OK(execute_run(&c, env.s, env.work, &o, env.run_id));
+    CHECK_INT(c.probed, ==, 1);
+    int64_t probes_now = 0;
+    CHECK_OK(store_query_int(&probes_now, env.s, "SELECT count(*) FROM probes WHERE kernel_id = ?",
+                             "t", kid));
+    CHECK_INT(probes_now, ==, 1);
+    kernel_status(status_after, sizeof(status_after), kid);
+    CHECK_STR(status_after, status_before);
     free(abs);
     free(bin);
     free(kid);
