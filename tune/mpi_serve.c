@@ -86,19 +86,41 @@ struct id_list {
     size_t cap;
 };
 
-/* Cut ids [from, to) of a list into chunks of `size` (ids one a line); to each of the first
- * chunks add up to `ride` ids of `riders` (from *next on). */
-static void cut_list(struct id_list *chunks, const struct id_list *ids, int size,
+/* The size of the next chunk of a list with `left` ids: `size`, or with `consumers` > 0 (chunks
+ * that can be in flight at once: workers x --inflight) no more than an even share of what is
+ * left (guided self-scheduling, Polychronopoulos and Kuck), at least 1: the run's last chunks are
+ * small, so no worker is left measuring a whole chunk while the others have nothing to do. */
+static int chunk_size(int left, int size, int consumers)
+{
+    if (consumers <= 0)
+        return size;
+    int share = (left + consumers - 1) / consumers;
+    return share < 1 ? 1 : share < size ? share : size;
+}
+
+static int count_chunks(int n, int size, int consumers)
+{
+    int k = 0;
+    for (int left = n; left > 0; k++)
+        left -= chunk_size(left, size, consumers);
+    return k;
+}
+
+/* Cut a list of ids into chunks (ids one a line) of chunk_size(); to each of the first chunks
+ * add up to `ride` ids of `riders` (from *next on). */
+static void cut_list(struct id_list *chunks, const struct id_list *ids, int size, int consumers,
                      const struct id_list *riders, int *next, int ride)
 {
     struct buf b = BUF_INIT;
-    for (int i = 0; i < ids->n; i++) {
-        buf_addf(&b, "%s%s", i % size ? "\n" : "", ids->ids[i]);
-        if ((i + 1) % size == 0 || i + 1 == ids->n) {
+    for (int i = 0, in = 0, want = chunk_size(ids->n, size, consumers); i < ids->n; i++) {
+        buf_addf(&b, "%s%s", in++ ? "\n" : "", ids->ids[i]);
+        if (in == want || i + 1 == ids->n) {
             for (int r = 0; riders && r < ride && *next < riders->n; r++)
                 buf_addf(&b, "\n%s", riders->ids[(*next)++]);
             XGROW(chunks->ids, (size_t)chunks->n + 1, chunks->cap);
             chunks->ids[chunks->n++] = buf_detach(&b, NULL);
+            in = 0;
+            want = chunk_size(ids->n - i - 1, size, consumers);
         }
     }
     buf_release(&b);
@@ -137,12 +159,16 @@ static int plan_chunks(struct server *sv, struct store *s, int nworkers, int64_t
     /* The likely-done kernels ride along with the pending chunks but the last (the run's tail)
      * up to `big` a chunk, with no child of their own; the rest get chunks of their own,
      * between the pending ones. */
-    int npending = (ids[0].n + sv->job->chunk - 1) / sv->job->chunk, next = 0;
+    int inflight = sv->job->inflight > 0 ? sv->job->inflight
+                                          : sv->job->stage == MPI_STAGE_EXECUTE ? 1 : 2;
+    int consumers = (nworkers > 0 ? nworkers : 1) * inflight;
+    int npending = count_chunks(ids[0].n, sv->job->chunk, consumers), next = 0;
     int carriers = npending > 1 ? npending - 1 : npending;
     int ride = carriers ? (ids[1].n + carriers - 1) / carriers : 0;
-    cut_list(&chunks[0], &ids[0], sv->job->chunk, &ids[1], &next, ride < big ? ride : big);
+    cut_list(&chunks[0], &ids[0], sv->job->chunk, consumers, &ids[1], &next,
+             ride < big ? ride : big);
     struct id_list rest = { .ids = ids[1].ids + next, .n = ids[1].n - next };
-    cut_list(&chunks[1], &rest, big, NULL, &next, 0);
+    cut_list(&chunks[1], &rest, big, 0, NULL, &next, 0);
     interleave(sv, &chunks[0], &chunks[1]);
     *pending = ids[0].n, *total = ids[0].n + ids[1].n;
     for (int k = 0; k < 2; k++) {

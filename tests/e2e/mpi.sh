@@ -255,6 +255,10 @@ if [ "$rc" = 0 ] && [ "$ok" = 72 ] && [ "$total" = 72 ] && [ "$doubled" = 0 ]; t
     t_ok mpi__tune_with_two_chunks_in_flight_and_one_killed_measures_everything_once
 else t_fail mpi__tune_with_two_chunks_in_flight_and_one_killed_measures_everything_once "rc=$rc victim=${victim:-none}: $total rows, $ok ok, $doubled doubled"; fi
 t_contains mpi__killed_tune_chunk_is_handed_out_again "$T_TMP/tune.err" "handed out again"
+# The queue's last chunks shrink to an even share of what is left per chunk in flight (1 worker x
+# 2 in flight): 2,2,2,1,1, not 2,2,2,2, so no worker is left with a whole chunk at the end.
+t_contains mpi__tune_chunks_shrink_at_the_end_of_the_queue "$T_TMP/tune.err" \
+    "8 kernels to look at (0 most likely done) in 5 chunks"
 # ---- tune: one worker rank's stand-in GPU is gone (every harness start there says no CUDA
 # device: its lscat-tune ends with exit 3, tune_device_lost). Its chunks' stores are not merged,
 # the rank gets no more chunks, and the other worker measures every configuration once.
