@@ -332,6 +332,10 @@ static int take_group(struct state *st)
 {
     pthread_mutex_lock(&st->lock);
     int g = -1;
+    if (st->o->stop && *st->o->stop) { /* a stopped worker takes nothing more */
+        pthread_mutex_unlock(&st->lock);
+        return -1;
+    }
     while (st->next_group < st->s->ngroups && !st->no_device && !st->io_error) {
         int cand = st->next_group++;
         if (left_in(st, cand) > 0 && st->builds[cand].binary) {

@@ -131,6 +131,28 @@ if [ "$rc" = 0 ] && [ "$(records "$T_TMP/gate.out")" = "1 2 3 4 5 6 " ] &&
     t_ok sweep__a_shared_tuple_writes_each_record_once
 else t_fail sweep__a_shared_tuple_writes_each_record_once "exit $rc: $(cat "$T_TMP/gate.out")"; fi
 
+# Stopped (SIGTERM) while both workers hold one of the tuple's records: the sweep ends (a
+# worker whose record was stopped takes no tuple again), and a rerun writes the rest, each
+# record once.
+rm -f "$T_TMP"/gate "$T_TMP"/gate.[0-9]* "$T_TMP/stop.out"
+LSCAT_SWEEP_NO_CUDA_GATE=$T_TMP/gate lscat sweep "${FXARGS[@]}" --gpus 0,1 \
+    --space "$T_TMP/gate.csv" --out "$T_TMP/stop.out" 2>"$T_TMP/stop.err" &
+pid=$!
+t_wait_until waiting
+kill -TERM $pid
+ended() { ! kill -0 $pid 2>/dev/null; }
+t_wait_until ended || kill -9 $pid # still running: it never stopped (the test fails below)
+wait $pid
+rc=$?
+touch "$T_TMP/gate"
+if [ "$rc" = 3 ] && grep -q "(interrupted)" "$T_TMP/stop.err"; then
+    t_ok sweep__a_stopped_sweep_with_a_shared_tuple_ends
+else t_fail sweep__a_stopped_sweep_with_a_shared_tuple_ends "exit $rc: $(cat "$T_TMP/stop.err")"; fi
+t_expect sweep__after_a_stop_the_rerun_writes_the_rest 0 \
+    lscat sweep "${FXARGS[@]}" --gpus 0,1 --space "$T_TMP/gate.csv" --out "$T_TMP/stop.out"
+if [ "$(records "$T_TMP/stop.out")" = "1 2 3 4 5 6 " ]; then t_ok sweep__after_a_stop_each_record_is_written_once
+else t_fail sweep__after_a_stop_each_record_is_written_once "$(cat "$T_TMP/stop.out")"; fi
+
 # --rows and --shard select records; shards together cover the space exactly once.
 fx_space "$T_TMP/ten.csv" $(for i in $(seq 1 10); do echo "0,ok,$i"; done)
 lscat sweep "${FXARGS[@]}" --space "$T_TMP/ten.csv" --out "$T_TMP/rows.csv" --rows 3:5 2>/dev/null
