@@ -151,13 +151,11 @@ static void build_one(struct stage *g, struct item *it, int slot)
         log_event(LOG_DEBUG, "built", "kernel", it->id, "status", r.ok ? "ok" : "failed",
                   "class", r.ok ? "none" : classify_name(r.final_class), "fixes", r.fixes.data,
                   NULL);
-        g->c->probes_kept += kept; /* a new build key, the same probe key: its probes stand */
-        /* record_build deleted its probes unless they stood (the same build key rebuilt after
-         * an ok build, or kept): a probe loaded before the build is gone, so it is probed again
-         * (its build row deleted by a tool left it 'built' and never probed before) */
-        int stood = kept > 0 || (r.ok && it->old_status && !strcmp(it->old_status, "ok") &&
-                                 it->old_key && !strcmp(it->old_key, key));
-        if (!stood) {
+        /* a new build key, the same probe key: its probes stand */
+        g->c->probes_kept += kept == RECORD_PROBES_KEPT;
+        if (kept == RECORD_PROBES_GONE) { /* the probe loaded before the build went with them:
+                                           * probe again (a kernel whose build row a tool
+                                           * deleted stayed 'built', never probed, before) */
             free(it->probed_key);
             it->probed_key = NULL;
         }

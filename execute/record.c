@@ -110,7 +110,7 @@ int record_build(const struct record_ctx *c, const char *id, const struct record
         rc = store_commit(c->s);
     else
         store_rollback(c->s);
-    return rc < 0 ? rc : kept != 0;
+    return rc < 0 ? rc : same ? RECORD_PROBES_SAME : kept ? RECORD_PROBES_KEPT : RECORD_PROBES_GONE;
 }
 
 int record_rekey_probes(const struct record_ctx *c, const char *id, const char *key,

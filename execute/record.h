@@ -27,7 +27,10 @@ struct record_prev {
  * `probe_key`. A rebuild with the previous build's key (its binary was gone) or, after an ok
  * build, with a probe of the same probe key (only the timing core changed) keeps the kernel's
  * probes of that probe key and its verdict; otherwise its probes go and it is 'built' again.
- * 1 when probes stood under a new build key, 0, or a negative code (lscat_error_last()). */
+ * RECORD_PROBES_KEPT when probes stood under a new build key, RECORD_PROBES_SAME when they
+ * stood under the same one, RECORD_PROBES_GONE when they went (or there were none), or a
+ * negative code (lscat_error_last()). */
+enum { RECORD_PROBES_GONE = 0, RECORD_PROBES_KEPT = 1, RECORD_PROBES_SAME = 2 };
 int record_build(const struct record_ctx *c, const char *id, const struct record_prev *prev,
                  const char *key, const char *probe_key, const struct build_result *r);
 

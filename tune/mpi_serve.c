@@ -159,9 +159,7 @@ static int plan_chunks(struct server *sv, struct store *s, int nworkers, int64_t
     /* The likely-done kernels ride along with the pending chunks but the last (the run's tail)
      * up to `big` a chunk, with no child of their own; the rest get chunks of their own,
      * between the pending ones. */
-    int inflight = sv->job->inflight > 0 ? sv->job->inflight
-                                          : sv->job->stage == MPI_STAGE_EXECUTE ? 1 : 2;
-    int consumers = (nworkers > 0 ? nworkers : 1) * inflight;
+    int consumers = (nworkers > 0 ? nworkers : 1) * (sv->job->inflight > 0 ? sv->job->inflight : 1);
     int npending = count_chunks(ids[0].n, sv->job->chunk, consumers), next = 0;
     int carriers = npending > 1 ? npending - 1 : npending;
     int ride = carriers ? (ids[1].n + carriers - 1) / carriers : 0;
@@ -227,6 +225,12 @@ static int merge_result(struct server *sv, const char *data, size_t len, int64_t
 
 /* ---- sweep: the output CSV */
 
+/* Whether record `index` is to run: selected (--rows) and without a row in the output. */
+static int to_run(const struct server *sv, int index)
+{
+    return !sv->done[index] && bonsai_selected(index, sv->job->rows_from, sv->job->rows_to, 0, 0);
+}
+
 /* A tuple's records without a row, in chunks of at most `size`, dealt out in turn (chunk j
  * takes the j-th, (j + n)-th, ... of its n chunks): a space ordered by problem size puts its
  * largest records last, so consecutive cuts would make the last chunk the costliest, and the
@@ -235,10 +239,9 @@ static void sweep_chunks_of_group(struct server *sv, const struct bonsai_group *
 {
     int *todo = xcalloc((size_t)g->nrecords + 1, sizeof(int)), n = 0;
     for (int i = 0; i < g->nrecords; i++) {
-        const struct bonsai_record *r = &sv->space->records[g->records[i]];
-        if (!sv->done[r->index] &&
-            bonsai_selected(r->index, sv->job->rows_from, sv->job->rows_to, 0, 0))
-            todo[n++] = r->index;
+        int index = sv->space->records[g->records[i]].index;
+        if (to_run(sv, index))
+            todo[n++] = index;
     }
     int nchunks = (n + size - 1) / size;
     for (int c = 0; c < nchunks; c++) {
@@ -257,7 +260,7 @@ static int sweep_chunk_size(const struct server *sv, int nworkers)
 {
     int pending = 0;
     for (int i = 1; i <= sv->space->nrecords; i++)
-        pending += !sv->done[i] && bonsai_selected(i, sv->job->rows_from, sv->job->rows_to, 0, 0);
+        pending += to_run(sv, i);
     int want = nworkers > 0 ? (pending + 4 * nworkers - 1) / (4 * nworkers) : pending;
     return want < 1 ? 1 : want < sv->job->chunk ? want : sv->job->chunk;
 }
@@ -395,7 +398,6 @@ static void hand_out(struct server *sv, int dest)
         return;
     }
 }
-
 
 /* A worker's report: write its result, and hand out again what a killed child left, or what a
  * child that exited 3 left unrun: its GPU went away (tune's `tune_device_lost`, a sweep's

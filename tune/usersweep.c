@@ -344,14 +344,16 @@ static int take_group(struct state *st)
         }
     }
     double best = 0;
-    int untaken = g >= 0;
-    for (int cand = 0; !untaken && cand < st->next_group && !st->no_device && !st->io_error;
-         cand++) {
+    int join = -1;
+    for (int cand = 0; g < 0 && cand < st->next_group && !st->no_device && !st->io_error;
+         cand++) { /* every group is taken: the best one to join */
         int left = st->builds[cand].binary ? left_in(st, cand) : 0;
         double share = (double)left / (st->running[cand] + 1);
         if (left > st->running[cand] && share > best)
-            best = share, g = cand;
+            best = share, join = cand;
     }
+    if (g < 0)
+        g = join;
     if (g >= 0)
         st->running[g]++;
     pthread_mutex_unlock(&st->lock);
