@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Does a GPU fault in one process stall the other processes' work on the same GPU? (issue #14:
 734 of session 9's 1,429 probe runs ended in a fault.) Needs the binary built from
-device-fault-stall.cu. Usage: device-fault-stall.py BIN WORKDIR [sizes|sanitizer|env|envq|knobs]   (sizes: only the
+device-fault-stall.cu. Usage: device-fault-stall.py BIN WORKDIR [sizes|sanitizer|env|envq|knobs|xgpu]   (sizes: only the
 fault time against the number of faulting threads; sanitizer: faults caught by compute-sanitizer
 instead; knobs: what a faulting process controls, session 21)
 Phases (each prints one line): beats alone; beats while faults run back to back in new processes
@@ -162,6 +162,79 @@ if len(sys.argv) > 3 and sys.argv[3] in ("env", "envq"):
         print(f"in-process recovery, {tag}: 8 cycles {time.monotonic() - t0:.2f} s; fault "
               f"{stats([float(l[3]) for l in lines])} | cudaDeviceReset {stats([float(l[5]) for l in lines])} | "
               f"new context {stats([float(l[7]) for l in lines])} | {lines[-1][8:] if lines else r.stderr[-200:]}", flush=True)
+    sys.exit(0)
+
+if len(sys.argv) > 3 and sys.argv[3] == "xgpu":
+    # Issue #20: does a fault on one GPU stall the host's other GPUs? (needs 2 GPUs; faults on
+    # GPU 0, the others' work on GPU 1). A multi-GPU tune over real code lost most where kernels
+    # fault: a fault cost ~0.8 s with one GPU at work and 1.2-1.4 s beside a working GPU.
+    import concurrent.futures as cf
+    def on(gpu):
+        return dict(os.environ, CUDA_VISIBLE_DEVICES=str(gpu))
+    def fault_on(gpu):
+        t0 = time.monotonic()
+        r = subprocess.run([BIN, "fault"], capture_output=True, text=True, timeout=120, env=on(gpu))
+        te = time.monotonic()
+        f = r.stdout.split()
+        return dict(start=t0, end=te, total=te - t0, ctx=float(f[2]) - float(f[1]),
+                    fault=float(f[4]) - float(f[3]))
+    def ctx_on(gpu):
+        t0 = time.monotonic()
+        subprocess.run([BIN, "ctx"], capture_output=True, timeout=120, env=on(gpu))
+        return time.monotonic() - t0
+    def beats_on(gpu, n, secs, tag):
+        ps, files = [], []
+        for i in range(n):
+            fn = os.path.join(W, f"xbeat-{tag}-{i}.txt")
+            files.append(fn)
+            ps.append(subprocess.Popen([BIN, "beat", str(secs), fn], stdout=subprocess.PIPE,
+                                       text=True, env=on(gpu)))
+        return ps, files
+    fault_on(0); fault_on(1); ctx_on(1)
+    alone = [fault_on(0) for _ in range(8)]
+    print(f"xgpu faults on GPU 0, GPU 1 idle: total {stats([f['total'] for f in alone])} | ctx "
+          f"{stats([f['ctx'] for f in alone])} | launch->error {stats([f['fault'] for f in alone])}", flush=True)
+    # beats on GPU 1: before, during 8 back-to-back faults on GPU 0
+    ps, files = beats_on(1, 4, 16, "g1")
+    time.sleep(4)
+    fl = [fault_on(0) for _ in range(8)]
+    for p in ps: p.communicate()
+    ts = read_beats(files)
+    win = [(f["start"], f["end"]) for f in fl]
+    inw = sum(rate(ts, s, e) * (e - s) for s, e in win) / sum(e - s for s, e in win)
+    quiet = rate(ts, max(t[0] for t in ts) + 0.5, fl[0]["start"] - 0.2)
+    gmax = [max(gaps_in(ts, s, e)) for s, e in win]
+    print(f"xgpu beats on GPU 1 (4 processes): {quiet:.0f}/s before, {inw:.0f}/s while GPU 0 faults; "
+          f"largest GPU-1 gap per GPU-0 fault {stats(gmax)} | those faults: total "
+          f"{stats([f['total'] for f in fl])}, launch->error {stats([f['fault'] for f in fl])}", flush=True)
+    # the same beats on GPU 0 itself, for scale
+    ps, files = beats_on(0, 4, 16, "g0")
+    time.sleep(4)
+    fl = [fault_on(0) for _ in range(8)]
+    for p in ps: p.communicate()
+    ts = read_beats(files)
+    win = [(f["start"], f["end"]) for f in fl]
+    inw = sum(rate(ts, s, e) * (e - s) for s, e in win) / sum(e - s for s, e in win)
+    quiet = rate(ts, max(t[0] for t in ts) + 0.5, fl[0]["start"] - 0.2)
+    gmax = [max(gaps_in(ts, s, e)) for s, e in win]
+    print(f"same-GPU beats on GPU 0: {quiet:.0f}/s before, {inw:.0f}/s while GPU 0 faults; "
+          f"largest gap per fault {stats(gmax)}", flush=True)
+    # faults on GPU 0 while GPU 1 faults too, back to back
+    with cf.ThreadPoolExecutor(2) as ex:
+        f1 = ex.submit(lambda: [fault_on(1) for _ in range(10)])
+        time.sleep(0.3)
+        both = [fault_on(0) for _ in range(8)]
+        f1.result()
+    print(f"xgpu faults on GPU 0 while GPU 1 faults: total {stats([f['total'] for f in both])} | ctx "
+          f"{stats([f['ctx'] for f in both])} | launch->error {stats([f['fault'] for f in both])}", flush=True)
+    # a new context on GPU 1 while GPU 0 faults
+    plain = [ctx_on(1) for _ in range(6)]
+    with cf.ThreadPoolExecutor(2) as ex:
+        fut = ex.submit(lambda: [fault_on(0) for _ in range(6)])
+        during = []
+        while not fut.done():
+            during.append(ctx_on(1))
+    print(f"xgpu context on GPU 1: alone {stats(plain)}; while GPU 0 faults {stats(during)}", flush=True)
     sys.exit(0)
 
 if len(sys.argv) > 3 and sys.argv[3] == "sizes":

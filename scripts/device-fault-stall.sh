@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Issue #14: does a GPU fault stall the other probe workers' contexts? One device call, ~2 min.
-# Usage: scripts/device-fault-stall.sh OUT [sizes|sanitizer|env|envq|knobs]   (on the device machine;
+# Usage: scripts/device-fault-stall.sh OUT [sizes|sanitizer|env|envq|knobs|xgpu]   (on the device machine;
 # needs nvcc and python3; "sizes": only the fault's time against the number of faulting threads;
 # "sanitizer": faults caught by compute-sanitizer memcheck in one process instead of the GPU's
 # MMU; "env": a fault and a new context with CUDA_DEVICE_MAX_CONNECTIONS=1 against the default,
 # with idle contexts held by other processes, and recovery in the same process; "envq": only
 # the first of those, ~30 s, to run before and after a long probe run; "knobs": what a
-# faulting process controls, and whether a second context of it survives the fault, ~70 s)
+# faulting process controls, and whether a second context of it survives the fault, ~70 s;
+# "xgpu": (2 GPUs or more) whether a fault on GPU 0 stalls work and new contexts on GPU 1, ~90 s)
 export PATH=$PATH:/usr/local/cuda/bin
 set -euo pipefail
 out=${1:?usage: device-fault-stall.sh OUT}

@@ -14,7 +14,8 @@
 #   tune     the same MG_KERNELS runnable kernels (the first by id: ids are hashes, so the set is
 #            unbiased in cost) on 1 GPU, then on G GPUs, each from a fresh copy of the executed
 #            store: configurations measured, wall, speed-up, parallel efficiency, and each GPU's
-#            first and last measurement (the tail); OUT/kernels.tsv: each kernel's GPU, rows,
+#            first and last measurement (the tail), and how far G GPUs' medians are from 1 GPU's
+#            (MG_TUNE_GPUS="2 4": each count against 1 GPU); OUT/kernels.tsv: each kernel's GPU, rows,
 #            first and last row, probe seconds
 #   mpi      the same kernels through `mpirun -np G+1 lscat tune --mpi` (one worker rank per GPU,
 #            rank 0 serves) right after the tune step's plain G-GPU run; without the tune step,
@@ -22,6 +23,10 @@
 #   sweep    the matmul example (examples/matmul, 15 records) and a larger space (BLOCK_SIZE 8,16,32
 #            x N 256..8192 step 256, 96 records, GPU-bound) with builds cached: 1 GPU, G GPUs
 #            (`--gpus 0,..`), `mpirun -np 2` (one worker) and `-np G+1` (G workers)
+#   xgpu     scripts/device-fault-stall.sh xgpu: does a fault on GPU 0 stall work and new contexts
+#            on GPU 1 (no lscat; ~90 s)
+#   fixtune  the fault-free control: the fixture kernel `ok` x MG_FIX_KERNELS (120) tuned on 1 GPU
+#            and on each count of MG_TUNE_GPUS (build/tests/tune/fixtures carried)
 #   kill     kills on the fixture kernel `ok` x MG_KILL_KERNELS (16; build/tests/tune/fixtures carried): a worker's
 #            lscat-tune child killed mid-run under --mpi (its chunk is handed out again), a worker
 #            rank killed (Open MPI ends the job; the rerun resumes), one GPU's lscat-runner
@@ -31,7 +36,8 @@
 #        MG_KERNELS=60, MG_SIZES=240, MG_TUNE_ARGS="--timeout 5 --max-failures 2",
 #        MG_GPUS=<all the machine has>, MG_BUDGET_S=560 (steps not started past it are skipped),
 #        MG_SWEEP_MODES="g1 gG mpi1 mpiG" (also g2, mpi2; NAME-before runs MG_BEFORE_BIN's lscat),
-#        MG_SWEEP_NMAX=8192 (the larger space's largest N), MG_KILL_KERNELS=16, MG_TESTS=0.
+#        MG_SWEEP_NMAX=8192 (the larger space's largest N), MG_KILL_KERNELS=16, MG_TESTS=0,
+#        MG_TUNE_GPUS=G, MG_FIX_KERNELS=120.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -147,13 +153,34 @@ for k, g, n, a, b, p in d.execute(
 PY
 }
 
-# ---- tune: 1 GPU against G GPUs
+# Do G GPUs measure what 1 GPU measured? Over the configurations ok in both runs: the median
+# and the 5th/95th percentiles of median_ns(G GPUs) / median_ns(1 GPU), and the share off by 10%.
+agree() {
+    python3 - "$W/run-$1.db" "$W/run-$2.db" <<'PY'
+import sqlite3, sys
+def load(f):
+    q = ("SELECT kernel_id, width, height, block_x, block_y, block_z, median_ns FROM measurements "
+         "WHERE status = 'ok' AND superseded = 0 AND median_ns > 0")
+    return {r[:6]: r[6] for r in sqlite3.connect(f).execute(q)}
+a, b = load(sys.argv[1]), load(sys.argv[2])
+r = sorted(b[k] / a[k] for k in a.keys() & b.keys())
+if not r:
+    print("no configuration ok in both"); sys.exit()
+pick = lambda q: r[min(len(r) - 1, int(q * len(r)))]
+off = sum(1 for x in r if x > 1.1 or x < 1 / 1.1) / len(r)
+print("%d configurations ok in both: median ratio %.3f (p5 %.3f, p95 %.3f), %.1f%% off by more than 10%%"
+      % (len(r), pick(0.5), pick(0.05), pick(0.95), 100 * off))
+PY
+}
+
+# ---- tune: 1 GPU against each count of MG_TUNE_GPUS (default "G"), one fresh store copy each
 if has tune && [ "$(left)" -gt 120 ]; then
     tune_run g1 1 plain
-    if [ "$(left)" -gt 60 ]; then
-        tune_run "g$G" "$G" plain
-        note "== tune speed-up on $G GPUs: $(calc "round(${WALL[g1]} / ${WALL[g$G]}, 3)")x, efficiency $(calc "round(${WALL[g1]} / ${WALL[g$G]} / $G, 3)") (rows ${ROWS[g$G]} against ${ROWS[g1]}; aim >= 0.95)"
-    fi
+    for ng in ${MG_TUNE_GPUS:-$G}; do
+        [ "$ng" -gt 1 ] && [ "$(left)" -gt 60 ] || continue
+        tune_run "g$ng" "$ng" plain
+        note "== tune speed-up on $ng GPUs: $(calc "round(${WALL[g1]} / ${WALL[g$ng]}, 3)")x, efficiency $(calc "round(${WALL[g1]} / ${WALL[g$ng]} / $ng, 3)") (rows ${ROWS[g$ng]} against ${ROWS[g1]}; aim >= 0.95); timing against 1 GPU: $(agree g1 "g$ng")"
+    done
 fi
 
 # ---- tune: plain G GPUs against mpirun -np G+1 --mpi, ABBA
@@ -167,6 +194,30 @@ elif has mpi && [ "$(left)" -gt 120 ]; then
     done
     p=$(calc "${WALL[mpi-pA]:-0} + ${WALL[mpi-pB]:-0}") m=$(calc "${WALL[mpi-mA]:-0} + ${WALL[mpi-mB]:-0}")
     note "== tune mpi/plain rate on $G GPUs: $(calc "round(($p) / ($m), 4) if $m else 0") (plain $p s, mpi $m s over two runs each; aim >= 0.97)"
+fi
+
+# ---- xgpu: does a fault on GPU 0 stall GPU 1? (scripts/device-fault-stall.sh, no lscat)
+if has xgpu && [ "$G" -ge 2 ] && [ "$(left)" -gt 150 ]; then
+    bash scripts/device-fault-stall.sh "$OUT/xgpu" xgpu >"$OUT/xgpu.log" 2>&1
+    note "xgpu: exit $?"; grep -E "^(xgpu|same-GPU)" "$OUT/xgpu.log" | sed 's/^/    /' >>"$S"
+fi
+
+# ---- fixtune: the fault-free control: the fixture kernel `ok` x MG_FIX_KERNELS (120) tuned on
+# 1 GPU and on each count of MG_TUNE_GPUS (build/tests/tune/fixtures carried)
+if has fixtune && [ "$(left)" -gt 90 ]; then
+    FIX=$ROOT/build/tests/tune/fixtures
+    declare -A FW=()
+    for ng in 1 ${MG_TUNE_GPUS:-$G}; do
+        [ "$(left)" -gt 40 ] || { note "fixtune $ng: skipped, the budget is spent"; continue; }
+        db=$W/fix-$ng.db; rm -f "$db" "$db-wal" "$db-shm"
+        lscat init --db "$db" >/dev/null 2>&1
+        a=(); for i in $(seq 1 "${MG_FIX_KERNELS:-120}"); do a+=("ok$i=$FIX/ok/harness"); done
+        python3 tests/tune/support/seed_store.py "$db" "${a[@]}" >/dev/null
+        t0=$(now)
+        LSCAT_DB=$db lscat tune --gpus "$(gpulist "$ng")" >"$OUT/fixtune-$ng.log" 2>&1; rc=$?
+        FW[$ng]=$(secs "$t0" "$(now)")
+        note "fixtune $ng GPU(s): exit $rc, $(sql "$db" "select count(*) from measurements where status = 'ok'") ok of $(sql "$db" "select count(*) from measurements") in ${FW[$ng]} s$( [ "$ng" = 1 ] || echo "; $(calc "round(${FW[1]} / ${FW[$ng]}, 3)")x, efficiency $(calc "round(${FW[1]} / ${FW[$ng]} / $ng, 3)")")"
+    done
 fi
 
 # ---- sweep: 1 GPU, G GPUs, MPI with 1 and G workers (MG_SWEEP_MODES; a mode ending in -before
