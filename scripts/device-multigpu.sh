@@ -37,7 +37,7 @@
 #        MG_GPUS=<all the machine has>, MG_BUDGET_S=560 (steps not started past it are skipped),
 #        MG_SWEEP_MODES="g1 gG mpi1 mpiG" (also g2, mpi2; NAME-before runs MG_BEFORE_BIN's lscat),
 #        MG_SWEEP_NMAX=8192 (the larger space's largest N), MG_KILL_KERNELS=16, MG_TESTS=0,
-#        MG_TUNE_GPUS=G, MG_FIX_KERNELS=120.
+#        MG_TUNE_GPUS=G, MG_FIX_KERNELS=120, MG_SWEEP_SPACES="matmul large", MG_TRACE=0.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -66,6 +66,13 @@ copydb() { python3 -c 'import sqlite3, sys
 s = sqlite3.connect(sys.argv[1]); d = sqlite3.connect(sys.argv[2]); s.backup(d); d.close()' "$1" "$2"; }
 left() { echo $(( T_END - $(date +%s) )); }
 gpulist() { seq -s, 0 $(( $1 - 1 )); }
+# MG_TRACE=1: each tune, fixtune and sweep run writes LSCAT_TUNE_TRACE and LSCAT_RUNNER_TRACE
+# files (docs/tune.md "Where a configuration's time goes") to OUT/traces.tgz
+tr() {
+    [ "${MG_TRACE:-0}" = 1 ] || return 0
+    mkdir -p "$OUT/traces"
+    export LSCAT_TUNE_TRACE=$OUT/traces/$1.tune LSCAT_RUNNER_TRACE=$OUT/traces/$1.runner
+}
 has() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 note "== $(date -u +%FT%TZ) steps: $STEPS; $G x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(nproc) cores; lscat $(git rev-parse --short HEAD 2>/dev/null)"
 
@@ -111,7 +118,7 @@ declare -A WALL ROWS
 tune_run() {
     local name=$1 ng=$2 mode=$3 db=$W/run-$1.db t0 rc w n
     rm -f "$db" "$db-wal" "$db-shm"; copydb "$SET" "$db"
-    t0=$(now)
+    tr "tune-$name"; t0=$(now)
     if [ "$mode" = plain ]; then
         lscat --work "$W" --db "$db" tune --gpus "$(gpulist "$ng")" \
             --sizes "$SIZES" $TARGS >"$OUT/tune-$name.log" 2>&1
@@ -214,7 +221,7 @@ if has fixtune && [ "$(left)" -gt 90 ]; then
         a=(); for i in $(seq 1 "${MG_FIX_KERNELS:-120}"); do a+=("ok$i=$FIX/ok/harness"); done
         python3 tests/tune/support/seed_store.py "$db" "${a[@]}" >/dev/null
         t0=$(now)
-        LSCAT_DB=$db lscat tune --gpus "$(gpulist "$ng")" >"$OUT/fixtune-$ng.log" 2>&1; rc=$?
+        tr "fix-$ng"; LSCAT_DB=$db lscat tune --gpus "$(gpulist "$ng")" >"$OUT/fixtune-$ng.log" 2>&1; rc=$?
         FW[$ng]=$(secs "$t0" "$(now)")
         note "fixtune $ng GPU(s): exit $rc, $(sql "$db" "select count(*) from measurements where status = 'ok'") ok of $(sql "$db" "select count(*) from measurements") in ${FW[$ng]} s$( [ "$ng" = 1 ] || echo "; $(calc "round(${FW[1]} / ${FW[$ng]}, 3)")x, efficiency $(calc "round(${FW[1]} / ${FW[$ng]} / $ng, 3)")")"
     done
@@ -226,7 +233,7 @@ if has sweep && [ "$(left)" -gt 150 ]; then
     EX=$ROOT/examples/matmul
     { printf 'BLOCK_SIZE,N\nInteger,Integer\nCompile,Runtime\n'
       for b in 8 16 32; do for n in $(seq 256 256 "${MG_SWEEP_NMAX:-8192}"); do echo "$b,$n"; done; done; } >"$OUT/space-large.csv"
-    for sp in matmul large; do
+    for sp in ${MG_SWEEP_SPACES:-matmul large}; do
         f=$EX/space.csv; [ $sp = large ] && f=$OUT/space-large.csv
         SW=(--work "$W/sweep-work" --kernel "$EX/matmul.cu" --driver "$EX/driver.c" --space "$f")
         lscat sweep "${SW[@]}" --compile-only --out "$OUT/compile-$sp.csv" >/dev/null 2>&1
@@ -235,7 +242,7 @@ if has sweep && [ "$(left)" -gt 150 ]; then
             [ "$(left)" -gt 30 ] || { note "sweep $sp $mode: skipped, the budget is spent"; continue; }
             o=$OUT/sweep-$sp-$mode.csv; rm -f "$o"
             bin=$ROOT/build/bin; case $mode in *-before) bin=$ROOT/${MG_BEFORE_BIN:?} ;; esac
-            t0=$(now)
+            tr "sweep-$sp-$mode"; t0=$(now)
             case $mode in
                 g1*) PATH=$bin:$PATH lscat sweep "${SW[@]}" --gpus 0 --out "$o" ;;
                 g2*) PATH=$bin:$PATH lscat sweep "${SW[@]}" --gpus 0,1 --out "$o" ;;
@@ -318,6 +325,7 @@ if [ "${MG_TESTS:-0}" = 1 ] && [ "$(left)" -gt 120 ]; then
     grep -E '^not ok' "$OUT/test-gpu.log" | head -20 >>"$S"
 fi
 
+[ -d "$OUT/traces" ] && tar czf "$OUT/traces.tgz" -C "$OUT" traces && rm -rf "$OUT/traces"
 tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls ./*.log kill/*.log 2>/dev/null) 2>/dev/null
 [ -n "$(ls "$W"/run-*.db 2>/dev/null)" ] && tar czf "$OUT/runs.tgz" -C "$W" $(cd "$W" && ls run-*.db)
 note "== done, $(left) s of the budget left"
