@@ -37,7 +37,9 @@
 #        MG_GPUS=<all the machine has>, MG_BUDGET_S=560 (steps not started past it are skipped),
 #        MG_SWEEP_MODES="g1 gG mpi1 mpiG" (also g2, mpi2; NAME-before runs MG_BEFORE_BIN's lscat),
 #        MG_SWEEP_NMAX=8192 (the larger space's largest N), MG_KILL_KERNELS=16, MG_TESTS=0,
-#        MG_TUNE_GPUS=G, MG_FIX_KERNELS=120, MG_SWEEP_SPACES="matmul large", MG_TRACE=0.
+#        MG_TUNE_GPUS=G, MG_FIX_KERNELS=120, MG_KERNEL_IDS (id prefixes: the tune set instead of
+#        the first MG_KERNELS), MG_FIX_BEFORE=1 (fixtune on G GPUs with MG_BEFORE_BIN too), MG_FIX_MPI=1
+#        (and `mpirun -np G+1 lscat tune --mpi`), MG_SWEEP_SPACES="matmul large", MG_TRACE=0.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -96,15 +98,17 @@ fi
 
 # The measurement set: the first NK runnable kernels by id; the others stop being runnable in
 # the copies the runs measure (never in the executed store).
-SET=$W/tune-set.db
+SET=$W/tune-set${MG_KERNEL_IDS:+-$(echo "$MG_KERNEL_IDS" | md5sum | cut -c1-8)}.db
 if { has tune || has mpi; } && [ ! -f "$SET" ]; then
     copydb "$W/lscat.db" "$SET"
-    python3 - "$SET" "$NK" <<'PY'
+    python3 - "$SET" "$NK" "${MG_KERNEL_IDS:-}" <<'PY'
 import sqlite3, sys
 d = sqlite3.connect(sys.argv[1])
 ids = [r[0] for r in d.execute("SELECT DISTINCT k.id FROM kernels k JOIN builds b ON b.kernel_id = k.id "
                                "WHERE k.status = 'runnable' AND b.status = 'ok' ORDER BY 1")]
 keep = ids[:int(sys.argv[2])]
+if sys.argv[3].split():  # MG_KERNEL_IDS: these kernels (id prefixes) instead
+    keep = [i for i in ids if any(i.startswith(p) for p in sys.argv[3].split())]
 d.execute("CREATE TEMP TABLE keep(id TEXT PRIMARY KEY)")
 d.executemany("INSERT INTO keep VALUES (?)", [(i,) for i in keep])
 d.execute("UPDATE kernels SET status = 'built' WHERE status = 'runnable' AND id NOT IN (SELECT id FROM keep)")
@@ -214,16 +218,21 @@ fi
 if has fixtune && [ "$(left)" -gt 90 ]; then
     FIX=$ROOT/build/tests/tune/fixtures
     declare -A FW=()
-    for ng in 1 ${MG_TUNE_GPUS:-$G}; do
+    for ng in 1 ${MG_TUNE_GPUS:-$G} ${MG_FIX_BEFORE:+${G}b} ${MG_FIX_MPI:+${G}m}; do
         [ "$(left)" -gt 40 ] || { note "fixtune $ng: skipped, the budget is spent"; continue; }
+        fb=$ROOT/build/bin; case $ng in *b) fb=$ROOT/${MG_BEFORE_BIN:?} ;; esac
         db=$W/fix-$ng.db; rm -f "$db" "$db-wal" "$db-shm"
         lscat init --db "$db" >/dev/null 2>&1
         a=(); for i in $(seq 1 "${MG_FIX_KERNELS:-120}"); do a+=("ok$i=$FIX/ok/harness"); done
         python3 tests/tune/support/seed_store.py "$db" "${a[@]}" >/dev/null
         t0=$(now)
-        tr "fix-$ng"; LSCAT_DB=$db lscat tune --gpus "$(gpulist "$ng")" >"$OUT/fixtune-$ng.log" 2>&1; rc=$?
+        tr "fix-$ng"
+        case $ng in
+            *m) CUDA_VISIBLE_DEVICES=$(gpulist "$G") LSCAT_DB=$db mpirun -np $(( G + 1 )) lscat tune --mpi >"$OUT/fixtune-$ng.log" 2>&1 ;;
+            *) LSCAT_BIN=$fb PATH=$fb:$PATH LSCAT_DB=$db "$fb/lscat" tune --gpus "$(gpulist "${ng%b}")" >"$OUT/fixtune-$ng.log" 2>&1 ;;
+        esac; rc=$?
         FW[$ng]=$(secs "$t0" "$(now)")
-        note "fixtune $ng GPU(s): exit $rc, $(sql "$db" "select count(*) from measurements where status = 'ok'") ok of $(sql "$db" "select count(*) from measurements") in ${FW[$ng]} s$( [ "$ng" = 1 ] || echo "; $(calc "round(${FW[1]} / ${FW[$ng]}, 3)")x, efficiency $(calc "round(${FW[1]} / ${FW[$ng]} / $ng, 3)")")"
+        note "fixtune $ng GPU(s)$(case $ng in *b) echo " with $MG_BEFORE_BIN" ;; esac): exit $rc, $(sql "$db" "select count(*) from measurements where status = 'ok'") ok of $(sql "$db" "select count(*) from measurements") in ${FW[$ng]} s$( [ "$ng" = 1 ] || echo "; $(calc "round(${FW[1]} / ${FW[$ng]}, 3)")x, efficiency $(calc "round(${FW[1]} / ${FW[$ng]} / ${ng%[bm]}, 3)")$( [ "${ng%m}" != "$ng" ] && echo "; mpi/plain $(calc "round(${FW[$G]:-0} / ${FW[$ng]}, 4)")")")"
     done
 fi
 

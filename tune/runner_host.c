@@ -76,10 +76,15 @@ static int spawn(struct runner_host *h, struct runner_proc *ch)
 }
 
 /* A spare runner beside the one in use (its process start and CUDA context creation run while
- * the other measures), unless turned off or already there. */
+ * the other measures), unless turned off or already there. Only once the runner in use holds
+ * its context (@ready): the driver makes a host's contexts one at a time, whatever the GPU
+ * (docs/tune.md "Multi-GPU scaling (#20), session 26"), so a spare started beside a runner
+ * still making its context delays it, and on G GPUs every GPU's first kernel waited for 2G
+ * contexts instead of G. */
 static void start_spare(struct runner_host *h)
 {
-    if (h->spare_on && !h->spare_running && !h->broken && spawn(h, &h->spare) == 0)
+    if (h->spare_on && !h->spare_running && !h->broken && h->running && h->ch.ready &&
+        spawn(h, &h->spare) == 0)
         h->spare_running = 1;
 }
 
@@ -106,7 +111,7 @@ int runner_host_start(struct runner_host *h)
     h->running = 1;
     h->kernels = 0;
     buf_setlen(&h->pending, 0);
-    start_spare(h);
+    start_spare(h); /* a spare that took over and said @ready is known ready only once read */
     return 0;
 }
 
@@ -278,6 +283,7 @@ int runner_run_in_host(struct runner_summary *out, const struct runner_options *
             host_stop(h, 0); /* a callback error or a protocol breach */
             return rc;
         }
+        start_spare(h); /* once this runner said @ready */
         if (ch->done_rc >= 0)
             return host_done(h, out, cfgs, n, i, cb);
         if (o->stop && *o->stop) {

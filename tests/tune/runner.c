@@ -697,6 +697,44 @@ static void test_runner_host__after_a_crash_the_spare_takes_the_next_configurati
     runner_host_free(h);
 }
 
+/* The spare is started only once the runner in use holds its context (@ready): a host's
+ * contexts are made one at a time by the driver, so a spare started at once delays the first
+ * kernel (docs/tune.md "Multi-GPU scaling (#20), session 26"). A wrapper stands for the
+ * context's time: it logs its start and waits 0.5 s before the runner can say @ready. */
+static void test_runner_host__the_spare_starts_once_the_runner_in_use_is_ready(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    struct runner_host *h = NULL;
+    char slow[1100], log[1100], script[3000];
+    snprintf(slow, sizeof(slow), "%s/slow-runner", test_tmpdir());
+    snprintf(log, sizeof(log), "%s/slow-runner.log", test_tmpdir());
+    int n = snprintf(script, sizeof(script),
+                     "#!/bin/sh\necho \"$(date +%%s.%%N) $$\" >> '%s'\nsleep 0.5\nexec '%s' \"$@\"\n",
+                     log, runner_prog);
+    test_write_file(slow, script, (size_t)n);
+    CHECK(chmod(slow, 0755) == 0);
+    CHECK_OK(runner_host_new(&h, slow, NULL, 0, 0));
+    runner_host_set_spare(h, 1);
+    CHECK_OK(runner_host_start(h));
+    run_host(&sum, &s, h, fake("crash 240 240 64 1\n"), 10, 5);
+    CHECK_INT(s.n, ==, 4);
+    CHECK_STR(s.r[1].status, "crashed");
+    CHECK_STR(s.r[3].status, "ok");
+    CHECK_INT(runner_host_spares_taken(h), ==, 1);
+    runner_host_free(h);
+    struct buf b = BUF_INIT;
+    double t[3] = { 0, 0, 0 };
+    int k = 0;
+    CHECK_OK(buf_read_file(&b, log));
+    for (const char *p = b.data; p && *p && k < 3; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        t[k++] = atof(p);
+    buf_release(&b);
+    CHECK(k >= 2); /* the first runner, its spare (which took over and may have its own) */
+    /* the spare began after the first runner's 0.5 s, never beside it */
+    CHECK(t[1] - t[0] >= 0.5);
+}
+
 static void test_runner_host__hang_is_killed_and_recorded_as_timeout(void)
 {
     struct runner_summary sum;
@@ -935,6 +973,7 @@ int main(void)
     TEST_RUN(test_runner__a_long_kernel_gets_a_deadline_planned_from_its_smaller_sizes);
     TEST_RUN(test_runner__the_deadline_plan_extrapolates_and_is_bounded);
     TEST_RUN(test_runner_host__after_a_crash_the_spare_takes_the_next_configuration);
+    TEST_RUN(test_runner_host__the_spare_starts_once_the_runner_in_use_is_ready);
     TEST_RUN(test_runner_host__hang_is_killed_and_recorded_as_timeout);
     TEST_RUN(test_runner_host__sticky_error_ends_the_runner_and_the_kernel_goes_on);
     TEST_RUN(test_runner_host__a_failure_the_device_caused_is_not_recorded);
