@@ -19,9 +19,15 @@
 //                                (__trap() instead), kill (SIGKILL itself once it saw the error)
 // faultstall twoctx              driver API: contexts A and B in one process; a fault in A, then
 //                                a kernel in B, cuCtxDestroy(A), a third context C made after it
+// faultstall ops SECONDS FILE     what a tune configuration asks the driver besides its launches,
+//                                in a loop: NVML clock and temperature reads (as the timing core's
+//                                before/after), a one-kernel graph captured, instantiated and
+//                                launched, a 1 MiB cudaMalloc + cudaFree, a launch + sync; one
+//                                line per round to FILE: "t nvml_s graph_s malloc_s launch_s"
 // Times are CLOCK_MONOTONIC seconds, comparable across processes (the driver script reads them).
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include "tune/nvml_dl.h" /* NVML as the timing core reads it (dlopen, handle by uuid) */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,6 +161,53 @@ int main(int argc, char **argv)
     }
     int *d;
     cudaMalloc(&d, 1 << 20);
+    if (!strcmp(argv[1], "ops") && argc > 3) {
+        FILE *f = fopen(argv[3], "w");
+        struct nvml_dl nv;
+        nvml_dl_device h = NULL;
+        unsigned v;
+        cudaDeviceProp p;
+        char uuid[48];
+        if (!f || nvml_dl_load(&nv, NULL) != NVML_DL_SUCCESS ||
+            cudaGetDeviceProperties(&p, 0) != cudaSuccess)
+            return 4;
+        nvml_dl_format_uuid(uuid, (const unsigned char *)p.uuid.bytes);
+        if (nv.handle_by_uuid(uuid, &h) != NVML_DL_SUCCESS)
+            return 4;
+        cudaStream_t st;
+        cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
+        double end = now() + atof(argv[2]);
+        while (now() < end) {
+            double a = now();
+            nv.clock_info(h, NVML_DL_CLOCK_SM, &v);
+            nv.temperature(h, NVML_DL_TEMPERATURE_GPU, &v);
+            nv.clock_info(h, NVML_DL_CLOCK_SM, &v);
+            nv.clock_info(h, NVML_DL_CLOCK_MEM, &v);
+            nv.temperature(h, NVML_DL_TEMPERATURE_GPU, &v);
+            double b = now();
+            cudaGraph_t g;
+            cudaGraphExec_t ge;
+            cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal);
+            tick<<<1, 32, 0, st>>>(d);
+            cudaStreamEndCapture(st, &g);
+            cudaGraphInstantiate(&ge, g, 0);
+            cudaGraphLaunch(ge, st);
+            cudaStreamSynchronize(st);
+            cudaGraphExecDestroy(ge);
+            cudaGraphDestroy(g);
+            double c = now();
+            int *m = NULL;
+            cudaMalloc(&m, 1 << 20);
+            cudaFree(m);
+            double e = now();
+            tick<<<1, 32, 0, st>>>(d);
+            cudaStreamSynchronize(st);
+            double x = now();
+            fprintf(f, "%.6f %.6f %.6f %.6f %.6f\n", a, b - a, c - b, e - c, x - e);
+        }
+        fclose(f);
+        return 0;
+    }
     if (!strcmp(argv[1], "idle") && argc > 2) {
         printf("idle %.6f %.6f\n", t0, tctx);
         fflush(stdout);

@@ -190,6 +190,35 @@ if len(sys.argv) > 3 and sys.argv[3] == "xgpu":
             ps.append(subprocess.Popen([BIN, "beat", str(secs), fn], stdout=subprocess.PIPE,
                                        text=True, env=on(gpu)))
         return ps, files
+    if len(sys.argv) > 4 and sys.argv[4] == "ops":
+        # Which driver calls of a tune configuration wait while GPU 0 makes contexts or faults?
+        # ops on GPU 1 for 16 s: quiet, then 5 s of context processes on GPU 0, then 5 s of
+        # faulting processes on GPU 0.
+        fn = os.path.join(W, "ops.txt")
+        p = subprocess.Popen([BIN, "ops", "17", fn], env=on(1))
+        time.sleep(4)
+        a = time.monotonic(); n_ctx = 0
+        while time.monotonic() < a + 5:
+            ctx_on(0); n_ctx += 1
+        b = time.monotonic(); n_f = 0
+        while time.monotonic() < b + 5:
+            fault_on(0); n_f += 1
+        c = time.monotonic()
+        p.wait()
+        rows = [[float(x) for x in l.split()] for l in open(fn) if l.strip()]
+        def summ(lo, hi, tag):
+            r = [x for x in rows if lo <= x[0] < hi]
+            out = [f"{tag}: {len(r)} rounds"]
+            for i, name in ((1, "nvml x5"), (2, "graph"), (3, "malloc+free"), (4, "launch+sync")):
+                v = sorted(x[i] for x in r)
+                if v:
+                    out.append(f"{name} median {v[len(v)//2]*1e3:.2f} ms p99 {v[int(len(v)*0.99)]*1e3:.2f} max {v[-1]*1e3:.1f} sum {sum(v):.2f} s")
+            print("xops " + " | ".join(out), flush=True)
+        start = rows[0][0] if rows else a
+        summ(start + 0.5, a, "quiet")
+        summ(a, b, f"GPU 0 making contexts ({n_ctx})")
+        summ(b, c, f"GPU 0 faulting ({n_f})")
+        sys.exit(0)
     fault_on(0); fault_on(1); ctx_on(1)
     alone = [fault_on(0) for _ in range(8)]
     print(f"xgpu faults on GPU 0, GPU 1 idle: total {stats([f['total'] for f in alone])} | ctx "

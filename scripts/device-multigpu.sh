@@ -37,7 +37,7 @@
 #        MG_GPUS=<all the machine has>, MG_BUDGET_S=560 (steps not started past it are skipped),
 #        MG_SWEEP_MODES="g1 gG mpi1 mpiG" (also g2, mpi2; NAME-before runs MG_BEFORE_BIN's lscat),
 #        MG_SWEEP_NMAX=8192 (the larger space's largest N), MG_KILL_KERNELS=16, MG_TESTS=0,
-#        MG_TUNE_GPUS=G, MG_FIX_KERNELS=120, MG_KERNEL_IDS (id prefixes: the tune set instead of
+#        MG_TUNE_GPUS=G, MG_FIX_KERNELS=120, MG_TUNE_G1=1 (0: no 1-GPU run), MG_KERNEL_IDS (id prefixes: the tune set instead of
 #        the first MG_KERNELS), MG_FIX_BEFORE=1 (fixtune on G GPUs with MG_BEFORE_BIN too), MG_FIX_MPI=1
 #        (and `mpirun -np G+1 lscat tune --mpi`), MG_SWEEP_SPACES="matmul large", MG_TRACE=0.
 set -uo pipefail
@@ -186,11 +186,13 @@ PY
 
 # ---- tune: 1 GPU against each count of MG_TUNE_GPUS (default "G"), one fresh store copy each
 if has tune && [ "$(left)" -gt 120 ]; then
-    tune_run g1 1 plain
-    for ng in ${MG_TUNE_GPUS:-$G}; do
-        [ "$ng" -gt 1 ] && [ "$(left)" -gt 60 ] || continue
-        tune_run "g$ng" "$ng" plain
-        note "== tune speed-up on $ng GPUs: $(calc "round(${WALL[g1]} / ${WALL[g$ng]}, 3)")x, efficiency $(calc "round(${WALL[g1]} / ${WALL[g$ng]} / $ng, 3)") (rows ${ROWS[g$ng]} against ${ROWS[g1]}; aim >= 0.95); timing against 1 GPU: $(agree g1 "g$ng")"
+    [ "${MG_TUNE_G1:-1}" = 1 ] && tune_run g1 1 plain
+    for ng in ${MG_TUNE_GPUS:-$G}; do  # N, or Nb: N GPUs with MG_BEFORE_BIN's binaries
+        [ "${ng%b}" -gt 1 ] && [ "$(left)" -gt 60 ] || continue
+        tbin=$ROOT/build/bin; [ "${ng%b}" = "$ng" ] || tbin=$ROOT/${MG_BEFORE_BIN:?}
+        LSCAT_BIN=$tbin PATH=$tbin:$PATH tune_run "g$ng" "${ng%b}" plain
+        [ -n "${WALL[g1]:-}" ] || continue
+        note "== tune speed-up on $ng GPUs: $(calc "round(${WALL[g1]} / ${WALL[g$ng]}, 3)")x, efficiency $(calc "round(${WALL[g1]} / ${WALL[g$ng]} / ${ng%b}, 3)") (rows ${ROWS[g$ng]} against ${ROWS[g1]}; aim >= 0.95); timing against 1 GPU: $(agree g1 "g$ng")"
     done
 fi
 

@@ -476,10 +476,14 @@ static void update_note(struct sweep_shared *sh)
     progress_note(sh->prog, note);
 }
 
-/* Take kernels until none are left. While one kernel is measured, the next one's harness is
- * already started and held before its first configuration (unless --no-prestart), so process
- * start and context creation cost no GPU time. The GPU is locked (common/gpulock.h) for each
- * kernel's measurement, so that no other lscat (a probe, another tune) runs on it meanwhile. */
+/* Take kernels until none are left. Without a runner, while one kernel is measured the next
+ * one's harness is already started and held before its first configuration (unless
+ * --no-prestart), so process start and context creation cost no GPU time. With a runner (its
+ * spare holds the next context) a kernel is taken only when the GPU is free for it: a kernel
+ * taken early waits behind the one measured, and at the end of the queue another GPU would
+ * have had nothing to do meanwhile (4 faulting kernels on 4 GPUs ran on 2, two each). The GPU
+ * is locked (common/gpulock.h) for each kernel's measurement, so that no other lscat (a probe,
+ * another tune) runs on it meanwhile. */
 static void *worker_main(void *arg)
 {
     struct sweep_worker *w = arg;
@@ -505,7 +509,8 @@ static void *worker_main(void *arg)
     while (rc >= 0 && !w->lost) {
         if (!cur.k && ((rc = plan_take(&it, sh, w, 1)) <= 0 || (rc = prep_init(&cur, w, &it)) < 0))
             break;
-        if ((rc = plan_take(&it, sh, w, 0)) > 0) {
+        int prestart = !sh->o->no_prestart && !(w->host && !runner_host_broken(w->host));
+        if (prestart && (rc = plan_take(&it, sh, w, 0)) > 0) {
             rc = prep_init(&next, w, &it);
             if (rc >= 0 && next.runnable && !next.so && !sh->o->no_prestart &&
                 runner_prestart(&next.child, &next.ro, next.cfgs, next.n) < 0)

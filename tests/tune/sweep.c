@@ -474,6 +474,32 @@ static void test_sweep__kernels_with_a_harness_so_run_in_the_runner(void)
     store_free(s);
 }
 
+/* With a runner a GPU takes a kernel only when it is free for it: 4 kernels on 4 GPUs run one
+ * on each (a kernel taken early, for a prestart the runner does not need, left two GPUs idle at
+ * the end of the queue). Each kernel takes about 4 s, far longer than the workers' starts. */
+static void test_sweep__with_a_runner_no_gpu_holds_a_kernel_another_could_run(void)
+{
+    char rp[1100];
+    const char *b[] = { "slow 1000\n", "slow 1000\n", "slow 1000\n", "slow 1000\n" };
+    snprintf(rp, sizeof(rp), "%s/lscat-runner", test_bin_dir());
+    with_so = 1;
+    runner = rp;
+    struct store *s = setup(4, b);
+    struct tune_gpu g[4];
+    struct tune_counts c;
+    gpus_of(g, 4, 1, s);
+    sweep(&c, s, g, 4, 0, 3);
+    with_so = 0;
+    runner = NULL;
+    CHECK_INT(c.kernels_done, ==, 4);
+    CHECK_INT(c.runner_kernels, ==, 4);
+    CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE status = 'ok'"), ==, 16);
+    CHECK_INT(q(s, "SELECT count(DISTINCT gpu_id) FROM measurements"), ==, 4);
+    CHECK_INT(q(s, "SELECT max(n) FROM (SELECT count(DISTINCT kernel_id) n FROM measurements "
+                   "GROUP BY gpu_id)"), ==, 1);
+    store_free(s);
+}
+
 /* A 2D kernel with a fixed shared tile: every 1D block fails stickily (the stand-in's rule
  * for by == 1). Each 1D shape fails once at the smallest size, is recorded `skipped` at the
  * larger ones, and the kernel is done, not given up, though max_failures is 1; the 2D shape is
@@ -724,6 +750,7 @@ int main(void)
     TEST_RUN(test_sweep__crashes_hangs_and_give_ups_are_recorded);
     TEST_RUN(test_sweep__launches_each_kernel_with_its_binding_and_records_it);
     TEST_RUN(test_sweep__kernels_with_a_harness_so_run_in_the_runner);
+    TEST_RUN(test_sweep__with_a_runner_no_gpu_holds_a_kernel_another_could_run);
     TEST_RUN(test_sweep__a_2d_kernels_1d_shapes_are_skipped_and_it_is_not_given_up);
     TEST_RUN(test_sweep__skips_hold_in_the_runner_too);
     TEST_RUN(test_sweep__follow_measures_what_a_running_execute_makes_runnable);
