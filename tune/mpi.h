@@ -58,6 +58,12 @@ int mpi_merger_new(struct mpi_merger **out, const char *self_dir, const char *db
 void mpi_merger_add(struct mpi_merger *m, char *file);
 int mpi_merger_free(struct mpi_merger *m, double *merge_s, int *merged);
 
+/* Wait for a message from `src` (or MPI_ANY_SOURCE) of any tag without spinning: MPI_Iprobe
+ * with a sleep between looks that grows from 20 us to 1 ms (Open MPI's blocking receives spin,
+ * so rank 0, which waits the whole run, held a core at 100%: half of a 2-core machine). Says
+ * its source, tag and size in bytes; the caller then receives it. */
+void mpi_wait_message(int src, int *source, int *tag, int *bytes);
+
 /* Bytes in pieces of at most 1 GiB (MPI counts are ints). */
 void mpi_send_bytes(const void *data, size_t len, int dest);
 void mpi_recv_bytes(void *data, size_t len, int src);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char usage[] = "mpirun -np N lscat execute|tune|sweep --mpi [--chunk N] "
@@ -299,7 +300,26 @@ done:
     return rank == 0 && (!env_rank || !strcmp(env_rank, "0")) ? code : 0;
 }
 
-/* ---- bytes over MPI, for both sides */
+/* ---- waiting and bytes over MPI, for both sides */
+
+void mpi_wait_message(int src, int *source, int *tag, int *bytes)
+{
+    long nap_ns = 20000;
+    for (;;) {
+        int flag = 0;
+        MPI_Status st;
+        MPI_Iprobe(src, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+        if (flag) {
+            *source = st.MPI_SOURCE, *tag = st.MPI_TAG;
+            MPI_Get_count(&st, MPI_BYTE, bytes);
+            return;
+        }
+        struct timespec ts = { 0, nap_ns };
+        nanosleep(&ts, NULL);
+        if (nap_ns < 1000000)
+            nap_ns *= 2;
+    }
+}
 
 #define PIECE_BYTES ((size_t)1 << 30)
 

@@ -460,7 +460,9 @@ static void serve(struct server *sv, int nworkers)
     while (stopped < nworkers) {
         struct mpi_done d = { 0 };
         MPI_Status st;
-        MPI_Recv(&d, 4, MPI_INT64_T, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+        int from = 0, tag = 0, bytes = 0;
+        mpi_wait_message(MPI_ANY_SOURCE, &from, &tag, &bytes);
+        MPI_Recv(&d, 4, MPI_INT64_T, from, tag, MPI_COMM_WORLD, &st);
         if (st.MPI_TAG == MPI_TAG_DONE)
             take_result(sv, st.MPI_SOURCE, &d);
         else if (sv->retired[st.MPI_SOURCE]) { /* WAIT while it has chunks out, then STOP */

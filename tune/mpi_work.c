@@ -282,14 +282,12 @@ static void slot_ship_one(struct slots *g)
  * flight, rank 0 answers at once: WORK, or WAIT when none is queued now). Returns its tag. */
 static int ask_reply(char **msg)
 {
-    MPI_Status st;
-    int len = 0;
-    MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
-    MPI_Get_count(&st, MPI_CHAR, &len);
+    int len = 0, src = 0, tag = 0;
+    mpi_wait_message(0, &src, &tag, &len);
     *msg = xmalloc((size_t)len + 1);
-    MPI_Recv(*msg, len, MPI_CHAR, 0, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Recv(*msg, len, MPI_CHAR, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     (*msg)[len] = '\0';
-    return st.MPI_TAG;
+    return tag;
 }
 
 /* Up to job->inflight chunks at once: while one chunk's child measures, the next one's starts

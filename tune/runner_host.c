@@ -30,6 +30,7 @@ struct runner_host {
     int running, kernels, broken;
     struct runner_proc spare; /* started beside it: takes over at once after a fault */
     int spare_on, spare_running, spare_taken;
+    int fresh;          /* the runner in use was spawned, not a spare that took over */
     struct buf pending; /* control bytes not yet written to its stdin */
 };
 
@@ -76,15 +77,16 @@ static int spawn(struct runner_host *h, struct runner_proc *ch)
 }
 
 /* A spare runner beside the one in use (its process start and CUDA context creation run while
- * the other measures), unless turned off or already there. Only once the runner in use holds
- * its context (@ready): the driver makes a host's contexts one at a time, whatever the GPU
- * (docs/tune.md "Multi-GPU scaling (#20), session 26"), so a spare started beside a runner
- * still making its context delays it, and on G GPUs every GPU's first kernel waited for 2G
- * contexts instead of G. */
+ * the other measures), unless turned off or already there. Beside a freshly spawned runner only
+ * once it holds its context (@ready): the driver makes a host's contexts one at a time, whatever
+ * the GPU (docs/tune.md "Multi-GPU scaling (#20), session 26"), so a spare started beside it
+ * delays it (on 4 GPUs the first results came at 2.2 s with 8 contexts made at once, 1.7 s with
+ * 4). After a spare took over, the next spare starts at once: in a run of faults it then
+ * queues for its context as early as it can. */
 static void start_spare(struct runner_host *h)
 {
-    if (h->spare_on && !h->spare_running && !h->broken && h->running && h->ch.ready &&
-        spawn(h, &h->spare) == 0)
+    if (h->spare_on && !h->spare_running && !h->broken && h->running &&
+        (h->ch.ready || !h->fresh) && spawn(h, &h->spare) == 0)
         h->spare_running = 1;
 }
 
@@ -98,6 +100,7 @@ int runner_host_start(struct runner_host *h)
         log_trace("spare_taken child=%d ready=%d age=%.3f", (int)h->ch.pid, h->ch.ready,
                      fs_mono_s() - h->ch.started_s);
         h->spare_taken++;
+        h->fresh = 0;
     } else {
         if (h->spare_running) /* it died waiting (no driver?): a fresh start says why */
             runner_proc_release(&h->spare), h->spare_running = 0;
@@ -107,11 +110,12 @@ int runner_host_start(struct runner_host *h)
             return rc;
         }
         log_trace("runner_started child=%d", (int)h->ch.pid);
+        h->fresh = 1;
     }
     h->running = 1;
     h->kernels = 0;
     buf_setlen(&h->pending, 0);
-    start_spare(h); /* a spare that took over and said @ready is known ready only once read */
+    start_spare(h);
     return 0;
 }
 
@@ -283,7 +287,7 @@ int runner_run_in_host(struct runner_summary *out, const struct runner_options *
             host_stop(h, 0); /* a callback error or a protocol breach */
             return rc;
         }
-        start_spare(h); /* once this runner said @ready */
+        start_spare(h); /* a fresh runner's, once it said @ready */
         if (ch->done_rc >= 0)
             return host_done(h, out, cfgs, n, i, cb);
         if (o->stop && *o->stop) {

@@ -54,7 +54,9 @@ static const struct cli_opt opts[] = {
       OPT_COMPILE_ONLY },
     { "gpus", 0, "LIST", "one worker per CUDA index, e.g. 0,1 (default: one worker on the "
       "environment's device); each takes a compile-time tuple nobody has, then joins the one "
-      "with the most records left per worker, with a host process of its own", OPT_GPUS },
+      "with the most records left per worker, with a host process of its own; a tuple's "
+      "records are then dealt largest first (by the product of their numeric Runtime values)",
+      OPT_GPUS },
     { "warmup", 0, "N", "timing core: untimed runs first (default 3)", OPT_WARMUP },
     { "samples", 0, "N", "timing core: timed samples (default 10)", OPT_SAMPLES },
     { "min-sample-ms", 0, "X", "timing core: a sample batches launches to last X ms "

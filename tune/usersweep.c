@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -372,6 +373,8 @@ static const struct bonsai_record *take_record(struct state *st, int g)
         if (st->pending[c->index])
             r = c;
     }
+    if (r)
+        log_trace("sweep_take record=%d", r->index);
     pthread_mutex_unlock(&st->lock);
     return r;
 }
@@ -538,6 +541,39 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* A record's size for the deal order: the product of its numeric Runtime values (1 with none). */
+static double record_size(const struct bonsai_space *s, const struct bonsai_record *r)
+{
+    double size = 1;
+    for (int i = 0; i < s->nparams; i++)
+        if (s->params[i].when == BONSAI_RUNTIME && s->params[i].type != BONSAI_STRING)
+            size *= fabs(strtod(r->values[i], NULL));
+    return size;
+}
+
+static const struct bonsai_space *g_order_space; /* for by_size (qsort has no context) */
+
+static int by_size(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    double sx = record_size(g_order_space, &g_order_space->records[x]);
+    double sy = record_size(g_order_space, &g_order_space->records[y]);
+    return sx > sy ? -1 : sx < sy ? 1 : (x > y) - (x < y);
+}
+
+/* With several workers each tuple's records are dealt largest first (longest processing time
+ * first): a space lists its sizes ascending, so in file order every worker's last record was a
+ * tuple's largest, and on 4 H200s one worker had nothing left for the last 5 s of a 21 s sweep
+ * while the others measured the N = 7,936 and 8,192 records (docs/tune.md "Multi-GPU scaling
+ * (#20), session 26"). One worker keeps the file order (its output's row order). */
+static void order_largest_first(struct state *st)
+{
+    g_order_space = st->s;
+    for (int g = 0; g < st->s->ngroups; g++)
+        qsort(st->s->groups[g].records, (size_t)st->s->groups[g].nrecords, sizeof(int), by_size);
+    g_order_space = NULL;
+}
+
 static void run_workers(struct state *st)
 {
     int n = 1;
@@ -550,6 +586,8 @@ static void run_workers(struct state *st)
             gpus[n++] = xstrdup(t);
         free(copy);
     }
+    if (n > 1)
+        order_largest_first(st);
     struct worker *w = xcalloc((size_t)n, sizeof(*w));
     pthread_t *th = xcalloc((size_t)n, sizeof(*th));
     st->measuring = n;

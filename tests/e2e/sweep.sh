@@ -153,6 +153,22 @@ t_expect sweep__after_a_stop_the_rerun_writes_the_rest 0 \
 if [ "$(records "$T_TMP/stop.out")" = "1 2 3 4 5 6 " ]; then t_ok sweep__after_a_stop_each_record_is_written_once
 else t_fail sweep__after_a_stop_each_record_is_written_once "$(cat "$T_TMP/stop.out")"; fi
 
+# With several workers a tuple's records are dealt largest first (the product of their numeric
+# Runtime values: Work here), so no worker is left with a tuple's largest record at the end; one
+# worker keeps the file order.
+fx_space "$T_TMP/lpt.csv" $(for i in 1 2 3 4 5 6; do echo "0,ok,$((i * 1000))"; done)
+takes() { grep -o 'sweep_take record=[0-9]*' "$1" | cut -d= -f2 | tr '\n' ' '; }
+LSCAT_TUNE_TRACE=$T_TMP/lpt2.trace lscat sweep "${FXARGS[@]}" --gpus 0,1 --space "$T_TMP/lpt.csv" \
+    --out "$T_TMP/lpt2.out" 2>/dev/null
+LSCAT_TUNE_TRACE=$T_TMP/lpt1.trace lscat sweep "${FXARGS[@]}" --space "$T_TMP/lpt.csv" \
+    --out "$T_TMP/lpt1.out" 2>/dev/null
+if [ "$(takes "$T_TMP/lpt2.trace")" = "6 5 4 3 2 1 " ] && [ "$(records "$T_TMP/lpt2.out")" = "1 2 3 4 5 6 " ]; then
+    t_ok sweep__several_workers_take_a_tuples_largest_records_first
+else t_fail sweep__several_workers_take_a_tuples_largest_records_first "takes: $(takes "$T_TMP/lpt2.trace")"; fi
+if [ "$(takes "$T_TMP/lpt1.trace")" = "1 2 3 4 5 6 " ]; then
+    t_ok sweep__one_worker_keeps_the_file_order
+else t_fail sweep__one_worker_keeps_the_file_order "takes: $(takes "$T_TMP/lpt1.trace")"; fi
+
 # --rows and --shard select records; shards together cover the space exactly once.
 fx_space "$T_TMP/ten.csv" $(for i in $(seq 1 10); do echo "0,ok,$i"; done)
 lscat sweep "${FXARGS[@]}" --space "$T_TMP/ten.csv" --out "$T_TMP/rows.csv" --rows 3:5 2>/dev/null
