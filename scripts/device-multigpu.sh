@@ -2,7 +2,8 @@
 # Issue #20 on a lent machine with several GPUs of one host: scaling of `lscat tune`, `lscat
 # sweep` and the MPI dispatch over 1 and G GPUs, side by side in one call per step, and what a
 # killed worker costs. The summary (summary.txt in OUT_DIR, printed last) is what docs/tune.md
-# quotes.
+# quotes. With more than 7 files in OUT, all but summary.txt are packed into OUT/all.tgz (a
+# device call returns at most 8 files).
 #
 # Steps (MG_STEPS, default "execute tune"; each resumes from the files an earlier step left in
 # the work folder, so steps may go to separate calls on one warm machine, or the store can be
@@ -340,4 +341,10 @@ fi
 tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls ./*.log kill/*.log 2>/dev/null) 2>/dev/null
 [ -n "$(ls "$W"/run-*.db 2>/dev/null)" ] && tar czf "$OUT/runs.tgz" -C "$W" $(cd "$W" && ls run-*.db)
 note "== done, $(left) s of the budget left"
+# Only 8 files come back from a device call's OUT (the rest are left out and lost with the
+# machine): with more, everything but summary.txt goes into one archive, all.tgz.
+if [ "$(find "$OUT" -type f | wc -l)" -gt 7 ]; then
+    (cd "$OUT" && find . -type f ! -name summary.txt ! -name all.tgz | tar czf all.tgz -T - &&
+        find . -mindepth 1 ! -name summary.txt ! -name all.tgz -delete)
+fi
 cat "$S"
