@@ -541,24 +541,28 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* A record's size for the deal order: the product of its numeric Runtime values (1 with none). */
+/* A record's size for the deal order: the product of its numeric Runtime values (1 with none;
+ * 0 when that is not a number). */
 static double record_size(const struct bonsai_space *s, const struct bonsai_record *r)
 {
     double size = 1;
     for (int i = 0; i < s->nparams; i++)
         if (s->params[i].when == BONSAI_RUNTIME && s->params[i].type != BONSAI_STRING)
             size *= fabs(strtod(r->values[i], NULL));
-    return size;
+    return size >= 0 ? size : 0;
 }
 
-static const struct bonsai_space *g_order_space; /* for by_size (qsort has no context) */
+struct sized {
+    double size;
+    int record; /* index into the space's records: file order breaks ties */
+};
 
 static int by_size(const void *a, const void *b)
 {
-    int x = *(const int *)a, y = *(const int *)b;
-    double sx = record_size(g_order_space, &g_order_space->records[x]);
-    double sy = record_size(g_order_space, &g_order_space->records[y]);
-    return sx > sy ? -1 : sx < sy ? 1 : (x > y) - (x < y);
+    const struct sized *x = a, *y = b;
+    if (x->size != y->size)
+        return x->size > y->size ? -1 : 1;
+    return (x->record > y->record) - (x->record < y->record);
 }
 
 /* With several workers each tuple's records are dealt largest first (longest processing time
@@ -568,10 +572,17 @@ static int by_size(const void *a, const void *b)
  * (#20), session 26"). One worker keeps the file order (its output's row order). */
 static void order_largest_first(struct state *st)
 {
-    g_order_space = st->s;
-    for (int g = 0; g < st->s->ngroups; g++)
-        qsort(st->s->groups[g].records, (size_t)st->s->groups[g].nrecords, sizeof(int), by_size);
-    g_order_space = NULL;
+    for (int g = 0; g < st->s->ngroups; g++) {
+        struct bonsai_group *grp = &st->s->groups[g];
+        struct sized *v = xcalloc((size_t)grp->nrecords + 1, sizeof(*v));
+        for (int i = 0; i < grp->nrecords; i++)
+            v[i] = (struct sized){ record_size(st->s, &st->s->records[grp->records[i]]),
+                                   grp->records[i] };
+        qsort(v, (size_t)grp->nrecords, sizeof(*v), by_size);
+        for (int i = 0; i < grp->nrecords; i++)
+            grp->records[i] = v[i].record;
+        free(v);
+    }
 }
 
 static void run_workers(struct state *st)
