@@ -55,6 +55,20 @@ def gaps_in(ts, a, b):
 def rate(ts, a, b):
     return sum(sum(1 for x in t if a <= x < b) for t in ts) / max(b - a, 1e-9)
 
+def beats_while_faulting(start_beats, fault, tag):
+    """Beat processes (start_beats(tag) -> (procs, files)) for 16 s; after 4 s, 8 faults back to
+    back (fault() -> dict with start, end). Returns the beat rate before the faults, the rate
+    inside the faulting processes' lifetimes, the largest beat gap per fault, and the faults."""
+    ps, files = start_beats(tag)
+    time.sleep(4)
+    fl = [fault() for _ in range(8)]
+    for p in ps: p.communicate()
+    ts = read_beats(files)
+    win = [(f["start"], f["end"]) for f in fl]
+    inw = sum(rate(ts, s, e) * (e - s) for s, e in win) / sum(e - s for s, e in win)
+    quiet = rate(ts, max(t[0] for t in ts) + 0.5, fl[0]["start"] - 0.2)
+    return quiet, inw, [max(gaps_in(ts, s, e)) for s, e in win], fl
+
 def stats(v):
     v = sorted(v)
     return f"n={len(v)} median={v[len(v)//2]:.3f} max={v[-1]:.3f} sum={sum(v):.2f}"
@@ -224,28 +238,12 @@ if len(sys.argv) > 3 and sys.argv[3] == "xgpu":
     print(f"xgpu faults on GPU 0, GPU 1 idle: total {stats([f['total'] for f in alone])} | ctx "
           f"{stats([f['ctx'] for f in alone])} | launch->error {stats([f['fault'] for f in alone])}", flush=True)
     # beats on GPU 1: before, during 8 back-to-back faults on GPU 0
-    ps, files = beats_on(1, 4, 16, "g1")
-    time.sleep(4)
-    fl = [fault_on(0) for _ in range(8)]
-    for p in ps: p.communicate()
-    ts = read_beats(files)
-    win = [(f["start"], f["end"]) for f in fl]
-    inw = sum(rate(ts, s, e) * (e - s) for s, e in win) / sum(e - s for s, e in win)
-    quiet = rate(ts, max(t[0] for t in ts) + 0.5, fl[0]["start"] - 0.2)
-    gmax = [max(gaps_in(ts, s, e)) for s, e in win]
+    quiet, inw, gmax, fl = beats_while_faulting(lambda t: beats_on(1, 4, 16, t), lambda: fault_on(0), "g1")
     print(f"xgpu beats on GPU 1 (4 processes): {quiet:.0f}/s before, {inw:.0f}/s while GPU 0 faults; "
           f"largest GPU-1 gap per GPU-0 fault {stats(gmax)} | those faults: total "
           f"{stats([f['total'] for f in fl])}, launch->error {stats([f['fault'] for f in fl])}", flush=True)
     # the same beats on GPU 0 itself, for scale
-    ps, files = beats_on(0, 4, 16, "g0")
-    time.sleep(4)
-    fl = [fault_on(0) for _ in range(8)]
-    for p in ps: p.communicate()
-    ts = read_beats(files)
-    win = [(f["start"], f["end"]) for f in fl]
-    inw = sum(rate(ts, s, e) * (e - s) for s, e in win) / sum(e - s for s, e in win)
-    quiet = rate(ts, max(t[0] for t in ts) + 0.5, fl[0]["start"] - 0.2)
-    gmax = [max(gaps_in(ts, s, e)) for s, e in win]
+    quiet, inw, gmax, fl = beats_while_faulting(lambda t: beats_on(0, 4, 16, t), lambda: fault_on(0), "g0")
     print(f"same-GPU beats on GPU 0: {quiet:.0f}/s before, {inw:.0f}/s while GPU 0 faults; "
           f"largest gap per fault {stats(gmax)}", flush=True)
     # faults on GPU 0 while GPU 1 faults too, back to back
@@ -297,15 +295,7 @@ base = rate(ts, a, b)
 print(f"beats alone: {base:.0f} completions/s over 4 processes; max gap {max(gaps_in(ts, a, b)):.3f} s", flush=True)
 
 # 3. four beat processes while 8 faults run back to back
-ps, files = beats(4, 16, "faults")
-time.sleep(4)
-fl = [fault_once() for _ in range(8)]
-for p in ps: p.communicate()
-ts = read_beats(files)
-win = [(f["start"], f["end"]) for f in fl]
-inw = sum(rate(ts, s, e) * (e - s) for s, e in win) / sum(e - s for s, e in win)
-quiet = rate(ts, max(t[0] for t in ts) + 0.5, fl[0]["start"] - 0.2)
-gmax = [max(gaps_in(ts, s, e)) for s, e in win]
+quiet, inw, gmax, fl = beats_while_faulting(lambda t: beats(4, 16, t), fault_once, "faults")
 print(f"beats with faults: {quiet:.0f}/s before the faults, {inw:.0f}/s inside the fault processes' lifetimes; "
       f"largest beat gap per fault: {stats(gmax)}; fault totals {stats([f['total'] for f in fl])}", flush=True)
 

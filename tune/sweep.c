@@ -512,7 +512,7 @@ static void *worker_main(void *arg)
         int prestart = !sh->o->no_prestart && !(w->host && !runner_host_broken(w->host));
         if (prestart && (rc = plan_take(&it, sh, w, 0)) > 0) {
             rc = prep_init(&next, w, &it);
-            if (rc >= 0 && next.runnable && !next.so && !sh->o->no_prestart &&
+            if (rc >= 0 && next.runnable && !next.so &&
                 runner_prestart(&next.child, &next.ro, next.cfgs, next.n) < 0)
                 log_event(LOG_WARN, "tune_prestart_failed", "kernel", next.k->id, "error",
                           lscat_error_last(), NULL);

@@ -27,6 +27,15 @@ static double g_grace = 5.0; /* its follow_grace_s */
 static double g_timeout = 120;
 static int with_so;       /* setup() also copies the stand-in's harness.so build */
 static const char *runner; /* tune_options.runner for sweep() */
+static char runner_path[1100];
+
+/* Run the sweeps through the real lscat-runner (host-only) with harness.so files, or not. */
+static void use_runner(int on)
+{
+    snprintf(runner_path, sizeof(runner_path), "%s/lscat-runner", test_bin_dir());
+    with_so = on;
+    runner = on ? runner_path : NULL;
+}
 static const char *g_sizes = "64,128", *g_blocks = "16x16,64"; /* sweep()'s space */
 static const char *g_blocks_2d;  /* non-NULL: the space of kernels indexing y (--space fit) */
 
@@ -438,11 +447,8 @@ static void test_sweep__launches_each_kernel_with_its_binding_and_records_it(voi
  * harness.so runs as a process, and the store holds what a process sweep would write. */
 static void test_sweep__kernels_with_a_harness_so_run_in_the_runner(void)
 {
-    char rp[1100];
     const char *b[] = { NULL, "crash 64 64 64 1\nhang 128 128 16 16\n", NULL, NULL, NULL };
-    snprintf(rp, sizeof(rp), "%s/lscat-runner", test_bin_dir());
-    with_so = 1;
-    runner = rp;
+    use_runner(1);
     struct store *s = setup(5, b);
     struct tune_gpu g[2];
     struct tune_counts c;
@@ -453,8 +459,7 @@ static void test_sweep__kernels_with_a_harness_so_run_in_the_runner(void)
     g_timeout = 6; /* the hang's wait (its process's first: 9 s) */
     sweep(&c, s, g, 2, 0, 3);
     g_timeout = 120;
-    with_so = 0;
-    runner = NULL;
+    use_runner(0);
     CHECK_INT(c.kernels_done, ==, 5);
     CHECK_INT(c.runner_kernels, ==, 4);
     CHECK_INT(c.runner_fallbacks, ==, 0);
@@ -467,7 +472,7 @@ static void test_sweep__kernels_with_a_harness_so_run_in_the_runner(void)
     for (int k = 0; k < 5; k++)
         CHECK_INT(log_count(k, "cfg "), ==, 4);
     /* nothing left: a second run starts nothing */
-    runner = rp;
+    runner = runner_path;
     sweep(&c, s, g, 2, 0, 3);
     runner = NULL;
     CHECK_INT(c.kernels_planned, ==, 0);
@@ -479,18 +484,14 @@ static void test_sweep__kernels_with_a_harness_so_run_in_the_runner(void)
  * the end of the queue). Each kernel takes about 4 s, far longer than the workers' starts. */
 static void test_sweep__with_a_runner_no_gpu_holds_a_kernel_another_could_run(void)
 {
-    char rp[1100];
     const char *b[] = { "slow 1000\n", "slow 1000\n", "slow 1000\n", "slow 1000\n" };
-    snprintf(rp, sizeof(rp), "%s/lscat-runner", test_bin_dir());
-    with_so = 1;
-    runner = rp;
+    use_runner(1);
     struct store *s = setup(4, b);
     struct tune_gpu g[4];
     struct tune_counts c;
     gpus_of(g, 4, 1, s);
     sweep(&c, s, g, 4, 0, 3);
-    with_so = 0;
-    runner = NULL;
+    use_runner(0);
     CHECK_INT(c.kernels_done, ==, 4);
     CHECK_INT(c.runner_kernels, ==, 4);
     CHECK_INT(q(s, "SELECT count(*) FROM measurements WHERE status = 'ok'"), ==, 16);
@@ -562,11 +563,8 @@ static void test_sweep__a_2d_kernels_1d_shapes_are_skipped_and_it_is_not_given_u
 /* The same in lscat-runner: each sticky error ends the runner, a fresh one goes on. */
 static void test_sweep__skips_hold_in_the_runner_too(void)
 {
-    char rp[1100];
     const char *b[] = { "sticky * * * 1\n" };
-    snprintf(rp, sizeof(rp), "%s/lscat-runner", test_bin_dir());
-    with_so = 1;
-    runner = rp;
+    use_runner(1);
     g_sizes = "64,128,256";
     g_blocks = "16x16,64,128";
     struct store *s = setup(1, b);
@@ -574,8 +572,7 @@ static void test_sweep__skips_hold_in_the_runner_too(void)
     struct tune_counts c;
     gpus_of(g, 1, 1, s);
     sweep(&c, s, g, 1, 0, 1);
-    with_so = 0;
-    runner = NULL;
+    use_runner(0);
     g_sizes = "64,128";
     g_blocks = "16x16,64";
     CHECK_INT(c.runner_kernels, ==, 1);
