@@ -40,7 +40,7 @@
 #        MG_SWEEP_NMAX=8192 (the larger space's largest N), MG_KILL_KERNELS=16, MG_TESTS=0,
 #        MG_TUNE_GPUS=G, MG_FIX_KERNELS=120, MG_TUNE_G1=1 (0: no 1-GPU run), MG_KERNEL_IDS (id prefixes: the tune set instead of
 #        the first MG_KERNELS), MG_FIX_BEFORE=1 (fixtune on G GPUs with MG_BEFORE_BIN too), MG_FIX_MPI=1
-#        (and `mpirun -np G+1 lscat tune --mpi`), MG_SWEEP_SPACES="matmul large", MG_TRACE=0.
+#        (and `mpirun -np G+1 lscat tune --mpi`), MG_FIX_RUNS (the fixtune runs: see the step), MG_SWEEP_SPACES="matmul large", MG_TRACE=0.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -217,26 +217,67 @@ if has xgpu && [ "$G" -ge 2 ] && [ "$(left)" -gt 150 ]; then
 fi
 
 # ---- fixtune: the fault-free control: the fixture kernel `ok` x MG_FIX_KERNELS (120) tuned on
-# 1 GPU and on each count of MG_TUNE_GPUS (build/tests/tune/fixtures carried)
+# 1 GPU and on each count of MG_TUNE_GPUS (build/tests/tune/fixtures carried). MG_FIX_RUNS lists
+# the runs instead, in order (a run may repeat, for ABBA): N (plain, N GPUs), Nb (MG_BEFORE_BIN's
+# lscat), Nm (mpirun -np N+1 lscat tune --mpi), Nmb (MPI, MG_BEFORE_BIN), each with optional
+# variants: -s0 (LSCAT_TUNE_SPARE_RUNNER=0), -s1 (=1), -i1 (--inflight 1), -cK (--chunk K).
+# Rates are against the first plain run of the same N; fixmed.txt compares the stored medians.
 if has fixtune && [ "$(left)" -gt 90 ]; then
     FIX=$ROOT/build/tests/tune/fixtures
-    declare -A FW=()
-    for ng in 1 ${MG_TUNE_GPUS:-$G} ${MG_FIX_BEFORE:+${G}b} ${MG_FIX_MPI:+${G}m}; do
-        [ "$(left)" -gt 40 ] || { note "fixtune $ng: skipped, the budget is spent"; continue; }
-        fb=$ROOT/build/bin; case $ng in *b) fb=$ROOT/${MG_BEFORE_BIN:?} ;; esac
-        db=$W/fix-$ng.db; rm -f "$db" "$db-wal" "$db-shm"
+    declare -A FW=() FN=()
+    runs=${MG_FIX_RUNS:-1 ${MG_TUNE_GPUS:-$G} ${MG_FIX_BEFORE:+${G}b} ${MG_FIX_MPI:+${G}m}}
+    i=0
+    for run in $runs; do
+        i=$(( i + 1 ))
+        [ "$(left)" -gt 40 ] || { note "fixtune $run: skipped, the budget is spent"; continue; }
+        base=${run%%-*} var=; [ "$base" = "$run" ] || var=-${run#*-}
+        ng=${base%%[bm]*} fb=$ROOT/build/bin; case $base in *b) fb=$ROOT/${MG_BEFORE_BIN:?} ;; esac
+        env=() margs=()
+        for v in ${var//-/ }; do
+            case $v in s0) env+=(LSCAT_TUNE_SPARE_RUNNER=0) ;; s1) env+=(LSCAT_TUNE_SPARE_RUNNER=1) ;;
+                i1) margs+=(--inflight 1) ;; c*) margs+=(--chunk "${v#c}") ;; esac
+        done
+        db=$W/fix-$i-$run.db; rm -f "$db" "$db-wal" "$db-shm"
         lscat init --db "$db" >/dev/null 2>&1
-        a=(); for i in $(seq 1 "${MG_FIX_KERNELS:-120}"); do a+=("ok$i=$FIX/ok/harness"); done
+        a=(); for k in $(seq 1 "${MG_FIX_KERNELS:-120}"); do a+=("ok$k=$FIX/ok/harness"); done
         python3 tests/tune/support/seed_store.py "$db" "${a[@]}" >/dev/null
         t0=$(now)
-        tr "fix-$ng"
-        case $ng in
-            *m) CUDA_VISIBLE_DEVICES=$(gpulist "$G") LSCAT_DB=$db mpirun -np $(( G + 1 )) lscat tune --mpi >"$OUT/fixtune-$ng.log" 2>&1 ;;
-            *) LSCAT_BIN=$fb PATH=$fb:$PATH LSCAT_DB=$db "$fb/lscat" tune --gpus "$(gpulist "${ng%b}")" >"$OUT/fixtune-$ng.log" 2>&1 ;;
+        tr "fix-$i-$run"
+        case $base in
+            *m*) env "${env[@]}" LSCAT_BIN=$fb PATH=$fb:$PATH CUDA_VISIBLE_DEVICES=$(gpulist "$ng") LSCAT_DB=$db \
+                     mpirun -np $(( ng + 1 )) "$fb/lscat" tune --mpi "${margs[@]}" >"$OUT/fixtune-$i-$run.log" 2>&1 ;;
+            *) env "${env[@]}" LSCAT_BIN=$fb PATH=$fb:$PATH LSCAT_DB=$db "$fb/lscat" tune --gpus "$(gpulist "$ng")" >"$OUT/fixtune-$i-$run.log" 2>&1 ;;
         esac; rc=$?
-        FW[$ng]=$(secs "$t0" "$(now)")
-        note "fixtune $ng GPU(s)$(case $ng in *b) echo " with $MG_BEFORE_BIN" ;; esac): exit $rc, $(sql "$db" "select count(*) from measurements where status = 'ok'") ok of $(sql "$db" "select count(*) from measurements") in ${FW[$ng]} s$( [ "$ng" = 1 ] || echo "; $(calc "round(${FW[1]} / ${FW[$ng]}, 3)")x, efficiency $(calc "round(${FW[1]} / ${FW[$ng]} / ${ng%[bm]}, 3)")$( [ "${ng%m}" != "$ng" ] && echo "; mpi/plain $(calc "round(${FW[$G]:-0} / ${FW[$ng]}, 4)")")")"
+        w=$(secs "$t0" "$(now)")
+        FN[$run]=$(( ${FN[$run]:-0} + 1 )); FW[$run]=$(calc "${FW[$run]:-0} + $w")
+        [ -n "${FW[p$ng]:-}" ] || { case $base in "$ng") FW[p$ng]=$w ;; esac; }
+        ref=${FW[p$ng]:-}; one=${FW[p1]:-}
+        note "fixtune $run: exit $rc, $(sql "$db" "select count(*) from measurements where status = 'ok'") ok of $(sql "$db" "select count(*) from measurements") in $w s$([ -n "$one" ] && [ "$ng" != 1 ] && echo "; $(calc "round($one / $w, 3)")x of 1 GPU, efficiency $(calc "round($one / $w / $ng, 3)")")$([ -n "$ref" ] && [ "$base" != "$ng" ] && echo "; rate $(calc "round($ref / $w, 4)") of plain $ng")"
     done
+    for run in "${!FN[@]}"; do
+        [ "${FN[$run]}" -gt 1 ] && note "== fixtune $run: mean of ${FN[$run]} runs $(calc "round(${FW[$run]} / ${FN[$run]}, 2)") s"
+    done
+    # The stored medians of each run against the first run's, per configuration shape: does a
+    # run's way of working (MPI, spares, chunking) move what it measures?
+    python3 - "$W" >"$OUT/fixmed.txt" 2>&1 <<'PY'
+import glob, os, sqlite3, statistics as st, sys
+dbs = sorted(glob.glob(os.path.join(sys.argv[1], "fix-*.db")), key=lambda p: int(os.path.basename(p).split("-")[1]))
+def shapes(p):
+    d = {}
+    for bx, by, m in sqlite3.connect(p).execute("select block_x, block_y, median_ns from measurements where status = 'ok' and superseded = 0"):
+        d.setdefault((bx, by), []).append(m)
+    return d
+if dbs:
+    ref = shapes(dbs[0])
+    print("run: median over shapes of (run's median over kernels / first run's), of p90s, max; and each run's own p90/p50 over kernels")
+    for p in dbs:
+        d = shapes(p)
+        r50 = [st.median(d[k]) / st.median(ref[k]) for k in d if k in ref]
+        r90 = [st.quantiles(d[k], n=10)[-1] / st.quantiles(ref[k], n=10)[-1] for k in d if k in ref and len(d[k]) > 2 and len(ref[k]) > 2]
+        spread = [st.quantiles(v, n=10)[-1] / st.median(v) for v in d.values() if len(v) > 2]
+        print("%-24s p50 %.4f  p90 %.4f  max p50 %.4f  spread p90/p50 %.4f" % (os.path.basename(p)[:-3], st.median(r50), st.median(r90) if r90 else 0, max(r50), st.median(spread) if spread else 0))
+PY
+    sed 's/^/    /' "$OUT/fixmed.txt" >>"$S"
 fi
 
 # ---- sweep: 1 GPU, G GPUs, MPI with 1 and G workers (MG_SWEEP_MODES; a mode ending in -before
@@ -330,8 +371,11 @@ fi
 
 # ---- GPU tests (MG_TESTS=1): what `make test-gpu` runs
 if [ "${MG_TESTS:-0}" = 1 ] && [ "$(left)" -gt 120 ]; then
-    # build/tests travels packed (scripts/gpu-session.sh says how) or as it is
-    [ -d build/tests ] || [ ! -f .dev-carry/tests.tar.xz ] || tar xJf .dev-carry/tests.tar.xz
+    # build/tests travels packed (scripts/gpu-session.sh says how) or as it is; a carried
+    # build/tests/tune/fixtures alone is not the test programs (session 27 ran 75 of the GPU
+    # tests so: the C ones were missing)
+    [ ! -f .dev-carry/tests.tar.xz ] || [ -x build/tests/tune/gpu_timing ] || tar xJf .dev-carry/tests.tar.xz
+    unset LSCAT_TUNE_TRACE LSCAT_RUNNER_TRACE
     LSCAT_GPU_ONLY=1 LSCAT_TEST_BIN=$ROOT/build/tests timeout "$(( $(left) - 20 ))" tests/run.sh 2>&1 | head -c 3000000 >"$OUT/test-gpu.log"
     note "== test-gpu: $(tail -n 1 "$OUT/test-gpu.log")"
     grep -E '^not ok' "$OUT/test-gpu.log" | head -20 >>"$S"

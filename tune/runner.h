@@ -149,12 +149,17 @@ int runner_host_new(struct runner_host **out, const char *program, const char *c
 /* Start the runner now if it is not running (its start overlaps whatever comes next). Returns
  * 0 or a negative code. */
 int runner_host_start(struct runner_host *h);
-/* Keep a spare runner started beside the one in use (default off; tune turns it on unless
- * --no-prestart): after a crash, timeout or sticky error the next configuration runs in the
- * spare at once while the broken runner dies, and a new spare starts (docs/tune.md "Faults"). */
-void runner_host_set_spare(struct runner_host *h, int on);
+/* A spare runner beside the one in use: after a crash, timeout or sticky error the next
+ * configuration runs in the spare at once while the broken runner dies, and a new spare starts
+ * (docs/tune.md "Runner"). RUNNER_SPARE_OFF (the default), RUNNER_SPARE_EAGER (from the first
+ * runner on), RUNNER_SPARE_AFTER_FAULT (tune's default: only once a runner of this host broke,
+ * for a spare's context made while a kernel measures slows that kernel's launches). */
+enum { RUNNER_SPARE_OFF = 0, RUNNER_SPARE_EAGER = 1, RUNNER_SPARE_AFTER_FAULT = 2 };
+void runner_host_set_spare(struct runner_host *h, int mode);
 /* How many times the spare took over. */
 int runner_host_spares_taken(const struct runner_host *h);
+/* 1 while a spare is started and held. */
+int runner_host_has_spare(const struct runner_host *h);
 /* 1 when the runner could not be started or did not answer: the caller should stop using it. */
 int runner_host_broken(const struct runner_host *h);
 /* Ask the runner to quit, reap it in the background, free. NULL is a no-op. */

@@ -29,7 +29,8 @@ struct runner_host {
     struct runner_proc ch;
     int running, kernels, broken;
     struct runner_proc spare; /* started beside it: takes over at once after a fault */
-    int spare_on, spare_running, spare_taken;
+    int spare_mode, spare_running, spare_taken;
+    int faulted;        /* a runner of this host broke (RUNNER_SPARE_AFTER_FAULT starts spares) */
     int fresh;          /* the runner in use was spawned, not a spare that took over */
     struct buf pending; /* control bytes not yet written to its stdin */
 };
@@ -48,14 +49,19 @@ int runner_host_new(struct runner_host **out, const char *program, const char *c
     return 0;
 }
 
-void runner_host_set_spare(struct runner_host *h, int on)
+void runner_host_set_spare(struct runner_host *h, int mode)
 {
-    h->spare_on = on;
+    h->spare_mode = mode;
 }
 
 int runner_host_spares_taken(const struct runner_host *h)
 {
     return h->spare_taken;
+}
+
+int runner_host_has_spare(const struct runner_host *h)
+{
+    return h->spare_running;
 }
 
 static int spawn(struct runner_host *h, struct runner_proc *ch)
@@ -77,7 +83,11 @@ static int spawn(struct runner_host *h, struct runner_proc *ch)
 }
 
 /* A spare runner beside the one in use (its process start and CUDA context creation run while
- * the other measures), unless turned off or already there. Beside a freshly spawned runner only
+ * the other measures), unless turned off or already there. With RUNNER_SPARE_AFTER_FAULT only
+ * once a runner of this host broke: a context made on the GPU while a kernel measures slows
+ * that kernel (a chunk's first kernel under lscat-mpi took 1.20 s with a spare made beside it,
+ * 0.98 s without, 0.80 s once started: docs/tune.md "Multi-GPU scaling (#20), session 27"), and
+ * a fault-free run never needs one. Beside a freshly spawned runner only
  * once it holds its context (@ready): the driver makes a host's contexts one at a time, whatever
  * the GPU (docs/tune.md "Multi-GPU scaling (#20), session 26"), so a spare started beside it
  * delays it (on 4 GPUs the first results came at 2.2 s with 8 contexts made at once, 1.7 s with
@@ -85,7 +95,8 @@ static int spawn(struct runner_host *h, struct runner_proc *ch)
  * queues for its context as early as it can. */
 static void start_spare(struct runner_host *h)
 {
-    if (h->spare_on && !h->spare_running && !h->broken && h->running &&
+    if ((h->spare_mode == RUNNER_SPARE_EAGER || (h->spare_mode && h->faulted)) &&
+        !h->spare_running && !h->broken && h->running &&
         (h->ch.ready || !h->fresh) && spawn(h, &h->spare) == 0)
         h->spare_running = 1;
 }
@@ -131,6 +142,8 @@ static void host_stop(struct runner_host *h, int graceful)
     if (!h->running)
         return;
     log_trace("runner_stop child=%d graceful=%d", (int)h->ch.pid, graceful);
+    if (!graceful) /* a crash, hang, sticky error or stop: spares from now on */
+        h->faulted = 1;
     if (graceful && h->ch.gate_fd >= 0) {
         ssize_t w = write(h->ch.gate_fd, "@quit\n", 6); /* courtesy: it is killed anyway */
         (void)w;

@@ -27,17 +27,21 @@
  * Only other bindings are passed, so harnesses generated before bindings existed still run. */
 #define DEFAULT_BINDING "area"
 
-/* LSCAT_TUNE_SPARE_RUNNER=0 (no spare runner), LSCAT_TUNE_DEADLINE_PLAN=0 (every
- * configuration gets --timeout): the behaviour before, for scripts/device-probe.sh. */
+/* LSCAT_TUNE_SPARE_RUNNER=0 (no spare runner), =1 (a spare from the start, as before session
+ * 27; unset: after a runner's first fault), LSCAT_TUNE_DEADLINE_PLAN=0 (every configuration
+ * gets --timeout): the behaviours before, for scripts/device-probe.sh and device-multigpu.sh. */
 static int env_is_0(const char *name)
 {
     const char *e = getenv(name);
     return e && !strcmp(e, "0");
 }
 
-static int spare_off(void)
+static int spare_mode(const struct tune_options *o)
 {
-    return env_is_0("LSCAT_TUNE_SPARE_RUNNER");
+    const char *e = getenv("LSCAT_TUNE_SPARE_RUNNER");
+    if (o->no_prestart || env_is_0("LSCAT_TUNE_SPARE_RUNNER"))
+        return RUNNER_SPARE_OFF;
+    return e && !strcmp(e, "1") ? RUNNER_SPARE_EAGER : RUNNER_SPARE_AFTER_FAULT;
 }
 
 /* ------------------------------------------------------------------ recording */
@@ -496,7 +500,7 @@ static void *worker_main(void *arg)
     if (rc >= 0 && sh->o->runner) { /* started now: its context creation overlaps planning */
         runner_host_new(&w->host, sh->o->runner, (const char *const *)w->env, 0,
                         sh->o->runner_kernels);
-        runner_host_set_spare(w->host, !sh->o->no_prestart && !spare_off());
+        runner_host_set_spare(w->host, spare_mode(sh->o));
         if (runner_host_start(w->host) < 0) {
             log_event(LOG_WARN, "tune_runner_failed", "gpu", w->gpu->uuid, "error",
                       lscat_error_last(), NULL);

@@ -32,7 +32,12 @@ lscat init -q
 
 lscat tune --follow --gpus 0 --sizes 256,1024 --blocks 16x16,128 --timeout 10 >"$T_TMP/tune.out" 2>"$T_TMP/tune.err" &
 tpid=$!
-sleep 0.5 # tune starts first: with nothing runnable yet, only --follow keeps it going
+# tune starts first: with nothing runnable yet, only --follow keeps it going. Its stage run is
+# begun after it found its GPUs, which took over 0.5 s on a 4-GPU host: wait for that row (or
+# for tune to end, which the checks below then report), not for a fixed time.
+while kill -0 "$tpid" 2>/dev/null && [ "$(sql "SELECT count(*) FROM stage_runs WHERE stage = 'tune'")" = 0 ]; do
+    sleep 0.1
+done
 timeout 300 lscat execute --arch sm_90 -j 2 >"$T_TMP/exec.out" 2>"$T_TMP/exec.err"
 erc=$?
 t_exec_end=$(date +%s.%N)
@@ -61,7 +66,7 @@ started=$(sql "SELECT count(*) FROM stage_runs WHERE stage = 'tune' AND started_
 [ "$late" = 1 ] && [ "$started" = 1 ] && t_ok gpu_follow__tune_ends_after_execute || t_fail gpu_follow__tune_ends_after_execute "ended after execute: $late, started before it: $started"
 
 # Hold the GPU (as a measurement would) for 3 s: re-probing waits for it.
-sql "DELETE FROM probes;"
+echo "DELETE FROM probes;" | sql
 mkdir -p "$LSCAT_LOCK_DIR"
 flock -x "$LSCAT_LOCK_DIR/$GPU_UUID.lock" sleep 3 &
 hpid=$!

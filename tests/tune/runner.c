@@ -678,7 +678,7 @@ static void test_runner_host__after_a_crash_the_spare_takes_the_next_configurati
     struct runner_summary sum;
     struct seen s;
     struct runner_host *h = host(0);
-    runner_host_set_spare(h, 1);
+    runner_host_set_spare(h, RUNNER_SPARE_EAGER);
     const char *hp = fake("crash 240 240 64 1\n");
     CHECK_OK(runner_host_start(h));
     usleep(500 * 1000); /* the spare says @ready meanwhile */
@@ -715,7 +715,7 @@ static void test_runner_host__the_spare_starts_once_the_runner_in_use_is_ready(v
     test_write_file(slow, script, (size_t)n);
     CHECK(chmod(slow, 0755) == 0);
     CHECK_OK(runner_host_new(&h, slow, NULL, 0, 0));
-    runner_host_set_spare(h, 1);
+    runner_host_set_spare(h, RUNNER_SPARE_EAGER);
     CHECK_OK(runner_host_start(h));
     run_host(&sum, &s, h, fake("crash 240 240 64 1\n"), 10, 5);
     CHECK_INT(s.n, ==, 4);
@@ -733,6 +733,40 @@ static void test_runner_host__the_spare_starts_once_the_runner_in_use_is_ready(v
     CHECK(k >= 2); /* the first runner, its spare (which took over and may have its own) */
     /* the spare began after the first runner's 0.5 s, never beside it */
     CHECK(t[1] - t[0] >= 0.5);
+}
+
+/* tune's default (RUNNER_SPARE_AFTER_FAULT): no spare while nothing broke, for a context made
+ * beside a measuring kernel slows it (docs/tune.md "Multi-GPU scaling (#20), session 27");
+ * after the first crash the fresh runner gets one, which takes the next crash over. */
+static void test_runner_host__a_spare_starts_only_after_a_fault(void)
+{
+    struct runner_summary sum;
+    struct seen s;
+    struct runner_host *h = host(0);
+    runner_host_set_spare(h, RUNNER_SPARE_AFTER_FAULT);
+    CHECK_OK(runner_host_start(h));
+    const char *ok = fake(NULL);
+    run_host(&sum, &s, h, ok, 10, 5);
+    CHECK_INT(s.n, ==, 4);
+    CHECK_STR(s.r[3].status, "ok");
+    CHECK_INT(runner_host_has_spare(h), ==, 0); /* a fault-free kernel: no spare */
+    CHECK_INT(distinct_starts(ok), ==, 1);
+    run_host(&sum, &s, h, fake("crash 240 240 64 1\n"), 10, 5);
+    CHECK_STR(s.r[1].status, "crashed");
+    CHECK_STR(s.r[2].status, "ok");
+    CHECK_INT(runner_host_spares_taken(h), ==, 0); /* there was none to take over */
+    CHECK_INT(runner_host_has_spare(h), ==, 1);    /* the fresh runner's, once it was ready */
+    run_host(&sum, &s, h, fake("crash 240 240 64 1\n"), 10, 5);
+    CHECK_STR(s.r[2].status, "ok");
+    CHECK_INT(runner_host_spares_taken(h), ==, 1);
+    runner_host_free(h);
+    /* RUNNER_SPARE_EAGER: one beside the first runner, with no fault */
+    h = host(0);
+    runner_host_set_spare(h, RUNNER_SPARE_EAGER);
+    CHECK_OK(runner_host_start(h));
+    run_host(&sum, &s, h, fake(NULL), 10, 5);
+    CHECK_INT(runner_host_has_spare(h), ==, 1);
+    runner_host_free(h);
 }
 
 static void test_runner_host__hang_is_killed_and_recorded_as_timeout(void)
@@ -974,6 +1008,7 @@ int main(void)
     TEST_RUN(test_runner__the_deadline_plan_extrapolates_and_is_bounded);
     TEST_RUN(test_runner_host__after_a_crash_the_spare_takes_the_next_configuration);
     TEST_RUN(test_runner_host__the_spare_starts_once_the_runner_in_use_is_ready);
+    TEST_RUN(test_runner_host__a_spare_starts_only_after_a_fault);
     TEST_RUN(test_runner_host__hang_is_killed_and_recorded_as_timeout);
     TEST_RUN(test_runner_host__sticky_error_ends_the_runner_and_the_kernel_goes_on);
     TEST_RUN(test_runner_host__a_failure_the_device_caused_is_not_recorded);
