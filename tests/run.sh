@@ -2,7 +2,8 @@
 # The test runner behind `make test`: runs every unit-test program ($LSCAT_TEST_BIN/<dir>/*)
 # and every end-to-end script (tests/e2e/*.sh), prints their result lines, and ends with
 # "N passed, N failed" (", N skipped" when some skip). Exit 1 when any test failed.
-# LSCAT_GPU_ONLY=1 (make test-gpu) runs only the GPU tests: programs and scripts named gpu_*.
+# LSCAT_GPU_ONLY=1 (make test-gpu) runs only the GPU tests: programs and scripts named gpu_*;
+# LSCAT_TEST_ONLY=GLOB only those whose base name (gpu_tune.sh, runner) matches GLOB.
 # A program that dies without reporting counts as one failure, with its stderr shown.
 set -u
 cd "$(dirname "$0")/.."
@@ -86,6 +87,10 @@ sanitizer_reports() { # name, out, err
 
 gpu_filter() { # prints 1 when the name should run in this mode
     local base=$1
+    # LSCAT_TEST_ONLY=GLOB: only the programs and scripts whose base name matches (a GPU suite
+    # split over two device calls: LSCAT_TEST_ONLY='gpu_[m-z]*')
+    # shellcheck disable=SC2053
+    [ -z "${LSCAT_TEST_ONLY:-}" ] || [[ $base == ${LSCAT_TEST_ONLY} ]] || return 1
     if [ "${LSCAT_GPU_ONLY:-0}" = 1 ]; then
         case "$base" in gpu_*) return 0 ;; *) return 1 ;; esac
     fi
