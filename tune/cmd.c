@@ -54,8 +54,9 @@ static const struct cli_opt opts[] = {
     { "remeasure", 0, NULL, "measure again what is already measured (old rows are kept, "
       "marked superseded)", OPT_REMEASURE },
     { "no-prestart", 0, NULL, "start each harness only when its kernel's turn comes (default: "
-      "the next kernel's harness starts, held, while one is measured; with the runner a spare "
-      "runner is held, which takes over after a crash, timeout or sticky error)",
+      "the next kernel's harness starts, held, while one is measured; with the runner, once a "
+      "runner of a GPU broke, a spare runner is held there, which takes over after the next "
+      "crash, timeout or sticky error)",
       OPT_NO_PRESTART },
     { "no-runner", 0, NULL, "one harness process per kernel (default: kernels with a "
       "harness.so run in one long-lived lscat-runner per GPU)", OPT_NO_RUNNER },

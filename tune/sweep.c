@@ -483,7 +483,7 @@ static void update_note(struct sweep_shared *sh)
 /* Take kernels until none are left. Without a runner, while one kernel is measured the next
  * one's harness is already started and held before its first configuration (unless
  * --no-prestart), so process start and context creation cost no GPU time. With a runner (its
- * spare holds the next context) a kernel is taken only when the GPU is free for it: a kernel
+ * context stays from kernel to kernel) a kernel is taken only when the GPU is free for it: a kernel
  * taken early waits behind the one measured, and at the end of the queue another GPU would
  * have had nothing to do meanwhile (4 faulting kernels on 4 GPUs ran on 2, two each). The GPU
  * is locked (common/gpulock.h) for each kernel's measurement, so that no other lscat (a probe,
