@@ -37,7 +37,7 @@
 #        MG_KERNELS=60, MG_SIZES=240, MG_TUNE_ARGS="--timeout 5 --max-failures 2",
 #        MG_GPUS=<all the machine has>, MG_BUDGET_S=560 (steps not started past it are skipped),
 #        MG_SWEEP_MODES="g1 gG mpi1 mpiG" (also g2, mpi2; NAME-before runs MG_BEFORE_BIN's lscat),
-#        MG_SWEEP_NMAX=8192 (the larger space's largest N), MG_KILL_KERNELS=16, MG_TESTS=0,
+#        MG_SWEEP_NMAX=8192 (the larger space's largest N), MG_KILL_KERNELS=16, MG_TESTS=0 (1: the GPU tests after the steps; MG_TEST_ONLY=GLOB a part),
 #        MG_TUNE_GPUS=G, MG_FIX_KERNELS=120, MG_TUNE_G1=1 (0: no 1-GPU run), MG_KERNEL_IDS (id prefixes: the tune set instead of
 #        the first MG_KERNELS), MG_FIX_BEFORE=1 (fixtune on G GPUs with MG_BEFORE_BIN too), MG_FIX_MPI=1
 #        (and `mpirun -np G+1 lscat tune --mpi`), MG_FIX_RUNS (the fixtune runs: see the step), MG_SWEEP_SPACES="matmul large", MG_TRACE=0.
@@ -376,7 +376,9 @@ if [ "${MG_TESTS:-0}" = 1 ] && [ "$(left)" -gt 120 ]; then
     # tests so: the C ones were missing)
     [ ! -f .dev-carry/tests.tar.xz ] || [ -x build/tests/tune/gpu_timing ] || tar xJf .dev-carry/tests.tar.xz
     unset LSCAT_TUNE_TRACE LSCAT_RUNNER_TRACE
-    LSCAT_GPU_ONLY=1 LSCAT_TEST_BIN=$ROOT/build/tests timeout "$(( $(left) - 20 ))" tests/run.sh 2>&1 | head -c 3000000 >"$OUT/test-gpu.log"
+    # the whole GPU suite takes about 500 s on the x4 machine (session 27): MG_TEST_ONLY=GLOB
+    # runs part of it (tests/run.sh's LSCAT_TEST_ONLY), e.g. 'gpu_[a-l]*' then 'gpu_[m-z]*'
+    LSCAT_TEST_ONLY=${MG_TEST_ONLY:-} LSCAT_GPU_ONLY=1 LSCAT_TEST_BIN=$ROOT/build/tests timeout "$(( $(left) - 20 ))" tests/run.sh 2>&1 | head -c 3000000 >"$OUT/test-gpu.log"
     note "== test-gpu: $(tail -n 1 "$OUT/test-gpu.log")"
     grep -E '^not ok' "$OUT/test-gpu.log" | head -20 >>"$S"
 fi
