@@ -53,6 +53,7 @@ struct host {
     int in_fd, res_fd;
     struct buf rbuf;            /* unread bytes from res_fd */
     int names_sent;
+    int ready;                  /* it said @ready (and the turn was taken) */
 };
 
 /* ---- the host process */
@@ -131,7 +132,7 @@ static int host_start(struct host *h, const char *binary, const struct state *st
         close(res[0]);
         return lscat_error_set("cannot fork: %s", strerror(errno));
     }
-    h->pid = pid, h->in_fd = in[1], h->res_fd = res[0], h->names_sent = 0;
+    h->pid = pid, h->in_fd = in[1], h->res_fd = res[0], h->names_sent = 0, h->ready = 0;
     buf_reset(&h->rbuf);
     return 0;
 }
@@ -150,7 +151,7 @@ static int host_stop(struct host *h, int force)
         ;
     kill(-h->pid, SIGKILL); /* whatever it left in its group */
     close(h->res_fd);
-    h->pid = -1, h->in_fd = -1, h->res_fd = -1;
+    h->pid = -1, h->in_fd = -1, h->res_fd = -1, h->ready = 0;
     return status;
 }
 
@@ -274,6 +275,11 @@ struct worker {
     struct state *st;
     const char *gpu;
     struct host h;
+    /* the host of the group this worker will most likely take next, started while it runs its
+     * last record of the current one (its process start and CUDA context creation, 0.64 s a
+     * switch on an H200, overlap that record); next_group -1: none */
+    struct host next;
+    int next_group;
     struct buf line;
     char *log_path;
     /* a record whose failure ended the context (the host's `lost`), or that hung or crashed
@@ -328,17 +334,18 @@ static int left_in(const struct state *st, int g)
 /* A group for a free worker: the next one nobody has taken; once all are taken, the one with
  * the most records left per worker that has more records left than workers on it (the join
  * costs a host start; a group's record times are no guide to its records left, which in a
- * space ordered by size are its largest). -1: none. */
-static int take_group(struct state *st)
+ * space ordered by size are its largest). -1: none. With st->lock held. `take`: the group is
+ * taken (the next untaken one advances); 0: only which one a worker leaving group `leaving`
+ * would take now (for its host's prestart). */
+static int pick_group(struct state *st, int take, int leaving)
 {
-    pthread_mutex_lock(&st->lock);
     int g = -1;
-    if (st->o->stop && *st->o->stop) { /* a stopped worker takes nothing more */
-        pthread_mutex_unlock(&st->lock);
+    if (st->o->stop && *st->o->stop) /* a stopped worker takes nothing more */
         return -1;
-    }
-    while (st->next_group < st->s->ngroups && !st->no_device && !st->io_error) {
-        int cand = st->next_group++;
+    for (int cand = st->next_group; cand < st->s->ngroups && !st->no_device && !st->io_error;
+         cand++) {
+        if (take)
+            st->next_group = cand + 1;
         if (left_in(st, cand) > 0 && st->builds[cand].binary) {
             g = cand;
             break;
@@ -346,15 +353,21 @@ static int take_group(struct state *st)
     }
     double best = 0;
     int join = -1;
-    for (int cand = 0; g < 0 && cand < st->next_group && !st->no_device && !st->io_error;
+    for (int cand = 0; g < 0 && cand < st->s->ngroups && !st->no_device && !st->io_error;
          cand++) { /* every group is taken: the best one to join */
         int left = st->builds[cand].binary ? left_in(st, cand) : 0;
-        double share = (double)left / (st->running[cand] + 1);
-        if (left > st->running[cand] && share > best)
+        int running = st->running[cand] - (cand == leaving);
+        double share = (double)left / (running + 1);
+        if (left > running && share > best)
             best = share, join = cand;
     }
-    if (g < 0)
-        g = join;
+    return g < 0 ? join : g;
+}
+
+static int take_group(struct state *st)
+{
+    pthread_mutex_lock(&st->lock);
+    int g = pick_group(st, 1, -1);
     if (g >= 0)
         st->running[g]++;
     pthread_mutex_unlock(&st->lock);
@@ -396,11 +409,12 @@ static int take_turn(struct worker *w, struct usersweep_row *row, char **detail)
     return -1;
 }
 
-/* Start the group's host process and wait for @ready; 1 = no device (the sweep stops). */
+/* Start the group's host process (unless it was prestarted) and wait for @ready; 1 = no device
+ * (the sweep stops). */
 static int worker_start(struct worker *w, int g, struct usersweep_row *row, char **detail)
 {
     struct state *st = w->st;
-    if (host_start(&w->h, st->builds[g].binary, st, w->gpu, w->log_path) < 0) {
+    if (w->h.pid <= 0 && host_start(&w->h, st->builds[g].binary, st, w->gpu, w->log_path) < 0) {
         *detail = xstrdup(lscat_error_last());
         row->error = "Crash";
         return -1;
@@ -408,8 +422,11 @@ static int worker_start(struct worker *w, int g, struct usersweep_row *row, char
     int rc = host_line(&w->line, &w->h, st->o->startup_timeout_s, st->o->stop);
     int nodevice = rc == LINE_OK && !strncmp(w->line.data, "@nodevice", 9);
     settle_held(w, !nodevice);
-    if (rc == LINE_OK && !strncmp(w->line.data, "@ready", 6))
-        return take_turn(w, row, detail);
+    if (rc == LINE_OK && !strncmp(w->line.data, "@ready", 6)) {
+        rc = take_turn(w, row, detail);
+        w->h.ready = rc == 0;
+        return rc;
+    }
     if (nodevice) {
         pthread_mutex_lock(&st->lock);
         if (!st->no_device_why)
@@ -482,23 +499,76 @@ static int run_one(struct worker *w, const struct bonsai_record *r, struct users
     return 1;
 }
 
+/* The group's host output file: run.log beside its program. */
+static char *run_log(const struct state *st, int g)
+{
+    const char *bin = st->builds[g].binary, *slash = strrchr(bin, '/');
+    return slash ? xasprintf("%.*s/run.log", (int)(slash - bin), bin) : xstrdup("run.log");
+}
+
+/* LSCAT_SWEEP_PRESTART=0: no host started ahead (the behaviour before session 27). */
+static int prestart_on(void)
+{
+    const char *e = getenv("LSCAT_SWEEP_PRESTART");
+    return !(e && !strcmp(e, "0"));
+}
+
+/* This worker has taken its last record of group `g` (none is left to hand out): start the
+ * host of the group it would take now, so that its process start and context creation overlap
+ * that record. A guess: when the worker is free, take_group decides, and a host of another
+ * group is stopped unused. */
+static void prestart_next(struct worker *w, int g)
+{
+    struct state *st = w->st;
+    if (w->next.pid > 0 || !prestart_on())
+        return;
+    pthread_mutex_lock(&st->lock);
+    int next = left_in(st, g) == 0 ? pick_group(st, 0, g) : -1;
+    pthread_mutex_unlock(&st->lock);
+    if (next < 0)
+        return;
+    char *log = run_log(st, next);
+    if (host_start(&w->next, st->builds[next].binary, st, w->gpu, log) == 0) {
+        w->next_group = next;
+        log_trace("sweep_prestart group=%d", next);
+    }
+    free(log);
+}
+
+/* Make the prestarted host the one in use when it is group g's; else stop it. */
+static void adopt_next(struct worker *w, int g)
+{
+    if (w->next.pid <= 0)
+        return;
+    if (w->next_group == g) {
+        struct host t = w->h; /* swapped: each keeps its own read buffer */
+        w->h = w->next;
+        w->next = t;
+        log_trace("sweep_prestart_taken group=%d", g);
+    } else {
+        host_stop(&w->next, 1);
+        log_trace("sweep_prestart_unused group=%d", w->next_group);
+    }
+    w->next_group = -1;
+}
+
 static void run_group(struct worker *w, int g)
 {
     struct state *st = w->st;
-    const char *bin = st->builds[g].binary, *slash = strrchr(bin, '/');
     if (w->h.pid > 0) /* the previous group's */
         host_stop(&w->h, 0);
+    adopt_next(w, g);
     free(w->log_path);
-    w->log_path = slash ? xasprintf("%.*s/run.log", (int)(slash - bin), bin)
-                        : xstrdup("run.log");
+    w->log_path = run_log(st, g);
     for (const struct bonsai_record *r; (r = take_record(st, g)) != NULL;) {
         struct usersweep_row row = { .status = "Failure", .error = "Crash", .time_s = -1 };
         char *detail = NULL;
-        int rc = w->h.pid > 0 ? 0 : worker_start(w, g, &row, &detail);
+        int rc = w->h.ready ? 0 : worker_start(w, g, &row, &detail);
         if (rc == 1 || rc == 2)
             return; /* r stays without a row: a rerun runs it */
         double t0 = fs_mono_s();
         if (rc == 0) {
+            prestart_next(w, g);
             rc = run_one(w, r, &row, &detail);
             if (rc == -2) {
                 free(detail);
@@ -538,6 +608,10 @@ static void *worker_main(void *arg)
     pthread_mutex_unlock(&st->lock);
     if (w->h.pid > 0)
         host_stop(&w->h, st->o->stop && *st->o->stop);
+    if (w->next.pid > 0) { /* started for a group that was done before this worker was free */
+        host_stop(&w->next, 1);
+        log_trace("sweep_prestart_unused group=%d", w->next_group);
+    }
     return NULL;
 }
 
@@ -605,6 +679,8 @@ static void run_workers(struct state *st)
     for (int i = 0; i < n; i++) {
         w[i] = (struct worker){ .st = st, .gpu = gpus ? gpus[i] : NULL, .line = BUF_INIT };
         w[i].h = (struct host){ .pid = -1, .in_fd = -1, .res_fd = -1, .rbuf = BUF_INIT };
+        w[i].next = (struct host){ .pid = -1, .in_fd = -1, .res_fd = -1, .rbuf = BUF_INIT };
+        w[i].next_group = -1;
         if (i > 0 && pthread_create(&th[i], NULL, worker_main, &w[i]) != 0) {
             w[i].st = NULL;
             pthread_mutex_lock(&st->lock);
@@ -619,6 +695,7 @@ static void run_workers(struct state *st)
     for (int i = 0; i < n; i++) {
         buf_release(&w[i].line);
         buf_release(&w[i].h.rbuf);
+        buf_release(&w[i].next.rbuf);
         free(w[i].log_path);
         free(gpus ? gpus[i] : NULL);
     }

@@ -169,6 +169,41 @@ if [ "$(takes "$T_TMP/lpt1.trace")" = "1 2 3 4 5 6 " ]; then
     t_ok sweep__one_worker_keeps_the_file_order
 else t_fail sweep__one_worker_keeps_the_file_order "takes: $(takes "$T_TMP/lpt1.trace")"; fi
 
+# A worker's last record of a tuple starts the host of the tuple it takes next (that host's
+# start and CUDA context overlap the record: 0.64 s a switch on an H200, session 27); what the
+# sweep writes is the same without it (LSCAT_SWEEP_PRESTART=0).
+{ printf 'BROKEN,PAD,Behave,Work\nInteger,Integer,String,Real\nCompile,Compile,Runtime,Runtime\n'
+  for p in 1 2 3; do for i in 1 2 3; do echo "0,$p,ok,1000"; done; done; } >"$T_TMP/pre.csv"
+# the trace's events of one kind, "record=3" or "group=1", in order
+events() { grep -o "$2 [a-z]*=[0-9]*" "$1" | cut -d' ' -f2 | tr '\n' ' '; }
+order() { grep -oE 'sweep_(take|record|prestart|prestart_taken|prestart_unused) [a-z]*=[0-9]*' "$1" | tr ' ' ':' | tr '\n' ' '; }
+LSCAT_TUNE_TRACE=$T_TMP/pre1.trace lscat sweep -j 2 "${FXARGS[@]}" --space "$T_TMP/pre.csv" \
+    --out "$T_TMP/pre1.out" 2>/dev/null
+LSCAT_SWEEP_PRESTART=0 LSCAT_TUNE_TRACE=$T_TMP/pre0.trace lscat sweep "${FXARGS[@]}" \
+    --space "$T_TMP/pre.csv" --out "$T_TMP/pre0.out" 2>/dev/null
+LSCAT_TUNE_TRACE=$T_TMP/pre2.trace lscat sweep "${FXARGS[@]}" --gpus 0,1 --space "$T_TMP/pre.csv" \
+    --out "$T_TMP/pre2.out" 2>/dev/null
+# one worker: the next tuple's host starts between its last take and its last record of a tuple
+want="sweep_take:record=3 sweep_prestart:group=1 sweep_record:record=3 sweep_prestart_taken:group=1"
+want2="sweep_take:record=6 sweep_prestart:group=2 sweep_record:record=6 sweep_prestart_taken:group=2"
+if [[ "$(order "$T_TMP/pre1.trace")" == *"$want "*"$want2 "* ]] &&
+   [ -z "$(events "$T_TMP/pre1.trace" sweep_prestart_unused)" ]; then
+    t_ok sweep__the_next_tuples_host_starts_during_the_last_record
+else t_fail sweep__the_next_tuples_host_starts_during_the_last_record "$(order "$T_TMP/pre1.trace")"; fi
+if [ -z "$(events "$T_TMP/pre0.trace" sweep_prestart)" ] &&
+   [ "$(records "$T_TMP/pre1.out")" = "1 2 3 4 5 6 7 8 9 " ] &&
+   [ "$(grep -c ',Success,None,' "$T_TMP/pre1.out")" = 9 ] &&
+   [ "$(cut -d, -f1-5 "$T_TMP/pre1.out" | sort)" = "$(cut -d, -f1-5 "$T_TMP/pre0.out" | sort)" ]; then
+    t_ok sweep__prestarted_hosts_write_what_a_run_without_them_writes
+else t_fail sweep__prestarted_hosts_write_what_a_run_without_them_writes "$(cat "$T_TMP/pre1.out" "$T_TMP/pre0.out")"; fi
+# two workers: each prestarted host is taken or stopped, none is left behind
+n_pre=$(events "$T_TMP/pre2.trace" "sweep_prestart" | wc -w)
+n_end=$(( $(events "$T_TMP/pre2.trace" sweep_prestart_taken | wc -w) + $(events "$T_TMP/pre2.trace" sweep_prestart_unused | wc -w) ))
+if [ "$n_pre" -ge 1 ] && [ "$n_pre" = "$n_end" ] && [ "$(records "$T_TMP/pre2.out")" = "1 2 3 4 5 6 7 8 9 " ] &&
+   [ "$(grep -c ',Success,None,' "$T_TMP/pre2.out")" = 9 ]; then
+    t_ok sweep__with_two_workers_every_prestarted_host_is_taken_or_stopped
+else t_fail sweep__with_two_workers_every_prestarted_host_is_taken_or_stopped "$n_pre started, $n_end taken or stopped: $(order "$T_TMP/pre2.trace")"; fi
+
 # --rows and --shard select records; shards together cover the space exactly once.
 fx_space "$T_TMP/ten.csv" $(for i in $(seq 1 10); do echo "0,ok,$i"; done)
 lscat sweep "${FXARGS[@]}" --space "$T_TMP/ten.csv" --out "$T_TMP/rows.csv" --rows 3:5 2>/dev/null
