@@ -36,7 +36,8 @@
 #        carried). Environment (defaults): MG_ARCHIVE=.dev-carry/rc20.tar.xz, MG_WORK=.dev/rc20/work,
 #        MG_KERNELS=60, MG_SIZES=240, MG_TUNE_ARGS="--timeout 5 --max-failures 2",
 #        MG_GPUS=<all the machine has>, MG_BUDGET_S=560 (steps not started past it are skipped),
-#        MG_SWEEP_MODES="g1 gG mpi1 mpiG" (also g2, mpi2; NAME-before runs MG_BEFORE_BIN's lscat),
+#        MG_SWEEP_MODES="g1 gG mpi1 mpiG" (also g2, mpi2; NAME-before runs MG_BEFORE_BIN's lscat,
+#        NAME-nopre sets LSCAT_SWEEP_PRESTART=0),
 #        MG_SWEEP_NMAX=8192 (the larger space's largest N), MG_KILL_KERNELS=16, MG_TESTS=0 (1: the GPU tests after the steps; MG_TEST_ONLY=GLOB a part),
 #        MG_TUNE_GPUS=G, MG_FIX_KERNELS=120, MG_TUNE_G1=1 (0: no 1-GPU run), MG_KERNEL_IDS (id prefixes: the tune set instead of
 #        the first MG_KERNELS), MG_FIX_BEFORE=1 (fixtune on G GPUs with MG_BEFORE_BIN too), MG_FIX_MPI=1
@@ -295,6 +296,8 @@ if has sweep && [ "$(left)" -gt 150 ]; then
             [ "$(left)" -gt 30 ] || { note "sweep $sp $mode: skipped, the budget is spent"; continue; }
             o=$OUT/sweep-$sp-$mode.csv; rm -f "$o"
             bin=$ROOT/build/bin; case $mode in *-before) bin=$ROOT/${MG_BEFORE_BIN:?} ;; esac
+            pre=; case $mode in *-nopre) pre=0 ;; esac # LSCAT_SWEEP_PRESTART=0: no host started ahead
+            export LSCAT_SWEEP_PRESTART=${pre:-1}
             tr "sweep-$sp-$mode"; t0=$(now)
             case $mode in
                 g1*) PATH=$bin:$PATH lscat sweep "${SW[@]}" --gpus 0 --out "$o" ;;
