@@ -147,7 +147,9 @@ static void help(void)
            "interrupted) or the sweep could not run (bad space, nvcc missing, I/O): run again\n"
            "to resume.\n"
            "Environment: LSCAT_SHARE_DIR (where tune/sweep_host.cu lives), CUDA_HOME,\n"
-           "SLURM_ARRAY_TASK_ID/COUNT/MIN (see --shard).\n");
+           "SLURM_ARRAY_TASK_ID/COUNT/MIN (see --shard), LSCAT_SWEEP_PRESTART=0 (start a\n"
+           "tuple's host program only when its first record comes, not during a worker's last\n"
+           "record of the tuple before).\n");
     cli_print_common_help(stdout);
 }
 
