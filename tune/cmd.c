@@ -173,7 +173,9 @@ static void help(void)
            usage);
     cli_print_options(stdout, opts);
     printf("\nEnvironment: LSCAT_GPUINFO overrides the GPU discovery helper (lscat-gpuinfo),\n"
-           "LSCAT_RUNNER the long-lived harness host (lscat-runner, beside lscat-tune).\n");
+           "LSCAT_RUNNER the long-lived harness host (lscat-runner, beside lscat-tune);\n"
+           "LSCAT_TUNE_SPARE_RUNNER=1 holds a spare runner from the start (default: once a\n"
+           "runner of that GPU broke), =0 never.\n");
     cli_print_common_help(stdout);
 }
 
