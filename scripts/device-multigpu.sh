@@ -221,12 +221,18 @@ fi
 # 1 GPU and on each count of MG_TUNE_GPUS (build/tests/tune/fixtures carried). MG_FIX_RUNS lists
 # the runs instead, in order (a run may repeat, for ABBA): N (plain, N GPUs), Nb (MG_BEFORE_BIN's
 # lscat), Nm (mpirun -np N+1 lscat tune --mpi), Nmb (MPI, MG_BEFORE_BIN), each with optional
-# variants: -s0 (LSCAT_TUNE_SPARE_RUNNER=0), -s1 (=1), -i1 (--inflight 1), -cK (--chunk K).
+# variants: -s0 (LSCAT_TUNE_SPARE_RUNNER=0), -s1 (=1), -i1 (--inflight 1), -cK (--chunk K),
+# -gc (GPU discovery from a file after its first run: LSCAT_GPUINFO).
 # Rates are against the first plain run of the same N; fixmed.txt compares the stored medians.
 if has fixtune && [ "$(left)" -gt 90 ]; then
     FIX=$ROOT/build/tests/tune/fixtures
     declare -A FW=() FN=()
     runs=${MG_FIX_RUNS:-1 ${MG_TUNE_GPUS:-$G} ${MG_FIX_BEFORE:+${G}b} ${MG_FIX_MPI:+${G}m}}
+    # -gc: GPU discovery answered from a file per CUDA_VISIBLE_DEVICES (each MPI chunk's
+    # lscat-tune runs lscat-gpuinfo, a cuInit, beside the chunk that measures)
+    gcache=$W/gpuinfo-cached.sh
+    printf '#!/bin/sh\nf=%s/gpuinfo.$CUDA_VISIBLE_DEVICES\n[ -s "$f" ] || "%s/lscat-gpuinfo" >"$f"\ncat "$f"\n' "$W" "$ROOT/build/bin" >"$gcache"
+    chmod +x "$gcache"; rm -f "$W"/gpuinfo.*
     i=0
     for run in $runs; do
         i=$(( i + 1 ))
@@ -236,7 +242,8 @@ if has fixtune && [ "$(left)" -gt 90 ]; then
         env=() margs=()
         for v in ${var//-/ }; do
             case $v in s0) env+=(LSCAT_TUNE_SPARE_RUNNER=0) ;; s1) env+=(LSCAT_TUNE_SPARE_RUNNER=1) ;;
-                i1) margs+=(--inflight 1) ;; c*) margs+=(--chunk "${v#c}") ;; esac
+                i1) margs+=(--inflight 1) ;; c*) margs+=(--chunk "${v#c}") ;;
+                gc) env+=(LSCAT_GPUINFO="$gcache") ;; esac
         done
         db=$W/fix-$i-$run.db; rm -f "$db" "$db-wal" "$db-shm"
         lscat init --db "$db" >/dev/null 2>&1
