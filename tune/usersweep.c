@@ -535,20 +535,27 @@ static void prestart_next(struct worker *w, int g)
     free(log);
 }
 
-/* Make the prestarted host the one in use when it is group g's; else stop it. */
-static void adopt_next(struct worker *w, int g)
+/* Stop a prestarted host that is not used. */
+static void drop_next(struct worker *w)
 {
     if (w->next.pid <= 0)
         return;
-    if (w->next_group == g) {
-        struct host t = w->h; /* swapped: each keeps its own read buffer */
-        w->h = w->next;
-        w->next = t;
-        log_trace("sweep_prestart_taken group=%d", g);
-    } else {
-        host_stop(&w->next, 1);
-        log_trace("sweep_prestart_unused group=%d", w->next_group);
+    host_stop(&w->next, 1);
+    log_trace("sweep_prestart_unused group=%d", w->next_group);
+    w->next_group = -1;
+}
+
+/* Make the prestarted host the one in use when it is group g's; else stop it. */
+static void adopt_next(struct worker *w, int g)
+{
+    if (w->next.pid <= 0 || w->next_group != g) {
+        drop_next(w);
+        return;
     }
+    struct host t = w->h; /* swapped: each keeps its own read buffer */
+    w->h = w->next;
+    w->next = t;
+    log_trace("sweep_prestart_taken group=%d", g);
     w->next_group = -1;
 }
 
@@ -608,10 +615,7 @@ static void *worker_main(void *arg)
     pthread_mutex_unlock(&st->lock);
     if (w->h.pid > 0)
         host_stop(&w->h, st->o->stop && *st->o->stop);
-    if (w->next.pid > 0) { /* started for a group that was done before this worker was free */
-        host_stop(&w->next, 1);
-        log_trace("sweep_prestart_unused group=%d", w->next_group);
-    }
+    drop_next(w); /* started for a group that was done before this worker was free */
     return NULL;
 }
 
