@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +89,8 @@ static void child(const struct proc_options *o, int in_fd, int out_fd, int err_f
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    if (move_fd(in_fd, 0) < 0 || move_fd(out_fd, 1) < 0 || move_fd(err_fd, 2) < 0 ||
+    if (move_fd(in_fd, 0) < 0 || (out_fd >= 0 && move_fd(out_fd, 1) < 0) ||
+        (err_fd >= 0 && move_fd(err_fd, 2) < 0) ||
         (extra_fd >= 0 && move_fd(extra_fd, o->extra_fd) < 0))
         _exit(127);
     if (o->cwd && chdir(o->cwd) < 0) {
@@ -329,9 +331,11 @@ static int spawn_fds_open(struct spawn_fds *f, const struct proc_options *o)
     if (o->stdin_data)
         f->in[0] = memfd_with(o->stdin_data, o->stdin_len);
     if ((o->stdin_data ? f->in[0] < 0 : pipe2(f->in, O_CLOEXEC) < 0) ||
-        pipe2(f->out, O_CLOEXEC) < 0 || (o->extra_fd > 0 && pipe2(f->extra, O_CLOEXEC) < 0))
+        (!o->inherit_output && pipe2(f->out, O_CLOEXEC) < 0) ||
+        (o->extra_fd > 0 && pipe2(f->extra, O_CLOEXEC) < 0))
         return lscat_error_set("cannot set up pipes for '%s': %s", o->argv[0], strerror(errno));
-    if (!o->stderr_to_out && (f->err = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0)
+    if (!o->stderr_to_out && !o->inherit_output &&
+        (f->err = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0)
         return lscat_error_set("cannot open /dev/null: %s", strerror(errno));
     return 0;
 }
@@ -366,6 +370,67 @@ int proc_spawn(struct proc_child *out, const struct proc_options *o)
 done:
     spawn_fds_close(&f);
     return rc;
+}
+
+/* proc_spawn_lasting: requests to one detached thread that lives as long as the process. */
+struct spawn_req {
+    struct proc_child *out;
+    const struct proc_options *o;
+    int rc, done;
+    char err[512];
+};
+static pthread_mutex_t spawner_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t spawner_cv = PTHREAD_COND_INITIALIZER;
+static struct spawn_req *spawner_req;
+static int spawner_up;
+
+static void *spawner_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&spawner_mu);
+    for (;;) {
+        while (!spawner_req || spawner_req->done)
+            pthread_cond_wait(&spawner_cv, &spawner_mu);
+        struct spawn_req *r = spawner_req;
+        pthread_mutex_unlock(&spawner_mu);
+        r->rc = proc_spawn(r->out, r->o);
+        if (r->rc < 0)
+            snprintf(r->err, sizeof(r->err), "%s", lscat_error_last());
+        pthread_mutex_lock(&spawner_mu);
+        r->done = 1;
+        pthread_cond_broadcast(&spawner_cv);
+    }
+    return NULL;
+}
+
+int proc_spawn_lasting(struct proc_child *out, const struct proc_options *o)
+{
+    pthread_mutex_lock(&spawner_mu);
+    if (!spawner_up) {
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        spawner_up = pthread_create(&t, &attr, spawner_main, NULL) == 0;
+        pthread_attr_destroy(&attr);
+        if (!spawner_up) { /* out of threads: this thread's lifetime it is */
+            pthread_mutex_unlock(&spawner_mu);
+            return proc_spawn(out, o);
+        }
+    }
+    while (spawner_req) /* one request at a time */
+        pthread_cond_wait(&spawner_cv, &spawner_mu);
+    struct spawn_req r = { .out = out, .o = o };
+    spawner_req = &r;
+    pthread_cond_broadcast(&spawner_cv);
+    while (!r.done)
+        pthread_cond_wait(&spawner_cv, &spawner_mu);
+    spawner_req = NULL;
+    pthread_cond_broadcast(&spawner_cv);
+    pthread_mutex_unlock(&spawner_mu);
+    if (r.rc < 0)
+        lscat_error_set("%s", r.err);
+    return r.rc;
 }
 
 void proc_child_kill(struct proc_child *c)

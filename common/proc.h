@@ -52,11 +52,14 @@ struct proc_options {
                                 harness's `--results /dev/fd/3`), its read end in
                                 proc_child.extra_fd; 0 = none */
     int stderr_to_out;       /* 1: stderr goes to the stdout pipe too; 0: to /dev/null */
+    int inherit_output;      /* 1: stdout and stderr are ours (out_fd is -1): a trusted
+                                program of ours that logs as we do */
 };
 
 #define PROC_OPTIONS_INIT { .argv = NULL, .env = NULL, .cwd = NULL, .stdin_data = NULL, \
     .stdin_len = 0, .out_cap_bytes = 0, .timeout_s = 0, .limits = { 0 }, .stdout_path = NULL, \
-    .child_setup = NULL, .child_setup_arg = NULL, .extra_fd = 0, .stderr_to_out = 0 }
+    .child_setup = NULL, .child_setup_arg = NULL, .extra_fd = 0, .stderr_to_out = 0, \
+    .inherit_output = 0 }
 
 struct proc_result {
     int exit_code;           /* valid when signal == 0; 127 when exec failed */
@@ -77,7 +80,8 @@ void proc_result_release(struct proc_result *r);
 
 /* A long-lived child with pipes, for a service spoken to in requests and replies (execute's
  * resolver client, tune's harnesses and lscat-runner): stdin and stdout are pipes (close-on-exec
- * in the parent), stderr goes to /dev/null (or with stderr_to_out to the stdout pipe); argv,
+ * in the parent), stderr goes to /dev/null (or with stderr_to_out to the stdout pipe; with
+ * inherit_output stdout and stderr are ours, and out_fd is -1); argv,
  * env, cwd, limits and child_setup as for proc_run (timeout_s, out_cap_bytes and stdout_path are
  * ignored: the caller reads with its own deadline). With stdin_data the child's stdin reads
  * those bytes from a memory file instead of a pipe (it never blocks on them, whatever their
@@ -99,6 +103,13 @@ struct proc_child {
 /* Start it. Returns 0, or LSCAT_ERR when it could not be started (*out then holds no child).
  * An exec failure shows as the child exiting with 127 (its stdout reaches EOF). */
 int proc_spawn(struct proc_child *out, const struct proc_options *opts);
+/* proc_spawn, forked from a thread of ours that lives as long as the process: a child whose
+ * child_setup sets PR_SET_PDEATHSIG (killed when its parent goes) is killed when this process
+ * ends, not when the calling thread does (Linux's parent is the thread that forked). For
+ * children that outlive the thread that starts them: lscat-tune --serve's runners, kept from
+ * one chunk's sweep (and its worker threads) to the next, and the server a worker rank's
+ * chunk thread starts. */
+int proc_spawn_lasting(struct proc_child *out, const struct proc_options *opts);
 /* Close its pipes, SIGKILL the child's process group and reap it. Safe to call twice. */
 void proc_child_kill(struct proc_child *c);
 

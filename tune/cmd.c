@@ -9,6 +9,7 @@
 #include "common/xalloc.h"
 #include "store/stage.h"
 #include "tune/gpus.h"
+#include "tune/runner.h"
 #include "tune/sweep.h"
 #include "tune/timing_args.h"
 
@@ -27,7 +28,7 @@ enum {
     OPT_REMEASURE, OPT_KERNEL, OPT_LIMIT, OPT_WARMUP, OPT_SAMPLES, OPT_MIN_SAMPLE_MS,
     OPT_TARGET_REL_MAD, OPT_L2_FLUSH, OPT_LOCK_CLOCKS, OPT_I_OWN, OPT_NO_PRESTART, OPT_FOLLOW,
     OPT_NO_RUNNER, OPT_RUNNER_KERNELS, OPT_NO_GRAPH, OPT_CONFIG_BUDGET, OPT_SHARD, OPT_SPACE,
-    OPT_SIZE_FAULTS,
+    OPT_SIZE_FAULTS, OPT_SERVE,
 };
 static const struct cli_opt opts[] = {
     { "gpus", 0, "LIST", "GPUs to use: 'all' (default) or CUDA indices, e.g. 0,1", OPT_GPUS },
@@ -88,6 +89,9 @@ static const struct cli_opt opts[] = {
       "--i-own-these-gpus; never on shared machines)", OPT_LOCK_CLOCKS },
     { "i-own-these-gpus", 0, NULL, "consent for --lock-clocks: these GPUs are yours to "
       "reconfigure", OPT_I_OWN },
+    { "serve", 0, NULL, "internal, for `lscat tune --mpi`'s worker ranks: read store paths "
+      "one a line on stdin, tune each as if given --db PATH, answer 'done EXIT-CODE' on file "
+      "descriptor 3; each GPU's lscat-runner is kept from one store to the next", OPT_SERVE },
     CLI_OPT_END,
 };
 
@@ -97,7 +101,7 @@ struct args {
     double timeout_s, startup_s, config_budget_s;
     long samples;
     long max_failures, size_faults, limit, lock_mhz, runner_kernels;
-    int remeasure, i_own, l2_flush, no_prestart, follow, no_runner, no_graph;
+    int remeasure, i_own, l2_flush, no_prestart, follow, no_runner, no_graph, serve;
     struct shard shard;
     struct tune_timing_args timing;
     char *dup[8];
@@ -119,6 +123,7 @@ static int on_opt(void *ctx, int id, const char *arg)
     case OPT_NO_PRESTART: a->no_prestart = 1; return 0;
     case OPT_NO_RUNNER: a->no_runner = 1; return 0;
     case OPT_NO_GRAPH: a->no_graph = 1; return 0;
+    case OPT_SERVE: a->serve = 1; return 0;
     case OPT_CONFIG_BUDGET:
         return cli_parse_double(&a->config_budget_s, "--config-budget", arg, 0, 86400);
     case OPT_RUNNER_KERNELS:
@@ -236,7 +241,7 @@ static void print_summary(const struct tune_counts *c)
 }
 
 static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, int argc,
-                 char **argv)
+                 char **argv, struct runner_host **hosts)
 {
     struct stage st = STAGE_INIT;
     struct tune_options o = TUNE_OPTIONS_INIT;
@@ -283,6 +288,7 @@ static int sweep(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, 
     o.clocks_locked = locked;
     o.run_id = st.run_id;
     o.stop = &g_stop;
+    o.hosts = locked ? NULL : hosts; /* a kept runner's environment says its clocks' state */
     if (tune_sweep(&c, st.store, &o, gpus, n) < 0)
         goto fail;
     code = c.interrupted || c.gpus_lost ? LSCAT_EXIT_FATAL
@@ -305,6 +311,55 @@ done:
         fprintf(stderr, "lscat-tune: %s (reset them with nvidia-smi -rgc)\n", lscat_error_last());
     tune_counts_json(counts, sizeof(counts), &c);
     stage_end(&st, code, counts);
+    free(runner);
+    return code;
+}
+
+/* --serve: tune the stores named on stdin one after another, each GPU's lscat-runner kept
+ * from one to the next (its process and CUDA context made once, before the first store comes),
+ * and answer each on descriptor 3. lscat-mpi's worker ranks run their chunks so (tune/mpi_work.c):
+ * a chunk of its own lscat-tune made and tore down a runner per chunk, beside the previous
+ * chunk's measurements. Ends at the end of stdin, or on SIGTERM/SIGINT after the store in hand. */
+static int serve(struct cli *cli, struct args *a, struct tune_gpu *gpus, int n, int argc,
+                 char **argv)
+{
+    FILE *answers = fdopen(3, "w");
+    if (!answers) {
+        fprintf(stderr, "lscat-tune: --serve answers on file descriptor 3, which is not open "
+                        "(it is for lscat-mpi's worker ranks)\n");
+        return LSCAT_EXIT_USAGE;
+    }
+    struct runner_host **hosts = xcalloc((size_t)(n > 0 ? n : 1), sizeof(*hosts));
+    struct tune_options o = TUNE_OPTIONS_INIT;
+    char *runner = a->no_runner ? NULL : runner_path();
+    o.runner = runner;
+    o.no_prestart = a->no_prestart;
+    if (a->runner_kernels)
+        o.runner_kernels = (int)a->runner_kernels;
+    if (!a->lock_mhz)
+        tune_hosts_start(hosts, &o, gpus, n);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int code = LSCAT_EXIT_OK;
+    while (!g_stop && (len = getline(&line, &cap, stdin)) > 0) {
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = 0;
+        if (!len)
+            continue;
+        free(cli->db_path);
+        cli->db_path = xstrdup(line);
+        code = n > 0 ? sweep(cli, a, gpus, n, argc, argv, hosts) : LSCAT_EXIT_OK;
+        fflush(stdout);
+        fflush(stderr);
+        if (fprintf(answers, "done %d\n", code) < 0 || fflush(answers) != 0)
+            break; /* lscat-mpi is gone */
+    }
+    free(line);
+    fclose(answers);
+    for (int i = 0; i < n; i++)
+        runner_host_free(hosts[i]);
+    free(hosts);
     free(runner);
     return code;
 }
@@ -351,6 +406,8 @@ int main(int argc, char **argv)
     }
     if (n == 0) {
         printf("tune: no CUDA device: nothing measured (%s)\n", why);
+        if (a.serve) /* each store is answered: nothing to measure in it */
+            code = serve(&cli, &a, gpus, 0, argc, argv);
         goto done;
     }
     if ((n = tune_gpus_select(gpus, n, a.gpus)) < 0) {
@@ -359,7 +416,8 @@ int main(int argc, char **argv)
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
-    code = sweep(&cli, &a, gpus, n, argc, argv);
+    code = a.serve ? serve(&cli, &a, gpus, n, argc, argv)
+                   : sweep(&cli, &a, gpus, n, argc, argv, NULL);
 done:
     tune_space_release(&a.space);
     tune_space_release(&a.space_2d);

@@ -4,7 +4,14 @@
  * folder is shared), sweep into a chunk CSV with its builds cached in the rank's scratch. Up to
  * --inflight chunks run at once (tune, sweep: 2, so the next chunk starts up while this one measures,
  * and measures once it is done: the chunk turn). A killed child costs only its chunk: the
- * worker reports it and rank 0 hands the chunk out again. */
+ * worker reports it and rank 0 hands the chunk out again.
+ * tune with one GPU per worker (the default) runs its chunks in one `lscat-tune --serve` per
+ * rank instead: the chunk stores' paths go to its stdin, in order, and it answers each on a
+ * pipe; its lscat-runner (process and CUDA context) stays from one chunk to the next. With a
+ * process per chunk, each chunk made a runner while the previous one measured and tore its own
+ * down while the next one measured: 160 ms on each chunk's first kernel on 4 H200s
+ * (docs/tune.md "Multi-GPU scaling (#20)"). A killed server costs the chunk it was measuring;
+ * the chunks queued behind it go to a new one. LSCAT_MPI_SERVE=0: a process per chunk. */
 #include "tune/mpi.h"
 
 #include "common/buf.h"
@@ -17,6 +24,7 @@
 #include "tune/chunkstore.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <signal.h>
@@ -24,9 +32,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 extern char **environ;
+
+/* lscat-tune --serve (tune, one GPU per worker): one process runs the rank's chunks in order. */
+struct server {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct proc_child c;        /* pid -1: none (started at the first chunk, again after one died) */
+    int gen;                    /* which server: one more at each start */
+    int64_t sent, answered;     /* chunks given to this server, and answered by it */
+    struct buf line;            /* its answers, read by the chunk whose answer is next */
+    int starts;
+};
 
 struct worker {
     const struct mpi_job *job;
@@ -35,6 +55,7 @@ struct worker {
     char *template_db;          /* an empty store: each chunk store starts as a copy of it */
     int rank;
     char **env;                 /* the children's environment */
+    struct server *srv;         /* NULL: a process per chunk */
 };
 
 /* The GPUs this node shows: CUDA_VISIBLE_DEVICES's entries, else /dev/nvidiaN's indices. */
@@ -64,6 +85,14 @@ static int node_gpus(char ***out)
     return n;
 }
 
+/* tune with one GPU per worker rank runs its chunks in one lscat-tune --serve (unless
+ * LSCAT_MPI_SERVE=0). */
+static int serve_on(const struct mpi_job *job)
+{
+    const char *e = getenv("LSCAT_MPI_SERVE");
+    return job->stage == MPI_STAGE_TUNE && job->gpus == MPI_GPUS_LOCAL && !(e && !strcmp(e, "0"));
+}
+
 /* Ours, without Slurm's array variables (a chunk is not a shard of an array) and the ones set
  * here: the GPU (local mode) and the compile jobs (the node's cores shared by its workers). */
 static char **child_env(const struct mpi_job *job, const char *scratch, int node_index,
@@ -85,8 +114,9 @@ static char **child_env(const struct mpi_job *job, const char *scratch, int node
             log_warn("mpi: %d worker ranks share %d GPU(s) on this node: their sweep "
                      "measurements overlap (run one worker rank per GPU)", node_workers, ngpus);
     }
-    /* tune and sweep, one GPU per worker: the next chunk measures once the current one is gone */
-    if (job->stage != MPI_STAGE_EXECUTE && job->gpus == MPI_GPUS_LOCAL)
+    /* tune and sweep, one GPU per worker: the next chunk measures once the current one is gone
+     * (lscat-tune --serve runs them one after another itself) */
+    if (job->stage != MPI_STAGE_EXECUTE && job->gpus == MPI_GPUS_LOCAL && !serve_on(job))
         env[n++] = xasprintf("LSCAT_GPU_BATON=%s/gpu.baton", scratch);
     if (!getenv("LSCAT_JOBS")) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN) / (node_workers > 0 ? node_workers : 1);
@@ -119,10 +149,145 @@ static const char **child_argv(const struct worker *w, const char *sel, const ch
         argv[k++] = "--records", argv[k++] = sel, argv[k++] = "--out", argv[k++] = out_csv;
         if (!getenv("LSCAT_WORK")) /* no --work given: build in node-local scratch */
             argv[k++] = "--work", argv[k++] = work;
+    } else if (!sel) { /* lscat-tune --serve: the chunk stores come on its stdin */
+        argv[k++] = "--serve";
     } else { /* the chunk store holds the chunk's kernels only */
         argv[k++] = "--db", argv[k++] = out_csv;
     }
     return argv;
+}
+
+/* ------------------------------------------------------------------ lscat-tune --serve */
+
+static int server_start(struct server *sv, const struct worker *w)
+{
+    struct proc_options o = PROC_OPTIONS_INIT;
+    const char **argv = child_argv(w, NULL, NULL, NULL);
+    o.argv = argv, o.env = (const char *const *)w->env;
+    o.child_setup = die_with_parent;
+    o.extra_fd = 3, o.inherit_output = 1;
+    o.limits.core_dumps = 1; /* as it was */
+    int rc = proc_spawn_lasting(&sv->c, &o); /* a chunk's thread may start it */
+    free((char *)argv[0]);
+    free(argv);
+    if (rc < 0)
+        return rc;
+    sv->gen++, sv->starts++;
+    sv->sent = sv->answered = 0;
+    buf_setlen(&sv->line, 0);
+    log_debug("mpi: rank %d: lscat-tune --serve started (pid %d)", w->rank, (int)sv->c.pid);
+    return 0;
+}
+
+/* The server is gone (its answers ended, or its stdin broke): close its pipes and reap it. Its
+ * exit status as mpi_done's died / exit_code. With sv->mu held. */
+static void server_reap(struct server *sv, struct mpi_done *d)
+{
+    int status = 0;
+    if (sv->c.in_fd >= 0)
+        close(sv->c.in_fd);
+    if (sv->c.extra_fd >= 0)
+        close(sv->c.extra_fd);
+    sv->c.in_fd = sv->c.extra_fd = -1;
+    if (sv->c.pid > 0 && waitpid(sv->c.pid, &status, 0) == sv->c.pid) {
+        d->died = WIFSIGNALED(status);
+        d->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 3;
+        if (d->died)
+            log_warn("mpi: lscat-tune --serve (pid %d) was killed by signal %d", (int)sv->c.pid,
+                     WTERMSIG(status));
+        else if (d->exit_code == 0) /* it answered nothing and ended well: not a result */
+            d->exit_code = 3;
+    } else {
+        d->exit_code = 3;
+    }
+    sv->c.pid = -1;
+    sv->gen++; /* the chunks queued behind go to a new server */
+    pthread_cond_broadcast(&sv->cv);
+}
+
+/* One line of the server's answers, blocking; 0 at its end. */
+static int server_read_line(struct server *sv, char *out, size_t size)
+{
+    for (;;) {
+        char *nl = sv->line.len ? memchr(sv->line.data, '\n', sv->line.len) : NULL;
+        if (nl) {
+            size_t n = (size_t)(nl - sv->line.data);
+            snprintf(out, size, "%.*s", (int)n, sv->line.data);
+            memmove(sv->line.data, nl + 1, sv->line.len - n - 1);
+            buf_setlen(&sv->line, sv->line.len - n - 1);
+            return 1;
+        }
+        char tmp[256];
+        ssize_t r = read(sv->c.extra_fd, tmp, sizeof(tmp));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return 0;
+        buf_add(&sv->line, tmp, (size_t)r);
+    }
+}
+
+/* Run the chunk store `file` in the rank's server: queue its path, wait for the chunks queued
+ * before it, read its answer. Only the chunk whose answer is next reads, and only it reaps a
+ * server that ended. A chunk queued behind one the server died on was never started: it goes
+ * to a new server, as does a chunk whose path could not be written (the server was already
+ * gone). Returns 0 (d says how it went) or a negative code (no server could start). */
+static int server_run(struct server *sv, const struct worker *w, const char *file,
+                      struct mpi_done *d)
+{
+    int unsent = 0;
+    pthread_mutex_lock(&sv->mu);
+    for (;;) {
+        if (sv->c.pid <= 0 && server_start(sv, w) < 0) {
+            pthread_mutex_unlock(&sv->mu);
+            return LSCAT_ERR;
+        }
+        int gen = sv->gen;
+        int64_t seq = sv->sent++;
+        struct buf msg = BUF_INIT;
+        buf_addf(&msg, "%s\n", file);
+        int wrote = write(sv->c.in_fd, msg.data, msg.len) == (ssize_t)msg.len;
+        buf_release(&msg);
+        while (sv->gen == gen && sv->answered != seq)
+            pthread_cond_wait(&sv->cv, &sv->mu);
+        if (sv->gen != gen)
+            continue; /* it died before this chunk's turn */
+        char ans[64];
+        pthread_mutex_unlock(&sv->mu);
+        int got = server_read_line(sv, ans, sizeof(ans));
+        pthread_mutex_lock(&sv->mu);
+        if (got && !strncmp(ans, "done ", 5)) {
+            d->exit_code = strtol(ans + 5, NULL, 10);
+            sv->answered++;
+            pthread_cond_broadcast(&sv->cv);
+            pthread_mutex_unlock(&sv->mu);
+            return 0;
+        }
+        if (got) {
+            log_error("mpi: lscat-tune --serve said '%s', not 'done N': stopped", ans);
+            kill(-sv->c.pid, SIGKILL);
+            kill(sv->c.pid, SIGKILL);
+        }
+        struct mpi_done end = { .chunk = d->chunk };
+        server_reap(sv, &end);
+        if (!wrote && ++unsent < 3)
+            continue; /* the chunk never reached it (a server that ends at once: its status) */
+        d->died = end.died, d->exit_code = end.exit_code;
+        pthread_mutex_unlock(&sv->mu);
+        return 0;
+    }
+}
+
+/* The end of the rank's work: close the server's stdin (it ends after the store in hand) and
+ * wait for it. */
+static void server_stop(struct server *sv)
+{
+    pthread_mutex_lock(&sv->mu);
+    if (sv->c.pid > 0) {
+        struct mpi_done d = { 0 };
+        server_reap(sv, &d);
+    }
+    pthread_mutex_unlock(&sv->mu);
 }
 
 /* The chunk's result as bytes: what the stage wrote into the chunk store, compacted (VACUUM
@@ -198,6 +363,19 @@ static void run_chunk(struct slot *sl)
                               job->stage == MPI_STAGE_TUNE ? CHUNKSTORE_TUNE : CHUNKSTORE_EXECUTE,
                               sl->sel);
     double t1 = fs_mono_s();
+    if (rc == 0 && w->srv) {
+        rc = server_run(w->srv, w, file, &sl->d);
+        double t2 = fs_mono_s();
+        if (rc == 0 && !sl->d.died && (rc = result_bytes(&sl->bytes, w, file, &mark)) < 0)
+            sl->d.died = 1;
+        if (rc < 0 && !sl->d.died)
+            sl->d.exit_code = 3;
+        if (rc < 0)
+            log_error("mpi: chunk %lld (%s): %s", (long long)sl->id, sl->sel, lscat_error_last());
+        sl->d.len = (int64_t)sl->bytes.len;
+        sl->cut_s = t1 - t0, sl->child_s = t2 - t1, sl->result_s = fs_mono_s() - t2;
+        goto out;
+    }
     if (rc == 0)
         rc = proc_run(&r, &o);
     double t2 = fs_mono_s();
@@ -217,6 +395,7 @@ static void run_chunk(struct slot *sl)
         log_error("mpi: chunk %lld (%s): %s", (long long)sl->id, sl->sel, lscat_error_last());
     sl->d.len = (int64_t)sl->bytes.len;
     sl->cut_s = t1 - t0, sl->child_s = t2 - t1, sl->result_s = fs_mono_s() - t2;
+out:
     unlink(file);
     free((char *)argv[0]);
     free(argv);
@@ -349,7 +528,27 @@ int mpi_work(const struct mpi_job *job, const char *scratch, int node_index, int
         log_error("mpi: cannot write the store copy in '%s': %s (set TMPDIR to a node-local "
                   "folder with room)", scratch, lscat_error_last());
     w.env = child_env(job, scratch, node_index, node_workers);
+    struct server sv = { .c = { .pid = -1, .in_fd = -1, .out_fd = -1, .extra_fd = -1 },
+                         .line = BUF_INIT };
+    if (serve_on(job)) {
+        pthread_mutex_init(&sv.mu, NULL);
+        pthread_cond_init(&sv.cv, NULL);
+        w.srv = &sv;
+        /* now: its GPU discovery and runner context overlap the first ask and store cut */
+        pthread_mutex_lock(&sv.mu);
+        if (server_start(&sv, &w) < 0)
+            log_error("mpi: rank %d: cannot start lscat-tune --serve: %s (each chunk tries "
+                      "again)", w.rank, lscat_error_last());
+        pthread_mutex_unlock(&sv.mu);
+    }
     work_loop(&w);
+    if (w.srv) {
+        server_stop(&sv);
+        log_info("mpi: rank %d: lscat-tune --serve started %d time(s)", w.rank, sv.starts);
+        buf_release(&sv.line);
+        pthread_cond_destroy(&sv.cv);
+        pthread_mutex_destroy(&sv.mu);
+    }
     for (char **e = w.env; *e; e++)
         free(*e);
     free(w.env);

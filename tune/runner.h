@@ -142,7 +142,7 @@ void runner_child_free(struct runner_child *c);
  * one kernel after another, so process start and CUDA context creation are paid once. It is
  * started lazily (or now, with runner_host_start), restarted after a crash, a timeout or a
  * sticky CUDA error, and recycled after max_kernels kernels. `program` is lscat-runner, `env`
- * its full environment (NULL = ours), `device` its --device. Not thread-safe: one per worker.
+ * its full environment (NULL = ours; copied), `device` its --device. Not thread-safe: one per worker.
  * runner_run uses it when o->host and o->harness_so are set. */
 int runner_host_new(struct runner_host **out, const char *program, const char *const *env,
                     int device, int max_kernels);
@@ -160,6 +160,8 @@ void runner_host_set_spare(struct runner_host *h, int mode);
 int runner_host_spares_taken(const struct runner_host *h);
 /* 1 while a spare is started and held. */
 int runner_host_has_spare(const struct runner_host *h);
+/* 1 while a runner process is started and in use (or idle between kernels). */
+int runner_host_running(const struct runner_host *h);
 /* 1 when the runner could not be started or did not answer: the caller should stop using it. */
 int runner_host_broken(const struct runner_host *h);
 /* Ask the runner to quit, reap it in the background, free. NULL is a no-op. */

@@ -24,7 +24,7 @@
 
 struct runner_host {
     char *program;
-    const char *const *env;
+    char **env;         /* a copy (NULL: ours): a host kept across sweeps outlives theirs */
     int device, max_kernels;
     struct runner_proc ch;
     int running, kernels, broken;
@@ -40,7 +40,14 @@ int runner_host_new(struct runner_host **out, const char *program, const char *c
 {
     struct runner_host *h = xcalloc(1, sizeof(*h));
     h->program = xstrdup(program);
-    h->env = env;
+    if (env) {
+        size_t n = 0;
+        while (env[n])
+            n++;
+        h->env = xcalloc(n + 1, sizeof(char *));
+        for (size_t i = 0; i < n; i++)
+            h->env[i] = xstrdup(env[i]);
+    }
     h->device = device;
     h->max_kernels = max_kernels;
     buf_init(&h->pending, 0);
@@ -73,7 +80,7 @@ static int spawn(struct runner_host *h, struct runner_proc *ch)
     argv[1] = "--device";
     argv[2] = dev;
     argv[3] = NULL;
-    int rc = runner_proc_start(ch, argv, h->env, NULL);
+    int rc = runner_proc_start(ch, argv, (const char *const *)h->env, NULL);
     if (rc < 0) {
         runner_proc_release(ch);
         return rc;
@@ -130,6 +137,11 @@ int runner_host_start(struct runner_host *h)
     return 0;
 }
 
+int runner_host_running(const struct runner_host *h)
+{
+    return h->running;
+}
+
 int runner_host_broken(const struct runner_host *h)
 {
     return h->broken;
@@ -164,6 +176,9 @@ void runner_host_free(struct runner_host *h)
         runner_proc_release(&h->spare);
     }
     buf_release(&h->pending);
+    for (char **e = h->env; e && *e; e++)
+        free(*e);
+    free(h->env);
     free(h->program);
     free(h);
 }

@@ -156,7 +156,7 @@ int runner_proc_start(struct runner_proc *ch, const char *const *argv, const cha
     o.stderr_to_out = 1;
     o.limits.core_dumps = 1; /* leave the core limit as it is */
     o.child_setup = die_with_parent;
-    if (proc_spawn(&c, &o) < 0)
+    if (proc_spawn_lasting(&c, &o) < 0) /* its parent-death signal: when tune ends */
         return LSCAT_ERR;
     ch->pid = c.pid;
     ch->started_s = fs_mono_s();

@@ -468,6 +468,22 @@ static char **child_env(const struct tune_gpu *g, int locked)
     return env;
 }
 
+void tune_hosts_start(struct runner_host **hosts, const struct tune_options *o,
+                      const struct tune_gpu *gpus, int n)
+{
+    for (int i = 0; o->runner && i < n; i++) {
+        if (hosts[i])
+            continue;
+        char **env = child_env(&gpus[i], o->clocks_locked);
+        runner_host_new(&hosts[i], o->runner, (const char *const *)env, 0, o->runner_kernels);
+        proc_env_free(env); /* the host keeps a copy */
+        runner_host_set_spare(hosts[i], spare_mode(o));
+        if (runner_host_start(hosts[i]) < 0) /* the sweeps fall back to harness processes */
+            log_event(LOG_WARN, "tune_runner_failed", "gpu", gpus[i].uuid, "error",
+                      lscat_error_last(), NULL);
+    }
+}
+
 static void update_note(struct sweep_shared *sh)
 {
     char note[512];
@@ -497,10 +513,17 @@ static void *worker_main(void *arg)
     memset(&cur, 0, sizeof(cur));
     memset(&next, 0, sizeof(next));
     int rc = store_open(&w->s, sh->o->db_path, 0);
-    if (rc >= 0 && sh->o->runner) { /* started now: its context creation overlaps planning */
-        runner_host_new(&w->host, sh->o->runner, (const char *const *)w->env, 0,
-                        sh->o->runner_kernels);
-        runner_host_set_spare(w->host, spare_mode(sh->o));
+    struct runner_host **kept = sh->o->hosts ? &sh->o->hosts[w - sh->workers] : NULL;
+    if (kept && *kept) /* an earlier sweep's (lscat-tune --serve): its context is made */
+        w->host = *kept, *kept = NULL;
+    int spares_before = w->host ? runner_host_spares_taken(w->host) : 0;
+    if (rc >= 0 && sh->o->runner && (!w->host || !runner_host_running(w->host))) {
+        /* started now: its context creation overlaps planning */
+        if (!w->host) {
+            runner_host_new(&w->host, sh->o->runner, (const char *const *)w->env, 0,
+                            sh->o->runner_kernels);
+            runner_host_set_spare(w->host, spare_mode(sh->o));
+        }
         if (runner_host_start(w->host) < 0) {
             log_event(LOG_WARN, "tune_runner_failed", "gpu", w->gpu->uuid, "error",
                       lscat_error_last(), NULL);
@@ -541,10 +564,13 @@ static void *worker_main(void *arg)
     pthread_mutex_unlock(&sh->mu);
     if (w->host) {
         pthread_mutex_lock(&sh->mu);
-        sh->counts->spare_takeovers += runner_host_spares_taken(w->host);
+        sh->counts->spare_takeovers += runner_host_spares_taken(w->host) - spares_before;
         pthread_mutex_unlock(&sh->mu);
     }
-    runner_host_free(w->host);
+    if (kept) /* the next sweep uses it (its caller frees it) */
+        *kept = w->host;
+    else
+        runner_host_free(w->host);
     w->host = NULL;
     if (rc < 0) {
         pthread_mutex_lock(&sh->mu);

@@ -12,6 +12,8 @@
 
 #include <stdint.h>
 
+struct runner_host;
+
 struct store;
 
 struct tune_options {
@@ -44,6 +46,11 @@ struct tune_options {
                                     * appear (default 30 s) */
     int64_t run_id;
     const volatile int *stop;      /* set by a signal handler: finish cleanly, soon */
+    struct runner_host **hosts;    /* NULL, or one slot per GPU of `gpus` (NULL at first), owned
+                                      by the caller: each GPU's lscat-runner is kept there
+                                      after the sweep and used by the next one (lscat-tune
+                                      --serve: one runner per GPU across an MPI worker's
+                                      chunks); free them with runner_host_free */
 };
 /* The defaults; the rest is zero (NULL, no limit, off). */
 #define TUNE_OPTIONS_INIT { .config_timeout_s = 30, .startup_s = 10, .max_failures = 5, \
@@ -81,5 +88,12 @@ int tune_sweep(struct tune_counts *out, struct store *s, const struct tune_optio
                const struct tune_gpu *gpus, int n);
 /* The counts as a JSON object for stage_runs.counts. */
 void tune_counts_json(char *out, int size, const struct tune_counts *c);
+
+/* Start each GPU's lscat-runner now in hosts[0..n-1] (those still NULL), as a sweep's workers
+ * would (o->runner, runner_kernels, clocks_locked, the spare mode): lscat-tune --serve makes
+ * their contexts while it waits for its first chunk. A runner that cannot start is left for
+ * the sweep to report. */
+void tune_hosts_start(struct runner_host **hosts, const struct tune_options *o,
+                      const struct tune_gpu *gpus, int n);
 
 #endif

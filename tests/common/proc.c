@@ -7,7 +7,9 @@
 #include "common/proc.h"
 #include "tests/support/test.h"
 
+#include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -364,6 +366,62 @@ static void test_proc__spawn_refuses_an_extra_descriptor_below_3(void)
     CHECK_INT(c.pid, ==, -1);
 }
 
+/* A child started from a thread that ends at once, with a parent-death signal (as tune's
+ * runners have): proc_spawn's is killed when that thread ends (Linux's parent is the thread),
+ * proc_spawn_lasting's lives on until we kill it. */
+static int deathsig(void *arg)
+{
+    (void)arg;
+    return prctl(PR_SET_PDEATHSIG, SIGKILL) != 0;
+}
+
+struct spawn_arg {
+    int lasting, rc;
+    struct proc_child c;
+};
+
+static void *spawn_thread(void *arg)
+{
+    struct spawn_arg *a = arg;
+    const char *argv[] = { "/bin/sleep", "30", NULL };
+    struct proc_options o = PROC_OPTIONS_INIT;
+    o.argv = argv;
+    o.child_setup = deathsig;
+    a->rc = a->lasting ? proc_spawn_lasting(&a->c, &o) : proc_spawn(&a->c, &o);
+    return NULL;
+}
+
+/* Is the child still running `wait_s` after its thread ended? (Killed and reaped either way.) */
+static int alive_after_thread(int lasting, double wait_s)
+{
+    struct spawn_arg a = { .lasting = lasting };
+    pthread_t t;
+    CHECK_INT(pthread_create(&t, NULL, spawn_thread, &a), ==, 0);
+    pthread_join(t, NULL);
+    CHECK_INT(a.rc, ==, 0);
+    int alive = 1;
+    for (double waited = 0; alive && waited < wait_s; waited += 0.05) {
+        alive = waitpid(a.c.pid, NULL, WNOHANG) == 0;
+        if (alive)
+            usleep(50000);
+    }
+    if (!alive)
+        a.c.pid = -1; /* reaped */
+    proc_child_kill(&a.c);
+    return alive;
+}
+
+static void test_proc__spawn_lasting_children_outlive_the_thread_that_started_them(void)
+{
+    CHECK_INT(alive_after_thread(1, 0.5), ==, 1);
+}
+
+static void test_proc__spawn_children_die_with_the_thread_that_started_them(void)
+{
+    /* the kernel's rule that the above works around (a busy machine: up to 60 s to see it) */
+    CHECK_INT(alive_after_thread(0, 60), ==, 0);
+}
+
 int main(void)
 {
     TEST_RUN(test_proc__reports_exit_code_and_captures_both_streams);
@@ -382,5 +440,7 @@ int main(void)
     TEST_RUN(test_proc__spawn_gives_the_child_an_extra_pipe_at_the_asked_descriptor);
     TEST_RUN(test_proc__spawn_feeds_stdin_larger_than_a_pipe_from_memory);
     TEST_RUN(test_proc__spawn_refuses_an_extra_descriptor_below_3);
+    TEST_RUN(test_proc__spawn_lasting_children_outlive_the_thread_that_started_them);
+    TEST_RUN(test_proc__spawn_children_die_with_the_thread_that_started_them);
     return test_done();
 }

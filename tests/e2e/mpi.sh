@@ -182,9 +182,10 @@ if [ "$rc" != 0 ] && [ "$before" -ge 4 ] && [ "$before" -lt 24 ] &&
 else t_fail mpi__killed_rank_loses_and_doubles_no_record_after_the_rerun "rc=$rc before=$before: $(records "$T_TMP/rank.csv")"; fi
 unset LSCAT_SWEEP_NO_CUDA
 
-# ---- tune: one worker runs two chunks at once (--inflight, tune's default 2): the next chunk's
-# lscat-tune starts while the current one measures, and their kernels take turns on the GPU
-# lock. One of the two killed mid-run: its chunk is redone, the other's rows stay, none doubled.
+# ---- tune, a process per chunk (LSCAT_MPI_SERVE=0): one worker runs two chunks at once
+# (--inflight, tune's default 2): the next chunk's lscat-tune starts while the current one
+# measures, and their kernels take turns on the GPU lock. One of the two killed mid-run: its
+# chunk is redone, the other's rows stay, none doubled.
 # Stand-in GPU, host-only runner and harness.so (tests/tune/support/), 8 kernels x 9 configs.
 TB=${LSCAT_TEST_BIN:-$ROOT/build/tests}
 case "$TB" in /*) ;; *) TB=$ROOT/$TB ;; esac
@@ -210,8 +211,8 @@ print(q("select count(*) from measurements"), q("select count(*) from measuremen
 PY
 }
 python3 "$ROOT/tests/tune/support/seed_store.py" "$LSCAT_DB" "${specs[@]}"
-mpirun --oversubscribe -np 2 lscat tune --mpi --chunk 2 --sizes 64,128,256 --blocks 16x16,64,128 \
-    >"$T_TMP/tune.out" 2>"$T_TMP/tune.err" &
+LSCAT_MPI_SERVE=0 mpirun --oversubscribe -np 2 lscat tune --mpi --chunk 2 --sizes 64,128,256 \
+    --blocks 16x16,64,128 >"$T_TMP/tune.out" 2>"$T_TMP/tune.err" &
 mpid=$!
 # Wait (up to 10 min on a busy machine) for two lscat-tune children of the one worker at once.
 most=0 victim=
@@ -254,17 +255,77 @@ cpus=$(cat "$LSCAT_WORK"/builds/t*/harness.log 2>/dev/null | awk '$1 == "cpus" {
 if [ "$ncpu" -lt 2 ]; then t_skip mpi__a_workers_harnesses_run_on_every_cpu "one CPU: binding cannot show"
 elif [ "$cpus" = "$ncpu " ]; then t_ok mpi__a_workers_harnesses_run_on_every_cpu
 else t_fail mpi__a_workers_harnesses_run_on_every_cpu "harnesses saw CPU counts '$cpus', the machine has $ncpu"; fi
-if [ "$most" -ge 2 ]; then t_ok mpi__tune_worker_runs_two_chunks_at_once
-else t_fail mpi__tune_worker_runs_two_chunks_at_once "at most $most lscat-tune at once"; fi
+if [ "$most" -ge 2 ]; then t_ok mpi__tune_process_per_chunk_runs_two_chunks_at_once
+else t_fail mpi__tune_process_per_chunk_runs_two_chunks_at_once "at most $most lscat-tune at once"; fi
 if [ "$rc" = 0 ] && [ "$ok" = 72 ] && [ "$total" = 72 ] && [ "$doubled" = 0 ]; then
-    t_ok mpi__tune_with_two_chunks_in_flight_and_one_killed_measures_everything_once
-else t_fail mpi__tune_with_two_chunks_in_flight_and_one_killed_measures_everything_once "rc=$rc victim=${victim:-none}: $total rows, $ok ok, $doubled doubled"; fi
-if [ -z "$victim" ]; then t_fail mpi__killed_tune_chunk_is_handed_out_again "no lscat-tune could be stopped and killed: nothing was handed out again"
-else t_contains mpi__killed_tune_chunk_is_handed_out_again "$T_TMP/tune.err" "handed out again"; fi
+    t_ok mpi__tune_process_per_chunk_two_in_flight_one_killed_measures_everything_once
+else t_fail mpi__tune_process_per_chunk_two_in_flight_one_killed_measures_everything_once "rc=$rc victim=${victim:-none}: $total rows, $ok ok, $doubled doubled"; fi
+if [ -z "$victim" ]; then t_fail mpi__tune_process_per_chunk_killed_chunk_is_handed_out_again "no lscat-tune could be stopped and killed: nothing was handed out again"
+else t_contains mpi__tune_process_per_chunk_killed_chunk_is_handed_out_again "$T_TMP/tune.err" "handed out again"; fi
 # The queue's last chunks shrink to an even share of what is left per chunk in flight (1 worker x
 # 2 in flight): 2,2,2,1,1, not 2,2,2,2, so no worker is left with a whole chunk at the end.
 t_contains mpi__tune_chunks_shrink_at_the_end_of_the_queue "$T_TMP/tune.err" \
     "8 kernels to look at (0 most likely done) in 5 chunks"
+# ---- tune, the default: each worker rank runs its chunks in one `lscat-tune --serve`, whose
+# lscat-runner stays from chunk to chunk (one process start, one context). With a trace of the
+# runner starts, and one configuration of the first chunk's t1 crashing its runner: the runner
+# (and spare) made after it, by that chunk's worker thread, must live on into the next chunks
+# (a child's parent-death signal follows the thread that forked it: without
+# proc_spawn_lasting the next chunk found its runner killed and recorded a false crash).
+reseed() {
+    rm -f "$LSCAT_DB" "$LSCAT_DB-wal" "$LSCAT_DB-shm" "$LSCAT_WORK"/builds/t*/harness.log
+    lscat init >/dev/null 2>&1
+    python3 "$ROOT/tests/tune/support/seed_store.py" "$LSCAT_DB" "${specs[@]}"
+}
+reseed
+echo "crash 128 128 64 *" >>"$LSCAT_WORK/builds/t1/harness.behavior"
+LSCAT_TUNE_TRACE=$T_TMP/serve.trace timeout 600 mpirun --oversubscribe -np 2 lscat tune --mpi \
+    --chunk 2 --sizes 64,128,256 --blocks 16x16,64,128 >"$T_TMP/serve.out" 2>"$T_TMP/serve.err"
+rc=$?
+echo "slow 100" >"$LSCAT_WORK/builds/t1/harness.behavior"
+read -r total ok doubled < <(measured)
+crashed=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select group_concat(kernel_id || \":\" || width || \":\" || block_x) from measurements where status = \"crashed\"").fetchone()[0])' "$LSCAT_DB")
+if [ "$rc" = 0 ] && [ "$ok" = 71 ] && [ "$total" = 72 ] && [ "$doubled" = 0 ] && [ "$crashed" = "t1:128:64" ]; then
+    t_ok mpi__tune_served_chunks_measure_everything_once_with_only_the_real_crash
+else t_fail mpi__tune_served_chunks_measure_everything_once_with_only_the_real_crash "rc=$rc: $total rows, $ok ok, $doubled doubled, crashed: $crashed (want t1:128:64); $(tail -5 "$T_TMP/serve.err" | tr '\n' ' ')"; fi
+t_contains mpi__tune_worker_ran_every_chunk "$T_TMP/serve.err" "rank 1: 5 chunks"
+t_contains mpi__tune_worker_serves_its_chunks_in_one_lscat_tune "$T_TMP/serve.err" \
+    "rank 1: lscat-tune --serve started 1 time(s)"
+# every chunk's sweep in one process (one pid in the trace); a runner started at the server's
+# start and one after the crash, none at a chunk's start
+pids=$(awk '$3 == "sweep_start" { print $2 }' "$T_TMP/serve.trace" 2>/dev/null | sort -u | wc -l)
+sweeps=$(grep -c ' sweep_start ' "$T_TMP/serve.trace" 2>/dev/null)
+starts=$(grep -c ' runner_started ' "$T_TMP/serve.trace" 2>/dev/null)
+if [ "$pids" = 1 ] && [ "$sweeps" = 5 ] && [ "$starts" = 2 ]; then
+    t_ok mpi__tune_served_chunks_share_one_runner
+else t_fail mpi__tune_served_chunks_share_one_runner "$sweeps chunk sweeps in $pids process(es), $starts fresh runner start(s) (want 5 in 1, 2: the first, and one after the crash; none at a chunk's start)"; fi
+# The server killed while it measures a chunk (after the first chunk's 2 kernels ran): that
+# chunk is handed out again to a new server, the chunks queued behind it too, none doubled.
+reseed
+mpirun --oversubscribe -np 2 lscat tune --mpi --chunk 2 --sizes 64,128,256 \
+    --blocks 16x16,64,128 >"$T_TMP/serve-kill.out" 2>"$T_TMP/serve-kill.err" &
+mpid=$!
+victim=
+for _ in $(seq 1 6000); do # up to 10 min on a busy machine
+    kill -0 $mpid 2>/dev/null || break
+    if [ "$(ls "$LSCAT_WORK"/builds/t*/harness.log 2>/dev/null | wc -l)" -ge 3 ]; then
+        victim=$(descendant $mpid lscat-tune) && kill -9 "$victim"
+        break
+    fi
+    sleep 0.1
+done
+wait $mpid
+rc=$?
+read -r total ok doubled < <(measured)
+if [ -n "$victim" ] && [ "$rc" = 0 ] && [ "$ok" = 72 ] && [ "$total" = 72 ] && [ "$doubled" = 0 ]; then
+    t_ok mpi__tune_killed_server_loses_and_doubles_no_measurement
+else t_fail mpi__tune_killed_server_loses_and_doubles_no_measurement "rc=$rc victim=${victim:-none}: $total rows, $ok ok, $doubled doubled; $(grep mpi: "$T_TMP/serve-kill.err" | tail -5 | tr '\n' ' ')"; fi
+t_contains mpi__tune_killed_server_chunk_is_handed_out_again "$T_TMP/serve-kill.err" \
+    "handed out again"
+t_contains mpi__tune_killed_server_is_replaced "$T_TMP/serve-kill.err" \
+    "lscat-tune --serve started 2 time(s)"
+t_expect mpi__tune_serve_without_its_answer_pipe_is_refused 2 lscat tune --serve --db "$LSCAT_DB"
+t_contains mpi__tune_serve_refusal_says_why "$T_ERR" "file descriptor 3"
 # ---- tune: one worker rank's stand-in GPU is gone (every harness start there says no CUDA
 # device: its lscat-tune ends with exit 3, tune_device_lost). Its chunks' stores are not merged,
 # the rank gets no more chunks, and the other worker measures every configuration once.
