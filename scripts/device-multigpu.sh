@@ -41,7 +41,9 @@
 #        MG_SWEEP_NMAX=8192 (the larger space's largest N), MG_KILL_KERNELS=16, MG_TESTS=0 (1: the GPU tests after the steps; MG_TEST_ONLY=GLOB a part),
 #        MG_TUNE_GPUS=G, MG_FIX_KERNELS=120, MG_TUNE_G1=1 (0: no 1-GPU run), MG_KERNEL_IDS (id prefixes: the tune set instead of
 #        the first MG_KERNELS), MG_FIX_BEFORE=1 (fixtune on G GPUs with MG_BEFORE_BIN too), MG_FIX_MPI=1
-#        (and `mpirun -np G+1 lscat tune --mpi`), MG_FIX_RUNS (the fixtune runs: see the step), MG_SWEEP_SPACES="matmul large", MG_TRACE=0.
+#        (and `mpirun -np G+1 lscat tune --mpi`), MG_FIX_RUNS (the fixtune runs: see the step), MG_SWEEP_SPACES="matmul large", MG_TRACE=0,
+#        MG_MPI_ENV (variables for the mpi step's MPI runs, e.g. LSCAT_MPI_SERVE=0), MG_MPI_ORDER
+#        ("pA mA mB pB"), MG_MPI_RUN_S (60: no run starts with less budget left than this).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -129,7 +131,7 @@ tune_run() {
         lscat --work "$W" --db "$db" tune --gpus "$(gpulist "$ng")" \
             --sizes "$SIZES" $TARGS >"$OUT/tune-$name.log" 2>&1
     else
-        CUDA_VISIBLE_DEVICES=$(gpulist "$ng") mpirun -np $(( ng + 1 )) lscat --work "$W" \
+        env ${MG_MPI_ENV:-} CUDA_VISIBLE_DEVICES=$(gpulist "$ng") mpirun -np $(( ng + 1 )) lscat --work "$W" \
             --db "$db" tune --mpi --sizes "$SIZES" $TARGS >"$OUT/tune-$name.log" 2>&1
     fi
     rc=$?
@@ -203,8 +205,8 @@ if has mpi && has tune && [ -n "${WALL[g$G]:-}" ] && [ "$(left)" -gt 60 ]; then
     tune_run mpi-m "$G" mpi
     note "== tune mpi/plain rate on $G GPUs: $(calc "round(${WALL[g$G]} / ${WALL[mpi-m]}, 4)") (plain ${WALL[g$G]} s just before; aim >= 0.97)"
 elif has mpi && [ "$(left)" -gt 120 ]; then
-    for r in pA mA mB pB; do
-        [ "$(left)" -gt 60 ] || { note "tune $r: skipped, the budget is spent"; continue; }
+    for r in ${MG_MPI_ORDER:-pA mA mB pB}; do # MG_MPI_ORDER: e.g. "mB pB", the second half in a call of its own
+        [ "$(left)" -gt "${MG_MPI_RUN_S:-60}" ] || { note "tune $r: skipped, the budget is spent"; continue; }
         case $r in p*) tune_run "mpi-$r" "$G" plain ;; m*) tune_run "mpi-$r" "$G" mpi ;; esac
     done
     p=$(calc "${WALL[mpi-pA]:-0} + ${WALL[mpi-pB]:-0}") m=$(calc "${WALL[mpi-mA]:-0} + ${WALL[mpi-mB]:-0}")
@@ -222,7 +224,8 @@ fi
 # the runs instead, in order (a run may repeat, for ABBA): N (plain, N GPUs), Nb (MG_BEFORE_BIN's
 # lscat), Nm (mpirun -np N+1 lscat tune --mpi), Nmb (MPI, MG_BEFORE_BIN), each with optional
 # variants: -s0 (LSCAT_TUNE_SPARE_RUNNER=0), -s1 (=1), -i1 (--inflight 1), -cK (--chunk K),
-# -gc (GPU discovery from a file after its first run: LSCAT_GPUINFO).
+# -gc (GPU discovery from a file after its first run: LSCAT_GPUINFO), -p0 (LSCAT_MPI_SERVE=0: an
+# MPI chunk is an lscat-tune of its own, as before session 28).
 # Rates are against the first plain run of the same N; fixmed.txt compares the stored medians.
 if has fixtune && [ "$(left)" -gt 90 ]; then
     FIX=$ROOT/build/tests/tune/fixtures
@@ -243,7 +246,7 @@ if has fixtune && [ "$(left)" -gt 90 ]; then
         for v in ${var//-/ }; do
             case $v in s0) env+=(LSCAT_TUNE_SPARE_RUNNER=0) ;; s1) env+=(LSCAT_TUNE_SPARE_RUNNER=1) ;;
                 i1) margs+=(--inflight 1) ;; c*) margs+=(--chunk "${v#c}") ;;
-                gc) env+=(LSCAT_GPUINFO="$gcache") ;; esac
+                gc) env+=(LSCAT_GPUINFO="$gcache") ;; p0) env+=(LSCAT_MPI_SERVE=0) ;; esac
         done
         db=$W/fix-$i-$run.db; rm -f "$db" "$db-wal" "$db-shm"
         lscat init --db "$db" >/dev/null 2>&1
