@@ -149,7 +149,9 @@ static void help(void)
            "Environment: LSCAT_SHARE_DIR (where tune/sweep_host.cu lives), CUDA_HOME,\n"
            "SLURM_ARRAY_TASK_ID/COUNT/MIN (see --shard), LSCAT_SWEEP_PRESTART=0 (start a\n"
            "tuple's host program only when its first record comes, not during a worker's last\n"
-           "record of the tuple before).\n");
+           "records of the tuple before), LSCAT_SWEEP_PRESTART_LEAD_S (how long before a\n"
+           "worker runs out of a tuple's records, as their times so far predict, the next\n"
+           "tuple's host starts; default 1.5 host starts).\n");
     cli_print_common_help(stdout);
 }
 

@@ -41,11 +41,19 @@ struct state {
     int next_group;
     int *cursor;                /* cursor[g]: the group's records handed out so far */
     int *running;               /* running[g]: workers whose host runs group g */
+    struct group_pace *pace;    /* pace[g]: how its records' times fall with their size */
     int measuring;              /* workers still running records */
     double best_s;
     int no_device, io_error;
     char *no_device_why;
     struct usersweep_counts *c;
+};
+
+/* A group's records' wall times against their size (record_size), for when to prestart the
+ * next group's host: its last record measured and, from two of different sizes, the exponent
+ * of time ~ size^alpha (0: not known yet). */
+struct group_pace {
+    double size, secs, alpha;
 };
 
 struct host {
@@ -280,6 +288,7 @@ struct worker {
      * switch on an H200, overlap that record); next_group -1: none */
     struct host next;
     int next_group;
+    double start_s;             /* its last host start, process to @ready (0: none yet) */
     struct buf line;
     char *log_path;
     /* a record whose failure ended the context (the host's `lost`), or that hung or crashed
@@ -414,6 +423,7 @@ static int take_turn(struct worker *w, struct usersweep_row *row, char **detail)
 static int worker_start(struct worker *w, int g, struct usersweep_row *row, char **detail)
 {
     struct state *st = w->st;
+    double t0 = w->h.pid <= 0 ? fs_mono_s() : 0; /* a fresh start (not a prestarted host) */
     if (w->h.pid <= 0 && host_start(&w->h, st->builds[g].binary, st, w->gpu, w->log_path) < 0) {
         *detail = xstrdup(lscat_error_last());
         row->error = "Crash";
@@ -423,6 +433,8 @@ static int worker_start(struct worker *w, int g, struct usersweep_row *row, char
     int nodevice = rc == LINE_OK && !strncmp(w->line.data, "@nodevice", 9);
     settle_held(w, !nodevice);
     if (rc == LINE_OK && !strncmp(w->line.data, "@ready", 6)) {
+        if (t0 > 0)
+            w->start_s = fs_mono_s() - t0;
         rc = take_turn(w, row, detail);
         w->h.ready = rc == 0;
         return rc;
@@ -513,17 +525,83 @@ static int prestart_on(void)
     return !(e && !strcmp(e, "0"));
 }
 
-/* This worker has taken its last record of group `g` (none is left to hand out): start the
- * host of the group it would take now, so that its process start and context creation overlap
- * that record. A guess: when the worker is free, take_group decides, and a host of another
- * group is stopped unused. */
-static void prestart_next(struct worker *w, int g)
+static double record_size(const struct bonsai_space *s, const struct bonsai_record *r);
+
+/* How long before a worker runs out of a group's records its next host starts: one host start
+ * and a half (the worker's last, process to @ready), or LSCAT_SWEEP_PRESTART_LEAD_S. */
+static double prestart_lead(const struct worker *w)
+{
+    const char *e = getenv("LSCAT_SWEEP_PRESTART_LEAD_S");
+    if (e && *e)
+        return strtod(e, NULL);
+    return 1.5 * w->start_s;
+}
+
+/* A record measured: the group's pace (with st->lock held). */
+static void pace_add(struct state *st, int g, const struct bonsai_record *r, double secs)
+{
+    struct group_pace *p = &st->pace[g];
+    double size = record_size(st->s, r);
+    if (size <= 0 || secs <= 0)
+        return;
+    if (p->size > 0 && p->secs > 0 && (size > p->size * 1.05 || size < p->size / 1.05)) {
+        double a = log(p->secs / secs) / log(p->size / size);
+        p->alpha = a < 0.5 ? 0.5 : a > 4 ? 4 : a;
+    }
+    p->size = size, p->secs = secs;
+}
+
+/* A record's time as its group's pace predicts; -1 when it cannot (no pace yet, no size). */
+static double pace_secs(const struct state *st, int g, const struct bonsai_record *r)
+{
+    const struct group_pace *p = &st->pace[g];
+    double size = record_size(st->s, r);
+    return p->alpha > 0 && size > 0 ? p->secs * pow(size / p->size, p->alpha) : -1;
+}
+
+/* The group's records not yet handed out, their time as its pace predicts; -1 when it cannot.
+ * With st->lock held. */
+static double left_secs(const struct state *st, int g)
+{
+    const struct bonsai_group *grp = &st->s->groups[g];
+    double sum = 0;
+    for (int i = st->cursor[g]; i < grp->nrecords; i++) {
+        const struct bonsai_record *r = &st->s->records[grp->records[i]];
+        if (!st->pending[r->index])
+            continue;
+        double t = pace_secs(st, g, r);
+        if (t < 0)
+            return -1;
+        sum += t;
+    }
+    return sum;
+}
+
+/* This worker has taken record r of group `g`: once it will most likely run out of the group's
+ * records within the lead (r, and its share of what is left, as the group's pace predicts),
+ * or once r is its last (none is left to hand out), start the host of the group it would take
+ * now, so that its process start and CUDA context creation overlap its last records. With
+ * several workers a group's records are dealt largest first, so its last take is one of its
+ * smallest records, tens of ms against a host start of 0.8 s on an H200: prestarting only there
+ * hid nothing on 4 GPUs (docs/tune.md "Multi-GPU scaling (#20), session 28"). A guess: when the
+ * worker is free, take_group decides, and a host of another group is stopped unused. */
+static void prestart_next(struct worker *w, int g, const struct bonsai_record *r)
 {
     struct state *st = w->st;
     if (w->next.pid > 0 || !prestart_on())
         return;
     pthread_mutex_lock(&st->lock);
-    int next = left_in(st, g) == 0 ? pick_group(st, 0, g) : -1;
+    int next = -1;
+    if (left_in(st, g) > 0) {
+        double rest = left_secs(st, g), mine = pace_secs(st, g, r);
+        int sharing = st->running[g] > 0 ? st->running[g] : 1;
+        if (rest >= 0 && mine >= 0 && mine + rest / sharing <= prestart_lead(w))
+            next = pick_group(st, 0, g);
+    } else {
+        next = pick_group(st, 0, g);
+    }
+    if (next == g)
+        next = -1; /* the group it is in: nothing to start */
     pthread_mutex_unlock(&st->lock);
     if (next < 0)
         return;
@@ -575,7 +653,7 @@ static void run_group(struct worker *w, int g)
             return; /* r stays without a row: a rerun runs it */
         double t0 = fs_mono_s();
         if (rc == 0) {
-            prestart_next(w, g);
+            prestart_next(w, g, r);
             rc = run_one(w, r, &row, &detail);
             if (rc == -2) {
                 free(detail);
@@ -590,6 +668,11 @@ static void run_group(struct worker *w, int g)
             }
         }
         log_trace("sweep_record record=%d from=%.4f", r->index, t0);
+        if (rc == 0 && !strcmp(row.status, "Success")) {
+            pthread_mutex_lock(&st->lock);
+            pace_add(st, g, r, fs_mono_s() - t0);
+            pthread_mutex_unlock(&st->lock);
+        }
         record_row(st, r, &row, detail);
         free(detail);
     }
@@ -813,6 +896,7 @@ int usersweep_run(struct usersweep_counts *out, const struct usersweep_options *
     st.pending = xcalloc((size_t)st.s->nrecords + 1, 1);
     st.cursor = xcalloc((size_t)st.s->ngroups + 1, sizeof(int));
     st.running = xcalloc((size_t)st.s->ngroups + 1, sizeof(int));
+    st.pace = xcalloc((size_t)st.s->ngroups + 1, sizeof(*st.pace));
     want = xcalloc((size_t)st.s->ngroups, sizeof(int));
     if (o->records) {
         st.listed = xcalloc((size_t)st.s->nrecords + 1, 1);
@@ -854,6 +938,7 @@ done:
     free(st.pending);
     free(st.cursor);
     free(st.running);
+    free(st.pace);
     free(st.listed);
     bonsai_space_free(st.s);
     pthread_mutex_destroy(&st.lock);
