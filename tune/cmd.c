@@ -180,7 +180,9 @@ static void help(void)
     printf("\nEnvironment: LSCAT_GPUINFO overrides the GPU discovery helper (lscat-gpuinfo),\n"
            "LSCAT_RUNNER the long-lived harness host (lscat-runner, beside lscat-tune);\n"
            "LSCAT_TUNE_SPARE_RUNNER=1 holds a spare runner from the start (default: once a\n"
-           "runner of that GPU broke), =0 never.\n");
+           "runner of that GPU broke), =0 never; LSCAT_TUNE_CONTEXT_GATE=0 lets the GPUs'\n"
+           "runners make their CUDA contexts at once (default: one at a time across the\n"
+           "host's lscat processes, a lock in LSCAT_LOCK_DIR: the first GPU measures sooner).\n");
     cli_print_common_help(stdout);
 }
 

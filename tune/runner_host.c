@@ -9,6 +9,7 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/gpulock.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 
@@ -108,6 +109,43 @@ static void start_spare(struct runner_host *h)
         h->spare_running = 1;
 }
 
+/* Read the runner's first lines until it says @ready (at most max_s, or until it ends or says
+ * something else first: runner_take_lines reads that). */
+static void host_wait_ready(struct runner_host *h, double max_s)
+{
+    struct runner_proc *ch = &h->ch;
+    double end = fs_mono_s() + max_s;
+    while (!ch->ready) {
+        char *nl = ch->line.len ? memchr(ch->line.data, '\n', ch->line.len) : NULL;
+        if (nl) {
+            if (strncmp(ch->line.data, "@ready", 6) != 0)
+                return;
+            size_t len = (size_t)(nl - ch->line.data);
+            log_trace("marker child=%d %.*s", (int)ch->pid, (int)len, ch->line.data);
+            memmove(ch->line.data, nl + 1, ch->line.len - len - 1);
+            buf_setlen(&ch->line, ch->line.len - len - 1);
+            ch->ready = 1;
+            return;
+        }
+        double left = end - fs_mono_s();
+        if (left <= 0 || ch->reaped)
+            return;
+        /* its results only: its output, read by the run, is the first kernel's tail */
+        struct pollfd p = { ch->res_fd, POLLIN, 0 };
+        poll(&p, 1, left < 0.05 ? (int)(left * 1000) + 1 : 50);
+        int open = runner_proc_drain(ch->res_fd, ch, 1);
+        if (!open && !memchr(ch->line.data, '\n', ch->line.len))
+            return; /* it ended (its exit is the run's to judge) */
+    }
+}
+
+/* LSCAT_TUNE_CONTEXT_GATE=0: runners start their contexts all at once, as before session 28. */
+static int context_gate_on(void)
+{
+    const char *e = getenv("LSCAT_TUNE_CONTEXT_GATE");
+    return !(e && !strcmp(e, "0"));
+}
+
 int runner_host_start(struct runner_host *h)
 {
     if (h->running || h->broken)
@@ -122,13 +160,27 @@ int runner_host_start(struct runner_host *h)
     } else {
         if (h->spare_running) /* it died waiting (no driver?): a fresh start says why */
             runner_proc_release(&h->spare), h->spare_running = 0;
+        /* The context gate: a host makes CUDA contexts one at a time whatever the GPU, and 4
+         * runners started together all said @ready at 1.69 s on 4 H200s, where one alone takes
+         * 0.4 s (docs/tune.md "Multi-GPU scaling (#20), session 28"). One at a time, across
+         * lscat processes (a flock in the GPU lock folder, held from the start to @ready, at
+         * most 10 s; waited for at most 5 s), the first GPU measures at 0.4 s, the next at 0.8
+         * s... A spare is not gated: it starts while its GPU measures. */
+        struct gpulock gate = { -1 };
+        if (context_gate_on())
+            gpulock_acquire(&gate, "contexts", 1, NULL, 5.0, NULL);
         int rc = spawn(h, &h->ch);
         if (rc < 0) {
+            gpulock_release(&gate);
             h->broken = 1;
             return rc;
         }
         log_trace("runner_started child=%d", (int)h->ch.pid);
         h->fresh = 1;
+        if (gate.fd >= 0) {
+            host_wait_ready(h, 10.0);
+            gpulock_release(&gate);
+        }
     }
     h->running = 1;
     h->kernels = 0;

@@ -15,7 +15,8 @@
  * Each harness.so is unloaded (dlclose) after its kernel unless `--keep-loaded`
  * (LSCAT_RUNNER_KEEP_LOADED=1). Built without CUDA: host-only C, libdl; `--no-cuda`
  * (LSCAT_RUNNER_NO_CUDA=1) skips the context, for tests that run host-only stand-in harnesses
- * on machines without a GPU. */
+ * on machines without a GPU (LSCAT_RUNNER_NO_CUDA_READY_MS=N: says @ready N ms after its start,
+ * as a context being made would). */
 #include "tune/nvml_dl.h"
 
 #include <dlfcn.h>
@@ -240,6 +241,9 @@ int main(int argc, char **argv)
     close(null_fd);
     if (!no_cuda && retain_context(dev) < 0)
         return 3;
+    const char *rm = getenv("LSCAT_RUNNER_NO_CUDA_READY_MS"); /* tests: a stand-in context */
+    if (no_cuda && rm && atoi(rm) > 0)
+        usleep((useconds_t)atoi(rm) * 1000);
     struct nvml_dl nvml; /* kept initialised: each harness's nvmlInit is then a refcount */
     if (!no_cuda)
         nvml_dl_load(&nvml, NULL);

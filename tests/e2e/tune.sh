@@ -118,5 +118,20 @@ if [ "$current" = 54 ] && [ "$total" = 54 ]; then t_ok tune__runner_resume_compl
 # two runs x two GPUs: at most four processes ran the six kernels
 case "$counts" in *'"runner_fallbacks":0'*) ;; *) pids=99 ;; esac
 if [ "$pids" -le 4 ]; then t_ok tune__runner_hosts_many_kernels_per_process; else t_fail tune__runner_hosts_many_kernels_per_process "$pids processes, $counts"; fi
+# The context gate: the two GPUs' runners make their contexts one at a time (a host makes them
+# one at a time anyway, and 4 made together were all ready only at 1.69 s on 4 H200s, one alone
+# at 0.4 s): the second runner starts only once the first said @ready. LSCAT_TUNE_CONTEXT_GATE=0
+# starts both at once, as before.
+# The runner trace's (LSCAT_TUNE_TRACE) runner starts and @ready markers, in order: "s s r r"
+starts_and_ready() { awk '$3 == "runner_started" { printf "s " } $3 == "marker" && $5 == "@ready" { printf "r " }' "$1"; }
+# (each stand-in runner says @ready 1 s after its start, as a context being made would)
+t_expect tune__remeasure_with_the_context_gate_exits_0 0 env LSCAT_RUNNER_NO_CUDA_READY_MS=1000 \
+    LSCAT_TUNE_TRACE="$T_TMP/gate.trace" lscat tune "${SPACE[@]}" --remeasure
+t_expect tune__remeasure_without_the_context_gate_exits_0 0 env LSCAT_RUNNER_NO_CUDA_READY_MS=1000 \
+    LSCAT_TUNE_CONTEXT_GATE=0 LSCAT_TUNE_TRACE="$T_TMP/nogate.trace" lscat tune "${SPACE[@]}" --remeasure
+if [ "$(starts_and_ready "$T_TMP/gate.trace")" = "s r s r " ] &&
+   [ "$(starts_and_ready "$T_TMP/nogate.trace")" = "s s r r " ]; then
+    t_ok tune__runners_make_their_contexts_one_at_a_time
+else t_fail tune__runners_make_their_contexts_one_at_a_time "gate: $(starts_and_ready "$T_TMP/gate.trace"); LSCAT_TUNE_CONTEXT_GATE=0: $(starts_and_ready "$T_TMP/nogate.trace")"; fi
 unset LSCAT_RUNNER_NO_CUDA
 t_done
