@@ -37,7 +37,7 @@
 #        MG_KERNELS=60, MG_SIZES=240, MG_TUNE_ARGS="--timeout 5 --max-failures 2",
 #        MG_GPUS=<all the machine has>, MG_BUDGET_S=560 (steps not started past it are skipped),
 #        MG_SWEEP_MODES="g1 gG mpi1 mpiG" (also g2, mpi2; NAME-before runs MG_BEFORE_BIN's lscat,
-#        NAME-nopre sets LSCAT_SWEEP_PRESTART=0),
+#        NAME-nopre sets LSCAT_SWEEP_PRESTART=0, NAME-nolead LSCAT_SWEEP_PRESTART_LEAD_S=0),
 #        MG_SWEEP_NMAX=8192 (the larger space's largest N), MG_KILL_KERNELS=16, MG_TESTS=0 (1: the GPU tests after the steps; MG_TEST_ONLY=GLOB a part),
 #        MG_TUNE_GPUS=G, MG_FIX_KERNELS=120, MG_TUNE_G1=1 (0: no 1-GPU run), MG_KERNEL_IDS (id prefixes: the tune set instead of
 #        the first MG_KERNELS), MG_FIX_BEFORE=1 (fixtune on G GPUs with MG_BEFORE_BIN too), MG_FIX_MPI=1
@@ -225,7 +225,8 @@ fi
 # lscat), Nm (mpirun -np N+1 lscat tune --mpi), Nmb (MPI, MG_BEFORE_BIN), each with optional
 # variants: -s0 (LSCAT_TUNE_SPARE_RUNNER=0), -s1 (=1), -i1 (--inflight 1), -cK (--chunk K),
 # -gc (GPU discovery from a file after its first run: LSCAT_GPUINFO), -p0 (LSCAT_MPI_SERVE=0: an
-# MPI chunk is an lscat-tune of its own, as before session 28).
+# MPI chunk is an lscat-tune of its own, as before session 28), -g0 (LSCAT_TUNE_CONTEXT_GATE=0:
+# the runners make their contexts all at once, as before session 28).
 # Rates are against the first plain run of the same N; fixmed.txt compares the stored medians.
 if has fixtune && [ "$(left)" -gt 90 ]; then
     FIX=$ROOT/build/tests/tune/fixtures
@@ -246,7 +247,8 @@ if has fixtune && [ "$(left)" -gt 90 ]; then
         for v in ${var//-/ }; do
             case $v in s0) env+=(LSCAT_TUNE_SPARE_RUNNER=0) ;; s1) env+=(LSCAT_TUNE_SPARE_RUNNER=1) ;;
                 i1) margs+=(--inflight 1) ;; c*) margs+=(--chunk "${v#c}") ;;
-                gc) env+=(LSCAT_GPUINFO="$gcache") ;; p0) env+=(LSCAT_MPI_SERVE=0) ;; esac
+                gc) env+=(LSCAT_GPUINFO="$gcache") ;; p0) env+=(LSCAT_MPI_SERVE=0) ;;
+                g0) env+=(LSCAT_TUNE_CONTEXT_GATE=0) ;; esac
         done
         db=$W/fix-$i-$run.db; rm -f "$db" "$db-wal" "$db-shm"
         lscat init --db "$db" >/dev/null 2>&1
@@ -308,6 +310,8 @@ if has sweep && [ "$(left)" -gt 150 ]; then
             bin=$ROOT/build/bin; case $mode in *-before) bin=$ROOT/${MG_BEFORE_BIN:?} ;; esac
             pre=; case $mode in *-nopre) pre=0 ;; esac # LSCAT_SWEEP_PRESTART=0: no host started ahead
             export LSCAT_SWEEP_PRESTART=${pre:-1}
+            # -nolead: prestart only at a worker's last take of a tuple (session 27's rule)
+            case $mode in *-nolead) export LSCAT_SWEEP_PRESTART_LEAD_S=0 ;; *) unset LSCAT_SWEEP_PRESTART_LEAD_S ;; esac
             tr "sweep-$sp-$mode"; t0=$(now)
             case $mode in
                 g1*) PATH=$bin:$PATH lscat sweep "${SW[@]}" --gpus 0 --out "$o" ;;
