@@ -124,10 +124,11 @@ if [ "$pids" -le 4 ]; then t_ok tune__runner_hosts_many_kernels_per_process; els
 # starts both at once, as before.
 # The runner trace's (LSCAT_TUNE_TRACE) runner starts and @ready markers, in order: "s s r r"
 starts_and_ready() { awk '$3 == "runner_started" { printf "s " } $3 == "marker" && $5 == "@ready" { printf "r " }' "$1"; }
-# (each stand-in runner says @ready 1 s after its start, as a context being made would)
-t_expect tune__remeasure_with_the_context_gate_exits_0 0 env LSCAT_RUNNER_NO_CUDA_READY_MS=1000 \
+# (each stand-in runner says @ready 3 s after its start, as a context being made would: without
+# the gate the second GPU's worker starts its runner within those 3 s even on a busy machine)
+t_expect tune__remeasure_with_the_context_gate_exits_0 0 env LSCAT_RUNNER_NO_CUDA_READY_MS=3000 \
     LSCAT_TUNE_TRACE="$T_TMP/gate.trace" lscat tune "${SPACE[@]}" --remeasure
-t_expect tune__remeasure_without_the_context_gate_exits_0 0 env LSCAT_RUNNER_NO_CUDA_READY_MS=1000 \
+t_expect tune__remeasure_without_the_context_gate_exits_0 0 env LSCAT_RUNNER_NO_CUDA_READY_MS=3000 \
     LSCAT_TUNE_CONTEXT_GATE=0 LSCAT_TUNE_TRACE="$T_TMP/nogate.trace" lscat tune "${SPACE[@]}" --remeasure
 if [ "$(starts_and_ready "$T_TMP/gate.trace")" = "s r s r " ] &&
    [ "$(starts_and_ready "$T_TMP/nogate.trace")" = "s s r r " ]; then
