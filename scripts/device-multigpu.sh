@@ -80,6 +80,18 @@ tr() {
     export LSCAT_TUNE_TRACE=$OUT/traces/$1.tune LSCAT_RUNNER_TRACE=$OUT/traces/$1.runner
 }
 has() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
+# MG_TRACE=1 also samples the lscat processes every 0.5 s to OUT/traces/ps.txt: /proc/uptime
+# (the clock of the trace files' first column, up to suspend time), then pid, state (D: in the
+# driver, Z: not reaped), kernel wait channel, command; to see a killed runner's teardown
+if [ "${MG_TRACE:-0}" = 1 ]; then
+    mkdir -p "$OUT/traces"
+    ( while sleep 0.5; do
+        echo "@ $(cut -d' ' -f1 /proc/uptime)"
+        ps -eo pid=,ppid=,stat=,wchan:24=,comm= | grep -E 'lscat|harness' | grep -v grep
+    done >"$OUT/traces/ps.txt" 2>/dev/null ) &
+    PS_SAMPLER=$!
+    trap 'kill $PS_SAMPLER 2>/dev/null' EXIT
+fi
 note "== $(date -u +%FT%TZ) steps: $STEPS; $G x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(nproc) cores; lscat $(git rev-parse --short HEAD 2>/dev/null)"
 
 # ---- execute
@@ -128,10 +140,10 @@ tune_run() {
     rm -f "$db" "$db-wal" "$db-shm"; copydb "$SET" "$db"
     tr "tune-$name"; t0=$(now)
     if [ "$mode" = plain ]; then
-        lscat --work "$W" --db "$db" tune --gpus "$(gpulist "$ng")" \
+        env ${RUN_ENV:-} lscat --work "$W" --db "$db" tune --gpus "$(gpulist "$ng")" \
             --sizes "$SIZES" $TARGS >"$OUT/tune-$name.log" 2>&1
     else
-        env ${MG_MPI_ENV:-} CUDA_VISIBLE_DEVICES=$(gpulist "$ng") mpirun -np $(( ng + 1 )) lscat --work "$W" \
+        env ${MG_MPI_ENV:-} ${RUN_ENV:-} CUDA_VISIBLE_DEVICES=$(gpulist "$ng") mpirun -np $(( ng + 1 )) lscat --work "$W" \
             --db "$db" tune --mpi --sizes "$SIZES" $TARGS >"$OUT/tune-$name.log" 2>&1
     fi
     rc=$?
@@ -207,7 +219,10 @@ if has mpi && has tune && [ -n "${WALL[g$G]:-}" ] && [ "$(left)" -gt 60 ]; then
 elif has mpi && [ "$(left)" -gt 120 ]; then
     for r in ${MG_MPI_ORDER:-pA mA mB pB}; do # MG_MPI_ORDER: e.g. "mB pB", the second half in a call of its own
         [ "$(left)" -gt "${MG_MPI_RUN_S:-60}" ] || { note "tune $r: skipped, the budget is spent"; continue; }
+        # a -g0 suffix: LSCAT_TUNE_CONTEXT_GATE=0 for that run (e.g. "mA mB-g0")
+        RUN_ENV=; case $r in *-g0) RUN_ENV=LSCAT_TUNE_CONTEXT_GATE=0 ;; esac
         case $r in p*) tune_run "mpi-$r" "$G" plain ;; m*) tune_run "mpi-$r" "$G" mpi ;; esac
+        RUN_ENV=
     done
     p=$(calc "${WALL[mpi-pA]:-0} + ${WALL[mpi-pB]:-0}") m=$(calc "${WALL[mpi-mA]:-0} + ${WALL[mpi-mB]:-0}")
     note "== tune mpi/plain rate on $G GPUs: $(calc "round(($p) / ($m), 4) if $m else 0") (plain $p s, mpi $m s over two runs each; aim >= 0.97)"
@@ -400,6 +415,7 @@ if [ "${MG_TESTS:-0}" = 1 ] && [ "$(left)" -gt 120 ]; then
     grep -E '^not ok' "$OUT/test-gpu.log" | head -20 >>"$S"
 fi
 
+[ -n "${PS_SAMPLER:-}" ] && kill "$PS_SAMPLER" 2>/dev/null && sleep 0.6
 [ -d "$OUT/traces" ] && tar czf "$OUT/traces.tgz" -C "$OUT" traces && rm -rf "$OUT/traces"
 tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls ./*.log kill/*.log 2>/dev/null) 2>/dev/null
 [ -n "$(ls "$W"/run-*.db 2>/dev/null)" ] && tar czf "$OUT/runs.tgz" -C "$W" $(cd "$W" && ls run-*.db)

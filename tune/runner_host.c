@@ -105,8 +105,10 @@ static void start_spare(struct runner_host *h)
 {
     if ((h->spare_mode == RUNNER_SPARE_EAGER || (h->spare_mode && h->faulted)) &&
         !h->spare_running && !h->broken && h->running &&
-        (h->ch.ready || !h->fresh) && spawn(h, &h->spare) == 0)
+        (h->ch.ready || !h->fresh) && spawn(h, &h->spare) == 0) {
         h->spare_running = 1;
+        log_trace("spare_started child=%d", (int)h->spare.pid);
+    }
 }
 
 /* Read the runner's first lines until it says @ready (at most max_s, or until it ends or says
@@ -167,8 +169,13 @@ int runner_host_start(struct runner_host *h)
          * most 10 s; waited for at most 5 s), the first GPU measures at 0.4 s, the next at 0.8
          * s... A spare is not gated: it starts while its GPU measures. */
         struct gpulock gate = { -1 };
-        if (context_gate_on())
-            gpulock_acquire(&gate, "contexts", 1, NULL, 5.0, NULL);
+        double waited = 0, t_gate = fs_mono_s();
+        if (context_gate_on()) {
+            int grc = gpulock_acquire(&gate, "contexts", 1, NULL, 5.0, &waited);
+            log_trace("gate_taken rc=%d waited=%.3f", grc, waited);
+            if (grc < 0)
+                lscat_error_clear();
+        }
         int rc = spawn(h, &h->ch);
         if (rc < 0) {
             gpulock_release(&gate);
@@ -180,6 +187,8 @@ int runner_host_start(struct runner_host *h)
         if (gate.fd >= 0) {
             host_wait_ready(h, 10.0);
             gpulock_release(&gate);
+            log_trace("gate_released held=%.3f ready=%d", fs_mono_s() - t_gate - waited,
+                      h->ch.ready);
         }
     }
     h->running = 1;
