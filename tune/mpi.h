@@ -49,6 +49,9 @@ struct mpi_done {
 int mpi_serve(const struct mpi_job *job, int nworkers, const char *scratch);
 /* A worker rank: `node_index` among the worker ranks of its node, `node_workers` of them. */
 int mpi_work(const struct mpi_job *job, const char *scratch, int node_index, int node_workers);
+/* Whether a worker rank runs its tune chunks in one `lscat-tune --serve` (tune, --mpi-gpus
+ * local, unless LSCAT_MPI_SERVE=0). */
+int mpi_serve_on(const struct mpi_job *job);
 
 /* Rank 0's merges of chunk stores into the store, in a thread of their own (tune/mpi_merge.c):
  * add takes a file (owned: merged, then removed); free waits for every queued merge and says

@@ -38,14 +38,15 @@ static void help(void)
            "                        compile-time tuple (sweep; default 64, fewer where\n"
            "                        that leaves under 4 chunks per worker; a tuple's records\n"
            "                        are dealt to its chunks in turn) per chunk\n"
-           "  --inflight N          chunks a worker rank runs at once (tune, sweep: 2, so the\n"
+           "  --inflight N          chunks a worker rank runs at once (sweep: 2, so the\n"
            "                        next chunk starts up while this one measures, and\n"
            "                        measures once this one is done; execute: 1; sweep with\n"
            "                        --mpi-gpus all: only 1). tune with --mpi-gpus local runs\n"
            "                        a rank's chunks in one lscat-tune --serve, whose runner\n"
            "                        (process, CUDA context) stays from chunk to chunk: N is\n"
-           "                        how many are queued to it (LSCAT_MPI_SERVE=0: a process\n"
-           "                        per chunk)\n"
+           "                        how many are queued to it (default 1: a queued chunk\n"
+           "                        waits behind a slow one while other ranks may idle);\n"
+           "                        LSCAT_MPI_SERVE=0: a process per chunk, default 2\n"
            "  --mpi-gpus local|all  local (default): each worker rank gets one GPU of its node,\n"
            "                        by its place among the node's workers (CUDA_VISIBLE_DEVICES);\n"
            "                        all: each worker's stage uses every GPU of its node (run one\n"
@@ -180,8 +181,14 @@ static int parse_args(struct mpi_job *job, int argc, char **argv)
     if (job->stage == MPI_STAGE_SWEEP && job->gpus == MPI_GPUS_ALL && job->inflight > 1)
         return usage_error("%s", "sweep --mpi --mpi-gpus all runs one chunk per worker rank at "
                                  "a time (--inflight 1: the chunk turn needs one GPU per rank)");
+    /* Served tune chunks: 1. The next chunk then starts in tens of ms (ask, store cut, its
+     * path to the server, whose runner stays), and a chunk queued behind a slow one is never
+     * stranded: on 2 H200s a rank held a queued chunk for 124 s behind a chunk of fault
+     * series while the other rank idled 121 s with nothing left (docs/mpi.md "Chunks in
+     * flight"). A process per chunk (execute aside): 2, to hide each child's start-up. */
     if (job->inflight == 0)
-        job->inflight = job->stage == MPI_STAGE_SWEEP && job->gpus == MPI_GPUS_ALL ? 1 : 2;
+        job->inflight = (job->stage == MPI_STAGE_SWEEP && job->gpus == MPI_GPUS_ALL) ||
+                                mpi_serve_on(job) ? 1 : 2;
     const char *db = getenv("LSCAT_DB"), *work = getenv("LSCAT_WORK");
     job->db_path = db ? xstrdup(db) : fs_join(work ? work : "./lscat-work", "lscat.db");
     return 0;

@@ -87,7 +87,7 @@ static int node_gpus(char ***out)
 
 /* tune with one GPU per worker rank runs its chunks in one lscat-tune --serve (unless
  * LSCAT_MPI_SERVE=0). */
-static int serve_on(const struct mpi_job *job)
+int mpi_serve_on(const struct mpi_job *job)
 {
     const char *e = getenv("LSCAT_MPI_SERVE");
     return job->stage == MPI_STAGE_TUNE && job->gpus == MPI_GPUS_LOCAL && !(e && !strcmp(e, "0"));
@@ -116,7 +116,7 @@ static char **child_env(const struct mpi_job *job, const char *scratch, int node
     }
     /* tune and sweep, one GPU per worker: the next chunk measures once the current one is gone
      * (lscat-tune --serve runs them one after another itself) */
-    if (job->stage != MPI_STAGE_EXECUTE && job->gpus == MPI_GPUS_LOCAL && !serve_on(job))
+    if (job->stage != MPI_STAGE_EXECUTE && job->gpus == MPI_GPUS_LOCAL && !mpi_serve_on(job))
         env[n++] = xasprintf("LSCAT_GPU_BATON=%s/gpu.baton", scratch);
     if (!getenv("LSCAT_JOBS")) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN) / (node_workers > 0 ? node_workers : 1);
@@ -530,7 +530,7 @@ int mpi_work(const struct mpi_job *job, const char *scratch, int node_index, int
     w.env = child_env(job, scratch, node_index, node_workers);
     struct server sv = { .c = { .pid = -1, .in_fd = -1, .out_fd = -1, .extra_fd = -1 },
                          .line = BUF_INIT };
-    if (serve_on(job)) {
+    if (mpi_serve_on(job)) {
         pthread_mutex_init(&sv.mu, NULL);
         pthread_cond_init(&sv.cv, NULL);
         w.srv = &sv;

@@ -288,7 +288,8 @@ crashed=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).ex
 if [ "$rc" = 0 ] && [ "$ok" = 71 ] && [ "$total" = 72 ] && [ "$doubled" = 0 ] && [ "$crashed" = "t1:128:64" ]; then
     t_ok mpi__tune_served_chunks_measure_everything_once_with_only_the_real_crash
 else t_fail mpi__tune_served_chunks_measure_everything_once_with_only_the_real_crash "rc=$rc: $total rows, $ok ok, $doubled doubled, crashed: $crashed (want t1:128:64); $(tail -5 "$T_TMP/serve.err" | tr '\n' ' ')"; fi
-t_contains mpi__tune_worker_ran_every_chunk "$T_TMP/serve.err" "rank 1: 5 chunks"
+# one chunk at a time (served: --inflight 1), so 2,2,2,2: four chunks
+t_contains mpi__tune_worker_ran_every_chunk "$T_TMP/serve.err" "rank 1: 4 chunks"
 t_contains mpi__tune_worker_serves_its_chunks_in_one_lscat_tune "$T_TMP/serve.err" \
     "rank 1: lscat-tune --serve started 1 time(s)"
 # every chunk's sweep in one process (one pid in the trace); a runner started at the server's
@@ -296,9 +297,9 @@ t_contains mpi__tune_worker_serves_its_chunks_in_one_lscat_tune "$T_TMP/serve.er
 pids=$(awk '$3 == "sweep_start" { print $2 }' "$T_TMP/serve.trace" 2>/dev/null | sort -u | wc -l)
 sweeps=$(grep -c ' sweep_start ' "$T_TMP/serve.trace" 2>/dev/null)
 starts=$(grep -c ' runner_started ' "$T_TMP/serve.trace" 2>/dev/null)
-if [ "$pids" = 1 ] && [ "$sweeps" = 5 ] && [ "$starts" = 2 ]; then
+if [ "$pids" = 1 ] && [ "$sweeps" = 4 ] && [ "$starts" = 2 ]; then
     t_ok mpi__tune_served_chunks_share_one_runner
-else t_fail mpi__tune_served_chunks_share_one_runner "$sweeps chunk sweeps in $pids process(es), $starts fresh runner start(s) (want 5 in 1, 2: the first, and one after the crash; none at a chunk's start)"; fi
+else t_fail mpi__tune_served_chunks_share_one_runner "$sweeps chunk sweeps in $pids process(es), $starts fresh runner start(s) (want 4 in 1, 2: the first, and one after the crash; none at a chunk's start)"; fi
 # The server killed while it measures a chunk (after the first chunk's 2 kernels ran): that
 # chunk is handed out again to a new server, the chunks queued behind it too, none doubled.
 reseed
@@ -326,6 +327,40 @@ t_contains mpi__tune_killed_server_is_replaced "$T_TMP/serve-kill.err" \
     "lscat-tune --serve started 2 time(s)"
 t_expect mpi__tune_serve_without_its_answer_pipe_is_refused 2 lscat tune --serve --db "$LSCAT_DB"
 t_contains mpi__tune_serve_refusal_says_why "$T_ERR" "file descriptor 3"
+# No chunk is stranded behind a slow one: 2 worker ranks, each its own stand-in GPU, a chunk
+# a kernel; t1's configurations last until the test releases them, which it does only once
+# the other 7 kernels are in the store. Served chunks go one at a time (--inflight 1), so the
+# rank holding t1 asks for nothing more and the other rank runs the other 7. (With a second
+# chunk queued behind t1, that kernel would wait for the release, and the wait below would
+# end only at its 10-minute cap: on 2 H200s a rank held a queued chunk 124 s behind a chunk of
+# fault series while the other rank idled 121 s.) --timeout 900: t1's first configuration is not
+# a hang however long the others take on a busy machine.
+reseed
+echo "hold * * * *" >"$LSCAT_WORK/builds/t1/harness.behavior"
+rm -f "$LSCAT_WORK/builds/t1/harness.release"
+CUDA_VISIBLE_DEVICES=0,1 FAKE_GPUS=2 mpirun --oversubscribe -np 3 \
+    lscat -v tune --mpi --chunk 1 --timeout 900 --sizes 64,128,256 --blocks 16x16,64,128 \
+    >"$T_TMP/strand.out" 2>"$T_TMP/strand.err" &
+mpid=$!
+others=0
+for _ in $(seq 1 6000); do # up to 10 min on a busy machine
+    kill -0 $mpid 2>/dev/null || break
+    others=$(sqlite3 "$LSCAT_DB" "select count(distinct kernel_id) from measurements where kernel_id != 't1'" 2>/dev/null || echo 0)
+    [ "${others:-0}" -ge 7 ] && break
+    sleep 0.1
+done
+touch "$LSCAT_WORK/builds/t1/harness.release"
+wait $mpid
+rc=$?
+echo "slow 100" >"$LSCAT_WORK/builds/t1/harness.behavior"
+read -r total ok doubled < <(measured)
+holder=$(sed -n 's/.*chunk [0-9]* (t1) to rank \([0-9]*\).*/\1/p' "$T_TMP/strand.err" | head -1)
+if [ "${others:-0}" -ge 7 ] && [ "$rc" = 0 ] && [ "$ok" = 72 ] && [ "$total" = 72 ] && [ "$doubled" = 0 ]; then
+    t_ok mpi__tune_no_chunk_waits_behind_a_slow_one
+else t_fail mpi__tune_no_chunk_waits_behind_a_slow_one "rc=$rc: $others other kernels stored before t1 was released (want 7); $total rows, $ok ok, $doubled doubled; $(grep -E 'mpi: (chunk|time rank)' "$T_TMP/strand.err" | tr '\n' ' ' | cut -c1-600)"; fi
+if [ -n "$holder" ] && grep -q "rank $holder: 1 chunks" "$T_TMP/strand.err"; then
+    t_ok mpi__tune_the_rank_with_the_slow_chunk_ran_only_it
+else t_fail mpi__tune_the_rank_with_the_slow_chunk_ran_only_it "t1 went to rank '${holder:-?}'; $(grep -E 'time rank' "$T_TMP/strand.err" | tr '\n' ' ')"; fi
 # ---- tune: one worker rank's stand-in GPU is gone (every harness start there says no CUDA
 # device: its lscat-tune ends with exit 3, tune_device_lost). Its chunks' stores are not merged,
 # the rank gets no more chunks, and the other worker measures every configuration once.

@@ -16,6 +16,8 @@
  *   kernel_ns NS       with --probe, ok lines say "kernel_ns":NS (the kernel's own time, as
  *                      harnesses since session 8 report it; without it: the older line)
  *   stall W H BX BY    sleep 5 s, then run ok (a configuration that finishes, slowly)
+ *   hold W H BX BY     wait until `<this binary>.release` exists (at most 10 min), then run
+ *                      ok (a configuration as long as the test needs it)
  *   badref W H BX BY   the output check's reference block fails stickily at that size (a
  *                      cuda_error "output check: the reference block ... failed", exit 4);
  *                      with --no-check the configuration runs ok, not_checked; with
@@ -344,6 +346,15 @@ static int fake_main(int argc, char **argv)
         if (!strcmp(act, "stall")) {
             struct timespec ts = { 5, 0 };
             nanosleep(&ts, NULL);
+        }
+        if (!strcmp(act, "hold")) { /* a configuration that lasts until the test says */
+            char rel[4200];
+            snprintf(rel, sizeof(rel), "%s.release", self);
+            for (int i = 0; i < 12000 && access(rel, F_OK) != 0; i++) { /* at most 10 min */
+                struct timespec ts = { 0, 50 * 1000 * 1000 };
+                nanosleep(&ts, NULL);
+            }
+            act = no_action;
         }
         int badfault = !strcmp(act, "badfault");
         if (((!strcmp(act, "badref") && !check_ref) || badfault) && check) {
