@@ -549,9 +549,7 @@ int mpi_work(const struct mpi_job *job, const char *scratch, int node_index, int
         pthread_cond_destroy(&sv.cv);
         pthread_mutex_destroy(&sv.mu);
     }
-    for (char **e = w.env; *e; e++)
-        free(*e);
-    free(w.env);
+    proc_env_free(w.env);
     free(w.base_db);
     free(w.template_db);
     return 0;

@@ -11,6 +11,7 @@
 #include "common/fs.h"
 #include "common/gpulock.h"
 #include "common/log.h"
+#include "common/proc.h"
 #include "common/xalloc.h"
 
 #include <errno.h>
@@ -237,9 +238,7 @@ void runner_host_free(struct runner_host *h)
         runner_proc_release(&h->spare);
     }
     buf_release(&h->pending);
-    for (char **e = h->env; e && *e; e++)
-        free(*e);
-    free(h->env);
+    proc_env_free(h->env);
     free(h->program);
     free(h);
 }
