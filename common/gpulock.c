@@ -111,6 +111,18 @@ void gpulock_release(struct gpulock *l)
     l->fd = -1;
 }
 
+void gpulock_context_gate(struct gpulock *out, double *waited)
+{
+    const char *e = getenv("LSCAT_TUNE_CONTEXT_GATE");
+    out->fd = -1;
+    if (waited)
+        *waited = 0;
+    if (e && !strcmp(e, "0"))
+        return;
+    if (gpulock_acquire(out, "contexts", 1, NULL, 5.0, waited) < 0)
+        lscat_error_clear();
+}
+
 static pthread_mutex_t baton_mu = PTHREAD_MUTEX_INITIALIZER;
 static int baton_fd = -1; /* held until released or the process exits; -2: released */
 

@@ -24,6 +24,16 @@ int gpulock_acquire(struct gpulock *out, const char *uuid, int exclusive,
 /* Release (a no-op when not held). */
 void gpulock_release(struct gpulock *l);
 
+/* The context gate: a host makes CUDA contexts one at a time whatever the GPU, so processes
+ * started together to make one each all finish late (4 on 4 H200s: all ready at 1.69 s, one
+ * alone at 0.4 s; docs/tune.md "Runner"). Taken (`contexts` in the lock folder, across the
+ * host's lscat processes) before starting a process that makes its context at once (a tune
+ * runner, a sweep's host), released once it says it has it: the first GPU starts measuring
+ * after one context, the next after two. Waited for at most 5 s: then the start goes on
+ * without it (out->fd -1, no error left set). LSCAT_TUNE_CONTEXT_GATE=0: never taken.
+ * `waited` (may be NULL) gets the wait. */
+void gpulock_context_gate(struct gpulock *out, double *waited);
+
 /* lscat-mpi's chunk turn: when $LSCAT_GPU_BATON names a file, the first call takes an exclusive
  * flock on it (waiting, polling, until it is free or `*stop` is set: LSCAT_EBUSY) and the
  * process holds it until it exits (a killed process releases it at once); later calls return

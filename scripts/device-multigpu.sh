@@ -37,7 +37,8 @@
 #        MG_KERNELS=60, MG_SIZES=240, MG_TUNE_ARGS="--timeout 5 --max-failures 2",
 #        MG_GPUS=<all the machine has>, MG_BUDGET_S=560 (steps not started past it are skipped),
 #        MG_SWEEP_MODES="g1 gG mpi1 mpiG" (also g2, mpi2; NAME-before runs MG_BEFORE_BIN's lscat,
-#        NAME-nopre sets LSCAT_SWEEP_PRESTART=0, NAME-nolead LSCAT_SWEEP_PRESTART_LEAD_S=0),
+#        NAME-nopre sets LSCAT_SWEEP_PRESTART=0, NAME-nolead LSCAT_SWEEP_PRESTART_LEAD_S=0,
+#        NAME-g0 LSCAT_TUNE_CONTEXT_GATE=0; e.g. gG-nolead-g0: as before sessions 28 and 29),
 #        MG_SWEEP_NMAX=8192 (the larger space's largest N), MG_KILL_KERNELS=16, MG_TESTS=0 (1: the GPU tests after the steps; MG_TEST_ONLY=GLOB a part),
 #        MG_TUNE_GPUS=G, MG_FIX_KERNELS=120, MG_TUNE_G1=1 (0: no 1-GPU run), MG_KERNEL_IDS (id prefixes: the tune set instead of
 #        the first MG_KERNELS), MG_FIX_BEFORE=1 (fixtune on G GPUs with MG_BEFORE_BIN too), MG_FIX_MPI=1
@@ -323,10 +324,12 @@ if has sweep && [ "$(left)" -gt 150 ]; then
             [ "$(left)" -gt 30 ] || { note "sweep $sp $mode: skipped, the budget is spent"; continue; }
             o=$OUT/sweep-$sp-$mode.csv; rm -f "$o"
             bin=$ROOT/build/bin; case $mode in *-before) bin=$ROOT/${MG_BEFORE_BIN:?} ;; esac
-            pre=; case $mode in *-nopre) pre=0 ;; esac # LSCAT_SWEEP_PRESTART=0: no host started ahead
+            pre=; case $mode in *-nopre*) pre=0 ;; esac # LSCAT_SWEEP_PRESTART=0: no host started ahead
             export LSCAT_SWEEP_PRESTART=${pre:-1}
             # -nolead: prestart only at a worker's last take of a tuple (session 27's rule)
-            case $mode in *-nolead) export LSCAT_SWEEP_PRESTART_LEAD_S=0 ;; *) unset LSCAT_SWEEP_PRESTART_LEAD_S ;; esac
+            case $mode in *-nolead*) export LSCAT_SWEEP_PRESTART_LEAD_S=0 ;; *) unset LSCAT_SWEEP_PRESTART_LEAD_S ;; esac
+            # -g0: the hosts make their contexts all at once (no context gate, before session 29)
+            case $mode in *-g0*) export LSCAT_TUNE_CONTEXT_GATE=0 ;; *) unset LSCAT_TUNE_CONTEXT_GATE ;; esac
             tr "sweep-$sp-$mode"; t0=$(now)
             case $mode in
                 g1*) PATH=$bin:$PATH lscat sweep "${SW[@]}" --gpus 0 --out "$o" ;;
@@ -341,6 +344,7 @@ if has sweep && [ "$(left)" -gt 150 ]; then
             SWT[$mode]=$(calc "${SWT[$mode]:-0} + $w"); SWN[$mode]=$(( ${SWN[$mode]:-0} + 1 ))
             note "sweep $sp $mode: exit $rc, $(( $(wc -l <"$o") - 1 )) rows ($(grep -c ',Success,' "$o") Success) in $w s; $(grep -ho 'mpi: [0-9]* chunks of at most [0-9]* records' "$OUT/sweep-$sp-$mode.log" | head -1)"
         done
+        unset LSCAT_TUNE_CONTEXT_GATE LSCAT_SWEEP_PRESTART_LEAD_S
         for m in "${!SWT[@]}"; do
             case $m in g1) continue ;; esac
             k=1; case $m in gG*|mpiG*) k=$G ;; g2*|mpi2*) k=2 ;; esac

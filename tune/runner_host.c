@@ -142,13 +142,6 @@ static void host_wait_ready(struct runner_host *h, double max_s)
     }
 }
 
-/* LSCAT_TUNE_CONTEXT_GATE=0: runners start their contexts all at once, as before session 28. */
-static int context_gate_on(void)
-{
-    const char *e = getenv("LSCAT_TUNE_CONTEXT_GATE");
-    return !(e && !strcmp(e, "0"));
-}
-
 int runner_host_start(struct runner_host *h)
 {
     if (h->running || h->broken)
@@ -169,14 +162,11 @@ int runner_host_start(struct runner_host *h)
          * lscat processes (a flock in the GPU lock folder, held from the start to @ready, at
          * most 10 s; waited for at most 5 s), the first GPU measures at 0.4 s, the next at 0.8
          * s... A spare is not gated: it starts while its GPU measures. */
-        struct gpulock gate = { -1 };
+        struct gpulock gate;
         double waited = 0, t_gate = fs_mono_s();
-        if (context_gate_on()) {
-            int grc = gpulock_acquire(&gate, "contexts", 1, NULL, 5.0, &waited);
-            log_trace("gate_taken rc=%d waited=%.3f", grc, waited);
-            if (grc < 0)
-                lscat_error_clear();
-        }
+        gpulock_context_gate(&gate, &waited);
+        if (gate.fd >= 0 || waited > 0)
+            log_trace("gate_taken rc=%d waited=%.3f", gate.fd >= 0 ? 0 : -1, waited);
         int rc = spawn(h, &h->ch);
         if (rc < 0) {
             gpulock_release(&gate);

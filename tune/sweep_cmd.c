@@ -151,7 +151,8 @@ static void help(void)
            "tuple's host program only when its first record comes, not during a worker's last\n"
            "records of the tuple before), LSCAT_SWEEP_PRESTART_LEAD_S (how long before a\n"
            "worker runs out of a tuple's records, as their times so far predict, the next\n"
-           "tuple's host starts; default 1.5 host starts).\n");
+           "tuple's host starts; default 1.5 host starts), LSCAT_TUNE_CONTEXT_GATE=0 (the\n"
+           "workers' fresh hosts make their CUDA contexts all at once, not one at a time).\n");
     cli_print_common_help(stdout);
 }
 

@@ -18,7 +18,8 @@
  * LSCAT_SWEEP_NO_CUDA=1 (tests without a GPU): no CUDA calls; launch is timed with the host
  * clock, stream NULL; a step returning 700 or 719 (an illegal address, a launch failure) ends the
  * context, as those are sticky. With it, LSCAT_SWEEP_NO_CUDA_GONE=PATH: the stand-in device is
- * gone once PATH exists (a start says @nodevice). */
+ * gone once PATH exists (a start says @nodevice); LSCAT_SWEEP_NO_CUDA_READY_MS=N: @ready N ms
+ * after the start, as a context being made would. */
 #include "tune/sweep_driver.h"
 #include "tune/timing.h"
 
@@ -30,6 +31,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_FIELDS 256
 #define MAX_OUTPUTS 32
@@ -330,6 +332,11 @@ static int start_device(cudaStream_t *s)
         return 3;
     }
     if (host.no_cuda) {
+        /* LSCAT_SWEEP_NO_CUDA_READY_MS=N (tests): @ready N ms after the start, as a context
+         * being made would */
+        const char *ms = getenv("LSCAT_SWEEP_NO_CUDA_READY_MS");
+        if (ms && atoi(ms) > 0)
+            usleep((useconds_t)atoi(ms) * 1000);
         *s = NULL;
         return 0;
     }

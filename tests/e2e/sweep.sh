@@ -222,6 +222,25 @@ if [[ "$(order "$T_TMP/lead.trace")" == *"sweep_take:record=3 sweep_prestart:gro
     t_ok sweep__the_next_tuples_host_starts_a_lead_before_the_worker_runs_out
 else t_fail sweep__the_next_tuples_host_starts_a_lead_before_the_worker_runs_out "lead 10 s: $(order "$T_TMP/lead.trace"); lead 0: $(order "$T_TMP/lead0.trace")"; fi
 
+# The context gate (common/gpulock.h): two workers' fresh hosts make their contexts one at a
+# time, the second starting once the first said @ready, as tune's runners do; with
+# LSCAT_TUNE_CONTEXT_GATE=0 both start at once. Each stand-in host says @ready 3 s after its
+# start, as a context being made would: without the gate the second worker starts within
+# those 3 s even on a busy machine. Prestart off: only fresh starts, which the gate is for.
+fx_space "$T_TMP/gate2.csv" $(for i in 1 2 3 4; do echo "0,ok,1000"; done)
+host_order() { awk '$3 == "sweep_host_started" { printf "s " } $3 == "sweep_host_ready" { printf "r " }' "$1"; }
+LSCAT_SWEEP_NO_CUDA_READY_MS=3000 LSCAT_SWEEP_PRESTART=0 LSCAT_TUNE_TRACE=$T_TMP/sgate.trace \
+    lscat sweep "${FXARGS[@]}" --gpus 0,1 --space "$T_TMP/gate2.csv" --out "$T_TMP/sgate.out" 2>/dev/null
+LSCAT_SWEEP_NO_CUDA_READY_MS=3000 LSCAT_SWEEP_PRESTART=0 LSCAT_TUNE_CONTEXT_GATE=0 \
+    LSCAT_TUNE_TRACE=$T_TMP/snogate.trace lscat sweep "${FXARGS[@]}" --gpus 0,1 \
+    --space "$T_TMP/gate2.csv" --out "$T_TMP/snogate.out" 2>/dev/null
+if [ "$(host_order "$T_TMP/sgate.trace")" = "s r s r " ] &&
+   [ "$(host_order "$T_TMP/snogate.trace")" = "s s r r " ] &&
+   [ "$(grep -c ',Success,None,' "$T_TMP/sgate.out")" = 4 ] &&
+   [ "$(cut -d, -f1-5 "$T_TMP/sgate.out" | sort)" = "$(cut -d, -f1-5 "$T_TMP/snogate.out" | sort)" ]; then
+    t_ok sweep__hosts_make_their_contexts_one_at_a_time
+else t_fail sweep__hosts_make_their_contexts_one_at_a_time "gate: $(host_order "$T_TMP/sgate.trace"); LSCAT_TUNE_CONTEXT_GATE=0: $(host_order "$T_TMP/snogate.trace"); $(cat "$T_TMP/sgate.out" | head -3)"; fi
+
 # --rows and --shard select records; shards together cover the space exactly once.
 fx_space "$T_TMP/ten.csv" $(for i in $(seq 1 10); do echo "0,ok,$i"; done)
 lscat sweep "${FXARGS[@]}" --space "$T_TMP/ten.csv" --out "$T_TMP/rows.csv" --rows 3:5 2>/dev/null
