@@ -30,6 +30,19 @@ step tune || [ $? -eq 1 ]
 step dataset export --format parquet --out "$LSCAT_WORK/export"
 step dataset export --format csv --gzip --out "$LSCAT_WORK/export-csv"
 step dataset report --out "$LSCAT_WORK/report"
+# sweep: a user's own kernel in the BONSAI format (examples/matmul: 15 records in 5
+# compile-time tuples; BLOCK_SIZE 128 does not build, by design: its 3 rows say Compile). With a
+# GPU it measures the rest; without one it builds the tuples and leaves their 12 records for a
+# GPU machine, where the same command resumes (docs/tune.md "lscat sweep").
+mkdir -p "$LSCAT_WORK/sweep"
+SW=(sweep --kernel examples/matmul/matmul.cu --driver examples/matmul/driver.c
+    --space examples/matmul/space.csv --out "$LSCAT_WORK/sweep/matmul.csv")
+if nvidia-smi -L >/dev/null 2>&1; then
+    step "${SW[@]}" || [ $? -eq 1 ]
+else
+    step "${SW[@]}" --compile-only || [ $? -eq 1 ]
+    echo "sweep: no CUDA device here: the tuples are built, their records left for a GPU machine"
+fi
 # mcts: a replay search over the Tenzing authors' 2,036 measured SpMV implementations, then the
 # design rules learned from it (docs/mcts.md).
 tenzing=""

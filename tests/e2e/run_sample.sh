@@ -7,7 +7,7 @@ ROOT=${LSCAT_ROOT:-$PWD}
 export LSCAT_WORK=$T_TMP/work LSCAT_DB=$T_TMP/work/lscat.db
 t_expect run_sample__the_whole_pipeline_succeeds 0 "$ROOT/scripts/run-sample.sh"
 for stage in "lscat harvest scan" "lscat harvest fetch" "lscat isolate" "lscat execute" "lscat tune" \
-             "lscat dataset export" "lscat dataset report" "lscat seer train" "lscat seer eval" \
+             "lscat dataset export" "lscat dataset report" "lscat sweep" "lscat seer train" "lscat seer eval" \
              "lscat nightly" "lscat status"; do
     grep -qF "== $stage" "$T_OUT" || t_fail "run_sample__runs_${stage// /_}" "no '== $stage' step in the output"
 done
@@ -28,6 +28,13 @@ done
     t_fail run_sample__export_checksums_verify "sha256sum -c failed"
 (cd "$LSCAT_WORK/releases/latest" && sha256sum -c --quiet SHA256SUMS) && t_ok run_sample__the_nightly_publishes_a_whole_release ||
     t_fail run_sample__the_nightly_publishes_a_whole_release "no whole release under $LSCAT_WORK/releases/latest"
+# the sweep's example: BLOCK_SIZE 128's 3 records fail to compile; the other 12 are measured
+# with a GPU, left unrun without one
+sw=$LSCAT_WORK/sweep/matmul.csv
+rows=$(( $(wc -l <"$sw" 2>/dev/null || echo 1) - 1 ))
+compile=$(grep -c ',Failure,Compile,' "$sw" 2>/dev/null)
+if [ "$compile" = 3 ] && { [ "$rows" = 3 ] || [ "$rows" = 15 ]; }; then t_ok run_sample__sweeps_the_matmul_example
+else t_fail run_sample__sweeps_the_matmul_example "$rows rows, $compile Compile failures in $sw (want 3 of 3, or 3 of 15 with a GPU)"; fi
 t_expect run_sample__a_second_run_succeeds_on_the_same_store 0 "$ROOT/scripts/run-sample.sh"
 [ "$(q "SELECT count(*) FROM kernels")" = 5 ] && [ "$(q "SELECT count(*) FROM repos")" = 4 ] &&
     t_ok run_sample__a_second_run_adds_nothing || t_fail run_sample__a_second_run_adds_nothing "rows grew"
