@@ -170,6 +170,32 @@ static void test_gpulock__chunk_turn_waits_for_the_holder_and_is_freed_by_its_de
     free(path);
 }
 
+/* The context gate: one CUDA context made at a time across the host's processes. A holder that
+ * never lets go costs a start at most 5 s (then it goes on without the gate, no error left
+ * set); LSCAT_TUNE_CONTEXT_GATE=0 never waits. */
+static void test_gpulock__context_gate_waits_at_most_5_s_and_can_be_turned_off(void)
+{
+    use_tmp_lock_dir();
+    pid_t h = holder("contexts", 1);
+    CHECK(h > 0);
+    struct gpulock g;
+    double waited = -1;
+    setenv("LSCAT_TUNE_CONTEXT_GATE", "0", 1);
+    gpulock_context_gate(&g, &waited);
+    CHECK_INT(g.fd, ==, -1);
+    CHECK(waited == 0);
+    unsetenv("LSCAT_TUNE_CONTEXT_GATE");
+    lscat_error_clear();
+    gpulock_context_gate(&g, &waited); /* held by a process that never lets go */
+    CHECK_INT(g.fd, ==, -1);
+    CHECK(waited >= 4.9);
+    CHECK_STR(lscat_error_last(), "");
+    kill_holder(h);
+    gpulock_context_gate(&g, &waited);
+    CHECK(g.fd >= 0);
+    gpulock_release(&g);
+}
+
 int main(void)
 {
     TEST_RUN(test_gpulock__exclusive_excludes_another_exclusive_until_released);
@@ -178,5 +204,6 @@ int main(void)
     TEST_RUN(test_gpulock__stop_flag_ends_the_wait);
     TEST_RUN(test_gpulock__unwritable_lock_folder_is_a_clear_error);
     TEST_RUN(test_gpulock__chunk_turn_waits_for_the_holder_and_is_freed_by_its_death);
+    TEST_RUN(test_gpulock__context_gate_waits_at_most_5_s_and_can_be_turned_off);
     return test_done();
 }
