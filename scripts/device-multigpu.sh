@@ -83,7 +83,8 @@ tr() {
 has() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 # MG_TRACE=1 also samples the lscat processes every 0.5 s to OUT/traces/ps.txt: /proc/uptime
 # (the clock of the trace files' first column, up to suspend time), then pid, state (D: in the
-# driver, Z: not reaped), kernel wait channel, command; to see a killed runner's teardown
+# driver, Z: not reaped), kernel wait channel, command; to see a killed runner's teardown.
+# At the end scripts/fault-timeline.py reads them: OUT/fault-timeline.txt, its head in the summary
 if [ "${MG_TRACE:-0}" = 1 ]; then
     mkdir -p "$OUT/traces"
     ( while sleep 0.5; do
@@ -420,6 +421,12 @@ if [ "${MG_TESTS:-0}" = 1 ] && [ "$(left)" -gt 120 ]; then
 fi
 
 [ -n "${PS_SAMPLER:-}" ] && kill "$PS_SAMPLER" 2>/dev/null && sleep 0.6
+# the traced tune runs' fault costs, gate and spare waits, longest gaps and D-state processes
+if [ -n "$(ls "$OUT"/traces/*.tune 2>/dev/null)" ]; then
+    python3 scripts/fault-timeline.py "$OUT/traces" >"$OUT/fault-timeline.txt" 2>&1
+    { echo "== fault-timeline (scripts/fault-timeline.py; whole in fault-timeline.txt):"
+      grep -E '^==|results|a fault to|gate:|spare takeovers|lock waits|state D|    gap |^  [0-9]' "$OUT/fault-timeline.txt" | cut -c1-300 | head -80; } >>"$S"
+fi
 [ -d "$OUT/traces" ] && tar czf "$OUT/traces.tgz" -C "$OUT" traces && rm -rf "$OUT/traces"
 tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls ./*.log kill/*.log 2>/dev/null) 2>/dev/null
 [ -n "$(ls "$W"/run-*.db 2>/dev/null)" ] && tar czf "$OUT/runs.tgz" -C "$W" $(cd "$W" && ls run-*.db)
