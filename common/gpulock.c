@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -119,8 +120,12 @@ void gpulock_context_gate(struct gpulock *out, double *waited)
         *waited = 0;
     if (e && !strcmp(e, "0"))
         return;
-    if (gpulock_acquire(out, "contexts", 1, NULL, 5.0, waited) < 0)
+    double w = 0;
+    if (gpulock_acquire(out, "contexts", 1, NULL, 5.0, &w) < 0)
         lscat_error_clear();
+    if (waited)
+        *waited = w;
+    log_trace("gate_taken taken=%d waited=%.3f", out->fd >= 0, w);
 }
 
 static pthread_mutex_t baton_mu = PTHREAD_MUTEX_INITIALIZER;

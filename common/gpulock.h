@@ -31,7 +31,7 @@ void gpulock_release(struct gpulock *l);
  * runner, a sweep's host), released once it says it has it: the first GPU starts measuring
  * after one context, the next after two. Waited for at most 5 s: then the start goes on
  * without it (out->fd -1, no error left set). LSCAT_TUNE_CONTEXT_GATE=0: never taken.
- * `waited` (may be NULL) gets the wait. */
+ * `waited` (may be NULL) gets the wait; LSCAT_TUNE_TRACE gets a `gate_taken` line. */
 void gpulock_context_gate(struct gpulock *out, double *waited);
 
 /* lscat-mpi's chunk turn: when $LSCAT_GPU_BATON names a file, the first call takes an exclusive

@@ -165,8 +165,6 @@ int runner_host_start(struct runner_host *h)
         struct gpulock gate;
         double waited = 0, t_gate = fs_mono_s();
         gpulock_context_gate(&gate, &waited);
-        if (gate.fd >= 0 || waited > 0)
-            log_trace("gate_taken rc=%d waited=%.3f", gate.fd >= 0 ? 0 : -1, waited);
         int rc = spawn(h, &h->ch);
         if (rc < 0) {
             gpulock_release(&gate);

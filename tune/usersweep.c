@@ -430,10 +430,7 @@ static int worker_start(struct worker *w, int g, struct usersweep_row *row, char
     struct gpulock gate = { -1 };
     double t0 = 0;
     if (w->h.pid <= 0) {
-        double waited = 0;
-        gpulock_context_gate(&gate, &waited);
-        if (gate.fd >= 0 || waited > 0)
-            log_trace("sweep_gate group=%d taken=%d waited=%.3f", g, gate.fd >= 0, waited);
+        gpulock_context_gate(&gate, NULL);
         t0 = fs_mono_s();
         if (host_start(&w->h, st->builds[g].binary, st, w->gpu, w->log_path) < 0) {
             gpulock_release(&gate);
@@ -445,11 +442,10 @@ static int worker_start(struct worker *w, int g, struct usersweep_row *row, char
     }
     int rc = host_line(&w->line, &w->h, st->o->startup_timeout_s, st->o->stop);
     gpulock_release(&gate);
-    if (rc == LINE_OK && !strncmp(w->line.data, "@ready", 6))
-        log_trace("sweep_host_ready group=%d", g);
     int nodevice = rc == LINE_OK && !strncmp(w->line.data, "@nodevice", 9);
     settle_held(w, !nodevice);
     if (rc == LINE_OK && !strncmp(w->line.data, "@ready", 6)) {
+        log_trace("sweep_host_ready group=%d", g);
         if (t0 > 0)
             w->start_s = fs_mono_s() - t0;
         rc = take_turn(w, row, detail);
