@@ -652,3 +652,575 @@ void build_result_release(struct build_result *r)
     ptxas_info_release(&r->ptxas);
     memset(r, 0, sizeof(*r));
 }
+
+/* ---------------------------------------------------------------- batched first attempts */
+
+#define BATCH_MACROS_MAX 256
+/* The global data a batch's module may hold (device printf's strings and the like: every
+ * member's process loads the whole module); more, and each member is built alone. */
+#define BATCH_GMEM_MAX (64L * 1024)
+
+/* The names kernel.cu or harness.cu #define (for the clash guard and the #undef after it). */
+struct macro_names {
+    char *v[BATCH_MACROS_MAX];
+    int n;
+};
+
+static void macro_names_release(struct macro_names *m)
+{
+    for (int i = 0; i < m->n; i++)
+        free(m->v[i]);
+    m->n = 0;
+}
+
+/* Scan one file's preprocessor lines. Eligible: #include <...> at the top level only and none
+ * after a #define (a hoisted include sees no macro of the kernel, as alone); no quoted include
+ * but the harness's own; no #undef; no #pragma but unroll; no __constant__ (cmem[3] is the
+ * module's, all the batch's); no extern "C" (one name for every namespace); no ## or # at
+ * the line's start that this does not know. */
+/* Whether text declares a __device__ variable (module data: in a batch every member's process
+ * would load all of them): a __device__ whose declaration reaches ';', '=' or '[' before '('. */
+static int has_device_variable(const char *text)
+{
+    for (const char *p = strstr(text, "__device__"); p; p = strstr(p + 1, "__device__")) {
+        size_t k = strcspn(p + 10, "(;=[{");
+        char c = p[10 + k];
+        if (c == ';' || c == '=' || c == '[')
+            return 1;
+    }
+    return 0;
+}
+
+static int scan_batchable(const char *text, int is_harness, struct buf *incs,
+                          struct macro_names *m)
+{
+    int depth = 0, defined = 0;
+    if (!is_harness && (strstr(text, "__constant__") || strstr(text, "extern \"C\"") ||
+                        strstr(text, "__managed__") || strstr(text, "texture<") ||
+                        strstr(text, "surface<") || strstr(text, "curand_kernel") ||
+                        has_device_variable(text)))
+        return 0;
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        const char *q = p;
+        while (q < p + n && (*q == ' ' || *q == '\t'))
+            q++;
+        if (q < p + n && *q == '#') {
+            q++;
+            while (q < p + n && (*q == ' ' || *q == '\t'))
+                q++;
+            size_t rest = (size_t)(p + n - q);
+#define DIRECTIVE(w) (rest >= sizeof(w) - 1 && strncmp(q, w, sizeof(w) - 1) == 0)
+            if (DIRECTIVE("include")) {
+                const char *a = q + 7;
+                while (a < p + n && (*a == ' ' || *a == '\t'))
+                    a++;
+                if (a < p + n && *a == '<') {
+                    if (depth > 0 || (defined && !is_harness)) /* the harness's are LSCAT_ */
+                        return 0;
+                    buf_add(incs, "#include ", 9);
+                    buf_add(incs, a, (size_t)(p + n - a));
+                    buf_addch(incs, '\n');
+                } else if (!is_harness) {
+                    return 0;
+                }
+            } else if (DIRECTIVE("define")) {
+                const char *a = q + 6;
+                while (a < p + n && (*a == ' ' || *a == '\t'))
+                    a++;
+                size_t k = 0;
+                while (a + k < p + n && (isalnum((unsigned char)a[k]) || a[k] == '_'))
+                    k++;
+                if (k == 0 || m->n >= BATCH_MACROS_MAX)
+                    return 0;
+                m->v[m->n++] = xstrndup(a, k);
+                defined = 1;
+            } else if (DIRECTIVE("if")) { /* #if, #ifdef, #ifndef */
+                depth++;
+            } else if (DIRECTIVE("endif")) {
+                depth--;
+            } else if (DIRECTIVE("pragma")) {
+                if (!strstr(q, "unroll"))
+                    return 0;
+            } else if (!(DIRECTIVE("else") || DIRECTIVE("elif") || DIRECTIVE("error") ||
+                         DIRECTIVE("warning") || rest == 0)) {
+                return 0; /* #undef, #line, anything else */
+            }
+#undef DIRECTIVE
+        }
+        p += n + (nl != NULL);
+    }
+    return depth == 0;
+}
+
+static const char *const harness_structs[] = { "struct lscat_member {", "struct lscat_texparam {",
+                                               NULL };
+
+/* The line of `text` starting with `start`, or NULL. */
+static const char *line_starting(const char *text, const char *start)
+{
+    size_t n = strlen(start);
+    for (const char *p = text; p; p = strchr(p, '\n')) {
+        if (*p == '\n')
+            p++;
+        if (strncmp(p, start, n) == 0)
+            return p;
+    }
+    return NULL;
+}
+
+static int cmp_lines(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char *build_batch_signature(const char *kernel_dir)
+{
+    DIR *d = opendir(kernel_dir);
+    if (!d)
+        return NULL;
+    int ok = 1;
+    struct dirent *e;
+    while (ok && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "kernel.cu") &&
+            strcmp(e->d_name, "harness.cu") && strcmp(e->d_name, "meta.json") &&
+            strcmp(e->d_name, "params.json"))
+            ok = 0; /* anything the kernel may include from its folder: built alone */
+    closedir(d);
+    struct buf k = BUF_INIT, h = BUF_INIT, incs = BUF_INIT;
+    struct macro_names m = { { 0 }, 0 };
+    char *kp = fs_join(kernel_dir, "kernel.cu"), *hp = fs_join(kernel_dir, "harness.cu");
+    char *sig = NULL;
+    if (ok)
+        ok = buf_read_file(&k, kp) == 0 && buf_read_file(&h, hp) == 0 && k.data && h.data;
+    if (ok)
+        ok = strstr(h.data, "#include \"" HARNESS_CORE_INCLUDE "\"") &&
+             line_starting(h.data, "#include \"kernel.cu\"") &&
+             strstr(h.data, "extern const lscat_kernel_desc lscat_kernel = {") &&
+             !strstr(k.data, "using namespace"); /* the harness's std headers come first */
+    for (int i = 0; ok && harness_structs[i]; i++)
+        ok = line_starting(h.data, harness_structs[i]) != NULL;
+    if (ok)
+        ok = scan_batchable(k.data, 0, &incs, &m) && scan_batchable(h.data, 1, &incs, &m);
+    if (ok) { /* the system headers, sorted, once each: the batch's members share them */
+        size_t n = 0, cap = 0;
+        char **v = NULL;
+        for (char *p = incs.data; p && *p;) {
+            char *nl = strchr(p, '\n');
+            XGROW(v, n + 1, cap);
+            v[n++] = xstrndup(p, (size_t)(nl - p));
+            p = nl + 1;
+        }
+        if (n)
+            qsort(v, n, sizeof(*v), cmp_lines);
+        struct buf out = BUF_INIT;
+        buf_adds(&out, "");
+        for (size_t i = 0; i < n; i++) {
+            if (i == 0 || strcmp(v[i], v[i - 1]) != 0)
+                buf_addf(&out, "%s\n", v[i]);
+            free(v[i]);
+        }
+        free(v);
+        sig = xstrdup(out.data ? out.data : "");
+        buf_release(&out);
+    }
+    macro_names_release(&m);
+    buf_release(&k);
+    buf_release(&h);
+    buf_release(&incs);
+    free(kp);
+    free(hp);
+    return sig;
+}
+
+int build_batch_eligible(const char *kernel_dir)
+{
+    char *sig = build_batch_signature(kernel_dir);
+    free(sig);
+    return sig != NULL;
+}
+
+/* One kernel of a batch. */
+struct batch_member {
+    const char *key, *kernel_dir;
+    char *dir, *rel;          /* builds/<key>, absolute and relative */
+    char ns[16];              /* lk<i> */
+    struct buf src, harness;  /* kernel.cu and harness.cu as read */
+    struct macro_names macros;
+    int in;                   /* still in the batch */
+};
+
+/* The translation unit: every hoisted system include once, the harness core, the structs the
+ * harnesses share, then each harness (its kernel.cu included from its build folder) inside its
+ * own namespace, with a guard that stops the compile if one of its macros is already defined
+ * and an #undef of each after it. */
+static int write_batch_tu(const char *bdir, struct batch_member *mb, int n)
+{
+    struct buf tu = BUF_INIT, incs = BUF_INIT, sorted = BUF_INIT;
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        if (!mb[i].in)
+            continue;
+        macro_names_release(&mb[i].macros);
+        scan_batchable(mb[i].src.data, 0, &incs, &mb[i].macros);
+        scan_batchable(mb[i].harness.data, 1, &incs, &mb[i].macros);
+    }
+    /* unique include lines, first seen first */
+    for (const char *p = incs.data; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = (size_t)(nl - p) + 1;
+        int seen = 0;
+        for (const char *s = sorted.data; s && *s && !seen;) {
+            const char *snl = strchr(s, '\n');
+            seen = (size_t)(snl - s) + 1 == len && memcmp(s, p, len) == 0;
+            s = snl + 1;
+        }
+        if (!seen)
+            buf_add(&sorted, p, len);
+        p = nl + 1;
+    }
+    buf_adds(&tu, "// lscat: harnesses built together (docs/execute.md \"Batched builds\")\n");
+    if (sorted.len)
+        buf_add(&tu, sorted.data, sorted.len);
+    buf_adds(&tu, "#include \"tune/timing.h\"\n#include \"" HARNESS_CORE_INCLUDE "\"\n");
+    int first = 1;
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (!mb[i].in)
+            continue;
+        if (first) { /* the structs every harness defines the same way */
+            for (int s = 0; harness_structs[s]; s++) {
+                const char *l = line_starting(mb[i].harness.data, harness_structs[s]);
+                const char *e = strstr(l, "};");
+                buf_add(&tu, l, (size_t)(e + 2 - l));
+                buf_addch(&tu, '\n');
+            }
+            first = 0;
+        }
+        /* the harness as included in the batch: its structs gone, kernel.cu its build copy */
+        struct buf h = BUF_INIT;
+        for (const char *p = mb[i].harness.data; *p;) {
+            const char *nl = strchr(p, '\n');
+            size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p);
+            int skip = 0;
+            for (int s = 0; harness_structs[s]; s++)
+                if (strncmp(p, harness_structs[s], strlen(harness_structs[s])) == 0) {
+                    const char *e = strstr(p, "};");
+                    const char *enl = e ? strchr(e, '\n') : NULL;
+                    len = enl ? (size_t)(enl - p) + 1 : strlen(p);
+                    skip = 1;
+                }
+            if (!skip && strncmp(p, "#include \"kernel.cu\"", 20) == 0)
+                buf_addf(&h, "#include \"%s/kernel.cu\"\n", mb[i].dir);
+            else if (!skip)
+                buf_add(&h, p, len);
+            p += len;
+        }
+        char *hp = xasprintf("%s/h%d.cu", bdir, i);
+        rc = fs_write_atomic(hp, h.data, h.len);
+        for (int k = 0; k < mb[i].macros.n; k++)
+            buf_addf(&tu, "#ifdef %s\n#error \"lscat batch: %s is defined before %s\"\n#endif\n",
+                     mb[i].macros.v[k], mb[i].macros.v[k], mb[i].ns);
+        buf_addf(&tu, "namespace %s {\n#include \"%s\"\n}\n", mb[i].ns, hp);
+        for (int k = 0; k < mb[i].macros.n; k++)
+            buf_addf(&tu, "#undef %s\n", mb[i].macros.v[k]);
+        free(hp);
+        buf_release(&h);
+    }
+    if (rc == 0) {
+        char *tp = fs_join(bdir, "batch.cu");
+        rc = fs_write_atomic(tp, tu.data, tu.len);
+        free(tp);
+    }
+    buf_release(&tu);
+    buf_release(&incs);
+    buf_release(&sorted);
+    return rc;
+}
+
+/* Which member a diagnostic's file belongs to (its h<i>.cu or its build folder), or -1. */
+static int diag_member(const struct diag *d, const struct batch_member *mb, int n,
+                       const char *bdir)
+{
+    if (!d->file)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        char hp[64];
+        snprintf(hp, sizeof(hp), "/h%d.cu", i);
+        size_t bl = strlen(bdir), dl = strlen(mb[i].dir);
+        if ((strncmp(d->file, bdir, bl) == 0 && strcmp(d->file + bl, hp) == 0) ||
+            (strncmp(d->file, mb[i].dir, dl) == 0 && d->file[dl] == '/'))
+            return i;
+    }
+    return -1;
+}
+
+/* The ptxas lines of member `ns` in the batch log, its names as a build alone has them.
+ * Returns the entries found, or -1 when a name could not be rewritten. */
+static int member_ptxas(struct buf *out, const char *log, const char *ns)
+{
+    char pre[32], name[512], alone[512];
+    snprintf(pre, sizeof(pre), "_ZN%zu%s", strlen(ns), ns);
+    int mine = 0, entries = 0;
+    for (const char *p = log; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+        const char *ce = memmem(p, n, "Compiling entry function '", 26);
+        const char *fp = memmem(p, n, "Function properties for ", 24);
+        if (strncmp(p, "ptxas", 5) == 0 && (ce || fp)) {
+            const char *s = ce ? ce + 26 : fp + 24;
+            size_t k = strcspn(s, ce ? "'" : " \n");
+            if (k >= sizeof(name))
+                return -1;
+            memcpy(name, s, k);
+            name[k] = '\0';
+            mine = strncmp(name, pre, strlen(pre)) == 0;
+            if (mine) {
+                if (ptxas_unnest(alone, sizeof(alone), name, ns) < 0)
+                    return -1;
+                buf_add(out, p, (size_t)(s - p));
+                buf_adds(out, alone);
+                buf_add(out, s + k, n - (size_t)(s - p) - k);
+                entries += ce != NULL;
+            }
+        } else if (mine && (p[0] == ' ' || (strncmp(p, "ptxas info    : Used", 20) == 0) ||
+                            strncmp(p, "ptxas info    : Compile time", 28) == 0)) {
+            buf_add(out, p, n);
+        } else if (strncmp(p, "ptxas", 5) == 0) {
+            mine = 0;
+        }
+        p += n;
+    }
+    return entries;
+}
+
+/* Whether some entry of the log belongs to no member (a library template instantiated with a
+ * member's type, say), or the module holds global data (a __device__ variable the scan above
+ * missed: every member's process would load it): then every member is built alone. */
+static int unowned_entries(const char *log)
+{
+    for (const char *g = strstr(log, " bytes gmem"); g; g = strstr(g + 1, " bytes gmem")) {
+        const char *d = g;
+        while (d > log && isdigit((unsigned char)d[-1]))
+            d--;
+        if (d == g || strtol(d, NULL, 10) > BATCH_GMEM_MAX)
+            return 1;
+    }
+    for (const char *p = strstr(log, "Compiling entry function '"); p;
+         p = strstr(p + 1, "Compiling entry function '")) {
+        const char *s = p + 26;
+        if (strncmp(s, "_ZN", 3) != 0)
+            return 1;
+        char *end;
+        unsigned long l = strtoul(s + 3, &end, 10);
+        if (l < 3 || strncmp(end, "lk", 2) != 0 || !isdigit((unsigned char)end[2]))
+            return 1;
+    }
+    return 0;
+}
+
+static int batch_compile(struct buf *log, int *ok, int *timed_out, const struct build_env *env,
+                         const char *bdir, int slot)
+{
+    struct attempt_ctx a = { env, bdir, NULL, NULL, slot, 0, 0, NULL };
+    char *inc = xasprintf("-I%s", env->sandbox_share_dir);
+    const char *argv[48];
+    int k = 0;
+    argv[k++] = env->nvcc;
+    for (int i = 0; env->flags[i] && k < 32; i++)
+        argv[k++] = env->flags[i];
+    const char *tail[] = { inc, "-Xcompiler", "-fPIC", "-c", "-o", "batch.o", "batch.cu", NULL };
+    for (int i = 0; tail[i]; i++)
+        argv[k++] = tail[i];
+    argv[k] = NULL;
+    int rc = run_step(log, ok, timed_out, &a, argv);
+    free(inc);
+    return rc;
+}
+
+/* Link member i's harness and harness.so from the batch object, its descriptor as the one the
+ * harness core reads. */
+static int batch_link(struct buf *log, int *ok, const struct build_env *env,
+                      const struct batch_member *m, const char *bobj, int slot)
+{
+    struct attempt_ctx a = { env, m->dir, m->rel, m->kernel_dir, slot, 0, 0, NULL };
+    char *objs[3] = { fs_join(env->core_dir, "timing.o"), fs_join(env->core_dir, "stats.o"),
+                      fs_join(env->core_dir, "harness_core.o") };
+    char *sym = xasprintf("--defsym=lscat_kernel=_ZN%zu%s12lscat_kernelE", strlen(m->ns), m->ns);
+    int rc = 0, so_ok = 0, to = 0;
+    *ok = 0;
+    for (int step = 1; step <= 2 && rc == 0 && (step == 1 || *ok); step++) {
+        const char *argv[48];
+        int k = 0;
+        argv[k++] = env->nvcc;
+        for (int i = 0; env->flags[i] && k < 32; i++)
+            argv[k++] = env->flags[i];
+        if (step == 2) {
+            argv[k++] = "-shared";
+            argv[k++] = "-Xlinker";
+            argv[k++] = "-Bsymbolic";
+        }
+        const char *tail[] = { "-Xlinker", sym, "-o", step == 1 ? "harness" : "harness.so", bobj,
+                               objs[0], objs[1], objs[2], NULL };
+        for (int i = 0; tail[i]; i++)
+            argv[k++] = tail[i];
+        argv[k] = NULL;
+        rc = run_step(log, step == 1 ? ok : &so_ok, &to, &a, argv);
+        if (step == 2 && rc == 0 && !so_ok)
+            buf_adds(log, "[harness.so not built: tune runs this kernel as a process]\n");
+    }
+    for (int i = 0; i < 3; i++)
+        free(objs[i]);
+    free(sym);
+    return rc;
+}
+
+int build_batch(struct build_result *out, int *done, const struct build_env *env,
+                const char *const *keys, const char *const *kernel_dirs, int n, int slot)
+{
+    struct batch_member *mb = xcalloc((size_t)n, sizeof(*mb));
+    double t0 = fs_mono_s();
+    int rc = 0, in = 0;
+    char *brel = xasprintf("builds/batch-%s", keys[0]);
+    char *bdir = fs_join(env->work_dir, brel);
+    for (int i = 0; i < n; i++) {
+        done[i] = 0;
+        memset(&out[i], 0, sizeof(out[i]));
+        mb[i].key = keys[i];
+        mb[i].kernel_dir = kernel_dirs[i];
+        mb[i].rel = xasprintf("builds/%s", keys[i]);
+        mb[i].dir = fs_join(env->work_dir, mb[i].rel);
+        snprintf(mb[i].ns, sizeof(mb[i].ns), "lk%d", i);
+    }
+    if (fs_is_dir(bdir))
+        rc = fs_remove_tree(bdir);
+    if (rc == 0)
+        rc = fs_mkdirs(bdir, 0755);
+    /* each member's build folder as build_kernel makes it */
+    for (int i = 0; i < n && rc == 0; i++) {
+        char *ksrc = fs_join(kernel_dirs[i], "kernel.cu"), *hsrc = fs_join(kernel_dirs[i],
+                                                                           "harness.cu");
+        char *kdst = fs_join(mb[i].dir, "kernel.cu"), *hdst = fs_join(mb[i].dir, "harness.cu");
+        if (fs_is_dir(mb[i].dir))
+            rc = fs_remove_tree(mb[i].dir);
+        if (rc == 0)
+            rc = fs_mkdirs(mb[i].dir, 0755);
+        if (rc == 0)
+            rc = buf_read_file(&mb[i].src, ksrc);
+        if (rc == 0)
+            rc = buf_read_file(&mb[i].harness, hsrc);
+        if (rc == 0)
+            rc = fs_write_atomic(kdst, mb[i].src.data, mb[i].src.len);
+        if (rc == 0)
+            rc = fs_copy_atomic(hsrc, hdst);
+        mb[i].in = rc == 0 && mb[i].src.data && mb[i].harness.data;
+        in += mb[i].in;
+        free(ksrc);
+        free(hsrc);
+        free(kdst);
+        free(hdst);
+    }
+    struct buf log = BUF_INIT;
+    int ok = 0, timed_out = 0;
+    /* compile; once more without the members the errors point at */
+    for (int round = 0; rc == 0 && in >= 2 && round < 2; round++) {
+        buf_reset(&log);
+        rc = write_batch_tu(bdir, mb, n);
+        if (rc == 0)
+            rc = batch_compile(&log, &ok, &timed_out, env, bdir, slot);
+        if (rc < 0 || ok || timed_out)
+            break;
+        struct diag_list diags = DIAG_LIST_INIT;
+        classify_parse(&diags, log.data);
+        int dropped = 0;
+        for (size_t j = 0; j < diags.count; j++) {
+            int m = diag_member(&diags.items[j], mb, n, bdir);
+            const char *lk = diags.items[j].message ? strstr(diags.items[j].message,
+                                                             "is defined before lk") : NULL;
+            if (lk)
+                m = atoi(lk + 20);
+            if (m >= 0 && m < n && mb[m].in) {
+                mb[m].in = 0;
+                in--;
+                dropped++;
+            }
+        }
+        diag_list_release(&diags);
+        if (!dropped)
+            break;
+    }
+    char *blog = fs_join(bdir, "batch.log");
+    if (rc == 0 && log.len)
+        fs_write_atomic(blog, log.data, log.len);
+    free(blog);
+    double compile_s = fs_mono_s() - t0;
+    if (rc == 0 && ok && in >= 1 && !unowned_entries(log.data)) {
+        struct diag_list diags = DIAG_LIST_INIT;
+        classify_parse(&diags, log.data);
+        char *bobj = fs_join(bdir, "batch.o");
+        for (int i = 0; i < n && rc == 0; i++) {
+            if (!mb[i].in)
+                continue;
+            /* a deprecated API only warns: alone, the repair loop would edit it */
+            struct diag_list mine = DIAG_LIST_INIT;
+            for (size_t j = 0; j < diags.count; j++)
+                if (diag_member(&diags.items[j], mb, n, bdir) == i &&
+                    diags.items[j].cls == CLASS_REMOVED_CUDA_API)
+                    mine.count++;
+            if (mine.count)
+                continue;
+            struct buf klog = BUF_INIT, px = BUF_INIT;
+            double l0 = fs_mono_s();
+            buf_addf(&klog, "[compiled with %d other harness(es) in one nvcc run: %s/batch.cu, "
+                            "namespace %s; names below as built alone; the batch's log: "
+                            "%s/batch.log]\n",
+                     in - 1, brel, mb[i].ns, brel);
+            int entries = member_ptxas(&px, log.data, mb[i].ns);
+            int link_ok = 0;
+            if (entries > 0) {
+                buf_add(&klog, px.data, px.len);
+                rc = batch_link(&klog, &link_ok, env, &mb[i], bobj, slot);
+            }
+            if (rc == 0 && entries > 0 && link_ok) {
+                struct attempt_ctx a = { env, mb[i].dir, mb[i].rel, mb[i].kernel_dir, slot, 0, 0,
+                                         NULL };
+                char *lp = xasprintf("%s/build-1.log", mb[i].dir);
+                rc = fs_write_atomic(lp, klog.data, klog.len);
+                free(lp);
+                struct build_result *r = &out[i];
+                buf_init(&r->fixes, 0);
+                buf_adds(&r->fixes, "[]");
+                r->attempts = 1;
+                r->att[0].ok = 1;
+                r->att[0].cls = CLASS_NONE;
+                r->att[0].log_path = xasprintf("%s/build-1.log", mb[i].rel);
+                /* the shared compile split evenly, and this member's own links */
+                r->att[0].wall_s = compile_s / in + (fs_mono_s() - l0);
+                r->build_s = r->att[0].wall_s;
+                r->final_class = CLASS_NONE;
+                finish_ok(r, &a, klog.data);
+                done[i] = rc == 0;
+            }
+            buf_release(&klog);
+            buf_release(&px);
+        }
+        free(bobj);
+        diag_list_release(&diags);
+    }
+    buf_release(&log);
+    for (int i = 0; i < n; i++) {
+        buf_release(&mb[i].src);
+        buf_release(&mb[i].harness);
+        macro_names_release(&mb[i].macros);
+        free(mb[i].dir);
+        free(mb[i].rel);
+    }
+    free(mb);
+    /* the object is linked into every member: not kept */
+    char *bo = fs_join(bdir, "batch.o");
+    unlink(bo);
+    free(bo);
+    free(bdir);
+    free(brel);
+    return rc;
+}

@@ -96,4 +96,22 @@ int build_kernel(struct build_result *out, const struct build_env *env, const ch
                  const char *kernel_dir, const char *repo_root, int slot);
 void build_result_release(struct build_result *r);
 
+/* Whether the kernel folder's first attempt may be compiled in a batch: the harness uses the
+ * harness core, the folder holds nothing the kernel could include, and kernel.cu's
+ * preprocessor lines are ones a shared translation unit keeps apart (docs/execute.md
+ * "Batched builds"). */
+int build_batch_eligible(const char *kernel_dir);
+/* The same, as what a batch's members must share: NULL when not eligible, else (caller frees)
+ * the system headers kernel.cu and harness.cu include, sorted, one per line. Members with the
+ * same headers see, in a batch, the declarations each sees alone (docs/execute.md). */
+char *build_batch_signature(const char *kernel_dir);
+/* Compile the first attempt of n eligible kernels (build keys `keys`, isolate folders
+ * `kernel_dirs`) in one nvcc run under builds/batch-<keys[0]>, each harness in namespace
+ * lk<i>, and link each one's harness and harness.so in builds/<key> as build_kernel would.
+ * done[i] = 1 where out[i] holds a finished build (built ok at its first attempt, ptxas
+ * entries named as alone); the others are to be built alone with build_kernel (out[i] holds
+ * nothing). Returns 0, or < 0 on a system error. */
+int build_batch(struct build_result *out, int *done, const struct build_env *env,
+                const char *const *keys, const char *const *kernel_dirs, int n, int slot);
+
 #endif

@@ -21,13 +21,13 @@ static const char usage[] = "lscat execute [--arch sm_90,sm_80] [-j N] [--attemp
                             "[--kernel ID] [--probe-jobs N] [--no-probe-runner] [--probe-spares N] "
                             "[--probe-connections N] [--shared-spares] "
                             "[--probe-memcheck auto|off] "
-                            "[--build-ahead N] [--build-nice N]";
+                            "[--build-ahead N] [--build-nice N] [--build-batch N]";
 
 enum { OPT_ARCH = 1, OPT_ATTEMPTS, OPT_BUILD_TIMEOUT, OPT_PROBE_TIMEOUT, OPT_NO_PROBE,
        OPT_PROBE_ANYWAY, OPT_SANITIZE, OPT_DEVICE, OPT_KERNEL, OPT_NVCC, OPT_PROBE_SIZE,
        OPT_BUILD_AHEAD, OPT_BUILD_ROUND, OPT_PROBE_JOBS, OPT_SHARD, OPT_NO_PROBE_RUNNER,
        OPT_PROBE_BUDGET, OPT_PROBE_SPARES, OPT_NO_BLOCK_RETRY, OPT_PROBE_FAULTS,
-       OPT_PROBE_SMALL_TIMEOUT, OPT_PROBE_MEMCHECK, OPT_BUILD_NICE, OPT_PROBE_BUDGET_MAX,
+       OPT_PROBE_SMALL_TIMEOUT, OPT_PROBE_MEMCHECK, OPT_BUILD_NICE, OPT_BUILD_BATCH, OPT_PROBE_BUDGET_MAX,
        OPT_PROBE_CONNECTIONS, OPT_SHARED_SPARES, OPT_NO_PROBE_GUARD };
 
 static const struct cli_opt opts[] = {
@@ -92,6 +92,10 @@ static const struct cli_opt opts[] = {
       OPT_BUILD_AHEAD },
     { "build-nice", 0, "N", "niceness added to the builds (nvcc and what it starts; 0-19; "
       "default 0: niced builds beside probes made no run faster on an H200)", OPT_BUILD_NICE },
+    { "build-batch", 0, "N", "a builder compiles the first attempt of up to N kernels' "
+      "harnesses in one nvcc run, each in a namespace of its own; a kernel the batch cannot "
+      "build is built alone (1-64; default 1: each alone; docs/execute.md \"Batched builds\")",
+      OPT_BUILD_BATCH },
     { "build-round", 0, "N", "the old name of --build-ahead (builds were done in rounds)",
       OPT_BUILD_ROUND },
     { "device", 0, "N", "GPU index to probe on (default 0)", OPT_DEVICE },
@@ -142,6 +146,11 @@ static int on_opt(void *ctx, int id, const char *arg)
         if (cli_parse_int(&n, "--build-nice", arg, 0, 19) < 0)
             return LSCAT_EINVALID;
         o->build_nice = (int)n;
+        return 0;
+    case OPT_BUILD_BATCH:
+        if (cli_parse_int(&n, "--build-batch", arg, 1, 64) < 0)
+            return LSCAT_EINVALID;
+        o->build_batch = (int)n;
         return 0;
     case OPT_SHARD:
         return shard_parse(&o->shard, "--shard", arg);
@@ -288,6 +297,9 @@ static void log_summary(const struct execute_counts *c)
              c->reprobed, c->runnable, c->rebound, c->small_only, c->reblocked, c->too_slow,
              c->probe_failed, c->fault_budget, c->guard_stops, c->wrote_past,
              c->gpu_present || c->probed ? "" : " (probing needs a CUDA device)");
+    if (c->batches)
+        log_info("execute: %d kernels built in %d batched nvcc runs (--build-batch)", c->batched,
+                 c->batches);
     if (c->memcheck_runs)
         log_info("execute: memcheck runner: %d tries run (%d with a report, %d run plain "
                  "again), %d clean ones confirmed by a plain run, %d plain fallback runs, %d "

@@ -44,6 +44,7 @@ static void item_free(struct item *it)
     free(it->old_class);
     free(it->params);
     free(it->probed_key);
+    free(it->bsig);
     free(it->probe_key);
     free(it->probe_build);
     free(it->probe_binary);
@@ -403,7 +404,7 @@ void execute_counts_json(char **out, const struct execute_counts *c)
                      "\"memcheck_starts\":%d,\"memcheck_runs\":%d,\"memcheck_reports\":%d,"
                      "\"memcheck_inconclusive\":%d,\"confirm_runs\":%d,"
                      "\"memcheck_fallback_runs\":%d,\"memcheck_late\":%d,\"memcheck_stray\":%d,"
-                     "\"device_lost\":%d,\"unprobed\":%d}",
+                     "\"device_lost\":%d,\"unprobed\":%d,\"batches\":%d,\"batched\":%d}",
                      c->kernels, c->cached, c->built_first_try, c->built_after_repair,
                      c->build_failed, c->probed, c->runnable, c->rebound, c->small_only,
                      c->reblocked, c->probed_2d, c->reprobed, c->probes_kept, c->rekeyed,
@@ -415,5 +416,5 @@ void execute_counts_json(char **out, const struct execute_counts *c)
                      c->fault_budget, c->guard_stops, c->guard_reruns, c->wrote_past, c->memcheck_starts, c->memcheck_runs, c->memcheck_reports,
                      c->memcheck_inconclusive,
                      c->confirm_runs, c->memcheck_fallback_runs, c->memcheck_late,
-                     c->memcheck_stray, c->device_lost, c->unprobed);
+                     c->memcheck_stray, c->device_lost, c->unprobed, c->batches, c->batched);
 }

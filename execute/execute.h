@@ -56,6 +56,9 @@ struct execute_options {
                                 1 asked for (--probe-memcheck auto: says when it is missing),
                                 2 the default (quiet); 0: off (docs/execute.md "The memcheck
                                 runner") */
+    int build_batch;         /* > 1: a builder compiles the first attempt of up to this many
+                                kernels in one nvcc run (--build-batch N; docs/execute.md
+                                "Batched builds"); 1: each alone */
     int build_nice;          /* niceness added to nvcc and what it starts (--build-nice 0-19,
                                 default 0: docs/execute.md "Builds and probes side by side") */
     int probe_connections;   /* CUDA_DEVICE_MAX_CONNECTIONS in every probe run's environment
@@ -70,7 +73,7 @@ struct execute_options {
     .probe_jobs = 0, .probe_runner = 1, .probe_spares = 1, .probe_shared_spares = 0, \
     .shard = SHARD_INIT, \
     .probe_faults = 9, .probe_small_timeout_s = 10, .probe_budget_max_s = 10, \
-    .probe_memcheck = EXECUTE_PROBE_MEMCHECK_DEFAULT, .build_nice = 0, \
+    .probe_memcheck = EXECUTE_PROBE_MEMCHECK_DEFAULT, .build_nice = 0, .build_batch = 1, \
     .probe_connections = EXECUTE_PROBE_CONNECTIONS_DEFAULT }
 /* One hardware queue per probe context: the harness launches on one stream, and on an H200 a
  * fault cost the GPU 0.21 s against 0.32 s with the driver's 8 (docs/execute.md "Hardware
@@ -86,6 +89,8 @@ struct execute_counts {
     int kernels;             /* considered */
     int cached;              /* unchanged since their last build: nothing done */
     int built_first_try, built_after_repair, build_failed;
+    int batches;             /* nvcc runs that compiled several kernels' harnesses at once */
+    int batched;             /* kernels built by one of them (the others were built alone) */
     int probed, runnable, probe_failed, out_of_bounds;
     int rebound;             /* runnable with a binding other than the default */
     int small_only;          /* runnable, but no binding ran clean at --probe-size */

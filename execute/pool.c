@@ -99,57 +99,61 @@ static void build_note(struct stage *g)
     progress_note(g->bar, note);
 }
 
-static void build_one(struct stage *g, struct item *it, int slot)
+/* The part of a build before nvcc: the keys, a legacy store's probes, the cache, the core.
+ * Returns 1 when the item is done without a build (cached, or a store failure), else 0 with
+ * *rc the outcome so far (0: build it). */
+static int build_prepare(struct stage *g, struct item *it, char key[65], char pkey[65], int *rc)
 {
-    char key[65], pkey[65];
-    struct build_result r;
-    int rc = build_cache_key(key, pkey, &g->env, it->id, it->dir);
-    if (rc == 0 && it->legacy) {
+    *rc = build_cache_key(key, pkey, &g->env, it->id, it->dir);
+    if (*rc == 0 && it->legacy) {
         pthread_mutex_lock(&g->lock);
         if (rekey_legacy(g, it, key, pkey) < 0) {
             store_failure(g);
-            rc = -1;
+            *rc = -1;
         }
         pthread_mutex_unlock(&g->lock);
-        if (rc < 0)
-            return;
+        if (*rc < 0)
+            return 1;
     }
-    if (rc == 0 && is_cached(it, key)) {
+    if (*rc == 0 && is_cached(it, key)) {
         pthread_mutex_lock(&g->lock);
         g->c->cached++;
         if (strcmp(it->old_status, "ok") == 0)
             queue_probe(g, it, key, pkey, xstrdup(it->old_binary));
         progress_add(g->bar, 1);
         pthread_mutex_unlock(&g->lock);
-        return;
+        return 1;
     }
-    if (rc == 0) {
+    if (*rc == 0) {
         pthread_mutex_lock(&g->core_lock);
-        rc = build_env_ensure_core(&g->env);
+        *rc = build_env_ensure_core(&g->env);
         pthread_mutex_unlock(&g->core_lock);
         pthread_mutex_lock(&g->lock);
-        if (rc < 0 && !g->store_error) { /* no harness can link without it: stop */
+        if (*rc < 0 && !g->store_error) { /* no harness can link without it: stop */
             g->store_error = xstrdup(lscat_error_last());
             g->store_failed = 1;
         }
         pthread_mutex_unlock(&g->lock);
     }
-    if (rc == 0)
-        rc = build_kernel(&r, &g->env, key, it->dir, it->repo_root, slot);
-    else
-        memset(&r, 0, sizeof(r)), buf_init(&r.fixes, 0);
+    return 0;
+}
+
+/* Record item `it`'s build (rc < 0: it could not run) and queue it for a probe. Releases r. */
+static void build_record(struct stage *g, struct item *it, const char *key, const char *pkey,
+                         int rc, struct build_result *r)
+{
     struct record_prev prev = { it->old_key, it->old_status };
     pthread_mutex_lock(&g->lock);
-    int kept = rc == 0 ? record_build(&g->rec, it->id, &prev, key, pkey, &r) : 0;
+    int kept = rc == 0 ? record_build(&g->rec, it->id, &prev, key, pkey, r) : 0;
     if (kept < 0) {
         store_failure(g);
         rc = -1;
     }
     if (rc == 0) {
-        count_build(g->c, &r);
+        count_build(g->c, r);
         g->c->built_while_probing += g->probes_running > 0;
-        log_event(LOG_DEBUG, "built", "kernel", it->id, "status", r.ok ? "ok" : "failed",
-                  "class", r.ok ? "none" : classify_name(r.final_class), "fixes", r.fixes.data,
+        log_event(LOG_DEBUG, "built", "kernel", it->id, "status", r->ok ? "ok" : "failed",
+                  "class", r->ok ? "none" : classify_name(r->final_class), "fixes", r->fixes.data,
                   NULL);
         /* a new build key, the same probe key: its probes stand */
         g->c->probes_kept += kept == RECORD_PROBES_KEPT;
@@ -159,17 +163,88 @@ static void build_one(struct stage *g, struct item *it, int slot)
             free(it->probed_key);
             it->probed_key = NULL;
         }
-        if (r.ok)
+        if (r->ok)
             queue_probe(g, it, key, pkey,
-                        r.binary_path[0] == '/' ? xstrdup(r.binary_path)
-                                                : fs_join(g->work_dir, r.binary_path));
+                        r->binary_path[0] == '/' ? xstrdup(r->binary_path)
+                                                 : fs_join(g->work_dir, r->binary_path));
     } else {
         g->c->errors++;
         log_event(LOG_WARN, "build_error", "kernel", it->id, "error", lscat_error_last(), NULL);
     }
     progress_add(g->bar, 1);
     pthread_mutex_unlock(&g->lock);
-    build_result_release(&r);
+    build_result_release(r);
+}
+
+static void build_alone(struct stage *g, struct item *it, const char *key, const char *pkey,
+                        int rc, int slot)
+{
+    struct build_result r;
+    if (rc == 0)
+        rc = build_kernel(&r, &g->env, key, it->dir, it->repo_root, slot);
+    else
+        memset(&r, 0, sizeof(r)), buf_init(&r.fixes, 0);
+    build_record(g, it, key, pkey, rc, &r);
+}
+
+static void build_one(struct stage *g, struct item *it, int slot)
+{
+    char key[65], pkey[65];
+    int rc;
+    if (!build_prepare(g, it, key, pkey, &rc))
+        build_alone(g, it, key, pkey, rc, slot);
+}
+
+/* Builds of several items at once (--build-batch N): the ones that need nvcc and qualify
+ * (build_batch_eligible) compile their first attempt in one translation unit; whatever the
+ * batch did not build (an error, a name it cannot split, ...) is built alone, as before. */
+static void build_several(struct stage *g, struct item **its, int n, int slot)
+{
+    char (*key)[65] = xcalloc((size_t)n, sizeof(*key)), (*pkey)[65] = xcalloc((size_t)n,
+                                                                               sizeof(*pkey));
+    int *rc = xcalloc((size_t)n, sizeof(int)), *need = xcalloc((size_t)n, sizeof(int)),
+        *done = xcalloc((size_t)n, sizeof(int));
+    const char **keys = xcalloc((size_t)n, sizeof(char *)),
+               **dirs = xcalloc((size_t)n, sizeof(char *));
+    int *idx = xcalloc((size_t)n, sizeof(int)), m = 0;
+    for (int i = 0; i < n; i++) {
+        need[i] = !build_prepare(g, its[i], key[i], pkey[i], &rc[i]);
+        if (need[i] && rc[i] == 0) { /* taken for their signature: all eligible */
+            keys[m] = key[i];
+            dirs[m] = its[i]->dir;
+            idx[m++] = i;
+        }
+    }
+    if (m >= 2) {
+        struct build_result *r = xcalloc((size_t)m, sizeof(*r));
+        int brc = build_batch(r, done, &g->env, keys, dirs, m, slot);
+        pthread_mutex_lock(&g->lock);
+        g->c->batches++;
+        pthread_mutex_unlock(&g->lock);
+        for (int j = 0; j < m; j++) {
+            if (brc == 0 && done[j]) {
+                pthread_mutex_lock(&g->lock);
+                g->c->batched++;
+                pthread_mutex_unlock(&g->lock);
+                build_record(g, its[idx[j]], key[idx[j]], pkey[idx[j]], 0, &r[j]);
+                need[idx[j]] = 0;
+            } else {
+                build_result_release(&r[j]);
+            }
+        }
+        free(r);
+    }
+    for (int i = 0; i < n; i++)
+        if (need[i])
+            build_alone(g, its[i], key[i], pkey[i], rc[i], slot);
+    free(key);
+    free(pkey);
+    free(rc);
+    free(need);
+    free(done);
+    free(keys);
+    free(dirs);
+    free(idx);
 }
 
 /* ---------------------------------------------------------------- probes */
@@ -425,6 +500,42 @@ static struct item *take_build(struct stage *g)
     }
 }
 
+/* How far past the next item a builder looks for its batch's members. */
+#define BATCH_WINDOW_PER_MEMBER 16
+
+static int batch_sig(struct item *it)
+{
+    if (it->bsig_state == 0) {
+        it->bsig = build_batch_signature(it->dir);
+        it->bsig_state = it->bsig ? 1 : -1;
+    }
+    return it->bsig_state;
+}
+
+/* With g->lock held: one more item for `first`'s batch without waiting, NULL when none is free
+ * now: among the next few untaken items, the first with the same system headers, moved up to
+ * the next place (the item there takes its place). */
+static struct item *take_build_like(struct stage *g, struct item *first)
+{
+    if (stopped(g) || g->next >= g->count)
+        return NULL;
+    if (g->ahead && g->probers && g->q_tail - g->q_head >= g->ahead)
+        return NULL;
+    size_t end = g->next + (size_t)g->o->build_batch * BATCH_WINDOW_PER_MEMBER;
+    for (size_t j = g->next; j < g->count && j < end; j++) {
+        struct item *c = &g->items[j];
+        if (batch_sig(c) == 1 && strcmp(c->bsig, first->bsig) == 0) {
+            if (j != g->next) {
+                struct item t = g->items[g->next];
+                g->items[g->next] = *c;
+                *c = t;
+            }
+            return &g->items[g->next++];
+        }
+    }
+    return NULL;
+}
+
 /* With g->lock held: the next item to probe, waiting while builders may still queue one;
  * NULL when the queue is empty and every builder is done, or on a stop. */
 static struct item *take_probe(struct stage *g)
@@ -451,10 +562,25 @@ static void *pool_worker(void *arg)
     while ((it = w->probe ? take_probe(g) : take_build(g))) {
         pthread_cond_broadcast(&g->moved); /* a builder waiting on the bound may go on */
         pthread_mutex_unlock(&g->lock);
-        if (w->probe)
+        if (w->probe) {
             probe_one(g, it, w);
-        else
+        } else if (g->o->build_batch > 1) {
+            struct item **its = xcalloc((size_t)g->o->build_batch, sizeof(*its));
+            int n = 1;
+            its[0] = it;
+            pthread_mutex_lock(&g->lock);
+            if (batch_sig(it) == 1)
+                while (n < g->o->build_batch && (its[n] = take_build_like(g, it)))
+                    n++;
+            pthread_mutex_unlock(&g->lock);
+            if (n > 1)
+                build_several(g, its, n, w->slot);
+            else
+                build_one(g, it, w->slot);
+            free(its);
+        } else {
             build_one(g, it, w->slot);
+        }
         pthread_mutex_lock(&g->lock);
     }
     if (w->probe) /* no later probe: stored, unless a worker found the device gone */

@@ -160,3 +160,174 @@ void ptxas_extract(struct buf *out, const char *log)
         p += n;
     }
 }
+
+/* ---------------------------------------------------------------- batched builds' names */
+
+static int is_seq(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z');
+}
+
+static int seq_value(const char *s, size_t n, long *v)
+{
+    long x = 0;
+    for (size_t i = 0; i < n; i++) {
+        int d = s[i] <= '9' ? s[i] - '0' : s[i] - 'A' + 10;
+        x = x * 36 + d;
+        if (x > 1000000)
+            return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+static void seq_add(struct buf *o, long v) /* S<seq>_ for candidate v (0: S_) */
+{
+    char t[16];
+    int n = 0;
+    buf_addch(o, 'S');
+    if (v > 0) {
+        long x = v - 1;
+        do {
+            int d = (int)(x % 36);
+            t[n++] = (char)(d < 10 ? '0' + d : 'A' + d - 10);
+            x /= 36;
+        } while (x > 0);
+        while (n > 0)
+            buf_addch(o, t[--n]);
+    }
+    buf_addch(o, '_');
+}
+
+int ptxas_unnest(char *out, size_t cap, const char *name, const char *ns)
+{
+    char pre[64];
+    snprintf(pre, sizeof(pre), "_ZN%zu%s", strlen(ns), ns);
+    size_t pl = strlen(pre), len = strlen(name);
+    if (strncmp(name, pre, pl) != 0)
+        return -1;
+    struct buf o = BUF_INIT;
+    int depth = 1, comps = 0, fail = 0;
+    size_t close = 0; /* where the nested name's E went in o, once depth is back to 0 */
+    size_t i = pl;
+    while (i < len && !fail) {
+        char c = name[i];
+        if (c >= '0' && c <= '9') { /* a source name: its length, then that many characters */
+            char *end;
+            unsigned long n = strtoul(name + i, &end, 10);
+            size_t d = (size_t)(end - (name + i));
+            if (n == 0 || i + d + n > len) {
+                fail = 1;
+                break;
+            }
+            comps += depth == 1 && !close;
+            buf_add(&o, name + i, d + n);
+            i += d + n;
+        } else if (c == 'S') {
+            char nx = name[i + 1];
+            if (nx == '_') { /* the namespace itself: its entities are named differently alone */
+                fail = 1;
+            } else if (is_seq(nx)) {
+                size_t j = i + 1;
+                while (j < len && is_seq(name[j]))
+                    j++;
+                long v;
+                if (j >= len || name[j] != '_' || seq_value(name + i + 1, j - i - 1, &v) < 0) {
+                    fail = 1;
+                    break;
+                }
+                seq_add(&o, v); /* candidate v+1 in the batch is candidate v alone */
+                i = j + 1;
+            } else if (nx >= 'a' && nx <= 'z') { /* St, Sa, Ss, ...: standard abbreviations */
+                buf_add(&o, name + i, 2);
+                i += 2;
+            } else {
+                fail = 1;
+            }
+        } else if (c == 'T') { /* a template parameter: T_, T<seq>_ */
+            size_t j = i + 1;
+            while (j < len && is_seq(name[j]))
+                j++;
+            if (j >= len || name[j] != '_') {
+                fail = 1;
+                break;
+            }
+            buf_add(&o, name + i, j + 1 - i);
+            i = j + 1;
+        } else if (c == 'L') { /* a literal: L<builtin type><value>E */
+            char t = name[i + 1];
+            if (!(t >= 'a' && t <= 'z')) {
+                fail = 1;
+                break;
+            }
+            size_t j = i + 2;
+            if (j < len && name[j] == 'n')
+                j++;
+            while (j < len && name[j] >= '0' && name[j] <= '9')
+                j++;
+            if (j >= len || name[j] != 'E') {
+                fail = 1;
+                break;
+            }
+            buf_add(&o, name + i, j + 1 - i);
+            i = j + 1;
+        } else if (c == 'A') { /* an array: A<n>_ */
+            size_t j = i + 1;
+            while (j < len && name[j] >= '0' && name[j] <= '9')
+                j++;
+            if (j >= len || name[j] != '_') {
+                fail = 1;
+                break;
+            }
+            buf_add(&o, name + i, j + 1 - i);
+            i = j + 1;
+        } else if (c == 'D') {
+            char nx = name[i + 1];
+            if (nx == 'v' || nx == 'F') { /* Dv<n>_ vectors, DF<n>_ floats */
+                size_t j = i + 2;
+                while (j < len && name[j] >= '0' && name[j] <= '9')
+                    j++;
+                if (j >= len || name[j] != '_') {
+                    fail = 1;
+                    break;
+                }
+                buf_add(&o, name + i, j + 1 - i);
+                i = j + 1;
+            } else if (nx >= 'a' && nx <= 'z') { /* Dn, Dh, Da, Dc, Ds, Di, Dp, ... */
+                buf_add(&o, name + i, 2);
+                i += 2;
+            } else {
+                fail = 1;
+            }
+        } else if (c == 'N' || c == 'I' || c == 'F') {
+            depth++;
+            buf_addch(&o, c);
+            i++;
+        } else if (c == 'E') {
+            if (--depth < 0) {
+                fail = 1;
+                break;
+            }
+            if (depth == 0 && !close)
+                close = o.len + 1;
+            buf_addch(&o, c);
+            i++;
+        } else if ((c >= 'a' && c <= 'z') || c == 'P' || c == 'R' || c == 'O' || c == 'K' ||
+                   c == 'V') {
+            buf_addch(&o, c); /* builtin types and qualifiers */
+            i++;
+        } else { /* Z (local names), X (expressions), anything else: not rewritten */
+            fail = 1;
+        }
+    }
+    int rc = -1;
+    if (!fail && close && comps >= 1 && depth == 0) {
+        if (comps == 1) /* N<ns><name>E<rest> -> <name><rest> */
+            rc = snprintf(out, cap, "_Z%.*s%s", (int)(close - 1), o.data, o.data + close);
+        else
+            rc = snprintf(out, cap, "_ZN%s", o.data);
+        rc = rc > 0 && (size_t)rc < cap ? 0 : -1;
+    }
+    buf_release(&o);
+    return rc;
+}

@@ -30,5 +30,11 @@ int ptxas_summary(struct ptxas_entry *out, const struct ptxas_info *info, const 
 void ptxas_to_json(struct buf *out, const struct ptxas_info *info);
 /* Copy only the ptxas lines of `log` into out (ptxas.txt). */
 void ptxas_extract(struct buf *out, const char *log);
+/* A batched build compiles each kernel's harness inside `namespace <ns>` (docs/execute.md
+ * "Batched builds"). Writes to out the name `name` (mangled inside <ns>) has when the kernel is
+ * compiled alone: <ns> taken off its nested name and every substitution index one lower.
+ * Returns 0, or -1 when `name` is not in <ns> or uses a form this does not rewrite (a reference
+ * to <ns> itself, local names, expressions): that kernel is then built alone. */
+int ptxas_unnest(char *out, size_t cap, const char *name, const char *ns);
 
 #endif

@@ -25,6 +25,8 @@ struct item {
     char *probe_key;    /* set by the builder when it queues the item for a probe: its probe */
     char *probe_build;  /* key (recorded), build key (the scratch folder under builds/) and */
     char *probe_binary; /* absolute harness path */
+    char *bsig;         /* --build-batch: its batch signature (build_batch_signature) */
+    int bsig_state;     /* 0: not read yet, 1: bsig set, -1: not for a batch */
 };
 
 struct stage {

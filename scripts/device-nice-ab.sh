@@ -14,6 +14,10 @@
 # options (defaults: "--build-nice 0" and "--build-nice $NAB_NICE"), and NAB_PREBUILD=1 builds
 # the prefixes first (--no-probe) before the copies are made, so A and B only probe. Session 16
 # measured the probe budget's cap so: NAB_PREBUILD=1 NAB_A="--probe-budget-max 0" NAB_B=" ".
+# A PREFIX of the form shard:I/N runs `--shard I/N` instead of `--kernel PREFIX` (the count is
+# then the kernels that left 'isolated' in that run). Session 30 measured --build-batch so:
+# NAB_WORK=.dev/rc20/work NAB_ARCHIVE=.dev-carry/rc20.tar.xz NAB_A="--build-batch 1"
+# NAB_B="--build-batch 8" scripts/device-nice-ab.sh OUT shard:1/2 shard:2/2.
 set -uo pipefail
 OUT=$1; shift
 ROOT=$PWD; [ -e /work/main ] || { mkdir -p /work && ln -s "$ROOT" /work/main; }
@@ -34,23 +38,29 @@ save() {  # save WORKDIR NAME: the store, whole, gzipped, to OUT/NAME
     python3 "$ROOT/scripts/store-snapshot.py" "$1/lscat.db" "$OUT/$2"
 }
 one() {  # one MODE PREFIX
-    local m=$1 p=$2 t t0 rc nice=()
+    local m=$1 p=$2 t t0 rc nice=() sel=(--kernel "$p") before
+    case $p in shard:*) sel=(--shard "${p#shard:}") ;; esac
+    before=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM kernels WHERE status != \x27isolated\x27").fetchone()[0])' "$W.$m/lscat.db")
     if [ "$m" = A ]; then read -ra nice <<< "${NAB_A:---build-nice 0}"
     else read -ra nice <<< "${NAB_B:---build-nice ${NAB_NICE:-10}}"; fi
     t=$(( T_END - $(date +%s) )); [ "$t" -ge 60 ] || return 1
     # execute keeps the absolute paths of the kernel folders it was given: swap the copy in
     rm -rf "$W" && mv "$W.$m" "$W"
     t0=$(date +%s%N)
-    timeout -k 15 "$t" lscat --work "$W" -j "$(nproc)" execute --kernel "$p" "${nice[@]}" \
+    timeout -k 15 "$t" lscat --work "$W" -j "$(nproc)" execute "${sel[@]}" "${nice[@]}" \
         >> "$OUT/execute-$m.log" 2>&1
     rc=$?
     # no sqlite3 CLI nor bc on the device: python3 counts and divides
-    python3 - "$W/lscat.db" "$p" "$m" "$rc" "$t0" "$(date +%s%N)" <<'PY' | tee -a "$OUT/ab.txt"
+    python3 - "$W/lscat.db" "$p" "$m" "$rc" "$t0" "$(date +%s%N)" "$before" <<'PY' | tee -a "$OUT/ab.txt"
 import sqlite3, sys
-db, p, m, rc, t0, t1 = sys.argv[1:]
+db, p, m, rc, t0, t1, before = sys.argv[1:]
 c = sqlite3.connect(db)
-n, r = c.execute("SELECT sum(status != 'isolated'), sum(status = 'runnable') FROM kernels "
-                 "WHERE id LIKE ?", (p + "%",)).fetchone()
+if p.startswith("shard:"):
+    n, r = c.execute("SELECT sum(status != 'isolated'), sum(status = 'runnable') FROM kernels").fetchone()
+    n -= int(before)  # runnable: the copy's, all shards so far
+else:
+    n, r = c.execute("SELECT sum(status != 'isolated'), sum(status = 'runnable') FROM kernels "
+                     "WHERE id LIKE ?", (p + "%",)).fetchone()
 wall = (int(t1) - int(t0)) / 1e9
 print(f"{m} prefix {p}: exit {rc}, {n} kernels in {wall:.1f} s = {(n or 0) / wall:.2f}/s, {r} runnable")
 PY

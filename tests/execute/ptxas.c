@@ -71,10 +71,49 @@ static void test_ptxas__extract_keeps_only_ptxas_lines(void)
     buf_release(&b);
 }
 
+/* Names ptxas printed for kernels of llm.c and the CUDA samples compiled in a batch (namespace
+ * lk<i>) and alone, nvcc 13.0 (session 30): the batch's must come out as the alone's. */
+static void test_ptxas__a_batched_name_comes_out_as_built_alone(void)
+{
+    static const char *const pairs[][3] = {
+        { "lk0", "_ZN3lk024fused_classifier_kernel3EPfS0_S0_PKfPKiiiii",
+          "_Z24fused_classifier_kernel3PfS_S_PKfPKiiiii" },
+        { "lk4", "_ZN3lk426layernorm_backward_kernel2IffffEEvPT_PT0_S4_PKT1_PKT2_PKS3_SA_SA_"
+                 "iiiPfSD_",
+          "_Z26layernorm_backward_kernel2IffffEvPT_PT0_S3_PKT1_PKT2_PKS2_S9_S9_iiiPfSC_" },
+        { "lk0", "_ZN3lk027layernorm_backward_kernel10EP13__nv_bfloat16S1_S1_PfPKS0_S4_S4_S4_"
+                 "S4_iii",
+          "_Z27layernorm_backward_kernel10P13__nv_bfloat16S0_S0_PfPKS_S3_S3_S3_S3_iii" },
+        { "lk0", "_ZN3lk039softmax_autoregressive_backward_kernel7ILi16EEEvPfPKfS3_iiif",
+          "_Z39softmax_autoregressive_backward_kernel7ILi16EEvPfPKfS2_iiif" },
+        { "lk2", "_ZN3lk223residual_forward_kernelEPfS0_S0_i",
+          "_Z23residual_forward_kernelPfS_S_i" },
+        /* a kernel in a namespace of its own keeps it: lk0::ns::kern(float*, float*) */
+        { "lk0", "_ZN3lk02ns4kernEPfS1_", "_ZN2ns4kernEPfS0_" },
+        /* lk12: a two-digit namespace */
+        { "lk12", "_ZN4lk125saxpyEifPfS0_", "_Z5saxpyifPfS_" },
+    };
+    char out[512];
+    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+        CHECK_INT(ptxas_unnest(out, sizeof(out), pairs[i][1], pairs[i][0]), ==, 0);
+        CHECK_STR(out, pairs[i][2]);
+    }
+    /* a type of the namespace (S_), another namespace, no namespace, a local name: not
+     * rewritten, so that kernel is built alone */
+    CHECK_INT(ptxas_unnest(out, sizeof(out), "_ZN3lk04kernENS_3FooE", "lk0"), ==, -1);
+    CHECK_INT(ptxas_unnest(out, sizeof(out), "_ZN3lk14kernEPf", "lk0"), ==, -1);
+    CHECK_INT(ptxas_unnest(out, sizeof(out), "_Z5saxpyifPfS_", "lk0"), ==, -1);
+    CHECK_INT(ptxas_unnest(out, sizeof(out), "_ZZN3lk04kernEvE1x", "lk0"), ==, -1);
+    CHECK_INT(ptxas_unnest(out, sizeof(out), "_ZN3lk04kernEPf", "lk1"), ==, -1);
+    /* too small a buffer */
+    CHECK_INT(ptxas_unnest(out, 8, "_ZN3lk023residual_forward_kernelEPfS0_S0_i", "lk0"), ==, -1);
+}
+
 int main(void)
 {
     TEST_RUN(test_ptxas__parses_every_entry_and_architecture);
     TEST_RUN(test_ptxas__summary_takes_the_maximum_for_the_newest_arch);
     TEST_RUN(test_ptxas__extract_keeps_only_ptxas_lines);
+    TEST_RUN(test_ptxas__a_batched_name_comes_out_as_built_alone);
     return test_done();
 }
