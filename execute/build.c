@@ -1175,6 +1175,17 @@ int build_batch(struct build_result *out, int *done, const struct build_env *env
                             "namespace %s; names below as built alone; the batch's log: "
                             "%s/batch.log]\n",
                      in - 1, brel, mb[i].ns, brel);
+            /* what nvcc said about its files (warnings), as a build alone would show it */
+            char hp[64];
+            snprintf(hp, sizeof(hp), "%s/h%d.cu", brel, i);
+            for (const char *p = log.data; *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p);
+                if ((memmem(p, len, mb[i].dir, strlen(mb[i].dir)) ||
+                     memmem(p, len, hp, strlen(hp))) && strncmp(p, "$ ", 2) != 0)
+                    buf_add(&klog, p, len);
+                p += len;
+            }
             int entries = member_ptxas(&px, log.data, mb[i].ns);
             int link_ok = 0;
             if (entries > 0) {

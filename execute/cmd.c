@@ -94,7 +94,7 @@ static const struct cli_opt opts[] = {
       "default 0: niced builds beside probes made no run faster on an H200)", OPT_BUILD_NICE },
     { "build-batch", 0, "N", "a builder compiles the first attempt of up to N kernels' "
       "harnesses in one nvcc run, each in a namespace of its own; a kernel the batch cannot "
-      "build is built alone (1-64; default 1: each alone; docs/execute.md \"Batched builds\")",
+      "build is built alone (1-64; default 8; 1: each alone; docs/execute.md \"Batched builds\")",
       OPT_BUILD_BATCH },
     { "build-round", 0, "N", "the old name of --build-ahead (builds were done in rounds)",
       OPT_BUILD_ROUND },

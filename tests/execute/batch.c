@@ -18,14 +18,14 @@
 #include <string.h>
 
 /* By system headers (a batch's members share them): none: saxpy, fixed_scale, matmul_square,
- * transpose, texref_scale (its texture reference needs a repair), broken; <cassert> and
+ * transpose, texref_scale (its texture reference needs a repair), broken, warns; <cassert> and
  * <assert.h>: add_positions, tile32x4, tile_gemm64, clash (defines assert); <cassert>,
  * <cstddef>, <assert.h>: head_sums, softmax_rows; <cassert>: warp_rows, strided_copy. */
 static const char *const names[] = { "saxpy", "fixed_scale", "matmul_square", "transpose",
                                      "texref_scale", "add_positions", "tile32x4", "tile_gemm64",
                                      "head_sums", "softmax_rows", "warp_rows", "strided_copy",
-                                     "clash", "broken", NULL };
-#define NK 14
+                                     "clash", "broken", "warns", NULL };
+#define NK 15
 static struct fixture_env alone, batched;
 static char ids[NK][65];
 static struct execute_counts ca, cb;
@@ -34,9 +34,10 @@ static int ready, have_nvcc;
 /* Add kernel i to env: a golden one, or clash/broken made from one. */
 static void add(struct fixture_env *env, int i)
 {
-    const char *base = strcmp(names[i], "clash") == 0    ? "add_positions"
-                       : strcmp(names[i], "broken") == 0 ? "saxpy"
-                                                         : names[i];
+    const char *base = strcmp(names[i], "clash") == 0 ? "add_positions"
+                       : strcmp(names[i], "broken") == 0 || strcmp(names[i], "warns") == 0
+                           ? "saxpy"
+                           : names[i];
     char *seed = xasprintf("batch:%s", names[i]);
     CHECK_OK(fixture_add_golden(env, base, seed, 2, ids[i]));
     free(seed);
@@ -52,9 +53,12 @@ static void add(struct fixture_env *env, int i)
         buf_add(&t, b.data, (size_t)(end - b.data));
         buf_adds(&t, "#define assert(x) ((void)0)\n");
         buf_adds(&t, end);
-    } else {
+    } else if (strcmp(names[i], "broken") == 0) {
         buf_adds(&t, b.data);
         buf_adds(&t, "\n__global__ void broken_extra(float *p) { p[0] = undeclared_name; }\n");
+    } else { /* a warning nvcc gives about this kernel's own file */
+        buf_adds(&t, b.data);
+        buf_adds(&t, "\nstatic void warns_here(void) { int unused_in_warns = 0; }\n");
     }
     CHECK_OK(fs_write_atomic(k, t.data, t.len));
     buf_release(&b);
@@ -76,6 +80,7 @@ static void test_batch__the_same_kernels_alone_and_in_batches(void)
     o.jobs = 2;
     o.arch = "sm_90";
     o.probe = EXECUTE_PROBE_NEVER;
+    o.build_batch = 1;
     CHECK_OK(execute_run(&ca, alone.s, alone.work, &o, alone.run_id));
     o.jobs = 1; /* one builder: the groups below are whole */
     o.build_batch = 8;
@@ -89,8 +94,8 @@ static void test_batch__the_same_kernels_alone_and_in_batches(void)
     CHECK_INT(cb.built_after_repair, ==, ca.built_after_repair);
     CHECK_INT(cb.build_failed, ==, ca.build_failed);
     CHECK_INT(ca.build_failed, ==, 1); /* broken */
-    /* none: 4 of 6 (texref_scale and broken alone); assert: 3 of 4 (clash alone); 2; 2 */
-    CHECK_INT(cb.batched, ==, 11);
+    /* none: 5 of 7 (texref_scale and broken alone); assert: 3 of 4 (clash alone); 2; 2 */
+    CHECK_INT(cb.batched, ==, 12);
     CHECK_INT(cb.batches, ==, 4);
 }
 
@@ -162,6 +167,15 @@ static void test_batch__a_batched_build_says_so_and_links_both_binaries(void)
             CHECK_CONTAINS(l.data, "--defsym=lscat_kernel=");
             free(abs);
             free(so);
+        }
+        if (strcmp(names[i], "warns") == 0) { /* its warning, in its own log as alone */
+            char *la = fs_join(alone.work, log);
+            struct buf a = BUF_INIT;
+            CHECK_OK(buf_read_file(&a, la));
+            CHECK_CONTAINS(a.data, "unused_in_warns");
+            CHECK_CONTAINS(l.data, "unused_in_warns");
+            buf_release(&a);
+            free(la);
         }
         buf_release(&l);
         free(lp);

@@ -48,6 +48,7 @@ static void test_gpu_batch__batched_and_alone_probe_the_same(void)
     struct execute_options o = EXECUTE_OPTIONS_INIT;
     o.jobs = 4;
     o.probe_timeout_s = 30;
+    o.build_batch = 1;
     CHECK_OK(execute_run(&ca, alone.s, alone.work, &o, alone.run_id));
     o.build_batch = 8;
     CHECK_OK(execute_run(&cb, batched.s, batched.work, &o, batched.run_id));
