@@ -391,7 +391,8 @@ done:
 void execute_counts_json(char **out, const struct execute_counts *c)
 {
     *out = xasprintf("{\"kernels\":%d,\"cached\":%d,\"built_first_try\":%d,"
-                     "\"built_after_repair\":%d,\"build_failed\":%d,\"probed\":%d,"
+                     "\"built_after_repair\":%d,\"build_failed\":%d,\"batches\":%d,\"batched\":%d,"
+                     "\"probed\":%d,"
                      "\"runnable\":%d,\"rebound\":%d,\"small_only\":%d,\"reblocked\":%d,"
                      "\"probed_2d\":%d,"
                      "\"reprobed\":%d,\"probes_kept\":%d,\"rekeyed\":%d,\"probe_failed\":%d,"
@@ -404,9 +405,9 @@ void execute_counts_json(char **out, const struct execute_counts *c)
                      "\"memcheck_starts\":%d,\"memcheck_runs\":%d,\"memcheck_reports\":%d,"
                      "\"memcheck_inconclusive\":%d,\"confirm_runs\":%d,"
                      "\"memcheck_fallback_runs\":%d,\"memcheck_late\":%d,\"memcheck_stray\":%d,"
-                     "\"device_lost\":%d,\"unprobed\":%d,\"batches\":%d,\"batched\":%d}",
+                     "\"device_lost\":%d,\"unprobed\":%d}",
                      c->kernels, c->cached, c->built_first_try, c->built_after_repair,
-                     c->build_failed, c->probed, c->runnable, c->rebound, c->small_only,
+                     c->build_failed, c->batches, c->batched, c->probed, c->runnable, c->rebound, c->small_only,
                      c->reblocked, c->probed_2d, c->reprobed, c->probes_kept, c->rekeyed,
                      c->probe_failed,
                      c->out_of_bounds, c->errors, c->gpu_present, c->built_while_probing,
@@ -416,5 +417,5 @@ void execute_counts_json(char **out, const struct execute_counts *c)
                      c->fault_budget, c->guard_stops, c->guard_reruns, c->wrote_past, c->memcheck_starts, c->memcheck_runs, c->memcheck_reports,
                      c->memcheck_inconclusive,
                      c->confirm_runs, c->memcheck_fallback_runs, c->memcheck_late,
-                     c->memcheck_stray, c->device_lost, c->unprobed, c->batches, c->batched);
+                     c->memcheck_stray, c->device_lost, c->unprobed);
 }
