@@ -816,11 +816,11 @@ char *build_batch_signature(const char *kernel_dir)
             qsort(v, n, sizeof(*v), cmp_lines);
         struct buf out = BUF_INIT;
         buf_adds(&out, "");
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n; i++)
             if (i == 0 || strcmp(v[i], v[i - 1]) != 0)
                 buf_addf(&out, "%s\n", v[i]);
+        for (size_t i = 0; i < n; i++)
             free(v[i]);
-        }
         free(v);
         sig = xstrdup(out.data ? out.data : "");
         buf_release(&out);
