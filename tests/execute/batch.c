@@ -18,14 +18,16 @@
 #include <string.h>
 
 /* By system headers (a batch's members share them): none: saxpy, fixed_scale, matmul_square,
- * transpose, texref_scale (its texture reference needs a repair), broken, warns; <cassert> and
+ * transpose, texref_scale (its texture reference needs a repair), broken, warns, odd_smem
+ * (1,156 bytes of static shared memory); none but an extern __shared__ array: dyn_smem (with
+ * it, a module pads every kernel's static shared memory to 16 bytes: alone); <cassert> and
  * <assert.h>: add_positions, tile32x4, tile_gemm64, clash (defines assert); <cassert>,
  * <cstddef>, <assert.h>: head_sums, softmax_rows; <cassert>: warp_rows, strided_copy. */
 static const char *const names[] = { "saxpy", "fixed_scale", "matmul_square", "transpose",
                                      "texref_scale", "add_positions", "tile32x4", "tile_gemm64",
                                      "head_sums", "softmax_rows", "warp_rows", "strided_copy",
-                                     "clash", "broken", "warns", NULL };
-#define NK 15
+                                     "clash", "broken", "warns", "odd_smem", "dyn_smem", NULL };
+#define NK 17
 static struct fixture_env alone, batched;
 static char ids[NK][65];
 static struct execute_counts ca, cb;
@@ -35,7 +37,9 @@ static int ready, have_nvcc;
 static void add(struct fixture_env *env, int i)
 {
     const char *base = strcmp(names[i], "clash") == 0 ? "add_positions"
-                       : strcmp(names[i], "broken") == 0 || strcmp(names[i], "warns") == 0
+                       : strcmp(names[i], "broken") == 0 || strcmp(names[i], "warns") == 0 ||
+                               strcmp(names[i], "odd_smem") == 0 ||
+                               strcmp(names[i], "dyn_smem") == 0
                            ? "saxpy"
                            : names[i];
     char *seed = xasprintf("batch:%s", names[i]);
@@ -56,9 +60,19 @@ static void add(struct fixture_env *env, int i)
     } else if (strcmp(names[i], "broken") == 0) {
         buf_adds(&t, b.data);
         buf_adds(&t, "\n__global__ void broken_extra(float *p) { p[0] = undeclared_name; }\n");
-    } else { /* a warning nvcc gives about this kernel's own file */
+    } else if (strcmp(names[i], "warns") == 0) { /* a warning about its own file */
         buf_adds(&t, b.data);
         buf_adds(&t, "\nstatic void warns_here(void) { int unused_in_warns = 0; }\n");
+    } else if (strcmp(names[i], "odd_smem") == 0) {
+        buf_adds(&t, b.data);
+        buf_adds(&t, "\n__global__ void odd_smem_extra(int *m)\n{\n    __shared__ int t[17][17];\n"
+                     "    t[threadIdx.x][0] = m[threadIdx.x];\n    __syncthreads();\n"
+                     "    m[threadIdx.x] = t[threadIdx.y][1];\n}\n");
+    } else {
+        buf_adds(&t, b.data);
+        buf_adds(&t, "\n__global__ void dyn_smem_extra(float *p)\n{\n    extern __shared__ float s[];\n"
+                     "    s[threadIdx.x] = p[threadIdx.x];\n    __syncthreads();\n"
+                     "    p[0] = s[1];\n}\n");
     }
     CHECK_OK(fs_write_atomic(k, t.data, t.len));
     buf_release(&b);
@@ -94,8 +108,9 @@ static void test_batch__the_same_kernels_alone_and_in_batches(void)
     CHECK_INT(cb.built_after_repair, ==, ca.built_after_repair);
     CHECK_INT(cb.build_failed, ==, ca.build_failed);
     CHECK_INT(ca.build_failed, ==, 1); /* broken */
-    /* none: 5 of 7 (texref_scale and broken alone); assert: 3 of 4 (clash alone); 2; 2 */
-    CHECK_INT(cb.batched, ==, 12);
+    /* none: 6 of 8 (texref_scale and broken alone); assert: 3 of 4 (clash alone); 2; 2;
+     * dyn_smem alone in its group */
+    CHECK_INT(cb.batched, ==, 13);
     CHECK_INT(cb.batches, ==, 4);
 }
 
@@ -156,7 +171,7 @@ static void test_batch__a_batched_build_says_so_and_links_both_binaries(void)
         CHECK_OK(buf_read_file(&l, lp));
         int says = l.data && strstr(l.data, "in one nvcc run") != NULL;
         int expect = strcmp(names[i], "texref_scale") && strcmp(names[i], "clash") &&
-                     strcmp(names[i], "broken");
+                     strcmp(names[i], "broken") && strcmp(names[i], "dyn_smem");
         if (says != expect)
             printf("# %s: batched %d, expected %d\n", names[i], says, expect);
         CHECK_INT(says, ==, expect);
