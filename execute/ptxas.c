@@ -199,6 +199,16 @@ static void seq_add(struct buf *o, long v) /* S<seq>_ for candidate v (0: S_) */
     buf_addch(o, '_');
 }
 
+/* Where a token of `name` ends: from `from`, digits (or, with seq, base-36 digits) and then
+ * the character `end`. Returns the index after `end`, or 0 when `end` does not follow. */
+static size_t token_end(const char *name, size_t from, size_t len, int seq, char end)
+{
+    size_t j = from;
+    while (j < len && (seq ? is_seq(name[j]) : (name[j] >= '0' && name[j] <= '9')))
+        j++;
+    return j < len && name[j] == end ? j + 1 : 0;
+}
+
 int ptxas_unnest(char *out, size_t cap, const char *name, const char *ns)
 {
     char pre[64];
@@ -244,56 +254,30 @@ int ptxas_unnest(char *out, size_t cap, const char *name, const char *ns)
             } else {
                 fail = 1;
             }
-        } else if (c == 'T') { /* a template parameter: T_, T<seq>_ */
-            size_t j = i + 1;
-            while (j < len && is_seq(name[j]))
-                j++;
-            if (j >= len || name[j] != '_') {
+        } else if (c == 'T' || c == 'A' || c == 'L' ||
+                   (c == 'D' && (name[i + 1] == 'v' || name[i + 1] == 'F'))) {
+            /* T_/T<seq>_ a template parameter, A<n>_ an array, Dv<n>_ a vector, DF<n>_ a
+             * float, L<builtin type>[n]<value>E a literal: copied as they are */
+            size_t j;
+            if (c == 'T')
+                j = token_end(name, i + 1, len, 1, '_');
+            else if (c == 'A')
+                j = token_end(name, i + 1, len, 0, '_');
+            else if (c == 'D')
+                j = token_end(name, i + 2, len, 0, '_');
+            else if (name[i + 1] >= 'a' && name[i + 1] <= 'z')
+                j = token_end(name, i + 2 + (i + 2 < len && name[i + 2] == 'n'), len, 0, 'E');
+            else
+                j = 0;
+            if (!j) {
                 fail = 1;
                 break;
             }
-            buf_add(&o, name + i, j + 1 - i);
-            i = j + 1;
-        } else if (c == 'L') { /* a literal: L<builtin type><value>E */
-            char t = name[i + 1];
-            if (!(t >= 'a' && t <= 'z')) {
-                fail = 1;
-                break;
-            }
-            size_t j = i + 2;
-            if (j < len && name[j] == 'n')
-                j++;
-            while (j < len && name[j] >= '0' && name[j] <= '9')
-                j++;
-            if (j >= len || name[j] != 'E') {
-                fail = 1;
-                break;
-            }
-            buf_add(&o, name + i, j + 1 - i);
-            i = j + 1;
-        } else if (c == 'A') { /* an array: A<n>_ */
-            size_t j = i + 1;
-            while (j < len && name[j] >= '0' && name[j] <= '9')
-                j++;
-            if (j >= len || name[j] != '_') {
-                fail = 1;
-                break;
-            }
-            buf_add(&o, name + i, j + 1 - i);
-            i = j + 1;
+            buf_add(&o, name + i, j - i);
+            i = j;
         } else if (c == 'D') {
             char nx = name[i + 1];
-            if (nx == 'v' || nx == 'F') { /* Dv<n>_ vectors, DF<n>_ floats */
-                size_t j = i + 2;
-                while (j < len && name[j] >= '0' && name[j] <= '9')
-                    j++;
-                if (j >= len || name[j] != '_') {
-                    fail = 1;
-                    break;
-                }
-                buf_add(&o, name + i, j + 1 - i);
-                i = j + 1;
-            } else if (nx >= 'a' && nx <= 'z') { /* Dn, Dh, Da, Dc, Ds, Di, Dp, ... */
+            if (nx >= 'a' && nx <= 'z') { /* Dn, Dh, Da, Dc, Ds, Di, Dp, ... */
                 buf_add(&o, name + i, 2);
                 i += 2;
             } else {
