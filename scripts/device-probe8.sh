@@ -23,6 +23,9 @@
 #             off (auto is the default since session 22); e before rK: builds too, from a copy of
 #             the store made before any build (nothing cached: a real run's builders beside the
 #             probes, session 24), with -j nproc as every pass, or jN after it: -j N (after:4c1ej12)
+#             xS after those: --probe-budget-max S (after:4x5); kNAME after that: the pass probes
+#             only the kernels listed in PB_SUBSETS' file for NAME (PB_SUBSETS="clean:FILE
+#             dirty:FILE", files of kernel ids relative to the root; session 31: after:4kclean)
 # Both run the same harnesses, so the difference is execute's rule (the harness's event pair is
 # the only harness change). Each mode prints kernels/s (probed over the execute run's wall and
 # over the span of its probes), probe-seconds by outcome and bucket, runnable, too_slow, the
@@ -144,7 +147,7 @@ settle() {
 }
 probe() { # mode: before:N / after:N / after:NsS
     local mode=$1 which=${1%%:*} spec=${1#*:} args=() bin; bin=$(bin_of "$which")
-    [[ $spec =~ ^([0-9]+)(s([0-3]))?(f([0-9]+))?(c([0-9]+))?(n)?(b([0-9.]+))?(g)?(m|o)?(e)?(j([0-9]+))?(r[0-9]+)?$ ]] || { note "== bad mode $mode"; return; }
+    [[ $spec =~ ^([0-9]+)(s([0-3]))?(f([0-9]+))?(c([0-9]+))?(n)?(b([0-9.]+))?(g)?(m|o)?(e)?(j([0-9]+))?(x([0-9.]+))?(k([a-z]+))?(r[0-9]+)?$ ]] || { note "== bad mode $mode"; return; }
     args=(--probe-jobs "${BASH_REMATCH[1]}")
     [ -n "${BASH_REMATCH[3]}" ] && args+=(--probe-spares "${BASH_REMATCH[3]}")
     [ -n "${BASH_REMATCH[5]}" ] && args+=(--probe-faults "${BASH_REMATCH[5]}")
@@ -153,6 +156,8 @@ probe() { # mode: before:N / after:N / after:NsS
     [ -n "${BASH_REMATCH[11]}" ] && args+=(--no-probe-guard)
     [ "${BASH_REMATCH[12]}" = m ] && args+=(--probe-memcheck auto)
     [ "${BASH_REMATCH[12]}" = o ] && args+=(--probe-memcheck off)
+    [ -n "${BASH_REMATCH[17]}" ] && args+=(--probe-budget-max "${BASH_REMATCH[17]}")
+    local subset=${BASH_REMATCH[19]}
     local envs=()
     if [ -n "${BASH_REMATCH[7]}" ]; then # --probe-connections where the binaries know it
         if "$bin/lscat" execute --help 2>&1 | grep -q -- --probe-connections; then
@@ -171,6 +176,20 @@ probe() { # mode: before:N / after:N / after:NsS
     [ -n "${BASH_REMATCH[13]}" ] && from=fresh # builds too: nothing cached (the e modes)
     local jobs=${BASH_REMATCH[15]:-$JOBS}
     cp -a "$BASE/w/$from" "$w"
+    if [ -n "$subset" ]; then # kNAME: only the kernels of PB_SUBSETS' NAME file in this pass's copy
+        local f; f=$(tr ' ' '\n' <<< "${PB_SUBSETS:-}" | sed -n "s/^$subset://p")
+        [ -f "$ROOT/$f" ] || { note "== $mode: no subset file for $subset in PB_SUBSETS"; return; }
+        python3 - "$w/lscat.db" "$ROOT/$f" <<'PY' | tee -a "$S"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("PRAGMA foreign_keys = ON")
+keep = set(l.strip() for l in open(sys.argv[2]) if l.strip())
+ids = [r[0] for r in db.execute("SELECT id FROM kernels")]
+db.executemany("DELETE FROM kernels WHERE id = ?", [(i,) for i in ids if i not in keep])
+db.commit()
+print("   subset: %d kernels" % db.execute("SELECT count(*) FROM kernels").fetchone()[0])
+PY
+    fi
     settle "before $mode"
     local t1; t1=$(date +%s.%N)
     # shellcheck disable=SC2086
