@@ -261,13 +261,15 @@ static void pool_sizes(int *builders, int *probers, const struct stage *g)
 {
     int jobs = g->o->jobs > 0 ? g->o->jobs : 1;
     int p = g->o->probe_jobs > 0 ? g->o->probe_jobs : (jobs < 4 ? jobs : 4);
-    /* More than 4 probe workers on one GPU: on real code 8 were slower than 4 and, twice, an
-     * H200 ended needing a reset (docs/execute.md "Probe workers per GPU"). */
+    /* More than 4 probe workers on one GPU: on real code 8 or 12 gain 1.2-1.3x and more
+     * kernels keep another binding from one run to the next; 16 once left an H200 needing a
+     * reset (docs/execute.md "Probe workers per GPU"). */
     int most = env_probe_jobs_max();
     if (g->probing && p > most) {
-        log_warn("--probe-jobs %d: using %d probe workers, the most per GPU (more were slower on "
-                 "real code and left an H200 needing a reset; docs/execute.md \"Probe workers "
-                 "per GPU\"); LSCAT_PROBE_JOBS_MAX raises the limit", p, most);
+        log_warn("--probe-jobs %d: using %d probe workers, the most per GPU (on real code 8 or 12 "
+                 "were 1.2-1.3x faster, more kernels kept another binding from run to run, "
+                 "and 16 once left an H200 needing a reset; docs/execute.md \"Probe workers per "
+                 "GPU\"); LSCAT_PROBE_JOBS_MAX raises the limit", p, most);
         p = most;
     }
     /* a probe runner, its spares and its process runs: a uid each */
