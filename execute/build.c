@@ -770,6 +770,28 @@ static const char *line_starting(const char *text, const char *start)
     return NULL;
 }
 
+/* Whether `text` declares an extern __shared__ array: 1 (`extern`, blanks, `__shared__`), 0
+ * (no `__shared__`, or no word `extern`), -1 when it cannot tell (the word `extern` and
+ * `__shared__` both there, not in that sequence: a comment, another order). */
+static int extern_shared(const char *text)
+{
+    if (!strstr(text, "__shared__"))
+        return 0;
+    int word = 0;
+    for (const char *p = strstr(text, "extern"); p; p = strstr(p + 6, "extern")) {
+        if ((p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) ||
+            isalnum((unsigned char)p[6]) || p[6] == '_')
+            continue; /* external, extern_buf, ... */
+        word = 1;
+        const char *q = p + 6;
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')
+            q++;
+        if (strncmp(q, "__shared__", 10) == 0)
+            return 1;
+    }
+    return word ? -1 : 0;
+}
+
 static int cmp_lines(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -803,6 +825,12 @@ char *build_batch_signature(const char *kernel_dir)
         ok = line_starting(h.data, harness_structs[i]) != NULL;
     if (ok)
         ok = scan_batchable(k.data, 0, &incs, &m) && scan_batchable(h.data, 1, &incs, &m);
+    /* an extern __shared__ array anywhere in a module pads every kernel's static shared memory
+     * to 16 bytes (ptxas: 2180 -> 2192): such kernels batch only with each other, and one that
+     * cannot be told apart is built alone */
+    int xs = ok ? extern_shared(k.data) : 0;
+    if (xs < 0)
+        ok = 0;
     if (ok) { /* the system headers, sorted, once each: the batch's members share them */
         size_t n = 0, cap = 0;
         char **v = NULL;
@@ -822,9 +850,7 @@ char *build_batch_signature(const char *kernel_dir)
         for (size_t i = 0; i < n; i++)
             free(v[i]);
         free(v);
-        /* an extern __shared__ array anywhere in a module pads every kernel's static shared
-         * memory to 16 bytes (ptxas: 2180 -> 2192): such kernels batch only with each other */
-        if (strstr(k.data, "extern") && strstr(k.data, "__shared__"))
+        if (xs)
             buf_adds(&out, "extern __shared__\n");
         sig = xstrdup(out.data ? out.data : "");
         buf_release(&out);

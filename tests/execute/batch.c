@@ -231,6 +231,24 @@ static void test_batch__what_a_batch_cannot_keep_apart_is_not_eligible(void)
     CHECK_CONTAINS(sig, "#include <cstdio>\n");
     CHECK_CONTAINS(sig, "#include <tuple>\n"); /* the harness's */
     free(sig);
+    /* an extern __shared__ array groups a kernel apart; the word extern elsewhere beside a
+     * static __shared__ array cannot be told apart from one: alone */
+    const char *xs = "__global__ void k(float *p) {\n    extern\n        __shared__ float s[];\n"
+                     "    s[0] = p[0];\n}\n";
+    CHECK_OK(fs_write_atomic(kp, xs, strlen(xs)));
+    CHECK((sig = build_batch_signature(tmp)) != NULL);
+    CHECK_CONTAINS(sig, "extern __shared__\n");
+    free(sig);
+    const char *st = "// external input, shared tile\n__global__ void k(float *p) {\n"
+                     "    __shared__ float s[33];\n    s[0] = p[0];\n}\n";
+    CHECK_OK(fs_write_atomic(kp, st, strlen(st)));
+    CHECK((sig = build_batch_signature(tmp)) != NULL);
+    CHECK(strstr(sig, "extern __shared__") == NULL);
+    free(sig);
+    const char *amb = "// the extern array of the source is static here\n__global__ void k(float "
+                      "*p) {\n    __shared__ float s[33];\n    s[0] = p[0];\n}\n";
+    CHECK_OK(fs_write_atomic(kp, amb, strlen(amb)));
+    CHECK_INT(build_batch_eligible(tmp), ==, 0);
     for (int i = 0; bad[i]; i++) {
         CHECK_OK(fs_write_atomic(kp, bad[i], strlen(bad[i])));
         int e = build_batch_eligible(tmp);
