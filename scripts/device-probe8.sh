@@ -97,18 +97,22 @@ t.extractall(sys.argv[2], [m for m in t if not os.path.lexists(os.path.join(sys.
 fi
 mkdir -p "$BASE/w"
 cp -a "$WORK" "$BASE/w/after"
-cond=$(for p in $PREFIXES; do printf "id LIKE '%s%%' OR " "$p"; done)
-if [ -n "${PB_IDS:-}" ]; then # a list of kernel ids instead of prefixes
-    cond="id IN ($(sed "s/.*/'&'/" "$ROOT/$PB_IDS" | paste -sd,)) OR "
-fi
-python3 - "$BASE/w/after/lscat.db" "${cond% OR }" <<'PY' | tee -a "$S"
+# keep_kernels STORE COND LABEL: every kernel of the store but those matching COND deleted
+keep_kernels() {
+    python3 - "$@" <<'PY' | tee -a "$S"
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 db.execute("PRAGMA foreign_keys = ON")
 db.execute("DELETE FROM kernels WHERE NOT (%s)" % sys.argv[2])
 db.commit()
-print("== real: %d kernels (%s)" % (db.execute("SELECT count(*) FROM kernels").fetchone()[0], sys.argv[2]))
+print("%s: %d kernels" % (sys.argv[3], db.execute("SELECT count(*) FROM kernels").fetchone()[0]))
 PY
+}
+ids_cond() { echo "id IN ($(grep . "$1" | sed "s/.*/'&'/" | paste -sd,))"; } # a file of ids
+cond=$(for p in $PREFIXES; do printf "id LIKE '%s%%' OR " "$p"; done)
+cond=${cond% OR }
+[ -n "${PB_IDS:-}" ] && cond=$(ids_cond "$ROOT/$PB_IDS") # a list of kernel ids instead of prefixes
+keep_kernels "$BASE/w/after/lscat.db" "$cond" "== real ($(cut -c1-200 <<< "$cond"))"
 note "== $(scripts/realcode-refresh-harness.sh "$BASE/w/after" 2>&1 | tail -1)"
 
 q1() { python3 -c 'import sqlite3, sys
@@ -179,16 +183,7 @@ probe() { # mode: before:N / after:N / after:NsS
     if [ -n "$subset" ]; then # kNAME: only the kernels of PB_SUBSETS' NAME file in this pass's copy
         local f; f=$(tr ' ' '\n' <<< "${PB_SUBSETS:-}" | sed -n "s/^$subset://p")
         [ -f "$ROOT/$f" ] || { note "== $mode: no subset file for $subset in PB_SUBSETS"; return; }
-        python3 - "$w/lscat.db" "$ROOT/$f" <<'PY' | tee -a "$S"
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-db.execute("PRAGMA foreign_keys = ON")
-keep = set(l.strip() for l in open(sys.argv[2]) if l.strip())
-ids = [r[0] for r in db.execute("SELECT id FROM kernels")]
-db.executemany("DELETE FROM kernels WHERE id = ?", [(i,) for i in ids if i not in keep])
-db.commit()
-print("   subset: %d kernels" % db.execute("SELECT count(*) FROM kernels").fetchone()[0])
-PY
+        keep_kernels "$w/lscat.db" "$(ids_cond "$ROOT/$f")" "   subset $subset"
     fi
     settle "before $mode"
     local t1; t1=$(date +%s.%N)
